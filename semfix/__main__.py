@@ -1,0 +1,3 @@
+from semfix.cli import main
+
+main(prog_name="semfix")

@@ -1,0 +1,95 @@
+"""The JAX Pallas functions that take semaphores, and where JAX exports them.
+
+Transcribed from the project's API inventory (JAX 0.4.20 to 0.11). A call is in scope only
+when its qualified name resolves, through the file's imports, to one of these entries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class SemParam:
+    """A parameter that must receive a semaphore (or barrier) Ref."""
+
+    name: str
+    position: int | None  # None: keyword-only
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One JAX function and the parameters through which it receives semaphores."""
+
+    name: str
+    sem_params: tuple[SemParam, ...]
+
+
+def _op(name: str, *params: tuple[str, int | None]) -> Operation:
+    return Operation(name, tuple(SemParam(p, pos) for p, pos in params))
+
+
+_GENERIC: tuple[Operation, ...] = (
+    _op("semaphore_signal", ("sem_or_view", 0)),
+    _op("semaphore_wait", ("sem_or_view", 0)),
+    _op("semaphore_read", ("sem_or_view", 0)),
+)
+
+_TPU: tuple[Operation, ...] = _GENERIC + (
+    _op("make_async_copy", ("sem", 2)),
+    _op("async_copy", ("sem", 2)),
+    _op("make_async_remote_copy", ("send_sem", 2), ("recv_sem", 3)),
+    _op("async_remote_copy", ("send_sem", 2), ("recv_sem", 3)),
+    _op("core_barrier", ("sem", 0)),
+)
+
+_GPU: tuple[Operation, ...] = (
+    _op("semaphore_signal", ("semaphore", 0)),
+    _op("semaphore_wait", ("semaphore", 0)),
+    _op("semaphore_signal_multicast", ("semaphore", 0)),
+    _op("SemaphoreSignal", ("ref", 0)),
+    _op("barrier_arrive", ("barrier", 0)),
+    _op("barrier_wait", ("barrier", 0)),
+    _op("barrier_test", ("barrier", 0)),
+    _op("copy_gmem_to_smem", ("barrier", 2)),
+    _op("tcgen05_mma", ("barrier", 3)),
+    _op("tcgen05_commit_arrive", ("barrier", 0)),
+    _op("try_cluster_cancel", ("barrier", 1)),
+)
+
+#: Module path -> the semaphore-taking functions it exports (public and private paths).
+MODULES: Mapping[str, Mapping[str, Operation]] = {
+    module: {op.name: op for op in ops}
+    for module, ops in {
+        "jax.experimental.pallas": _GENERIC,
+        "jax.experimental.pallas.tpu": _TPU,
+        "jax.experimental.pallas.mosaic_gpu": _GPU,
+        "jax._src.pallas.primitives": _GENERIC,
+        "jax._src.pallas.mosaic.primitives": _TPU,
+        "jax._src.pallas.mosaic.helpers": _TPU,
+        "jax._src.pallas.mosaic_gpu.primitives": _GPU,
+    }.items()
+}
+
+#: Every function name in the catalog, for the byte prefilter.
+FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)
+
+# A file can hold a finding only if it names a catalog function and spells "pallas" (every
+# module path above contains it, and qualified names come from what the source spells).
+_NAMES_PATTERN = re.compile(
+    "|".join(sorted((re.escape(n) for n in FUNCTION_NAMES), key=len, reverse=True)).encode()
+)
+
+
+def lookup(qualified_name: str) -> Operation | None:
+    """The catalog entry a fully qualified name refers to, if any."""
+    module, _, name = qualified_name.rpartition(".")
+    return MODULES.get(module, {}).get(name)
+
+
+def may_contain_calls(data: bytes | str) -> bool:
+    """Cheap test on raw source: False only when no call can resolve to the catalog."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return b"pallas" in raw and _NAMES_PATTERN.search(raw) is not None
