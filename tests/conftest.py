@@ -1,0 +1,38 @@
+"""Shared test helpers: the fixture cases under tests/fixtures/."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fixture folder: before.py, an optional after.py (absent: must stay unchanged)."""
+
+    folder: Path
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def before(self) -> bytes:
+        return (self.folder / "before.py").read_bytes()
+
+    @property
+    def after(self) -> bytes:
+        after = self.folder / "after.py"
+        return after.read_bytes() if after.exists() else self.before
+
+    @property
+    def spec(self) -> dict:
+        path = self.folder / "case.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+
+def fixture_cases() -> list[Case]:
+    return [Case(folder) for folder in sorted(FIXTURES.iterdir()) if (folder / "before.py").exists()]

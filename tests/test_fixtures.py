@@ -1,0 +1,64 @@
+"""Every before/after fixture: the fix, its idempotency, and what it reports."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import Case, fixture_cases
+
+from semfix import fix_source
+
+CASES = fixture_cases()
+
+
+def _splice(source: bytes, result_findings, encoding: str) -> bytes:
+    """Apply each applied finding's replacement text at its reported position."""
+    text = source.decode(encoding)
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - 1] + column - 1
+
+    for finding in sorted(result_findings, key=lambda f: (f.line, f.column), reverse=True):
+        if finding.applied:
+            begin, end = offset(finding.line, finding.column), offset(finding.end_line, finding.end_column)
+            assert text[begin:end] == finding.original
+            text = text[:begin] + finding.replacement + text[end:]
+    return text.encode(encoding)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fix_gives_after_byte_for_byte(case: Case) -> None:
+    assert fix_source(case.before).source == case.after
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fixing_after_changes_nothing(case: Case) -> None:
+    result = fix_source(case.after)
+    assert result.source == case.after
+    assert [f for f in result.findings if f.applied] == []
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_reported_changes_and_positions(case: Case) -> None:
+    result = fix_source(case.before)
+    applied = [f"{f.line}:{f.column} {f.rule}" for f in result.findings if f.applied]
+    reported = [f"{f.line}:{f.column} {f.rule}" for f in result.findings if not f.applied]
+    assert applied == case.spec.get("changes", [])
+    assert reported == case.spec.get("reported", [])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_replacement_texts_rebuild_the_fix(case: Case) -> None:
+    result = fix_source(case.before)
+    assert _splice(case.before, result.findings, result.encoding) == result.source
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_str_and_bytes_agree(case: Case) -> None:
+    as_bytes = fix_source(case.before)
+    as_text = fix_source(case.before.decode(as_bytes.encoding))
+    assert as_text.source.encode(as_bytes.encoding) == as_bytes.source
+    assert as_text.findings == as_bytes.findings

@@ -1,0 +1,69 @@
+"""The JAX runtime tier: buggy kernels fail in JAX the way the rule says, fixed ones compute.
+
+Every fixture with a "runtime" entry in case.json is run on the CPU in interpret mode.
+Without JAX these tests skip, unless SEMFIX_REQUIRE_JAX=1 (set by .ci/run) turns that into a
+failure, so CI cannot pass without having run them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import Case, fixture_cases
+
+from semfix import fix_source
+
+try:
+    import jax  # noqa: F401
+    import numpy as np
+except ImportError:  # pragma: no cover - depends on the environment
+    if os.environ.get("SEMFIX_REQUIRE_JAX") == "1":
+        raise RuntimeError("SEMFIX_REQUIRE_JAX=1 but JAX is not installed: the runtime tier cannot run")
+    pytest.skip("JAX is not installed: pip install -e '.[test,jax]' to run the runtime tier", allow_module_level=True)
+
+pytestmark = pytest.mark.jax
+
+CASES = [case for case in fixture_cases() if "runtime" in case.spec]
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+def test_there_are_enough_runtime_kernels() -> None:
+    assert len(CASES) >= 6
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_buggy_kernel_raises_the_jax_error(case: Case) -> None:
+    module = _load(case.folder / "before.py", f"semfix_rt_before_{case.name}")
+    with pytest.raises(ValueError, match=case.spec["runtime"]["error"]):
+        module.run()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fixed_kernel_runs_and_computes(case: Case, tmp_path: Path) -> None:
+    fixed = tmp_path / "fixed.py"
+    fixed.write_bytes(fix_source(case.before).source)
+    module = _load(fixed, f"semfix_rt_fixed_{case.name}")
+    np.testing.assert_allclose(np.asarray(module.run()), module.expected())
+
+
+def test_error_texts_match_the_documented_family() -> None:
+    pattern = re.compile(r"Cannot (signal|wait) on a non-semaphore Ref|DMA source/destination/semaphore arguments must be Refs")
+    for case in CASES:
+        assert pattern.search(case.spec["runtime"]["error"].replace("\\", "")), case.name
