@@ -5,6 +5,7 @@ Nothing here touches files; the CLI and other tools build on `fix_source`.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -41,10 +42,7 @@ def _parse(source: str | bytes) -> cst.Module:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        reason = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
-        raise SourceError(
-            f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {reason}"
-        ) from None
+        raise SourceError(_describe_syntax_error(source, error)) from None
     except UnicodeDecodeError as error:
         raise SourceError(
             f"cannot decode as {error.encoding}: byte {error.object[error.start]:#04x} at offset {error.start}"
@@ -57,6 +55,18 @@ def _parse(source: str | bytes) -> cst.Module:
     if regenerated != source:
         raise SourceError("cannot reproduce this file byte for byte (lone carriage returns?)")
     return module
+
+
+def _describe_syntax_error(source: str | bytes, error: cst.ParserSyntaxError) -> str:
+    """CPython's own words for the error when it agrees the source is invalid; they are clearer."""
+    try:
+        ast.parse(source)
+    except SyntaxError as python_error:
+        return f"syntax error at line {python_error.lineno}, column {python_error.offset}: {python_error.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    reason = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
+    return f"libcst cannot parse line {error.raw_line}, column {error.raw_column + 1}: {reason}"
 
 
 def _transform(module: cst.Module, apply_fixes: bool) -> tuple[cst.Module, list[Finding]]:

@@ -1,0 +1,87 @@
+"""The in-memory API: types, errors, and the safety checks that guard every rewrite."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+import semfix.api
+from semfix import SafetyError, SourceError, fix_source
+from semfix.catalog import FUNCTION_NAMES, may_contain_calls
+from semfix.transform import SemaphoreRefTransformer
+
+BUGGY = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
+FIXED = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem)\n"
+
+
+def test_str_in_str_out_and_bytes_in_bytes_out() -> None:
+    assert fix_source(BUGGY).source == FIXED
+    assert fix_source(BUGGY.encode()).source == FIXED.encode()
+
+
+def test_check_only_reports_without_changing() -> None:
+    result = fix_source(BUGGY, apply_fixes=False)
+    assert result.source == BUGGY
+    [finding] = result.findings
+    assert (finding.line, finding.column, finding.applied) == (4, 23, False)
+    assert finding.replacement == "sem" and finding.original == "sem[...]"
+
+
+def test_syntax_error_names_the_line() -> None:
+    with pytest.raises(SourceError, match=r"syntax error at line 2"):
+        fix_source("from jax.experimental import pallas as pl\npl.semaphore_wait(sem[...]\n")
+
+
+def test_undecodable_bytes_are_a_source_error() -> None:
+    with pytest.raises(SourceError, match="cannot decode as utf-8"):
+        fix_source(b"import jax.experimental.pallas as pl\npl.semaphore_wait(s[...])  # \xff\n")
+
+
+def test_source_libcst_cannot_reproduce_is_refused() -> None:
+    source = b"import jax.experimental.pallas as pl\rpl.semaphore_wait(s[...])\r"
+    with pytest.raises(SourceError, match="byte for byte"):
+        fix_source(source)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTION_NAMES))
+def test_prefilter_never_skips_a_file_with_a_call(name: str) -> None:
+    assert may_contain_calls(f"from jax.experimental.pallas import tpu\ntpu.{name}(s[...])\n")
+    assert may_contain_calls(f"import jax\njax.experimental.pallas.{name}(s[...])\n".encode())
+
+
+def test_prefilter_skips_files_without_pallas_or_names() -> None:
+    assert not may_contain_calls("import numpy\nsemaphore_wait(x)\n")
+    assert not may_contain_calls("from jax.experimental import pallas as pl\npl.program_id(0)\n")
+
+
+class _NeverSettles(SemaphoreRefTransformer):
+    """A wrong rule: it wraps the argument in two reads, so a second run changes it again."""
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        node = super().leave_Call(original_node, updated_node)
+        if self._operation(original_node.func) is None:
+            return node
+        value = node.args[0].value
+        for _ in range(2):
+            value = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
+        return node.with_changes(args=[node.args[0].with_changes(value=value)])
+
+
+class _Unparseable(SemaphoreRefTransformer):
+    """A wrong rule: it renames the function to a keyword, which no longer parses."""
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        node = super().leave_Call(original_node, updated_node)
+        if self._operation(original_node.func) is None:
+            return node
+        return node.with_changes(func=cst.Name("lambda"))
+
+
+@pytest.mark.parametrize(
+    ("transformer", "message"),
+    [(_NeverSettles, "second run would change"), (_Unparseable, "does not parse")],
+)
+def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch, transformer: type, message: str) -> None:
+    monkeypatch.setattr(semfix.api, "SemaphoreRefTransformer", transformer)
+    with pytest.raises(SafetyError, match=message):
+        fix_source(BUGGY)
