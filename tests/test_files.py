@@ -1,0 +1,44 @@
+"""Discovery and atomic writing, on a real temporary folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from semfix.files import FileError, discover, write_atomic
+
+
+def test_write_refuses_when_the_file_changed_since_it_was_read(tmp_path: Path) -> None:
+    target = tmp_path / "k.py"
+    target.write_bytes(b"someone else's edit\n")
+    with pytest.raises(FileError, match="changed on disk"):
+        write_atomic(target, b"semfix's version\n", expected=b"what semfix read\n")
+    assert target.read_bytes() == b"someone else's edit\n"
+    assert os.listdir(tmp_path) == ["k.py"]
+
+
+def test_write_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.py"
+    real.write_bytes(b"old\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    write_atomic(link, b"new\n", expected=b"old\n")
+    assert link.is_symlink() and real.read_bytes() == b"new\n"
+
+
+def test_discovery_order_dedup_and_missing_paths(tmp_path: Path) -> None:
+    for name in ("b.py", "a.py", "notes.txt", "stub.pyi", "sub/c.py", "node_modules/d.py", ".hidden/e.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    outside = tmp_path.parent / f"{tmp_path.name}-dangling.py"
+    outside.symlink_to(tmp_path / "gone.py")
+    found = discover([tmp_path, tmp_path / "a.py", tmp_path / "notes.txt", tmp_path / "nope", outside])
+    assert [p.relative_to(tmp_path).as_posix() for p in found.files] == [
+        "a.py", "b.py", "stub.pyi", "sub/c.py", "notes.txt",
+    ]
+    assert [(p.name, reason) for p, reason in found.errors] == [
+        ("nope", "no such file or folder"),
+        (outside.name, "broken symbolic link"),
+    ]
