@@ -10,11 +10,15 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from semfix.catalog import may_contain_calls
+from semfix.evidence import EvidenceCollector
 from semfix.findings import Finding
-from semfix.transform import SemaphoreRefTransformer
+from semfix.settings import Settings
+from semfix.transform import ImportChanges, SemaphoreTransformer
 
 Source = TypeVar("Source", str, bytes)
 
@@ -69,10 +73,27 @@ def _describe_syntax_error(source: str | bytes, error: cst.ParserSyntaxError) ->
     return f"libcst cannot parse line {error.raw_line}, column {error.raw_column + 1}: {reason}"
 
 
-def _transform(module: cst.Module, apply_fixes: bool) -> tuple[cst.Module, list[Finding]]:
-    transformer = SemaphoreRefTransformer(apply_fixes=apply_fixes)
+def _apply_imports(module: cst.Module, changes: ImportChanges) -> cst.Module:
+    """SEM101's import edits, by libcst's own visitors: add `pl`, drop what became unused."""
+    if changes.add_pallas_as is None and not changes.remove:
+        return module
+    context = CodemodContext()
+    if changes.add_pallas_as is not None:
+        AddImportsVisitor.add_needed_import(context, "jax.experimental", "pallas", changes.add_pallas_as)
+        module = AddImportsVisitor(context).transform_module(module)
+    for module_name, obj, asname in changes.remove or []:
+        RemoveImportsVisitor.remove_unused_import(context, module_name, obj, asname)
+    return RemoveImportsVisitor(context).transform_module(module)
+
+
+def _transform(module: cst.Module, settings: Settings, apply_fixes: bool) -> tuple[cst.Module, list[Finding]]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
-        new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
+        collector = EvidenceCollector()
+        wrapper.visit(collector)
+        transformer = SemaphoreTransformer(collector.evidence, settings, apply_fixes=apply_fixes)
+        new_module = wrapper.visit(transformer)
+        new_module = _apply_imports(new_module, transformer.imports)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
     return new_module, transformer.findings
@@ -82,27 +103,30 @@ def _render(module: cst.Module, like: Source) -> Source:
     return module.bytes if isinstance(like, bytes) else module.code  # type: ignore[return-value]
 
 
-def fix_source(source: Source, *, apply_fixes: bool = True) -> FixResult[Source]:
+def fix_source(
+    source: Source, *, settings: Settings | None = None, apply_fixes: bool = True
+) -> FixResult[Source]:
     """Find (and by default fix) semaphore arguments that read the Ref instead of passing it.
 
     Raises SourceError for source semfix cannot read, and SafetyError if the rewrite fails its
     checks: the new source must parse, and fixing it again must change nothing.
     """
+    settings = settings or Settings()
     if not may_contain_calls(source):
         return FixResult(source, (), "utf-8")
     module = _parse(source)
-    new_module, findings = _transform(module, apply_fixes)
+    new_module, findings = _transform(module, settings, apply_fixes)
     new_source = _render(new_module, source)
     if new_source != source:
-        _verify(new_source)
+        _verify(new_source, settings)
     return FixResult(new_source, tuple(findings), module.encoding)
 
 
-def _verify(new_source: str | bytes) -> None:
+def _verify(new_source: str | bytes, settings: Settings) -> None:
     try:
         module = _parse(new_source)
     except SourceError as error:
         raise SafetyError(f"the rewritten source does not parse: {error}") from None
-    again, findings = _transform(module, apply_fixes=True)
+    again, findings = _transform(module, settings, apply_fixes=True)
     if any(f.applied for f in findings) or _render(again, new_source) != new_source:
         raise SafetyError("a second run would change the rewritten source again")

@@ -18,6 +18,7 @@ class Finding:
     original: str  # the argument's source text, exactly as written
     replacement: str | None  # the suggested source text, None when there is no safe rewrite
     applied: bool  # whether the rewrite is in the returned source
+    safety: str | None = None  # "safe" or "unsafe" when there is a replacement
 
     @property
     def fixable(self) -> bool:

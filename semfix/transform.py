@@ -1,25 +1,34 @@
-"""The libcst transformer: find semaphore arguments that read the Ref, and pass the Ref.
+"""The libcst transformer: pass semaphore Refs, not values read out of them.
 
-It works on a parsed module only; reading, decoding and writing files live elsewhere.
+It works on a parsed module and the evidence gathered from it; reading, decoding and writing
+files live elsewhere.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from dataclasses import dataclass, replace
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import (
     CodeRange,
+    ImportAssignment,
+    ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
-    QualifiedNameSource,
+    ScopeProvider,
 )
 
-from semfix.catalog import Operation, lookup
+from semfix.evidence import Bindings, CarriedRead, Evidence, Kind
 from semfix.findings import Finding
-from semfix.rules import SEM001
+from semfix.resolve import Resolver, element_read, has_slice, is_at, read_target, semaphore_arguments
+from semfix.settings import Settings
+
+_DEPRECATED_TPU = {
+    f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")
+}
+DEFAULT_PALLAS_ALIAS = "pl"
 
 
 class _SourceText:
@@ -38,58 +47,40 @@ def _one_line(code: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def semaphore_arguments(operation: Operation, args: Sequence[cst.Arg]) -> list[int]:
-    """Indexes into `args` of the arguments bound to semaphore parameters.
+@dataclass
+class _Edit:
+    """A rewrite of one argument: the new node, and the same change as text edits."""
 
-    Positional arguments after a `*iterable` cannot be bound to a position, so they are skipped.
-    """
-    by_position = {p.position: p for p in operation.sem_params if p.position is not None}
-    by_name = {p.name for p in operation.sem_params}
-    found: list[int] = []
-    position: int | None = 0
-    for index, arg in enumerate(args):
-        if arg.keyword is not None:
-            if arg.keyword.value in by_name:
-                found.append(index)
-        elif arg.star == "*":
-            position = None
-        elif arg.star == "" and position is not None:
-            if position in by_position:
-                found.append(index)
-            position += 1
-    return found
+    node: cst.BaseExpression
+    root: cst.CSTNode  # the original argument the text edits apply to
+    edits: list[tuple[int, int, str]]  # (start, end, text) in module offsets
 
 
-def read_target(value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """For `X[...]` or `X[()]`, the Ref `X` being read; None for anything else.
+@dataclass
+class ImportChanges:
+    """Import edits SEM101 needs, applied by libcst's import visitors after the transform."""
 
-    `X.at[...]` is not a read: `.at[...]` already is a valid view of the Ref.
-    """
-    if not m.matches(
-        value,
-        m.Subscript(
-            slice=[m.SubscriptElement(slice=m.Index(value=m.Ellipsis() | m.Tuple(elements=[]), star=None))]
-        ),
-    ):
-        return None
-    target = value.value  # type: ignore[attr-defined]
-    if m.matches(target, m.Attribute(attr=m.Name("at"))):
-        return None
-    return target
+    add_pallas_as: str | None = None
+    remove: list[tuple[str, str | None, str | None]] | None = None  # (module, obj, asname)
 
 
-class SemaphoreRefTransformer(cst.CSTTransformer):
-    """Rewrites `op(..., sem[...])` to `op(..., sem)` for calls that resolve to the catalog."""
+class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider, ParentNodeProvider)
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
-
-    def __init__(self, apply_fixes: bool = True) -> None:
+    def __init__(self, evidence: Evidence, settings: Settings, apply_fixes: bool = True) -> None:
         super().__init__()
+        self.evidence = evidence
+        self.param_kinds = evidence.param_kinds
+        self.settings = settings
         self.apply_fixes = apply_fixes
         self.findings: list[Finding] = []
+        self.imports = ImportChanges(remove=[])
         self._module: cst.Module | None = None
         self._text: _SourceText | None = None
+        self._plans: dict[int, bool | None] = {}  # id(CarriedRead) -> decision
+        self._removals: set[cst.SimpleStatementLine] = set()
 
+    # -- positions and text -----------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
 
@@ -99,81 +90,341 @@ class SemaphoreRefTransformer(cst.CSTTransformer):
             self._text = _SourceText(self._module.code)
         return self._text
 
-    def _span(self, node: cst.CSTNode) -> tuple[CodeRange, int, int]:
+    def _span(self, node: cst.CSTNode) -> tuple[int, int]:
         position: CodeRange = self.get_metadata(PositionProvider, node)
         text = self._source()
         return (
-            position,
             text.offset(position.start.line, position.start.column),
             text.offset(position.end.line, position.end.column),
         )
 
-    def _operation(self, func: cst.BaseExpression) -> Operation | None:
-        """The catalog entry `func` names, only if every binding it may have is a JAX import."""
-        if not isinstance(func, (cst.Name, cst.Attribute)):
-            return None
-        names = self.get_metadata(QualifiedNameProvider, func, set())
-        operations = set()
-        for qualified in names:
-            operation = lookup(qualified.name) if qualified.source is QualifiedNameSource.IMPORT else None
-            if operation is None:
-                return None
-            operations.add(operation)
-        return operations.pop() if len(operations) == 1 else None
+    def _brackets(self, subscript: cst.Subscript) -> tuple[int, int] | None:
+        """Offsets of the text from the end of the subscripted value to just past its `]`.
 
+        None when that text holds a comment or a line break inside the value's own whitespace,
+        which a text edit could not carry over exactly.
+        """
+        code = self._source().code
+        _, value_end = self._span(subscript.value)
+        first_start, _ = self._span(subscript.slice[0])
+        _, last_end = self._span(subscript.slice[-1])
+        if not isinstance(subscript.whitespace_after_value, cst.SimpleWhitespace):
+            return None
+        if m.findall(subscript.lbracket, m.Comment()) or m.findall(subscript.rbracket, m.Comment()):
+            return None
+        lbracket = code.rindex("[", value_end, first_start)
+        rbracket = code.index("]", last_end)
+        return lbracket - len(subscript.whitespace_after_value.value), rbracket + 1
+
+    # -- findings ---------------------------------------------------------------------------
+    def _report(
+        self,
+        code: str,
+        node: cst.CSTNode,
+        message: str,
+        replacement: str | None,
+        *,
+        safe: bool = True,
+        start_end: tuple[tuple[int, int], tuple[int, int]] | None = None,
+    ) -> bool | None:
+        """Record a finding; whether its fix is applied, or None if the rule is off or silenced."""
+        position: CodeRange = self.get_metadata(PositionProvider, node)
+        (line, column), (end_line, end_column) = start_end or (
+            (position.start.line, position.start.column + 1),
+            (position.end.line, position.end.column + 1),
+        )
+        if code not in self.settings.enabled or self.evidence.suppressed(code, {line, end_line}):
+            return None
+        start = self._source().offset(line, column - 1)
+        end = self._source().offset(end_line, end_column - 1)
+        applied = self.apply_fixes and replacement is not None and (safe or self.settings.unsafe_fixes)
+        if replacement is not None and not safe and not applied:
+            message += " (unsafe fix: enable with --unsafe-fixes)"
+        self.findings.append(
+            Finding(
+                rule=code,
+                line=line,
+                column=column,
+                end_line=end_line,
+                end_column=end_column,
+                message=message,
+                original=self._source().code[start:end],
+                replacement=replacement,
+                applied=applied,
+                safety=None if replacement is None else ("safe" if safe else "unsafe"),
+            )
+        )
+        return applied
+
+    def _replace_last(self, **changes: object) -> None:
+        self.findings[-1] = replace(self.findings[-1], **changes)  # type: ignore[arg-type]
+
+    # -- calls ------------------------------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        operation = self._operation(original_node.func)
+        operation = self.operation(original_node.func)
         if operation is None:
             return updated_node
         args = list(updated_node.args)
         for index in semaphore_arguments(operation, original_node.args):
-            replacement = self._check_argument(original_node.args[index].value, args[index].value)
-            if replacement is not None:
-                args[index] = args[index].with_changes(value=replacement)
+            new_value = self._fix_argument(original_node.args[index].value, args[index].value)
+            if new_value is not None:
+                args[index] = args[index].with_changes(value=new_value)
+        if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
+            args = self._rename_dec(original_node, args)
         return updated_node.with_changes(args=args)
 
-    def _check_argument(
-        self, original: cst.BaseExpression, updated: cst.BaseExpression
-    ) -> cst.BaseExpression | None:
-        """Record a finding for a Ref read; return the rewritten argument when it is applied."""
-        target = read_target(updated)
-        if target is None:
+    def _rename_dec(self, call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+        """SEM102: `dec=` became `value=` after JAX 0.7.1."""
+        for index, arg in enumerate(call.args):
+            if arg.keyword is not None and arg.keyword.value == "dec":
+                message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
+                if self._report("SEM102", arg.keyword, message, "value"):
+                    args[index] = args[index].with_changes(keyword=cst.Name("value"))
+        return args
+
+    def _fix_argument(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression | None:
+        """Run the argument rules in order; the new argument when a fix is applied."""
+        if isinstance(original, cst.Name) and original in self.evidence.carried:
+            return self._carried(original, self.evidence.carried[original])
+        if self._non_scalar(original):
             return None
-        assert isinstance(updated, cst.Subscript) and isinstance(original, cst.Subscript)
-        replacement = target.with_changes(
-            lpar=[*updated.lpar, *target.lpar], rpar=[*target.rpar, *updated.rpar]
+        edit: _Edit | None = None
+        current_original, current = original, updated
+        target = read_target(updated)
+        if target is not None:
+            edit = self._strip_read(original, updated, target)
+            if edit is None:
+                return None
+            current_original, current = original.value, edit.node  # type: ignore[attr-defined]
+        if element_read(current):
+            edit = self._element(current_original, current, edit, chained=edit is not None)
+        return edit.node if edit is not None else None
+
+    def _non_scalar(self, original: cst.BaseExpression) -> bool:
+        """SEM004: a slice, or a whole semaphore array (by itself or read with [...])."""
+        whole = read_target(original)
+        if has_slice(original):
+            what = "a slice of semaphores"
+        elif self.kind(original) is Kind.ARRAY or (whole is not None and self.kind(whole) is Kind.ARRAY):
+            what = "a whole semaphore array"
+        else:
+            return False
+        text = _one_line(self._text_of(original))
+        self._report(
+            "SEM004",
+            original,
+            f"`{text}` passes {what} where one semaphore is needed (JAX: non-()-shaped semaphore); "
+            "index one semaphore with `.at[i]`",
+            None,
         )
-        # Dropping the brackets must not drop a comment written inside them.
-        safe = len(m.findall(updated, m.Comment())) == len(m.findall(target, m.Comment()))
-        position, start, end = self._span(original)
-        _, _, target_end = self._span(original.value)
-        _, slice_start, slice_end = self._span(original.slice[0])
-        code = self._source().code
-        written = code[start:end]
-        # Around the slice there is only whitespace once comments are ruled out, so the
-        # brackets are the nearest "[" before it and "]" after it.
-        cut = code.rindex("[", target_end, slice_start)
-        if isinstance(original.whitespace_after_value, cst.SimpleWhitespace):
-            cut -= len(original.whitespace_after_value.value)
-        suggested = code[start:cut] + code[code.index("]", slice_end) + 1 : end]
-        message = (
-            f"`{_one_line(written)}` reads a value out of the semaphore Ref; "
-            f"pass the Ref `{_one_line(suggested)}`"
-        )
-        if not safe:
-            message += " (not fixed: a comment inside the brackets would be lost)"
-        applied = safe and self.apply_fixes
-        self.findings.append(
-            Finding(
-                rule=SEM001.code,
-                line=position.start.line,
-                column=position.start.column + 1,
-                end_line=position.end.line,
-                end_column=position.end.column + 1,
-                message=message,
-                original=written,
-                replacement=suggested if safe else None,
-                applied=applied,
+        return True
+
+    def _text_of(self, node: cst.CSTNode) -> str:
+        start, end = self._span(node)
+        return self._source().code[start:end]
+
+    def _strip_read(self, original: cst.Subscript, updated: cst.Subscript, target: cst.BaseExpression) -> _Edit | None:
+        """SEM001: `X[...]` and `X[()]` become `X`."""
+        node = target.with_changes(lpar=[*updated.lpar, *target.lpar], rpar=[*target.rpar, *updated.rpar])
+        cut = self._brackets(original)
+        written = _one_line(self._text_of(original))
+        if cut is None:
+            message = f"`{written}` reads a value out of the semaphore Ref; pass the Ref `{_one_line(self._text_of(original.value))}`"
+            self._report("SEM001", original, message + " (not fixed: a comment inside the brackets would be lost)", None)
+            return None
+        edits = [(cut[0], cut[1], "")]
+        suggestion = self._apply_text(original, edits)
+        message = f"`{written}` reads a value out of the semaphore Ref; pass the Ref `{_one_line(suggestion)}`"
+        applied = self._report("SEM001", original, message, suggestion)
+        return _Edit(node, original, edits) if applied else None
+
+    def _element(
+        self, original: cst.Subscript, updated: cst.Subscript, previous: _Edit | None, *, chained: bool
+    ) -> _Edit | None:
+        """SEM002: `sems[i]` becomes `sems.at[i]` where `sems` is shown to be a Ref."""
+        base = original.value
+        kind = self.kind(base)
+        if kind is Kind.TUPLE:
+            return previous  # a tuple of Refs: `sems[i]` is the Ref, and correct
+        key = self.key(base)
+        safe = kind is Kind.ARRAY or (key is not None and key in self.evidence.proven_refs)
+        cut = self._brackets(original)
+        if cut is None:
+            return previous
+        insert = [(cut[0], cut[0], ".at")]
+        node = updated.with_changes(value=cst.Attribute(value=updated.value, attr=cst.Name("at")))
+        written = _one_line(self._text_of(original))
+        view = self._apply_text(original, insert)
+        if safe:
+            reason = "it is allocated as a semaphore array" if kind is Kind.ARRAY else "it is indexed with .at or read with [...] in this scope"
+            message = f"`{written}` reads one semaphore out of the array Ref; pass the view `{_one_line(view)}` ({reason})"
+        else:
+            message = (
+                f"`{written}` may read one semaphore out of an array Ref: pass the view `{_one_line(view)}` "
+                f"if `{_one_line(self._text_of(base))}` is a Ref (for a tuple of Refs, `{written}` is right)"
             )
+        if chained and previous is not None:
+            # Fold into the SEM001 finding just made, so the argument has a single rewrite.
+            if not (safe or self.settings.unsafe_fixes) or "SEM002" not in self.settings.enabled:
+                self._report("SEM002", original, message, view, safe=safe)
+                return previous
+            edits = sorted(previous.edits + insert)
+            suggestion = self._apply_text(previous.root, edits)
+            self._replace_last(
+                replacement=suggestion,
+                message=self.findings[-1].message.rsplit("; pass the Ref", 1)[0]
+                + f"; pass the view `{_one_line(suggestion)}`"
+                + ("" if safe else " (unsafe fix: the array could be a tuple of Refs)"),
+            )
+            return _Edit(node.with_changes(lpar=previous.node.lpar, rpar=previous.node.rpar), previous.root, edits)
+        applied = self._report("SEM002", original, message, view, safe=safe)
+        return _Edit(node, original, insert) if applied else None
+
+    def _apply_text(self, node: cst.CSTNode, edits: list[tuple[int, int, str]]) -> str:
+        """The text of `node` after the edits (module offsets)."""
+        start, end = self._span(node)
+        code = self._source().code
+        out, cursor = [], start
+        for edit_start, edit_end, text in sorted(edits):
+            out += [code[cursor:edit_start], text]
+            cursor = edit_end
+        out.append(code[cursor:end])
+        return "".join(out)
+
+    # -- SEM003: a value carried through a variable ---------------------------------------------
+    def _carried(self, use: cst.Name, plan: CarriedRead) -> cst.BaseExpression | None:
+        ref_text = self._text_of(plan.ref)
+        decision = self._plan_applies(plan)
+        message = (
+            f"`{use.value}` holds a value read from the semaphore Ref at line {plan.read_line}; "
+            f"pass the Ref `{_one_line(ref_text)}`"
         )
-        return replacement if applied else None
+        if plan.blocker is not None:
+            self._report("SEM003", use, f"{message} (not fixed: {plan.blocker})", None)
+            return None
+        if decision is None:
+            self._report("SEM003", use, f"{message} (not fixed: a use or the assignment is silenced)", None)
+            return None
+        if not (self._report("SEM003", use, message, ref_text) and decision):
+            return None
+        return plan.ref.with_changes(lpar=[*use.lpar, *plan.ref.lpar], rpar=[*plan.ref.rpar, *use.rpar])
+
+    def _plan_applies(self, plan: CarriedRead) -> bool | None:
+        """Decided once per assignment: all its uses are rewritten and it is removed, or none."""
+        if id(plan) not in self._plans:
+            self._plans[id(plan)] = self._decide_plan(plan)
+        return self._plans[id(plan)]
+
+    def _decide_plan(self, plan: CarriedRead) -> bool | None:
+        """True: rewrite; False: report only; None: the rule is off or silenced here."""
+        if plan.blocker is not None:
+            return False
+        lines = {self.get_metadata(PositionProvider, u).start.line for u in plan.uses} | {plan.read_line}
+        if "SEM003" not in self.settings.enabled or self.evidence.suppressed("SEM003", lines):
+            return None
+        statement = self.get_metadata(PositionProvider, plan.statement)
+        text = self._source()
+        start, end = (statement.start.line, 1), (statement.end.line + 1, 1)
+        if statement.end.line >= len(text.line_starts):  # the last line, without a newline
+            end = (statement.end.line, len(text.code) - text.line_starts[statement.end.line - 1] + 1)
+        applied = self._report(
+            "SEM003",
+            plan.statement,
+            f"`{_one_line(self._text_of(plan.statement))}` only carried the read to semaphore "
+            "arguments; removed with them",
+            "",
+            start_end=(start, end),
+        )
+        if applied:
+            self._removals.add(plan.statement)
+        return bool(applied)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated_node.with_changes(body=self._drop_removed(original_node.body, updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(body=self._drop_removed(original_node.body, updated_node.body))
+
+    def _drop_removed(self, originals, updated):  # type: ignore[no-untyped-def]
+        """Drop removed statements, handing their blank lines to the next statement."""
+        if not self._removals or not any(o in self._removals for o in originals):
+            return updated
+        kept, carried = [], []
+        for original, new in zip(originals, updated):
+            if original in self._removals:
+                carried += list(new.leading_lines)
+                continue
+            if carried:
+                new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
+                carried = []
+            kept.append(new)
+        return kept
+
+    # -- SEM101: pltpu.semaphore_* moved to pl ----------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._migrate(original_node, updated_node)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._migrate(original_node, updated_node)
+
+    def _migrate(self, original: cst.Name | cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if "SEM101" not in self.settings.enabled:
+            return updated
+        names = self.imported_names(original)
+        if not names or len(names) != 1 or next(iter(names)) not in _DEPRECATED_TPU:
+            return updated
+        parent = self.get_metadata(ParentNodeProvider, original, None)
+        if isinstance(parent, cst.Attribute) and parent.attr is original:
+            return updated  # the `semaphore_wait` of `pltpu.semaphore_wait`: handled on the parent
+        function = _DEPRECATED_TPU[next(iter(names))]
+        alias = self.evidence.pallas_alias or DEFAULT_PALLAS_ALIAS
+        new_text = f"{alias}.{function}"
+        message = f"`{self._text_of(original)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
+        if not self._alias_usable(original, alias):
+            self._report("SEM101", original, message + f" (not fixed: `{alias}` means something else here)", None)
+            return updated
+        if not self._report("SEM101", original, message, new_text):
+            return updated
+        if self.evidence.pallas_alias is None:
+            self.imports.add_pallas_as = alias
+        self._schedule_import_removal(original)
+        return cst.Attribute(
+            value=cst.Name(alias), attr=cst.Name(function), lpar=updated.lpar, rpar=updated.rpar  # type: ignore[attr-defined]
+        )
+
+    def _alias_usable(self, node: cst.CSTNode, alias: str) -> bool:
+        """`alias` at this spot must be the pallas import, or free when semfix adds that import."""
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return False
+        bindings = scope[alias]
+        if self.evidence.pallas_alias is None:
+            return not bindings
+        return all(isinstance(b, ImportAssignment) for b in bindings) and len(bindings) == 1
+
+    def _schedule_import_removal(self, node: cst.Name | cst.Attribute) -> None:
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value  # type: ignore[assignment]
+        scope = self.get_metadata(ScopeProvider, root, None)
+        if scope is None or not isinstance(root, cst.Name):
+            return
+        for binding in scope[root.value]:
+            if not isinstance(binding, ImportAssignment):
+                continue
+            statement = binding.node
+            if isinstance(statement, cst.Import):
+                for alias in statement.names:
+                    if (alias.evaluated_alias or alias.evaluated_name.split(".")[0]) == root.value:
+                        self.imports.remove.append((alias.evaluated_name, None, alias.evaluated_alias))  # type: ignore[union-attr]
+            elif isinstance(statement, cst.ImportFrom) and statement.module is not None and not isinstance(statement.names, cst.ImportStar):
+                module = cst.Module([]).code_for_node(statement.module)
+                for alias in statement.names:
+                    if (alias.evaluated_alias or alias.evaluated_name) == root.value:
+                        self.imports.remove.append((module, alias.evaluated_name, alias.evaluated_alias))  # type: ignore[union-attr]

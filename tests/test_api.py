@@ -8,7 +8,7 @@ import pytest
 import semfix.api
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
-from semfix.transform import SemaphoreRefTransformer
+from semfix.transform import SemaphoreTransformer
 
 BUGGY = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
 FIXED = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem)\n"
@@ -54,12 +54,12 @@ def test_prefilter_skips_files_without_pallas_or_names() -> None:
     assert not may_contain_calls("from jax.experimental import pallas as pl\npl.program_id(0)\n")
 
 
-class _NeverSettles(SemaphoreRefTransformer):
+class _NeverSettles(SemaphoreTransformer):
     """A wrong rule: it wraps the argument in two reads, so a second run changes it again."""
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         node = super().leave_Call(original_node, updated_node)
-        if self._operation(original_node.func) is None:
+        if self.operation(original_node.func) is None:
             return node
         value = node.args[0].value
         for _ in range(2):
@@ -67,12 +67,12 @@ class _NeverSettles(SemaphoreRefTransformer):
         return node.with_changes(args=[node.args[0].with_changes(value=value)])
 
 
-class _Unparseable(SemaphoreRefTransformer):
+class _Unparseable(SemaphoreTransformer):
     """A wrong rule: it renames the function to a keyword, which no longer parses."""
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         node = super().leave_Call(original_node, updated_node)
-        if self._operation(original_node.func) is None:
+        if self.operation(original_node.func) is None:
             return node
         return node.with_changes(func=cst.Name("lambda"))
 
@@ -82,6 +82,6 @@ class _Unparseable(SemaphoreRefTransformer):
     [(_NeverSettles, "second run would change"), (_Unparseable, "does not parse")],
 )
 def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch, transformer: type, message: str) -> None:
-    monkeypatch.setattr(semfix.api, "SemaphoreRefTransformer", transformer)
+    monkeypatch.setattr(semfix.api, "SemaphoreTransformer", transformer)
     with pytest.raises(SafetyError, match=message):
         fix_source(BUGGY)

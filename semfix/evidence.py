@@ -1,0 +1,363 @@
+"""What the file itself shows about semaphore Refs, gathered in one pass before rewriting.
+
+The transformer asks three questions it cannot answer locally: is `sems` in `sems[i]` a Ref
+(SEM002), does a variable only carry a value read from a Ref to semaphore arguments (SEM003),
+and is a finding silenced by a `# semfix: ignore` comment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import (
+    Assignment,
+    BaseAssignment,
+    ComprehensionScope,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    Scope,
+    ScopeProvider,
+)
+
+from semfix.resolve import (
+    PALLAS_CALL,
+    PARTIAL,
+    RUN_SCOPED,
+    Resolver,
+    is_at,
+    read_target,
+    semaphore_arguments,
+)
+
+_IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
+
+
+class Kind(Enum):
+    """What a name holds, as far as the file shows."""
+
+    ARRAY = "an array of semaphores in one Ref"
+    TUPLE = "a Python tuple or list of separate Refs"
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class CarriedRead:
+    """`v = X[...]` whose `v` reaches semaphore arguments (SEM003)."""
+
+    statement: cst.SimpleStatementLine
+    variable: str
+    ref: cst.BaseExpression  # X, the Ref the value was read from
+    read_line: int
+    uses: list[cst.Name]
+    blocker: str | None  # why the rewrite is not safe; None when it is
+
+
+@dataclass
+class Evidence:
+    semaphore_args: set[cst.CSTNode] = field(default_factory=set)
+    param_kinds: dict[cst.Param, Kind] = field(default_factory=dict)
+    proven_refs: set[object] = field(default_factory=set)
+    carried: dict[cst.Name, CarriedRead] = field(default_factory=dict)
+    suppressions: dict[int, frozenset[str] | None] = field(default_factory=dict)
+    pallas_alias: str | None = None  # a module-level name bound to jax.experimental.pallas
+
+    def suppressed(self, code: str, lines: Iterable[int]) -> bool:
+        for line in lines:
+            if line in self.suppressions:
+                codes = self.suppressions[line]
+                if codes is None or code in codes:
+                    return True
+        return False
+
+
+def _function_scope(scope: Scope) -> Scope:
+    while isinstance(scope, ComprehensionScope) and scope.parent is not scope:
+        scope = scope.parent
+    return scope
+
+
+def _allocation_kind(resolver: Resolver, node: cst.BaseExpression) -> Kind:
+    """The kind of Ref a scratch-shape or run_scoped entry allocates."""
+    if isinstance(node, (cst.Tuple, cst.List)) or m.matches(node, m.BinaryOperation(left=m.List() | m.Tuple())):
+        return Kind.TUPLE
+    if isinstance(node, cst.Call) and resolver.is_semaphore_type(node.func):
+        shape = node.args[0].value if node.args else None
+        if shape is not None and not m.matches(shape, m.Tuple(elements=[])):
+            return Kind.ARRAY
+    return Kind.UNKNOWN
+
+
+class Bindings(cst.MetadataDependent):
+    """What a name is bound to; shared by the evidence pass and the transformer."""
+
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+    param_kinds: dict[cst.Param, Kind]
+
+    def key(self, node: cst.BaseExpression) -> object | None:
+        """An identity for the Ref an expression names: its bindings for a name, else its text."""
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return None
+        if isinstance(node, cst.Name):
+            assignments = scope[node.value]
+            return frozenset(id(a) for a in assignments) or ("free", node.value)
+        if isinstance(node, cst.Attribute):
+            text = cst.Module([]).code_for_node(node.with_changes(lpar=[], rpar=[]))
+            return ("text", id(_function_scope(scope)), "".join(text.split()))
+        return None
+
+    def kind(self, node: cst.BaseExpression) -> Kind:
+        if not isinstance(node, cst.Name):
+            return Kind.UNKNOWN
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return Kind.UNKNOWN
+        kinds = {self._binding_kind(a) for a in scope[node.value]}
+        if Kind.TUPLE in kinds:
+            return Kind.TUPLE
+        return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    def _binding_kind(self, assignment: BaseAssignment) -> Kind:
+        if not isinstance(assignment, Assignment):
+            return Kind.UNKNOWN
+        node = assignment.node
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        if isinstance(node, cst.Param):
+            if isinstance(parent, cst.Parameters) and parent.star_arg is node:
+                return Kind.TUPLE
+            return self.param_kinds.get(node, Kind.UNKNOWN)
+        if isinstance(parent, cst.Element):  # a target inside `(a, b) = ...` or `[a, b] = ...`
+            return Kind.TUPLE
+        if isinstance(parent, cst.AssignTarget):
+            statement = self.get_metadata(ParentNodeProvider, parent, None)
+            if isinstance(statement, cst.Assign) and isinstance(statement.value, (cst.Tuple, cst.List)):
+                return Kind.TUPLE
+        return Kind.UNKNOWN
+
+
+class EvidenceCollector(Bindings, Resolver, cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.evidence = Evidence()
+        self.param_kinds = self.evidence.param_kinds
+        self._kernels: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        self._scoped: list[tuple[cst.CSTNode, list[cst.Arg]]] = []
+        self._reads: list[tuple[cst.Assign, cst.Name, cst.BaseExpression]] = []
+
+    # -- collection -----------------------------------------------------------------------
+    def visit_Comment(self, node: cst.Comment) -> None:
+        found = _IGNORE.search(node.value)
+        if found is None:
+            return
+        line = self.get_metadata(PositionProvider, node).start.line
+        codes = found.group("codes")
+        self.evidence.suppressions[line] = (
+            None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+        )
+
+    def visit_Import(self, node: cst.Import) -> None:
+        if self._at_module_level(node):
+            for alias in node.names:
+                if alias.evaluated_name == "jax.experimental.pallas" and alias.evaluated_alias:
+                    self.evidence.pallas_alias = self.evidence.pallas_alias or alias.evaluated_alias
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        if cst.Module([]).code_for_node(node.module) == "jax.experimental" and self._at_module_level(node):
+            for alias in node.names:
+                if alias.evaluated_name == "pallas":
+                    self.evidence.pallas_alias = self.evidence.pallas_alias or alias.evaluated_alias or "pallas"
+
+    def _at_module_level(self, node: cst.CSTNode) -> bool:
+        line = self.get_metadata(ParentNodeProvider, node, None)
+        return isinstance(self.get_metadata(ParentNodeProvider, line, None), cst.Module)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if is_at(node.value):
+            proof = self.key(node.value.value)  # type: ignore[attr-defined]
+        else:
+            target = read_target(node)
+            proof = self.key(target) if target is not None else None
+        if proof is not None:
+            self.evidence.proven_refs.add(proof)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        operation = self.operation(node.func)
+        if operation is not None:
+            for index in semaphore_arguments(operation, node.args):
+                self.evidence.semaphore_args.add(node.args[index].value)
+        elif self.resolves_to(node.func, PALLAS_CALL):
+            self._note_pallas_call(node)
+        elif self.resolves_to(node.func, RUN_SCOPED) and node.args:
+            self._scoped.append((node.args[0].value, list(node.args[1:])))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            call = decorator.decorator
+            if (
+                isinstance(call, cst.Call)
+                and self.resolves_to(call.func, PARTIAL)
+                and call.args
+                and self.resolves_to(call.args[0].value, RUN_SCOPED)
+            ):
+                self._scoped.append((node, list(call.args[1:])))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            ref = read_target(node.value)
+            if ref is not None:
+                self._reads.append((node, node.targets[0].target, ref))
+
+    def _note_pallas_call(self, node: cst.Call) -> None:
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        kernel = keywords.get("kernel", positional[0] if positional else None)
+        scratch = keywords.get("scratch_shapes")
+        grid_spec = keywords.get("grid_spec")
+        if scratch is None and isinstance(grid_spec, cst.Call):
+            scratch = next((a.value for a in grid_spec.args if a.keyword and a.keyword.value == "scratch_shapes"), None)
+        if kernel is not None and scratch is not None:
+            self._kernels.append((kernel, scratch))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for kernel, scratch in self._kernels:
+            self._bind_scratch(kernel, scratch)
+        for body, allocations in self._scoped:
+            self._bind_scoped(body, allocations)
+        for assign, name, ref in self._reads:
+            self._plan_carried(assign, name, ref)
+
+    # -- allocations ----------------------------------------------------------------------
+    def _function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The function a kernel or body expression names in this file (through partial too)."""
+        if isinstance(node, cst.FunctionDef):
+            return node
+        if isinstance(node, cst.Call) and self.resolves_to(node.func, PARTIAL) and node.args:
+            return self._function(node.args[0].value)
+        if isinstance(node, cst.Name):
+            scope = self.get_metadata(ScopeProvider, node, None)
+            if scope is not None:
+                defs = [a.node for a in scope[node.value] if isinstance(a, Assignment)]
+                if len(defs) == 1 and isinstance(defs[0], cst.FunctionDef):
+                    return defs[0]
+        return None
+
+    def _set_kind(self, param: cst.Param, kind: Kind) -> None:
+        previous = self.evidence.param_kinds.get(param)
+        self.evidence.param_kinds[param] = kind if previous in (None, kind) else Kind.UNKNOWN
+
+    def _literal_entries(self, node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        if isinstance(node, cst.Name):  # scratch_shapes=shapes, with `shapes = [...]` assigned once
+            scope = self.get_metadata(ScopeProvider, node, None)
+            assigned = [a.node for a in scope[node.value]] if scope is not None else []
+            parent = self.get_metadata(ParentNodeProvider, assigned[0], None) if len(assigned) == 1 else None
+            statement = self.get_metadata(ParentNodeProvider, parent, None) if parent is not None else None
+            if not (isinstance(parent, cst.AssignTarget) and isinstance(statement, cst.Assign)):
+                return None
+            node = statement.value
+        if not isinstance(node, (cst.List, cst.Tuple)):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None
+        return [e.value for e in node.elements]
+
+    def _bind_scratch(self, kernel: cst.BaseExpression, scratch: cst.BaseExpression) -> None:
+        function, entries = self._function(kernel), self._literal_entries(scratch)
+        if function is None or entries is None or not entries:
+            return
+        params = [*function.params.posonly_params, *function.params.params]
+        if function.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or len(entries) > len(params):
+            return
+        for param, entry in zip(params[len(params) - len(entries) :], entries):
+            self._set_kind(param, _allocation_kind(self, entry))
+
+    def _bind_scoped(self, body: cst.CSTNode, allocations: list[cst.Arg]) -> None:
+        function = self._function(body)
+        if function is None:
+            return
+        params = [*function.params.posonly_params, *function.params.params]
+        by_name = {p.name.value: p for p in [*params, *function.params.kwonly_params]}
+        position = 0
+        for arg in allocations:
+            if arg.star:
+                return
+            if arg.keyword is not None:
+                param = by_name.get(arg.keyword.value)
+            else:
+                param = params[position] if position < len(params) else None
+                position += 1
+            if param is not None:
+                self._set_kind(param, _allocation_kind(self, arg.value))
+
+    # -- values carried through a variable (SEM003) ----------------------------------------
+    def _plan_carried(self, assign: cst.Assign, name: cst.Name, ref: cst.BaseExpression) -> None:
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return
+        own = [a for a in scope.assignments[name.value] if isinstance(a, Assignment)]
+        mine = next((a for a in own if a.node is name), None)
+        if mine is None:
+            return
+        uses = [access.node for access in mine.references if access.node in self.evidence.semaphore_args]
+        if not uses:
+            return
+        statement = self.get_metadata(ParentNodeProvider, assign)
+        blocker = self._carried_blocker(assign, statement, scope, mine, own, ref, uses)
+        self.evidence.carried.update(
+            (use, CarriedRead(statement, name.value, ref, self.get_metadata(PositionProvider, assign).start.line, uses, blocker))
+            for use in uses
+        )
+
+    def _carried_blocker(
+        self,
+        assign: cst.Assign,
+        statement: cst.CSTNode,
+        scope: Scope,
+        mine: Assignment,
+        own: list[Assignment],
+        ref: cst.BaseExpression,
+        uses: list[cst.Name],
+    ) -> str | None:
+        variable = mine.name
+        if len(own) > 1 or len(scope[variable]) > 1:
+            return f"`{variable}` is assigned more than once"
+        if len(uses) != len(mine.references):
+            return f"`{variable}` is also used for something else"
+        if any(access.scope is not scope or len(access.referents) != 1 for access in mine.references):
+            return f"`{variable}` is used in a nested scope"
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return "the assignment shares its line with other statements"
+        if m.findall(statement, m.Comment()) or any(line.comment for line in statement.leading_lines):
+            return "a comment on the assignment would be lost"
+        if m.findall(ref, m.Call()) or not isinstance(ref, (cst.Name, cst.Attribute, cst.Subscript)):
+            return "the Ref expression is not a plain name or view"
+        if isinstance(ref, cst.Subscript) and not is_at(ref.value):
+            return "the Ref expression reads an element"
+        for loaded in m.findall(ref, m.Name()):
+            parent = self.get_metadata(ParentNodeProvider, loaded, None)
+            if isinstance(parent, cst.Attribute) and parent.attr is loaded:
+                continue
+            if len(scope[loaded.value]) > 1:  # type: ignore[union-attr]
+                return f"`{loaded.value}` is reassigned, so the Ref could differ at the use"  # type: ignore[union-attr]
+        block = self.get_metadata(ParentNodeProvider, statement, None)
+        for use in uses:
+            if not self._inside(use, block):
+                return f"`{variable}` is assigned conditionally"
+        return None
+
+    def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode | None) -> bool:
+        current: cst.CSTNode | None = node
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = self.get_metadata(ParentNodeProvider, current, None)
+        return False
