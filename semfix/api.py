@@ -10,15 +10,14 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from semfix.catalog import may_contain_calls
 from semfix.evidence import EvidenceCollector
 from semfix.findings import Finding
 from semfix.settings import Settings
-from semfix.transform import ImportChanges, SemaphoreTransformer
+from semfix.imports import apply_import_changes
+from semfix.transform import SemaphoreTransformer
 
 Source = TypeVar("Source", str, bytes)
 
@@ -73,19 +72,6 @@ def _describe_syntax_error(source: str | bytes, error: cst.ParserSyntaxError) ->
     return f"libcst cannot parse line {error.raw_line}, column {error.raw_column + 1}: {reason}"
 
 
-def _apply_imports(module: cst.Module, changes: ImportChanges) -> cst.Module:
-    """SEM101's import edits, by libcst's own visitors: add `pl`, drop what became unused."""
-    if changes.add_pallas_as is None and not changes.remove:
-        return module
-    context = CodemodContext()
-    if changes.add_pallas_as is not None:
-        AddImportsVisitor.add_needed_import(context, "jax.experimental", "pallas", changes.add_pallas_as)
-        module = AddImportsVisitor(context).transform_module(module)
-    for module_name, obj, asname in changes.remove or []:
-        RemoveImportsVisitor.remove_unused_import(context, module_name, obj, asname)
-    return RemoveImportsVisitor(context).transform_module(module)
-
-
 def _transform(module: cst.Module, settings: Settings, apply_fixes: bool) -> tuple[cst.Module, list[Finding]]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
@@ -93,7 +79,7 @@ def _transform(module: cst.Module, settings: Settings, apply_fixes: bool) -> tup
         wrapper.visit(collector)
         transformer = SemaphoreTransformer(collector.evidence, settings, apply_fixes=apply_fixes)
         new_module = wrapper.visit(transformer)
-        new_module = _apply_imports(new_module, transformer.imports)
+        new_module = apply_import_changes(new_module, transformer.imports)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
     return new_module, transformer.findings

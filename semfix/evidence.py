@@ -132,7 +132,7 @@ class Bindings(cst.MetadataDependent):
             if isinstance(parent, cst.Parameters) and parent.star_arg is node:
                 return Kind.TUPLE
             return self.param_kinds.get(node, Kind.UNKNOWN)
-        if isinstance(parent, cst.Element):  # a target inside `(a, b) = ...` or `[a, b] = ...`
+        if isinstance(parent, (cst.Element, cst.StarredElement)):  # a target in `(a, *b) = ...`
             return Kind.TUPLE
         if isinstance(parent, cst.AssignTarget):
             statement = self.get_metadata(ParentNodeProvider, parent, None)
@@ -275,7 +275,7 @@ class EvidenceCollector(Bindings, Resolver, cst.CSTVisitor):
         if function is None or entries is None or not entries:
             return
         params = [*function.params.posonly_params, *function.params.params]
-        if function.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or len(entries) > len(params):
+        if isinstance(function.params.star_arg, cst.Param) or len(entries) > len(params):
             return
         for param, entry in zip(params[len(params) - len(entries) :], entries):
             self._set_kind(param, _allocation_kind(self, entry))
@@ -312,10 +312,9 @@ class EvidenceCollector(Bindings, Resolver, cst.CSTVisitor):
             return
         statement = self.get_metadata(ParentNodeProvider, assign)
         blocker = self._carried_blocker(assign, statement, scope, mine, own, ref, uses)
-        self.evidence.carried.update(
-            (use, CarriedRead(statement, name.value, ref, self.get_metadata(PositionProvider, assign).start.line, uses, blocker))
-            for use in uses
-        )
+        line = self.get_metadata(PositionProvider, assign).start.line
+        plan = CarriedRead(statement, name.value, ref, line, uses, blocker)  # one plan, shared by its uses
+        self.evidence.carried.update((use, plan) for use in uses)
 
     def _carried_blocker(
         self,

@@ -22,6 +22,7 @@ from libcst.metadata import (
 
 from semfix.evidence import Bindings, CarriedRead, Evidence, Kind
 from semfix.findings import Finding
+from semfix.imports import ImportChanges
 from semfix.resolve import Resolver, element_read, has_slice, is_at, read_target, semaphore_arguments
 from semfix.settings import Settings
 
@@ -56,14 +57,6 @@ class _Edit:
     edits: list[tuple[int, int, str]]  # (start, end, text) in module offsets
 
 
-@dataclass
-class ImportChanges:
-    """Import edits SEM101 needs, applied by libcst's import visitors after the transform."""
-
-    add_pallas_as: str | None = None
-    remove: list[tuple[str, str | None, str | None]] | None = None  # (module, obj, asname)
-
-
 class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider, ParentNodeProvider)
 
@@ -74,7 +67,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         self.settings = settings
         self.apply_fixes = apply_fixes
         self.findings: list[Finding] = []
-        self.imports = ImportChanges(remove=[])
+        self.imports = ImportChanges()
         self._module: cst.Module | None = None
         self._text: _SourceText | None = None
         self._plans: dict[int, bool | None] = {}  # id(CarriedRead) -> decision
@@ -409,22 +402,9 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return all(isinstance(b, ImportAssignment) for b in bindings) and len(bindings) == 1
 
     def _schedule_import_removal(self, node: cst.Name | cst.Attribute) -> None:
-        root = node
+        """The import that bound the rewritten reference may now be unused."""
+        root: cst.BaseExpression = node
         while isinstance(root, cst.Attribute):
-            root = root.value  # type: ignore[assignment]
-        scope = self.get_metadata(ScopeProvider, root, None)
-        if scope is None or not isinstance(root, cst.Name):
-            return
-        for binding in scope[root.value]:
-            if not isinstance(binding, ImportAssignment):
-                continue
-            statement = binding.node
-            if isinstance(statement, cst.Import):
-                for alias in statement.names:
-                    if (alias.evaluated_alias or alias.evaluated_name.split(".")[0]) == root.value:
-                        self.imports.remove.append((alias.evaluated_name, None, alias.evaluated_alias))  # type: ignore[union-attr]
-            elif isinstance(statement, cst.ImportFrom) and statement.module is not None and not isinstance(statement.names, cst.ImportStar):
-                module = cst.Module([]).code_for_node(statement.module)
-                for alias in statement.names:
-                    if (alias.evaluated_alias or alias.evaluated_name) == root.value:
-                        self.imports.remove.append((module, alias.evaluated_name, alias.evaluated_alias))  # type: ignore[union-attr]
+            root = root.value
+        if isinstance(root, cst.Name):
+            self.imports.maybe_unused.add(root.value)

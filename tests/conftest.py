@@ -6,6 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from semfix import FixResult, fix_source
+from semfix.settings import Settings
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -32,6 +35,10 @@ class Case:
     def spec(self) -> dict:
         path = self.folder / "case.json"
         return json.loads(path.read_text()) if path.exists() else {}
+
+    def fix(self, source: bytes) -> FixResult:
+        """fix_source with the case's own settings (case.json "settings": select, unsafe_fixes...)."""
+        return fix_source(source, settings=Settings.build(**self.spec.get("settings", {})))
 
 
 def fixture_cases() -> list[Case]:

@@ -17,7 +17,6 @@ from types import ModuleType
 import pytest
 from conftest import Case, fixture_cases
 
-from semfix import fix_source
 
 try:
     import jax  # noqa: F401
@@ -58,7 +57,7 @@ def test_buggy_kernel_raises_the_jax_error(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_fixed_kernel_runs_and_computes(case: Case, tmp_path: Path) -> None:
     fixed = tmp_path / "fixed.py"
-    fixed.write_bytes(fix_source(case.before).source)
+    fixed.write_bytes(case.fix(case.before).source)
     module = _load(fixed, f"semfix_rt_fixed_{case.name}")
     np.testing.assert_allclose(np.asarray(module.run()), module.expected())
 
