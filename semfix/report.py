@@ -6,6 +6,7 @@ import difflib
 from pathlib import Path
 
 from semfix.findings import Finding
+from semfix.rules import RULES
 from semfix.runner import FileOutcome, RunOutcome
 
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
@@ -13,7 +14,7 @@ _NO_NEWLINE = b"\n\\ No newline at end of file\n"
 
 def finding_line(path: Path, finding: Finding, *, mark_fixable: bool = False) -> str:
     """`path:line:col: CODE message`, the shape editors and CI log parsers understand."""
-    mark = "[*] " if mark_fixable and finding.fixable else ""
+    mark = "[*] " if mark_fixable and finding.safety == "safe" else ""
     return f"{path}:{finding.line}:{finding.column}: {finding.rule} {mark}{finding.message}"
 
 
@@ -55,8 +56,11 @@ def summary(outcome: RunOutcome, *, applied_verb: str, left_label: str = "left")
             f"{applied_verb} {_plural(len(fixed), 'semaphore argument')} in {_plural(fixed_files, 'file')}"
         )
     if left:
-        fixable = sum(1 for f in left if f.fixable)
-        hint = f" ({fixable} fixable with `semfix fix`)" if fixable else ""
+        safe = sum(1 for f in left if f.safety == "safe")
+        unsafe = sum(1 for f in left if f.safety == "unsafe")
+        hints = [f"{safe} fixable with `semfix fix`"] if safe else []
+        hints += [f"{unsafe} more with `--unsafe-fixes`"] if unsafe else []
+        hint = f" ({', '.join(hints)})" if hints else ""
         parts.append(f"{_plural(len(left), 'problem')} {left_label}{hint}")
     if not parts:
         parts.append("no problems found")
@@ -64,3 +68,18 @@ def summary(outcome: RunOutcome, *, applied_verb: str, left_label: str = "left")
         parts.append(f"{_plural(len(outcome.errors), 'file')} could not be processed")
     text = "; ".join(parts)
     return f"{text[0].upper()}{text[1:]} ({_plural(outcome.checked, 'file')} checked)."
+
+
+def rules_table() -> str:
+    """`semfix rules`: every rule, whether it fixes and how safely, and one example."""
+    lines = []
+    for rule in RULES.values():
+        state = "on" if rule.default else "off (enable with --select or --extend-select)"
+        lines.append(f"{rule.code}  {rule.name}")
+        lines.append(f"    fix: {rule.fix}; default: {state}")
+        lines.append(f"    {rule.summary}")
+        for label, example in (("before", rule.before), ("after ", rule.after)):
+            for index, line in enumerate(example.splitlines()):
+                lines.append(f"    {label if index == 0 else '      '}  {line}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Mapping
 
-Fix = Literal["safe", "unsafe", "none"]
+Fix = Literal["safe", "safe with proof, else unsafe", "none"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ _ALL = (
         "element-read-passed-as-semaphore",
         "`sems[i]` reads one semaphore of an array Ref; pass the view `sems.at[i]`. Safe where the "
         "code shows `sems` is a Ref, unsafe where it cannot tell, never for a tuple of Refs.",
-        "unsafe",
+        "safe with proof, else unsafe",
         True,
         "pl.semaphore_signal(sems[i], 1)",
         "pl.semaphore_signal(sems.at[i], 1)",

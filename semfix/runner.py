@@ -13,6 +13,7 @@ from typing import Iterable
 from semfix.api import SafetyError, SourceError, fix_source
 from semfix.files import FileError, discover, read_source, write_atomic
 from semfix.findings import Finding
+from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -50,11 +51,11 @@ class RunOutcome:
         return EXIT_FOUND if self.findings else EXIT_CLEAN
 
 
-def process_file(path: Path, *, apply_fixes: bool, write: bool) -> FileOutcome:
+def process_file(path: Path, *, settings: Settings, apply_fixes: bool, write: bool) -> FileOutcome:
     """Fix one file in memory and write it back only if it changed and `write` is set."""
     try:
         old = read_source(path)
-        result = fix_source(old, apply_fixes=apply_fixes)
+        result = fix_source(old, settings=settings, apply_fixes=apply_fixes)
         outcome = FileOutcome(path, result.findings, old, result.source)
         if write and outcome.changed:
             write_atomic(path, result.source, expected=old)
@@ -69,10 +70,10 @@ def process_file(path: Path, *, apply_fixes: bool, write: bool) -> FileOutcome:
         )
 
 
-def run(paths: Iterable[Path], *, apply_fixes: bool, write: bool) -> RunOutcome:
+def run(paths: Iterable[Path], *, settings: Settings, apply_fixes: bool, write: bool) -> RunOutcome:
     found = discover(paths)
     outcome = RunOutcome(checked=len(found.files))
     outcome.files.extend(FileOutcome(path, error=reason) for path, reason in found.errors)
     for path in found.files:
-        outcome.files.append(process_file(path, apply_fixes=apply_fixes, write=write))
+        outcome.files.append(process_file(path, settings=settings, apply_fixes=apply_fixes, write=write))
     return outcome

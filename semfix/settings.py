@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 from semfix.rules import RULES
@@ -33,7 +33,6 @@ DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
 class Settings:
     enabled: frozenset[str] = DEFAULT_CODES
     unsafe_fixes: bool = False
-    extend_exclude: tuple[str, ...] = field(default=())
 
     @classmethod
     def build(
@@ -43,9 +42,8 @@ class Settings:
         extend_select: Iterable[str] = (),
         ignore: Iterable[str] = (),
         unsafe_fixes: bool = False,
-        extend_exclude: Iterable[str] = (),
     ) -> Settings:
         """`select` replaces the default set (as in ruff); the others adjust it."""
         enabled = expand(select) if select is not None else DEFAULT_CODES
         enabled = (enabled | expand(extend_select)) - expand(ignore)
-        return cls(enabled, unsafe_fixes, tuple(extend_exclude))
+        return cls(enabled, unsafe_fixes)

@@ -44,14 +44,27 @@ def _load(path: Path, name: str) -> ModuleType:
 
 
 def test_there_are_enough_runtime_kernels() -> None:
-    assert len(CASES) >= 6
+    assert len(BUGGY) >= 6 and CORRECT
+    assert {"SEM001", "SEM002", "SEM003"} <= {change.split()[1] for case in BUGGY for change in case.spec["changes"]}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+BUGGY = [case for case in CASES if "error" in case.spec["runtime"]]
+CORRECT = [case for case in CASES if case.spec["runtime"].get("runs_as_written")]
+
+
+@pytest.mark.parametrize("case", BUGGY, ids=[c.name for c in BUGGY])
 def test_buggy_kernel_raises_the_jax_error(case: Case) -> None:
     module = _load(case.folder / "before.py", f"semfix_rt_before_{case.name}")
     with pytest.raises(ValueError, match=case.spec["runtime"]["error"]):
         module.run()
+
+
+@pytest.mark.parametrize("case", CORRECT, ids=[c.name for c in CORRECT])
+def test_correct_kernel_runs_as_written_and_is_left_alone(case: Case) -> None:
+    assert case.fix(case.before).source == case.before
+    assert case.fix(case.before).findings == ()
+    module = _load(case.folder / "before.py", f"semfix_rt_asis_{case.name}")
+    np.testing.assert_allclose(np.asarray(module.run()), module.expected())
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -64,5 +77,5 @@ def test_fixed_kernel_runs_and_computes(case: Case, tmp_path: Path) -> None:
 
 def test_error_texts_match_the_documented_family() -> None:
     pattern = re.compile(r"Cannot (signal|wait) on a non-semaphore Ref|DMA source/destination/semaphore arguments must be Refs")
-    for case in CASES:
+    for case in BUGGY:
         assert pattern.search(case.spec["runtime"]["error"].replace("\\", "")), case.name
