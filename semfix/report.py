@@ -53,7 +53,7 @@ def summary(outcome: RunOutcome, *, applied_verb: str, left_label: str = "left")
     parts: list[str] = []
     if fixed:
         parts.append(
-            f"{applied_verb} {_plural(len(fixed), 'semaphore argument')} in {_plural(fixed_files, 'file')}"
+            f"{applied_verb} {_plural(len(fixed), 'problem')} in {_plural(fixed_files, 'file')}"
         )
     if left:
         safe = sum(1 for f in left if f.safety == "safe")

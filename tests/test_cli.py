@@ -46,7 +46,7 @@ def test_fix_rewrites_in_place_then_settles(tree: Path) -> None:
         f"{Path('pkg/kernel.py')}:5:25: SEM001 `sem[...]` reads a value out of the semaphore Ref; pass the Ref `sem`",
         f"{Path('pkg/kernel.py')}:6:23: SEM001 `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
     ]
-    assert "Fixed 2 semaphore arguments in 1 file (2 files checked)." in first.stderr
+    assert "Fixed 2 problems in 1 file (2 files checked)." in first.stderr
     assert (tree / "pkg" / "kernel.py").read_text() == FIXED
     assert (tree / ".venv" / "vendored.py").read_text() == BUGGY  # excluded folder
     second = semfix("fix", ".", cwd=tree)
@@ -79,7 +79,7 @@ def test_diff_of_a_file_without_final_newline_applies(tmp_path: Path) -> None:
 def test_check_flag_exit_codes(tree: Path) -> None:
     dirty = semfix("fix", "--check", "pkg", cwd=tree)
     assert dirty.returncode == 1
-    assert "Would fix 2 semaphore arguments in 1 file" in dirty.stderr
+    assert "Would fix 2 problems in 1 file" in dirty.stderr
     assert (tree / "pkg" / "kernel.py").read_text() == BUGGY
     clean = semfix("fix", "--check", "pkg/util.py", cwd=tree)
     assert clean.returncode == 0, clean.stderr
@@ -133,3 +133,68 @@ def test_usage_error_exits_2(tree: Path) -> None:
     result = semfix("fix", "--no-such-flag", cwd=tree)
     assert result.returncode == 2
     assert "No such option" in result.stderr
+
+
+UNPROVEN = (
+    "from jax.experimental import pallas as pl\n"
+    "import jax.experimental.pallas.tpu as pltpu\n"
+    "\n"
+    "\n"
+    "def helper(sems, sem, i):\n"
+    "    pl.semaphore_signal(sems[i], 1)\n"
+    "    pltpu.semaphore_wait(sem, dec=1)\n"
+)
+
+
+def test_unsafe_fixes_and_selection_on_the_command_line(tmp_path: Path) -> None:
+    target = tmp_path / "k.py"
+    target.write_text(UNPROVEN)
+    reported = semfix("check", "k.py", cwd=tmp_path)
+    assert reported.returncode == 1
+    assert reported.stdout.count("\n") == 1 and "SEM002" in reported.stdout and "--unsafe-fixes" in reported.stdout
+    assert "1 more with `--unsafe-fixes`" in reported.stderr
+    assert semfix("check", "k.py", "--ignore", "SEM0", cwd=tmp_path).returncode == 0
+    migrated = semfix("fix", "k.py", "--select", "SEM1", cwd=tmp_path)
+    assert migrated.returncode == 1, migrated.stderr
+    assert target.read_text() == UNPROVEN.replace("import jax.experimental.pallas.tpu as pltpu\n", "").replace(
+        "pltpu.semaphore_wait(sem, dec=1)", "pl.semaphore_wait(sem, value=1)"
+    )
+    fixed = semfix("fix", "k.py", "--unsafe-fixes", cwd=tmp_path)
+    assert fixed.returncode == 1 and "sems.at[i], 1)" in target.read_text()
+    assert semfix("fix", "k.py", "--unsafe-fixes", "--select", "SEM", cwd=tmp_path).returncode == 0
+
+
+def test_pyproject_settings_are_found_from_the_paths(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-select = ["SEM102"]\nunsafe-fixes = true\n')
+    (tmp_path / "pkg").mkdir()
+    target = tmp_path / "pkg" / "k.py"
+    target.write_text(UNPROVEN)
+    elsewhere = tmp_path / "pkg"
+    result = semfix("fix", "k.py", cwd=elsewhere)
+    assert result.returncode == 1, result.stderr
+    assert "pl.semaphore_signal(sems.at[i], 1)" in target.read_text()
+    assert "pltpu.semaphore_wait(sem, value=1)" in target.read_text()
+    overridden = semfix("check", "k.py", "--no-unsafe-fixes", "--select", "SEM002", cwd=elsewhere)
+    assert overridden.returncode == 0
+
+
+def test_bad_settings_are_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(UNPROVEN)
+    unknown = semfix("check", "k.py", "--select", "SEM9", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown rule selector 'SEM9'" in unknown.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.semfix]\nselekt = ['SEM001']\n")
+    typo = semfix("check", "k.py", cwd=tmp_path)
+    assert typo.returncode == 2 and "unknown key(s): selekt" in typo.stderr
+    assert "Traceback" not in unknown.stderr + typo.stderr
+
+
+def test_rules_lists_every_rule() -> None:
+    from semfix.rules import RULES
+
+    result = semfix("rules", cwd=Path.cwd())
+    assert result.returncode == 0
+    listed = [line.split()[0] for line in result.stdout.splitlines() if line[:3] == "SEM"]
+    assert listed == list(RULES)
+    for rule in RULES.values():
+        assert rule.before.splitlines()[0] in result.stdout
