@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import (
+    CodePosition,
     CodeRange,
     ImportAssignment,
     ParentNodeProvider,
@@ -21,7 +22,9 @@ from libcst.metadata import (
 )
 
 from semfix.evidence import Bindings, CarriedRead, Evidence, Kind
+from semfix import messages
 from semfix.findings import Finding
+from semfix.messages import one_line as _one_line
 from semfix.imports import ImportChanges
 from semfix.resolve import Resolver, element_read, has_slice, is_at, read_target, semaphore_arguments
 from semfix.settings import Settings
@@ -41,11 +44,6 @@ class _SourceText:
 
     def offset(self, line: int, column: int) -> int:
         return self.line_starts[line - 1] + column
-
-
-def _one_line(code: str, limit: int = 60) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass
@@ -103,7 +101,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         _, last_end = self._span(subscript.slice[-1])
         if not isinstance(subscript.whitespace_after_value, cst.SimpleWhitespace):
             return None
-        if m.findall(subscript.lbracket, m.Comment()) or m.findall(subscript.rbracket, m.Comment()):
+        if len(m.findall(subscript, m.Comment())) != len(m.findall(subscript.value, m.Comment())):
             return None
         lbracket = code.rindex("[", value_end, first_start)
         rbracket = code.index("]", last_end)
@@ -120,19 +118,19 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         safe: bool = True,
         start_end: tuple[tuple[int, int], tuple[int, int]] | None = None,
     ) -> bool | None:
-        """Record a finding; whether its fix is applied, or None if the rule is off or silenced."""
+        """Record a finding; whether its fix is accepted (applied when fixing), None if off or silenced."""
         position: CodeRange = self.get_metadata(PositionProvider, node)
         (line, column), (end_line, end_column) = start_end or (
             (position.start.line, position.start.column + 1),
             (position.end.line, position.end.column + 1),
         )
-        if code not in self.settings.enabled or self.evidence.suppressed(code, {line, end_line}):
+        if not self._active(code, {line, end_line}):
             return None
         start = self._source().offset(line, column - 1)
         end = self._source().offset(end_line, end_column - 1)
-        applied = self.apply_fixes and replacement is not None and (safe or self.settings.unsafe_fixes)
-        if replacement is not None and not safe and not applied:
-            message += " (unsafe fix: enable with --unsafe-fixes)"
+        accepted = replacement is not None and (safe or self.settings.unsafe_fixes)
+        if replacement is not None and not safe and not accepted:
+            message += messages.UNSAFE_SUFFIX
         self.findings.append(
             Finding(
                 rule=code,
@@ -143,11 +141,18 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
                 message=message,
                 original=self._source().code[start:end],
                 replacement=replacement,
-                applied=applied,
+                applied=accepted and self.apply_fixes,
                 safety=None if replacement is None else ("safe" if safe else "unsafe"),
             )
         )
-        return applied
+        return accepted
+
+    def _active(self, code: str, lines: set[int]) -> bool:
+        return code in self.settings.enabled and not self.evidence.suppressed(code, lines)
+
+    def _lines_of(self, node: cst.CSTNode) -> tuple[CodePosition, CodePosition]:
+        position: CodeRange = self.get_metadata(PositionProvider, node)
+        return position.start, position.end
 
     def _replace_last(self, **changes: object) -> None:
         self.findings[-1] = replace(self.findings[-1], **changes)  # type: ignore[arg-type]
@@ -171,7 +176,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         for index, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == "dec":
                 message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
-                if self._report("SEM102", arg.keyword, message, "value"):
+                if self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
                     args[index] = args[index].with_changes(keyword=cst.Name("value"))
         return args
 
@@ -191,25 +196,17 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             current_original, current = original.value, edit.node  # type: ignore[attr-defined]
         if element_read(current):
             edit = self._element(current_original, current, edit, chained=edit is not None)
-        return edit.node if edit is not None else None
+        return edit.node if edit is not None and self.apply_fixes else None
 
     def _non_scalar(self, original: cst.BaseExpression) -> bool:
         """SEM004: a slice, or a whole semaphore array (by itself or read with [...])."""
         whole = read_target(original)
-        if has_slice(original):
-            what = "a slice of semaphores"
-        elif self.kind(original) is Kind.ARRAY or (whole is not None and self.kind(whole) is Kind.ARRAY):
-            what = "a whole semaphore array"
-        else:
+        if not has_slice(original) and not (
+            self.kind(original) is Kind.ARRAY or (whole is not None and self.kind(whole) is Kind.ARRAY)
+        ):
             return False
-        text = _one_line(self._text_of(original))
-        self._report(
-            "SEM004",
-            original,
-            f"`{text}` passes {what} where one semaphore is needed (JAX: non-()-shaped semaphore); "
-            "index one semaphore with `.at[i]`",
-            None,
-        )
+        whole_array = not has_slice(original)
+        self._report("SEM004", original, messages.non_scalar(self._text_of(original), whole_array=whole_array), None)
         return True
 
     def _text_of(self, node: cst.CSTNode) -> str:
@@ -220,15 +217,14 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         """SEM001: `X[...]` and `X[()]` become `X`."""
         node = target.with_changes(lpar=[*updated.lpar, *target.lpar], rpar=[*target.rpar, *updated.rpar])
         cut = self._brackets(original)
-        written = _one_line(self._text_of(original))
+        written = self._text_of(original)
         if cut is None:
-            message = f"`{written}` reads a value out of the semaphore Ref; pass the Ref `{_one_line(self._text_of(original.value))}`"
-            self._report("SEM001", original, message + " (not fixed: a comment inside the brackets would be lost)", None)
+            message = messages.value_read(written, self._text_of(original.value)) + messages.COMMENT_SUFFIX
+            self._report("SEM001", original, message, None)
             return None
         edits = [(cut[0], cut[1], "")]
         suggestion = self._apply_text(original, edits)
-        message = f"`{written}` reads a value out of the semaphore Ref; pass the Ref `{_one_line(suggestion)}`"
-        applied = self._report("SEM001", original, message, suggestion)
+        applied = self._report("SEM001", original, messages.value_read(written, suggestion), suggestion)
         return _Edit(node, original, edits) if applied else None
 
     def _element(
@@ -246,28 +242,20 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             return previous
         insert = [(cut[0], cut[0], ".at")]
         node = updated.with_changes(value=cst.Attribute(value=updated.value, attr=cst.Name("at")))
-        written = _one_line(self._text_of(original))
+        written = self._text_of(original)
         view = self._apply_text(original, insert)
-        if safe:
-            reason = "it is allocated as a semaphore array" if kind is Kind.ARRAY else "it is indexed with .at or read with [...] in this scope"
-            message = f"`{written}` reads one semaphore out of the array Ref; pass the view `{_one_line(view)}` ({reason})"
-        else:
-            message = (
-                f"`{written}` may read one semaphore out of an array Ref: pass the view `{_one_line(view)}` "
-                f"if `{_one_line(self._text_of(base))}` is a Ref (for a tuple of Refs, `{written}` is right)"
-            )
+        message = messages.element_read(written, view, safe=safe, array=kind is Kind.ARRAY, base=self._text_of(base))
         if chained and previous is not None:
             # Fold into the SEM001 finding just made, so the argument has a single rewrite.
-            if not (safe or self.settings.unsafe_fixes) or "SEM002" not in self.settings.enabled:
+            lines = {position.line for position in self._lines_of(original)}
+            if not (safe or self.settings.unsafe_fixes) or not self._active("SEM002", lines):
                 self._report("SEM002", original, message, view, safe=safe)
                 return previous
             edits = sorted(previous.edits + insert)
             suggestion = self._apply_text(previous.root, edits)
             self._replace_last(
                 replacement=suggestion,
-                message=self.findings[-1].message.rsplit("; pass the Ref", 1)[0]
-                + f"; pass the view `{_one_line(suggestion)}`"
-                + ("" if safe else " (unsafe fix: the array could be a tuple of Refs)"),
+                message=messages.read_then_view(self.findings[-1].message, suggestion, safe=safe),
             )
             return _Edit(node.with_changes(lpar=previous.node.lpar, rpar=previous.node.rpar), previous.root, edits)
         applied = self._report("SEM002", original, message, view, safe=safe)
@@ -298,7 +286,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         if decision is None:
             self._report("SEM003", use, f"{message} (not fixed: a use or the assignment is silenced)", None)
             return None
-        if not (self._report("SEM003", use, message, ref_text) and decision):
+        if not (self._report("SEM003", use, message, ref_text) and decision and self.apply_fixes):
             return None
         return plan.ref.with_changes(lpar=[*use.lpar, *plan.ref.lpar], rpar=[*plan.ref.rpar, *use.rpar])
 
@@ -328,7 +316,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             "",
             start_end=(start, end),
         )
-        if applied:
+        if applied and self.apply_fixes:
             self._removals.add(plan.statement)
         return bool(applied)
 
@@ -382,7 +370,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         if not self._alias_usable(original, alias):
             self._report("SEM101", original, message + f" (not fixed: `{alias}` means something else here)", None)
             return updated
-        if not self._report("SEM101", original, message, new_text):
+        if not (self._report("SEM101", original, message, new_text) and self.apply_fixes):
             return updated
         if self.evidence.pallas_alias is None:
             self.imports.add_pallas_as = alias

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import Case, fixture_cases
+
+from dataclasses import replace
+
+from semfix import fix_source
+from semfix.settings import Settings
 
 CASES = fixture_cases()
 
@@ -15,10 +22,7 @@ def _without_imports(source: bytes) -> list[bytes]:
 def _splice(source: bytes, result_findings, encoding: str) -> bytes:
     """Apply each applied finding's replacement text at its reported position."""
     text = source.decode(encoding)
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
 
     def offset(line: int, column: int) -> int:
         return starts[line - 1] + column - 1
@@ -69,3 +73,12 @@ def test_str_and_bytes_agree(case: Case) -> None:
     as_text = case.fix(case.before.decode(as_bytes.encoding))
     assert as_text.source.encode(as_bytes.encoding) == as_bytes.source
     assert as_text.findings == as_bytes.findings
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_check_mode_reports_what_fix_mode_applies(case: Case) -> None:
+    settings = Settings.build(**case.spec.get("settings", {}))
+    fixed = fix_source(case.before, settings=settings)
+    checked = fix_source(case.before, settings=settings, apply_fixes=False)
+    assert checked.source == case.before
+    assert checked.findings == tuple(replace(f, applied=False) for f in fixed.findings)

@@ -1,0 +1,42 @@
+"""The words of every finding, shared by both engines so their output is identical."""
+
+from __future__ import annotations
+
+UNSAFE_SUFFIX = " (unsafe fix: enable with --unsafe-fixes)"
+COMMENT_SUFFIX = " (not fixed: a comment inside the brackets would be lost)"
+
+
+def one_line(code: str, limit: int = 60) -> str:
+    text = " ".join(code.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def value_read(written: str, ref: str) -> str:
+    return f"`{one_line(written)}` reads a value out of the semaphore Ref; pass the Ref `{one_line(ref)}`"
+
+
+def element_read(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
+    if safe:
+        reason = "it is allocated as a semaphore array" if array else "it is indexed with .at or read with [...] in this scope"
+        return f"`{one_line(written)}` reads one semaphore out of the array Ref; pass the view `{one_line(view)}` ({reason})"
+    return (
+        f"`{one_line(written)}` may read one semaphore out of an array Ref: pass the view `{one_line(view)}` "
+        f"if `{one_line(base)}` is a Ref (for a tuple of Refs, `{one_line(written)}` is right)"
+    )
+
+
+def read_then_view(read_message: str, view: str, *, safe: bool) -> str:
+    """A SEM001 message whose fix also turned the element read into a view (one rewrite)."""
+    return (
+        read_message.rsplit("; pass the Ref", 1)[0]
+        + f"; pass the view `{one_line(view)}`"
+        + ("" if safe else " (unsafe fix: the array could be a tuple of Refs)")
+    )
+
+
+def non_scalar(written: str, *, whole_array: bool) -> str:
+    what = "a whole semaphore array" if whole_array else "a slice of semaphores"
+    return (
+        f"`{one_line(written)}` passes {what} where one semaphore is needed (JAX: non-()-shaped semaphore); "
+        "index one semaphore with `.at[i]`"
+    )
