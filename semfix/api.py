@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -17,6 +17,7 @@ from semfix.evidence import EvidenceCollector
 from semfix.findings import Finding
 from semfix.settings import Settings
 from semfix.imports import apply_import_changes
+from semfix.quick import Defer, QuickSafetyError, analyse
 from semfix.transform import SemaphoreTransformer
 
 Source = TypeVar("Source", str, bytes)
@@ -89,17 +90,34 @@ def _render(module: cst.Module, like: Source) -> Source:
     return module.bytes if isinstance(like, bytes) else module.code  # type: ignore[return-value]
 
 
+Engine = Literal["auto", "libcst", "quick"]
+
+
 def fix_source(
-    source: Source, *, settings: Settings | None = None, apply_fixes: bool = True
+    source: Source, *, settings: Settings | None = None, apply_fixes: bool = True, engine: Engine = "auto"
 ) -> FixResult[Source]:
     """Find (and by default fix) semaphore arguments that read the Ref instead of passing it.
 
     Raises SourceError for source semfix cannot read, and SafetyError if the rewrite fails its
     checks: the new source must parse, and fixing it again must change nothing.
+    `engine="auto"` tries the quick stdlib-ast engine first and hands libcst whatever it
+    defers; "libcst" forces the libcst engine; "quick" raises `Defer` instead of handing over.
     """
     settings = settings or Settings()
     if not may_contain_calls(source):
         return FixResult(source, (), "utf-8")
+    if engine != "libcst":
+        try:
+            quick = analyse(source, settings, apply_fixes)
+        except Defer:
+            if engine == "quick":
+                raise
+        except QuickSafetyError as error:
+            raise SafetyError(str(error)) from None
+        else:
+            changed = any(f.applied for f in quick.findings)
+            new = quick.text if isinstance(source, str) else quick.text.encode(quick.encoding)
+            return FixResult(new if changed else source, quick.findings, quick.encoding)  # type: ignore[arg-type]
     module = _parse(source)
     new_module, findings = _transform(module, settings, apply_fixes)
     new_source = _render(new_module, source)

@@ -16,7 +16,7 @@ from semfix.catalog import Operation, lookup
 PALLAS_CALL = frozenset({"jax.experimental.pallas.pallas_call", "jax._src.pallas.pallas_call.pallas_call"})
 RUN_SCOPED = frozenset({"jax.experimental.pallas.run_scoped", "jax._src.pallas.primitives.run_scoped"})
 PARTIAL = frozenset({"functools.partial"})
-_SEMAPHORE_TYPE_OWNERS = (
+SEMAPHORE_TYPE_OWNERS = (
     "jax.experimental.pallas.tpu.SemaphoreType.",
     "jax.experimental.pallas.mosaic_gpu.SemaphoreType.",
     "jax._src.pallas.mosaic.core.SemaphoreType.",
@@ -118,4 +118,4 @@ class Resolver(cst.MetadataDependent):
 
     def is_semaphore_type(self, node: cst.BaseExpression) -> bool:
         names = self.imported_names(node)
-        return bool(names) and all(n.startswith(_SEMAPHORE_TYPE_OWNERS) for n in names)  # type: ignore[union-attr]
+        return bool(names) and all(n.startswith(SEMAPHORE_TYPE_OWNERS) for n in names)  # type: ignore[union-attr]

@@ -6,6 +6,7 @@ import libcst as cst
 import pytest
 
 import semfix.api
+import semfix.quick
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
 from semfix.transform import SemaphoreTransformer
@@ -84,4 +85,18 @@ class _Unparseable(SemaphoreTransformer):
 def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch, transformer: type, message: str) -> None:
     monkeypatch.setattr(semfix.api, "SemaphoreTransformer", transformer)
     with pytest.raises(SafetyError, match=message):
-        fix_source(BUGGY)
+        fix_source(BUGGY, engine="libcst")
+
+
+def test_a_wrong_quick_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quick-engine cut one character short leaves `sem.`: the new tree is not the declared one."""
+    original_cut = semfix.quick._Engine._cut
+
+    def short_cut(self, subscript):  # type: ignore[no-untyped-def]
+        start, end = original_cut(self, subscript)
+        return start + 1, end
+
+    monkeypatch.setattr(semfix.quick._Engine, "_cut", short_cut)
+    source = BUGGY.replace("sem[...]", "sem[(...)]")
+    with pytest.raises(SafetyError, match="does not parse|differs from the declared"):
+        fix_source(source, engine="quick")

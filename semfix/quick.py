@@ -1,0 +1,748 @@
+"""The quick engine: the same rules on the stdlib `ast`, for files it can fully account for.
+
+libcst with scope metadata runs at a few thousand lines a second; CPython's own parser is two
+orders of magnitude faster. This engine resolves imports and scopes on `ast`, applies SEM001,
+SEM002 and SEM004 as text edits, and proves each result: the new text must parse to exactly
+the tree the rewrites declare, and a second pass must find nothing to fix. Whenever a file
+holds anything it does not model (ignore comments, values carried through variables, the
+migrations, comments or line breaks in the brackets, star imports, syntax newer than this
+Python's), it raises `Defer` and the libcst engine takes the file. Its output
+must equal the libcst engine's byte for byte, findings included; the tests hold it to that.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Iterator
+
+from semfix import messages
+from semfix.catalog import Operation, lookup
+from semfix.findings import Finding
+from semfix.resolve import PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS
+from semfix.settings import Settings
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
+
+
+class Defer(Exception):
+    """The file needs the libcst engine; the message says why (for tests and debugging)."""
+
+
+class Kind(Enum):
+    ARRAY = "array"
+    TUPLE = "tuple"
+    UNKNOWN = "unknown"
+
+
+@dataclass(eq=False)
+class _Binding:
+    kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, other
+    qualname: str | None = None  # for imports
+    node: ast.AST | None = None  # the def, the parameter, or the Assign statement
+
+
+@dataclass(eq=False)
+class _Scope:
+    kind: str  # module, function, class, comprehension
+    parent: _Scope | None
+    bindings: dict[str, list[_Binding]] = field(default_factory=dict)
+    declared: dict[str, str] = field(default_factory=dict)  # name -> "global" or "nonlocal"
+
+    def _owner(self, name: str) -> _Scope:
+        """Where a `global` or `nonlocal` declaration sends the name."""
+        if self.declared.get(name) == "global":
+            scope = self
+            while scope.parent is not None:
+                scope = scope.parent
+            return scope
+        scope = self.parent  # nonlocal: the nearest enclosing function
+        while scope is not None and scope.kind == "class":
+            scope = scope.parent
+        return scope or self
+
+    def bind(self, name: str, binding: _Binding) -> None:
+        if name in self.declared:
+            self._owner(name).bind(name, binding)
+        else:
+            self.bindings.setdefault(name, []).append(binding)
+
+    def lookup(self, name: str) -> tuple[_Scope | None, list[_Binding]]:
+        """Python's rule: the innermost scope binding the name; class bodies are not enclosing."""
+        if name in self.declared:
+            owner = self._owner(name)
+            return (owner, owner.bindings[name]) if name in owner.bindings else owner.lookup(name)
+        scope: _Scope | None = self
+        first = True
+        while scope is not None:
+            if (first or scope.kind != "class") and name in scope.bindings:
+                return scope, scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return None, []
+
+    def function_scope(self) -> _Scope:
+        scope = self
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+class _ScopeBuilder:
+    """One pass over the tree: bindings per scope, and the scope of every call and subscript."""
+
+    def __init__(self) -> None:
+        self.module = _Scope("module", None)
+        self.scope_of: dict[int, _Scope] = {}
+        self.calls: list[ast.Call] = []
+        self.subscripts: list[ast.Subscript] = []
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+
+    def build(self, tree: ast.Module) -> None:
+        for statement in tree.body:
+            self.visit(statement, self.module)
+
+    def visit(self, node: ast.AST, scope: _Scope) -> None:  # noqa: C901 - one dispatch table
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            kind = "global" if isinstance(node, ast.Global) else "nonlocal"
+            scope.function_scope().declared.update((name, kind) for name in node.names)
+            return
+        if getattr(node, "type_params", None) or type(node).__name__ in ("TypeAlias", "TryStar"):
+            raise Defer("newer syntax")
+        if isinstance(node, _FUNCTIONS):
+            self._function(node, scope)
+        elif isinstance(node, ast.Lambda):
+            self._arguments_defaults(node.args, scope)
+            inner = _Scope("function", scope)
+            self._parameters(node, node.args, inner)
+            self.visit(node.body, inner)
+        elif isinstance(node, ast.ClassDef):
+            for child in (*node.decorator_list, *node.bases, *node.keywords):
+                self.visit(child, scope)
+            scope.bind(node.name, _Binding("other", node=node))
+            inner = _Scope("class", scope)
+            for statement in node.body:
+                self.visit(statement, inner)
+        elif isinstance(node, _COMPREHENSIONS):
+            self._comprehension(node, scope)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    scope.bind(alias.asname, _Binding("import", alias.name))
+                else:
+                    root = alias.name.split(".")[0]
+                    scope.bind(root, _Binding("import", root))
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    raise Defer("star import")
+                scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
+        elif isinstance(node, ast.Assign):
+            self.visit(node.value, scope)
+            for target in node.targets:
+                self._assign_target(target, node, scope, single=len(node.targets) == 1)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            if node.value is not None:
+                self.visit(node.value, scope)
+            if isinstance(node, ast.AnnAssign):
+                self.visit(node.annotation, scope)
+            self._target(node.target, scope, "other")
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.visit(node.iter, scope)
+            self._target(node.target, scope, "other")
+            for statement in (*node.body, *node.orelse):
+                self.visit(statement, scope)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                self.visit(item.context_expr, scope)
+                if item.optional_vars is not None:
+                    self._target(item.optional_vars, scope, "other")
+            for statement in node.body:
+                self.visit(statement, scope)
+        elif isinstance(node, ast.ExceptHandler):
+            if node.type is not None:
+                self.visit(node.type, scope)
+            if node.name:
+                scope.bind(node.name, _Binding("other"))
+            for statement in node.body:
+                self.visit(statement, scope)
+        elif isinstance(node, ast.NamedExpr):
+            self.visit(node.value, scope)
+            scope.function_scope().bind(node.target.id, _Binding("other"))  # type: ignore[union-attr]
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                scope.bind(node.name, _Binding("other"))
+            if isinstance(node, ast.MatchAs) and node.pattern is not None:
+                self.visit(node.pattern, scope)
+        elif isinstance(node, ast.MatchMapping):
+            if node.rest:
+                scope.bind(node.rest, _Binding("other"))
+            self._children(node, scope)
+        else:
+            if isinstance(node, ast.Call):
+                self.scope_of[id(node)] = scope
+                self.calls.append(node)
+            elif isinstance(node, ast.Subscript):
+                self.scope_of[id(node)] = scope
+                self.subscripts.append(node)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                scope.bind(node.id, _Binding("other"))
+            self._children(node, scope)
+
+    def _children(self, node: ast.AST, scope: _Scope) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, scope)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+        for child in (*node.decorator_list, *([node.returns] if node.returns else [])):
+            self.visit(child, scope)
+        self._arguments_defaults(node.args, scope)
+        for argument in _all_arguments(node.args):
+            if argument.annotation is not None:
+                self.visit(argument.annotation, scope)
+        scope.bind(node.name, _Binding("def", node=node))
+        self.functions.append(node)
+        self.scope_of[id(node)] = scope
+        inner = _Scope("function", scope)
+        self._parameters(node, node.args, inner)
+        for statement in node.body:
+            self.visit(statement, inner)
+
+    def _arguments_defaults(self, arguments: ast.arguments, scope: _Scope) -> None:
+        for default in (*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)):
+            self.visit(default, scope)
+
+    def _parameters(self, owner: ast.AST, arguments: ast.arguments, scope: _Scope) -> None:
+        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+            scope.bind(argument.arg, _Binding("param", node=argument))
+        if arguments.vararg is not None:
+            scope.bind(arguments.vararg.arg, _Binding("star_param", node=arguments.vararg))
+        if arguments.kwarg is not None:
+            scope.bind(arguments.kwarg.arg, _Binding("other", node=arguments.kwarg))
+
+    def _comprehension(self, node: ast.AST, scope: _Scope) -> None:
+        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        self.visit(generators[0].iter, scope)
+        inner = _Scope("comprehension", scope)
+        for index, generator in enumerate(generators):
+            if index:
+                self.visit(generator.iter, inner)
+            self._target(generator.target, inner, "other")
+            for condition in generator.ifs:
+                self.visit(condition, inner)
+        for part in ("elt", "key", "value"):
+            if hasattr(node, part):
+                self.visit(getattr(node, part), inner)
+
+    def _assign_target(self, target: ast.expr, statement: ast.Assign, scope: _Scope, *, single: bool) -> None:
+        if isinstance(target, ast.Name):
+            if single and _read_target(statement.value) is not None:
+                kind = "read"
+            elif isinstance(statement.value, (ast.Tuple, ast.List)):
+                kind = "tuple_literal"
+            else:
+                kind = "assign"
+            scope.bind(target.id, _Binding(kind, node=statement))
+        else:
+            self._target(target, scope, "other")
+
+    def _target(self, target: ast.expr, scope: _Scope, kind: str) -> None:
+        if isinstance(target, ast.Name):
+            scope.bind(target.id, _Binding(kind))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._target(element, scope, "unpack")
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, scope, "unpack")
+        else:  # an attribute or subscript: only loads inside
+            self.visit(target, scope)
+
+
+def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
+    yield from (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+    yield from (a for a in (arguments.vararg, arguments.kwarg) if a is not None)
+
+
+def _is_at(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "at"
+
+
+def _elements(subscript: ast.Subscript) -> list[ast.expr]:
+    inner = subscript.slice
+    return list(inner.elts) if isinstance(inner, ast.Tuple) and inner.elts else [inner]
+
+
+def _read_target(node: ast.expr) -> ast.expr | None:
+    """`X[...]` or `X[()]`: the Ref X; None otherwise, and for `X.at[...]`."""
+    if not isinstance(node, ast.Subscript) or _is_at(node.value):
+        return None
+    inner = node.slice
+    whole = (isinstance(inner, ast.Constant) and inner.value is Ellipsis) or (
+        isinstance(inner, ast.Tuple) and not inner.elts
+    )
+    return node.value if whole else None
+
+
+def _has_slice(node: ast.expr) -> bool:
+    return isinstance(node, ast.Subscript) and any(isinstance(e, ast.Slice) for e in _elements(node))
+
+
+def _element_read(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Subscript) or _is_at(node.value) or _read_target(node) is not None:
+        return False
+    return not any(
+        isinstance(e, (ast.Slice, ast.Starred)) or (isinstance(e, ast.Constant) and e.value is Ellipsis)
+        for e in _elements(node)
+    )
+
+
+class _Text:
+    """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def column(self, line: int, byte_column: int) -> int:
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        row = self.text[start:end]
+        return byte_column if row.isascii() else len(row.encode("utf-8")[:byte_column].decode("utf-8"))
+
+    def start(self, node: ast.AST) -> tuple[int, int, int]:
+        """(line, 0-based character column, offset) where the node starts."""
+        column = self.column(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        return node.lineno, column, self.starts[node.lineno - 1] + column  # type: ignore[attr-defined]
+
+    def end(self, node: ast.AST) -> tuple[int, int, int]:
+        column = self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        return node.end_lineno, column, self.starts[node.end_lineno - 1] + column  # type: ignore[attr-defined]
+
+    def of(self, node: ast.AST) -> str:
+        return self.text[self.start(node)[2] : self.end(node)[2]]
+
+
+@dataclass
+class _Rewrite:
+    call: ast.Call
+    argument: ast.expr  # the original argument node
+    replacement: ast.expr  # the node the verified new tree must hold in its place
+    edits: list[tuple[int, int, str]]
+
+
+class _Engine:
+    """Analysis of one parsed file, mirroring the libcst transformer's rules and order."""
+
+    def __init__(self, text: _Text, tree: ast.Module, settings: Settings) -> None:
+        self.text = text
+        self.settings = settings
+        self.scopes = _ScopeBuilder()
+        self.scopes.build(tree)
+        self.param_kinds: dict[int, Kind] = {}
+        self.proven: set[object] = set()
+        self.findings: list[Finding] = []
+        self.rewrites: list[_Rewrite] = []
+
+    # -- resolution ---------------------------------------------------------------------
+    def qualified(self, node: ast.expr, scope: _Scope) -> set[str] | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        _, bindings = scope.lookup(node.id)
+        if not bindings or any(b.kind != "import" for b in bindings):
+            return None
+        suffix = "".join(f".{p}" for p in reversed(parts))
+        return {f"{b.qualname}{suffix}" for b in bindings}
+
+    def resolves_to(self, node: ast.expr, scope: _Scope, targets: frozenset[str]) -> bool:
+        names = self.qualified(node, scope)
+        return bool(names) and names <= targets  # type: ignore[operator]
+
+    def operation(self, call: ast.Call) -> Operation | None:
+        names = self.qualified(call.func, self.scopes.scope_of[id(call)])
+        if not names:
+            return None
+        operations = {lookup(name) for name in names}
+        return operations.pop() if len(operations) == 1 and None not in operations else None  # type: ignore[return-value]
+
+    def key(self, node: ast.expr, scope: _Scope) -> object | None:
+        if isinstance(node, ast.Name):
+            found, bindings = scope.lookup(node.id)
+            return ("bound", id(found), node.id) if bindings else ("free", node.id)
+        if isinstance(node, ast.Attribute):
+            return ("text", id(scope.function_scope()), "".join(self.text.of(node).split()))
+        return None
+
+    def kind(self, node: ast.expr, scope: _Scope) -> Kind:
+        if not isinstance(node, ast.Name):
+            return Kind.UNKNOWN
+        _, bindings = scope.lookup(node.id)
+        kinds = set()
+        for binding in bindings:
+            if binding.kind in ("star_param", "unpack", "tuple_literal"):
+                kinds.add(Kind.TUPLE)
+            elif binding.kind == "param":
+                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
+            else:
+                kinds.add(Kind.UNKNOWN)
+        if Kind.TUPLE in kinds:
+            return Kind.TUPLE
+        return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    # -- evidence -----------------------------------------------------------------------
+    def gather(self) -> None:
+        for subscript in self.scopes.subscripts:
+            scope = self.scopes.scope_of[id(subscript)]
+            target = subscript.value.value if _is_at(subscript.value) else _read_target(subscript)  # type: ignore[attr-defined]
+            proof = self.key(target, scope) if target is not None else None
+            if proof is not None:
+                self.proven.add(proof)
+        kernels, scoped = [], []
+        for call in self.scopes.calls:
+            scope = self.scopes.scope_of[id(call)]
+            if self.operation(call) is not None:
+                continue
+            if self.resolves_to(call.func, scope, PALLAS_CALL):
+                keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+                positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+                kernel = keywords.get("kernel", positional[0] if positional else None)
+                scratch = keywords.get("scratch_shapes")
+                grid_spec = keywords.get("grid_spec")
+                if scratch is None and isinstance(grid_spec, ast.Call):
+                    scratch = next((k.value for k in grid_spec.keywords if k.arg == "scratch_shapes"), None)
+                if kernel is not None and scratch is not None:
+                    kernels.append((kernel, scratch, scope))
+            elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
+                scoped.append((call.args[0], _source_order(call)[1:], scope))
+        for function in self.scopes.functions:
+            scope = self.scopes.scope_of[id(function)]
+            for decorator in function.decorator_list:
+                if (
+                    isinstance(decorator, ast.Call)
+                    and self.resolves_to(decorator.func, scope, PARTIAL)
+                    and decorator.args
+                    and self.resolves_to(decorator.args[0], scope, RUN_SCOPED)
+                ):
+                    scoped.append((function, _source_order(decorator)[1:], scope))
+        for kernel, scratch, scope in kernels:
+            self._bind_scratch(kernel, scratch, scope)
+        for body, allocations, scope in scoped:
+            self._bind_scoped(body, allocations, scope)
+
+    def _function(self, node: ast.AST, scope: _Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        if isinstance(node, _FUNCTIONS):
+            return node
+        if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
+            return self._function(node.args[0], scope)
+        if isinstance(node, ast.Name):
+            _, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "def":
+                return bindings[0].node  # type: ignore[return-value]
+        return None
+
+    def _entries(self, node: ast.expr, scope: _Scope) -> list[ast.expr] | None:
+        if isinstance(node, ast.Name):
+            _, bindings = scope.lookup(node.id)
+            if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
+                return None
+            node = bindings[0].node.value  # type: ignore[union-attr]
+        if not isinstance(node, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        return list(node.elts)
+
+    def _allocation(self, node: ast.expr, scope: _Scope) -> Kind:
+        if isinstance(node, (ast.Tuple, ast.List)) or (
+            isinstance(node, ast.BinOp) and isinstance(node.left, (ast.List, ast.Tuple))
+        ):
+            return Kind.TUPLE
+        if isinstance(node, ast.Call):
+            names = self.qualified(node.func, scope)
+            if names and all(n.startswith(SEMAPHORE_TYPE_OWNERS) for n in names):
+                items = _source_order(node)
+                if items:  # libcst's first Arg, whatever its kind: its value is the shape
+                    first = items[0]
+                    shape = first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
+                    if not (isinstance(shape, ast.Tuple) and not shape.elts):
+                        return Kind.ARRAY
+        return Kind.UNKNOWN
+
+    def _set_kind(self, parameter: ast.arg, kind: Kind) -> None:
+        previous = self.param_kinds.get(id(parameter))
+        self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
+
+    def _bind_scratch(self, kernel: ast.expr, scratch: ast.expr, scope: _Scope) -> None:
+        function, entries = self._function(kernel, scope), self._entries(scratch, scope)
+        if function is None or not entries:
+            return
+        parameters = [*function.args.posonlyargs, *function.args.args]
+        if function.args.vararg is not None or len(entries) > len(parameters):
+            return
+        for parameter, entry in zip(parameters[len(parameters) - len(entries) :], entries):
+            self._set_kind(parameter, self._allocation(entry, scope))
+
+    def _bind_scoped(self, body: ast.AST, allocations: list[ast.AST], scope: _Scope) -> None:
+        function = self._function(body, scope)
+        if function is None:
+            return
+        parameters = [*function.args.posonlyargs, *function.args.args]
+        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs]}
+        position = 0
+        for item in allocations:
+            if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
+                return
+            if isinstance(item, ast.keyword):
+                parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
+            else:
+                parameter = parameters[position] if position < len(parameters) else None
+                value = item  # type: ignore[assignment]
+                position += 1
+            if parameter is not None:
+                self._set_kind(parameter, self._allocation(value, scope))  # type: ignore[arg-type]
+
+    # -- rules --------------------------------------------------------------------------
+    def run(self) -> None:
+        self.gather()
+        calls = [(call, op) for call in self.scopes.calls if (op := self.operation(call)) is not None]
+        calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
+        argument_spans = []
+        for call, operation in calls:
+            scope = self.scopes.scope_of[id(call)]
+            if "SEM102" in self.settings.enabled and operation.name == "semaphore_wait":
+                if any(k.arg == "dec" for k in call.keywords):
+                    raise Defer("SEM102")
+            for argument in _semaphore_arguments(operation, call):
+                argument_spans.append((self.text.start(argument)[2], self.text.end(argument)[2]))
+                self._argument(call, argument, scope)
+        starts = [self.text.start(call)[2] for call, _ in calls]
+        if any(low < start < high for low, high in argument_spans for start in starts):
+            raise Defer("a semaphore call inside a semaphore argument")
+
+    def _report(
+        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True
+    ) -> bool | None:
+        if code not in self.settings.enabled:
+            return None
+        line, column, start = self.text.start(node)
+        end_line, end_column, end = self.text.end(node)
+        accepted = replacement is not None and (safe or self.settings.unsafe_fixes)
+        if replacement is not None and not safe and not accepted:
+            message += messages.UNSAFE_SUFFIX
+        self.findings.append(
+            Finding(
+                rule=code,
+                line=line,
+                column=column + 1,
+                end_line=end_line,
+                end_column=end_column + 1,
+                message=message,
+                original=self.text.text[start:end],
+                replacement=replacement,
+                applied=accepted,
+                safety=None if replacement is None else ("safe" if safe else "unsafe"),
+            )
+        )
+        return accepted
+
+    def _cut(self, subscript: ast.Subscript) -> tuple[int, int]:
+        """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it."""
+        value_end = self.text.end(subscript.value)[2]
+        end = self.text.end(subscript)[2]
+        region = self.text.text[value_end:end]
+        if "#" in region or "\n" in region or "\r" in region or not region.endswith("]"):
+            raise Defer("comment or line break around the brackets")
+        lbracket = region.index("[")
+        before = region[:lbracket]
+        if before.strip(") \t"):
+            raise Defer("unexpected text before the bracket")
+        spaces = len(before) - len(before.rstrip(" \t"))
+        return value_end + lbracket - spaces, end
+
+    def _argument(self, call: ast.Call, original: ast.expr, scope: _Scope) -> None:
+        if isinstance(original, ast.Name):
+            _, bindings = scope.lookup(original.id)
+            if any(b.kind == "read" for b in bindings):
+                raise Defer("a value carried through a variable (SEM003)")
+        if isinstance(original, ast.Subscript) and isinstance(original.slice, ast.Tuple):
+            if any(isinstance(e, ast.Starred) for e in original.slice.elts) or (
+                len(original.slice.elts) == 1 and isinstance(original.slice.elts[0], ast.Constant)
+            ):
+                raise Defer("an unusual subscript")
+        whole = _read_target(original)
+        if _has_slice(original) or self.kind(original, scope) is Kind.ARRAY or (
+            whole is not None and self.kind(whole, scope) is Kind.ARRAY
+        ):
+            message = messages.non_scalar(self.text.of(original), whole_array=not _has_slice(original))
+            self._report("SEM004", original, message, None)
+            return
+        rewrite: _Rewrite | None = None
+        current = original
+        if whole is not None:
+            cut, end = self._cut(original)  # type: ignore[arg-type]
+            start = self.text.start(original)[2]
+            suggestion = self.text.text[start:cut]
+            if not self._report("SEM001", original, messages.value_read(self.text.of(original), suggestion), suggestion):
+                return
+            rewrite = _Rewrite(call, original, copy.deepcopy(whole), [(cut, end, "")])
+            current = whole
+        if _element_read(current):
+            rewrite = self._element(call, current, scope, rewrite)  # type: ignore[arg-type]
+        if rewrite is not None:
+            self.rewrites.append(rewrite)
+
+    def _element(self, call: ast.Call, element: ast.Subscript, scope: _Scope, previous: _Rewrite | None) -> _Rewrite | None:
+        base = element.value
+        kind = self.kind(base, scope)
+        if kind is Kind.TUPLE:
+            return previous
+        key = self.key(base, scope)
+        safe = kind is Kind.ARRAY or (key is not None and key in self.proven)
+        cut, _ = self._cut(element)
+        insert = (cut, cut, ".at")
+        start, end = self.text.start(element)[2], self.text.end(element)[2]
+        view = self.text.text[start:cut] + ".at" + self.text.text[cut:end]
+        message = messages.element_read(
+            self.text.of(element), view, safe=safe, array=kind is Kind.ARRAY, base=self.text.of(base)
+        )
+        replacement = copy.deepcopy(element)
+        replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
+        if previous is not None:
+            if not (safe or self.settings.unsafe_fixes) or "SEM002" not in self.settings.enabled:
+                self._report("SEM002", element, message, view, safe=safe)
+                return previous
+            edits = sorted([*previous.edits, insert])
+            root_start = self.text.start(previous.argument)[2]
+            suggestion = _apply(self.text.text, root_start, self.text.end(previous.argument)[2], edits)
+            last = self.findings[-1]
+            self.findings[-1] = replace(
+                last, replacement=suggestion, message=messages.read_then_view(last.message, suggestion, safe=safe)
+            )
+            return _Rewrite(call, previous.argument, replacement, edits)
+        if self._report("SEM002", element, message, view, safe=safe):
+            return _Rewrite(call, element, replacement, [insert])
+        return None
+
+
+def _apply(text: str, start: int, end: int, edits: list[tuple[int, int, str]]) -> str:
+    out, cursor = [], start
+    for edit_start, edit_end, replacement in sorted(edits):
+        out += [text[cursor:edit_start], replacement]
+        cursor = edit_end
+    out.append(text[cursor:end])
+    return "".join(out)
+
+
+def _source_order(call: ast.Call) -> list[ast.AST]:
+    """Positional and keyword arguments in the order they are written, as libcst lists them."""
+    items: list[ast.AST] = [*call.args, *call.keywords]
+    return sorted(items, key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+
+
+def _semaphore_arguments(operation: Operation, call: ast.Call) -> list[ast.expr]:
+    by_position = {p.position for p in operation.sem_params if p.position is not None}
+    by_name = {p.name for p in operation.sem_params}
+    found: list[ast.expr] = []
+    position: int | None = 0
+    for item in _source_order(call):
+        if isinstance(item, ast.keyword):
+            if item.arg in by_name:
+                found.append(item.value)
+        elif isinstance(item, ast.Starred):
+            position = None
+        elif position is not None:
+            if position in by_position:
+                found.append(item)  # type: ignore[arg-type]
+            position += 1
+    return found
+
+
+def _decode(source: str | bytes) -> tuple[str, str]:
+    if isinstance(source, str):
+        return source, "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding), encoding
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        raise Defer(f"encoding: {error}") from None
+
+
+def _replace_in_tree(rewrite: _Rewrite) -> None:
+    call = rewrite.call
+    for index, argument in enumerate(call.args):
+        if argument is rewrite.argument:
+            call.args[index] = rewrite.replacement
+            return
+    for keyword in call.keywords:
+        if keyword.value is rewrite.argument:
+            keyword.value = rewrite.replacement
+            return
+    raise Defer("rewrite target not found")
+
+
+@dataclass(frozen=True)
+class QuickResult:
+    text: str
+    encoding: str
+    findings: tuple[Finding, ...]
+
+
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
+    """The new text and findings, exactly as the libcst engine would give them, or Defer."""
+    text, encoding = _decode(source)
+    if "semfix" in text and re.search(r"#\s*semfix:\s*ignore", text):
+        raise Defer("ignore comments")
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        raise Defer("lone carriage returns")
+    if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
+        raise Defer("SEM101")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise Defer(f"ast: {type(error).__name__}") from None
+    index = _Text(text)
+    engine = _Engine(index, tree, settings)
+    engine.run()
+    findings = engine.findings
+    if not apply_fixes:
+        findings = [replace(f, applied=False) for f in findings]
+        return QuickResult(text, encoding, tuple(findings))
+    if not engine.rewrites:
+        return QuickResult(text, encoding, tuple(findings))
+    if not isinstance(source, str) and text.encode(encoding) != source:
+        raise Defer("the encoding does not round-trip")
+    edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
+    new_text = _apply(text, 0, len(text), edits)
+    for rewrite in engine.rewrites:
+        _replace_in_tree(rewrite)
+    _prove(tree, new_text, settings)
+    return QuickResult(new_text, encoding, tuple(findings))
+
+
+class QuickSafetyError(Exception):
+    """The quick engine's rewrite failed its proof."""
+
+
+def _prove(expected_tree: ast.Module, new_text: str, settings: Settings) -> None:
+    """The new text must parse to exactly the declared tree, and settle on a second pass."""
+    try:
+        new_tree = ast.parse(new_text)
+    except SyntaxError as error:
+        raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
+    if ast.dump(new_tree) != ast.dump(expected_tree):
+        raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+    try:
+        again = analyse(new_text, settings, apply_fixes=True)
+    except Defer:
+        return  # the libcst engine's own idempotency check covers files it owns
+    if again.text != new_text or any(f.applied for f in again.findings):
+        raise QuickSafetyError("a second run would change the rewritten source again")
