@@ -73,6 +73,19 @@ MODULES: Mapping[str, Mapping[str, Operation]] = {
     }.items()
 }
 
+#: Other JAX names the rules need to recognise: kernels, scoped allocations, semaphore types.
+PALLAS_CALL = frozenset({"jax.experimental.pallas.pallas_call", "jax._src.pallas.pallas_call.pallas_call"})
+RUN_SCOPED = frozenset({"jax.experimental.pallas.run_scoped", "jax._src.pallas.primitives.run_scoped"})
+PARTIAL = frozenset({"functools.partial"})
+SEMAPHORE_TYPE_OWNERS = (
+    "jax.experimental.pallas.tpu.SemaphoreType.",
+    "jax.experimental.pallas.mosaic_gpu.SemaphoreType.",
+    "jax._src.pallas.mosaic.core.SemaphoreType.",
+    "jax._src.pallas.mosaic_gpu.core.SemaphoreType.",
+    "jax._src.pallas.core.SemaphoreType.",
+)
+
+
 #: Every function name in the catalog, for the byte prefilter.
 FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)
 

@@ -22,9 +22,8 @@ from enum import Enum
 from typing import Iterator
 
 from semfix import messages
-from semfix.catalog import Operation, lookup
+from semfix.catalog import PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding
-from semfix.resolve import PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS
 from semfix.settings import Settings
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)

@@ -11,18 +11,8 @@ from libcst.metadata import (
     QualifiedNameSource,
 )
 
-from semfix.catalog import Operation, lookup
+from semfix.catalog import PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 
-PALLAS_CALL = frozenset({"jax.experimental.pallas.pallas_call", "jax._src.pallas.pallas_call.pallas_call"})
-RUN_SCOPED = frozenset({"jax.experimental.pallas.run_scoped", "jax._src.pallas.primitives.run_scoped"})
-PARTIAL = frozenset({"functools.partial"})
-SEMAPHORE_TYPE_OWNERS = (
-    "jax.experimental.pallas.tpu.SemaphoreType.",
-    "jax.experimental.pallas.mosaic_gpu.SemaphoreType.",
-    "jax._src.pallas.mosaic.core.SemaphoreType.",
-    "jax._src.pallas.mosaic_gpu.core.SemaphoreType.",
-    "jax._src.pallas.core.SemaphoreType.",
-)
 
 
 def semaphore_arguments(operation: Operation, args: Sequence[cst.Arg]) -> list[int]:

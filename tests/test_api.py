@@ -6,6 +6,7 @@ import libcst as cst
 import pytest
 
 import semfix.api
+import semfix.cst_engine
 import semfix.quick
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
@@ -83,7 +84,7 @@ class _Unparseable(SemaphoreTransformer):
     [(_NeverSettles, "second run would change"), (_Unparseable, "does not parse")],
 )
 def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch, transformer: type, message: str) -> None:
-    monkeypatch.setattr(semfix.api, "SemaphoreTransformer", transformer)
+    monkeypatch.setattr(semfix.cst_engine, "SemaphoreTransformer", transformer)
     with pytest.raises(SafetyError, match=message):
         fix_source(BUGGY, engine="libcst")
 
