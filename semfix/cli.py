@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 from typing import Any, Callable
@@ -10,23 +12,72 @@ from typing import Any, Callable
 import click
 
 from semfix import __version__
-from semfix.config import find_pyproject, load_settings
-from semfix.report import error_line, finding_line, rules_table, summary, unified_diff
+from semfix.config import find_pyproject, load_excludes, load_settings
+from semfix.report import error_line, finding_line, json_report, rules_table, summary, unified_diff
 from semfix.runner import EXIT_ERROR, RunOutcome, run
 from semfix.settings import Settings, SettingsError
 
 _PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
+_PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
 
-def _rule_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--select/--extend-select/--ignore/--unsafe-fixes/--config, turned into `settings`."""
+@dataclass(frozen=True)
+class RunOptions:
+    """What every file-processing command shares: the rules, the file set, the parallelism."""
 
+    paths: tuple[Path, ...]
+    settings: Settings
+    excludes: tuple[str, ...]
+    force_exclude: bool
+    jobs: int
+    report: Path | None
+
+    def run(self, **kwargs: Any) -> RunOutcome:
+        return run(
+            self.paths,
+            settings=self.settings,
+            excludes=self.excludes,
+            force_exclude=self.force_exclude,
+            jobs=self.jobs,
+            progress=_ProgressBar() if sys.stderr.isatty() else None,
+            **kwargs,
+        )
+
+
+class _ProgressBar:
+    """click's progress bar on a terminal, only for runs long enough to need one."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+
+    def start(self, total: int) -> None:
+        if total >= _PROGRESS_FROM:
+            self._bar = click.progressbar(length=total, label="semfix", file=sys.stderr)
+            self._bar.__enter__()
+
+    def advance(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def finish(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Rule selection, file selection and parallelism, gathered into `options`."""
+
+    @_PATHS
     @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (SEM0, SEM1), comma-separated.")
     @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
     @click.option("--ignore", multiple=True, help="Rules not to run.")
     @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change meaning (SEM002 without proof).")
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).")
+    @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude.")
+    @click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too.")
+    @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: the number of cores).")
+    @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report of every change and finding to this file.")
     @wraps(command)
     def wrapper(
         paths: tuple[Path, ...],
@@ -35,28 +86,40 @@ def _rule_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ignore: tuple[str, ...],
         unsafe_fixes: bool | None,
         config_path: Path | None,
+        exclude: tuple[str, ...],
+        force_exclude: bool,
+        jobs: int | None,
+        report_path: Path | None,
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
         try:
+            pyproject = config_path or find_pyproject(paths)
             settings = load_settings(
-                config_path or find_pyproject(paths),
-                select=select or None,
-                extend_select=extend_select,
-                ignore=ignore,
-                unsafe_fixes=unsafe_fixes,
+                pyproject, select=select or None, extend_select=extend_select, ignore=ignore, unsafe_fixes=unsafe_fixes
             )
+            excludes = (*load_excludes(pyproject), *exclude)
         except SettingsError as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(EXIT_ERROR)
-        return command(paths=paths, settings=settings, **kwargs)
+        options = RunOptions(paths, settings, excludes, force_exclude, jobs or os.cpu_count() or 1, report_path)
+        return command(options=options, **kwargs)
 
     return wrapper
 
 
-def _print_errors(outcome: RunOutcome) -> None:
+def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, **summary_words: str) -> None:
     for failed in outcome.errors:
         click.echo(error_line(failed), err=True)
+    if options.report is not None:
+        try:
+            options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
+        except OSError as error:
+            click.echo(f"error: {options.report}: cannot write the report: {error.strerror}", err=True)
+            sys.exit(EXIT_ERROR)
+    if not quiet:
+        click.echo(summary(outcome, **summary_words), err=True)
+    sys.exit(outcome.exit_code)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,19 +129,22 @@ def main() -> None:
 
 
 @main.command()
-@_PATHS
+@_common_options
 @click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change.")
+@click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
 @_QUIET
-@_rule_options
-def fix(paths: tuple[Path, ...], settings: Settings, diff: bool, check_only: bool, quiet: bool) -> None:
+def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, quiet: bool) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
+
+    In a git work tree, files with unstaged edits are not rewritten (unless --allow-dirty),
+    so that semfix's changes can be reviewed on their own.
 
     Exit status: 0 nothing to fix, 1 something was (or would be) fixed or found,
     2 a file could not be processed.
     """
     dry = diff or check_only
-    outcome = run(paths, settings=settings, apply_fixes=True, write=not dry)
+    outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
     for result in outcome.files:
         if diff and result.changed:
             sys.stdout.buffer.write(unified_diff(result.path, result.old, result.new))
@@ -88,28 +154,21 @@ def fix(paths: tuple[Path, ...], settings: Settings, diff: bool, check_only: boo
                 click.echo(finding_line(result.path, finding))
             elif not finding.applied:
                 click.echo(finding_line(result.path, finding), err=True)
-    _print_errors(outcome)
-    if not quiet:
-        click.echo(summary(outcome, applied_verb="Would fix" if dry else "Fixed"), err=True)
-    sys.exit(outcome.exit_code)
+    _finish(outcome, options, command="fix", quiet=quiet, applied_verb="Would fix" if dry else "Fixed")
 
 
 @main.command()
-@_PATHS
+@_common_options
 @_QUIET
-@_rule_options
-def check(paths: tuple[Path, ...], settings: Settings, quiet: bool) -> None:
+def check(options: RunOptions, quiet: bool) -> None:
     """List problems under PATHS without changing anything ([*]: `semfix fix` can fix it).
 
     Exit status: 0 nothing found, 1 something found, 2 a file could not be processed.
     """
-    outcome = run(paths, settings=settings, apply_fixes=False, write=False)
+    outcome = options.run(apply_fixes=False, write=False)
     for path, finding in outcome.findings:
         click.echo(finding_line(path, finding, mark_fixable=True))
-    _print_errors(outcome)
-    if not quiet:
-        click.echo(summary(outcome, applied_verb="Fixed", left_label="found"), err=True)
-    sys.exit(outcome.exit_code)
+    _finish(outcome, options, command="check", quiet=quiet, applied_verb="Fixed", left_label="found")
 
 
 @main.command()

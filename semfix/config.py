@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes"}
+_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude"}
 
 
 def find_pyproject(paths: Iterable[Path]) -> Path | None:
@@ -77,3 +77,11 @@ def load_settings(
         ignore=[*(_strings(pyproject, "ignore", table["ignore"]) if "ignore" in table else []), *ignore],  # type: ignore[arg-type]
         unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
     )
+
+
+def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
+    """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
+    if pyproject is None:
+        return ()
+    table = _read(pyproject).get("tool", {}).get("semfix", {})
+    return tuple(_strings(pyproject, "extend-exclude", table["extend-exclude"])) if "extend-exclude" in table else ()

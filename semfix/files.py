@@ -1,16 +1,19 @@
-"""Finding Python files, reading them, and replacing them atomically."""
+"""Finding source files, reading them, and replacing them atomically."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 import tempfile
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Iterator, Sequence
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+from semfix.git import work_tree_files
+
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 #: Folder names never searched when walking a tree (as ruff and black skip them).
 EXCLUDED_DIRS = frozenset(
@@ -32,25 +35,57 @@ class Discovery:
     errors: list[tuple[Path, str]] = field(default_factory=list)
 
 
+def excluded(relative: PurePosixPath, patterns: Sequence[str]) -> bool:
+    """A glob matches the whole relative path, or any one of its parts (a folder or file name)."""
+    text = relative.as_posix()
+    return any(
+        fnmatch.fnmatchcase(text, pattern) or any(fnmatch.fnmatchcase(part, pattern) for part in relative.parts)
+        for pattern in patterns
+    )
+
+
+def _skipped_folder(name: str) -> bool:
+    return name in EXCLUDED_DIRS or (name.startswith(".") and name not in (".", ".."))
+
+
 def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not _skipped_folder(d))
         for name in sorted(files):
-            if name.endswith(PYTHON_SUFFIXES):
+            if name.endswith(SOURCE_SUFFIXES):
                 yield Path(root, name)
 
 
-def discover(paths: Iterable[Path]) -> Discovery:
-    """Python files under `paths`, in a stable order, each once.
+def _tree(folder: Path, patterns: Sequence[str]) -> list[Path]:
+    """Source files under a folder: git's view of it in a work tree (so .gitignore holds)."""
+    listed = work_tree_files(folder)
+    if listed is None:
+        candidates: Iterable[Path] = _walk(folder)
+    else:
+        candidates = (p for p in listed if p.name.endswith(SOURCE_SUFFIXES) and p.is_file())
+    kept = []
+    for path in candidates:
+        relative = PurePosixPath(path.relative_to(folder).as_posix())
+        if any(_skipped_folder(part) for part in relative.parts[:-1]) or excluded(relative, patterns):
+            continue
+        kept.append(path)
+    return sorted(kept, key=lambda p: p.as_posix())
 
-    A file named explicitly is always taken, whatever its suffix, as black and ruff do.
+
+def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclude: bool = False) -> Discovery:
+    """Source files under `paths`, in a stable order, each once.
+
+    A file named explicitly is always taken, whatever its suffix, as black and ruff do, unless
+    `force_exclude` applies the exclude globs to it too.
     """
     found = Discovery()
     seen: set[Path] = set()
     for path in paths:
         if path.is_dir():
-            candidates: Iterable[Path] = _walk(path)
+            candidates: Iterable[Path] = _tree(path, excludes)
         elif path.exists():
+            if force_exclude and excluded(PurePosixPath(path.as_posix()), excludes):
+                continue
             candidates = [path]
         elif path.is_symlink():
             found.errors.append((path, "broken symbolic link"))

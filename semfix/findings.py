@@ -19,6 +19,7 @@ class Finding:
     replacement: str | None  # the suggested source text, None when there is no safe rewrite
     applied: bool  # whether the rewrite is in the returned source
     safety: str | None = None  # "safe" or "unsafe" when there is a replacement
+    cell: int | None = None  # in a notebook: the 1-based cell number; lines count within it
 
     @property
     def fixable(self) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 
+from semfix import __version__
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.runner import FileOutcome, RunOutcome
@@ -15,7 +17,8 @@ _NO_NEWLINE = b"\n\\ No newline at end of file\n"
 def finding_line(path: Path, finding: Finding, *, mark_fixable: bool = False) -> str:
     """`path:line:col: CODE message`, the shape editors and CI log parsers understand."""
     mark = "[*] " if mark_fixable and finding.safety == "safe" else ""
-    return f"{path}:{finding.line}:{finding.column}: {finding.rule} {mark}{finding.message}"
+    where = f"{path}:cell {finding.cell}" if finding.cell is not None else f"{path}"
+    return f"{where}:{finding.line}:{finding.column}: {finding.rule} {mark}{finding.message}"
 
 
 def error_line(outcome: FileOutcome) -> str:
@@ -46,15 +49,13 @@ def _plural(count: int, word: str) -> str:
 
 
 def summary(outcome: RunOutcome, *, applied_verb: str, left_label: str = "left") -> str:
-    """One line: what was fixed (or would be), what is left, what failed."""
+    """What was fixed (or would be) and what is left; then what the run scanned and how long."""
     fixed = [f for _, f in outcome.findings if f.applied]
     left = [f for _, f in outcome.findings if not f.applied]
     fixed_files = sum(1 for f in outcome.files if f.changed)
     parts: list[str] = []
     if fixed:
-        parts.append(
-            f"{applied_verb} {_plural(len(fixed), 'problem')} in {_plural(fixed_files, 'file')}"
-        )
+        parts.append(f"{applied_verb} {_plural(len(fixed), 'problem')} in {_plural(fixed_files, 'file')}")
     if left:
         safe = sum(1 for f in left if f.safety == "safe")
         unsafe = sum(1 for f in left if f.safety == "unsafe")
@@ -67,7 +68,53 @@ def summary(outcome: RunOutcome, *, applied_verb: str, left_label: str = "left")
     if outcome.errors:
         parts.append(f"{_plural(len(outcome.errors), 'file')} could not be processed")
     text = "; ".join(parts)
-    return f"{text[0].upper()}{text[1:]} ({_plural(outcome.checked, 'file')} checked)."
+    stats = [f"{_plural(outcome.scanned, 'file')} scanned", f"{outcome.parsed} parsed"]
+    if applied_verb != "Fixed" or outcome.written:
+        stats.append(f"{fixed_files} {'changed' if outcome.written else 'to change'}")
+    stats += [_plural(len(outcome.errors), "error"), f"{outcome.seconds:.2f} s"]
+    return f"{text[0].upper()}{text[1:]}. {', '.join(stats)}."
+
+
+def json_report(outcome: RunOutcome, *, command: str) -> str:
+    """`--report FILE`: every change and finding per file, and the totals, for machines."""
+    files = []
+    for result in outcome.files:
+        if not (result.findings or result.error or result.changed):
+            continue
+        files.append(
+            {
+                "path": result.path.as_posix(),
+                "changed": result.changed,
+                "error": result.error,
+                "findings": [
+                    {
+                        "rule": f.rule,
+                        "cell": f.cell,
+                        "line": f.line,
+                        "column": f.column,
+                        "end_line": f.end_line,
+                        "end_column": f.end_column,
+                        "message": f.message,
+                        "original": f.original,
+                        "replacement": f.replacement,
+                        "safety": f.safety,
+                        "applied": f.applied and outcome.written and result.error is None,
+                    }
+                    for f in result.findings
+                ],
+            }
+        )
+    applied = sum(1 for r in outcome.files if r.error is None for f in r.findings if f.applied)
+    totals = {
+        "files_scanned": outcome.scanned,
+        "files_parsed": outcome.parsed,
+        "files_changed": sum(1 for r in outcome.files if r.changed) if outcome.written else 0,
+        "fixes_applied": applied if outcome.written else 0,
+        "findings_left": len(outcome.findings) - (applied if outcome.written else 0),
+        "errors": len(outcome.errors),
+        "seconds": round(outcome.seconds, 3),
+    }
+    return json.dumps({"tool": "semfix", "version": __version__, "command": command, "files": files, "totals": totals}, indent=2) + "\n"
 
 
 def rules_table() -> str:

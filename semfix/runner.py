@@ -1,18 +1,26 @@
-"""One run over files: read, fix in memory, optionally write, and collect the outcome.
+"""One run over files: discover, read, scan, fix in memory (in parallel), then write.
 
 This is the layer between the CLI (which knows nothing of libcst) and the API (which knows
-nothing of files).
+nothing of files). Output order never depends on the number of workers.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator, Protocol, Sequence
 
-from semfix.api import SafetyError, SourceError, fix_source
+from semfix.api import fix_source
+from semfix.catalog import may_contain_calls
+from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, read_source, write_atomic
 from semfix.findings import Finding
+from semfix.git import dirty
 from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -25,6 +33,7 @@ class FileOutcome:
     old: bytes = b""
     new: bytes = b""
     error: str | None = None
+    parsed: bool = False
 
     @property
     def changed(self) -> bool:
@@ -34,11 +43,17 @@ class FileOutcome:
 @dataclass
 class RunOutcome:
     files: list[FileOutcome] = field(default_factory=list)
-    checked: int = 0
+    scanned: int = 0
+    seconds: float = 0.0
+    written: bool = False
 
     @property
     def errors(self) -> list[FileOutcome]:
         return [f for f in self.files if f.error is not None]
+
+    @property
+    def parsed(self) -> int:
+        return sum(1 for f in self.files if f.parsed)
 
     @property
     def findings(self) -> list[tuple[Path, Finding]]:
@@ -51,29 +66,119 @@ class RunOutcome:
         return EXIT_FOUND if self.findings else EXIT_CLEAN
 
 
-def process_file(path: Path, *, settings: Settings, apply_fixes: bool, write: bool) -> FileOutcome:
-    """Fix one file in memory and write it back only if it changed and `write` is set."""
+class Progress(Protocol):
+    """What the CLI's progress bar needs to hear; the runner works without one."""
+
+    def start(self, total: int) -> None: ...
+    def advance(self) -> None: ...
+    def finish(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Task:
+    path: Path
+    data: bytes
+    settings: Settings
+    apply_fixes: bool
+
+
+def analyse(task: _Task) -> FileOutcome:
+    """Fix one file's bytes in memory; never raises (a failure is this file's error)."""
+    outcome = FileOutcome(task.path, old=task.data, new=task.data, parsed=True)
     try:
-        old = read_source(path)
-        result = fix_source(old, settings=settings, apply_fixes=apply_fixes)
-        outcome = FileOutcome(path, result.findings, old, result.source)
-        if write and outcome.changed:
-            write_atomic(path, result.source, expected=old)
-        return outcome
-    except (FileError, SourceError) as error:
-        return FileOutcome(path, error=str(error))
+        if task.path.suffix == ".ipynb":
+            from semfix.notebook import fix_notebook
+
+            result = fix_notebook(task.data, task.settings, task.apply_fixes)
+        else:
+            result = fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)  # type: ignore[assignment]
+        outcome.findings, outcome.new = result.findings, result.source
+    except SourceError as error:
+        outcome.error = str(error)
     except SafetyError as error:
-        return FileOutcome(path, error=f"internal error, file left unchanged: {error}")
+        outcome.error = f"internal error, file left unchanged: {error}"
+    except RecursionError:
+        outcome.error = "too deeply nested to analyse"
     except Exception as error:  # a bug in semfix must not stop the other files
-        return FileOutcome(
-            path, error=f"internal error, file left unchanged: {type(error).__name__}: {error}"
-        )
-
-
-def run(paths: Iterable[Path], *, settings: Settings, apply_fixes: bool, write: bool) -> RunOutcome:
-    found = discover(paths)
-    outcome = RunOutcome(checked=len(found.files))
-    outcome.files.extend(FileOutcome(path, error=reason) for path, reason in found.errors)
-    for path in found.files:
-        outcome.files.append(process_file(path, settings=settings, apply_fixes=apply_fixes, write=write))
+        outcome.error = f"internal error, file left unchanged: {type(error).__name__}: {error}"
     return outcome
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress | None) -> Iterator[FileOutcome]:
+    """Results in task order. No pool at all unless there are several files to parse."""
+    if progress is not None:
+        progress.start(len(tasks))
+    if jobs <= 1 or len(tasks) <= 1:
+        results: Iterable[FileOutcome] = map(analyse, tasks)
+        executor = None
+    else:
+        executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=_pool_context())
+        chunk = max(1, min(16, len(tasks) // (jobs * 8)))
+        results = executor.map(analyse, tasks, chunksize=chunk)
+    try:
+        for result in results:
+            if progress is not None:
+                progress.advance()
+            yield result
+    finally:
+        if executor is not None:
+            executor.shutdown(cancel_futures=True)
+        if progress is not None:
+            progress.finish()
+
+
+def run(
+    paths: Iterable[Path],
+    *,
+    settings: Settings,
+    apply_fixes: bool,
+    write: bool,
+    jobs: int | None = None,
+    excludes: Sequence[str] = (),
+    force_exclude: bool = False,
+    allow_dirty: bool = True,
+    progress: Progress | None = None,
+) -> RunOutcome:
+    started = time.perf_counter()
+    found = discover(paths, excludes, force_exclude=force_exclude)
+    outcome = RunOutcome(scanned=len(found.files), written=write)
+    outcome.files.extend(FileOutcome(path, error=reason) for path, reason in found.errors)
+    slots: list[FileOutcome | _Task] = []
+    for path in found.files:
+        try:
+            data = read_source(path)
+        except FileError as error:
+            slots.append(FileOutcome(path, error=str(error)))
+            continue
+        if may_contain_calls(data):
+            slots.append(_Task(path, data, settings, apply_fixes))
+        else:  # the byte scan proves there is nothing to find: never parsed
+            slots.append(FileOutcome(path, old=data, new=data))
+    tasks = [slot for slot in slots if isinstance(slot, _Task)]
+    analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
+    results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
+    if write:
+        _write(results, allow_dirty)
+    outcome.files.extend(results)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
+    changed = [r for r in results if r.changed]
+    refused = set() if allow_dirty or not changed else dirty([r.path for r in changed])
+    for result in changed:
+        if result.path in refused:
+            result.error = (
+                "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
+                "stage or commit them first, or pass --allow-dirty"
+            )
+            continue
+        try:
+            write_atomic(result.path, result.new, expected=result.old)
+        except FileError as error:
+            result.error = str(error)

@@ -1,0 +1,66 @@
+"""What git knows about the files: which are listed (honouring .gitignore) and which are dirty."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+
+
+def work_tree_files(folder: Path) -> list[Path] | None:
+    """Tracked and untracked-but-not-ignored files under `folder`, or None outside a work tree.
+
+    `git ls-files --exclude-standard` applies every .gitignore (nested ones too), the
+    repository's info/exclude and the user's global excludes file.
+    """
+    listed = _git(folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+    if listed is None:
+        return None
+    return sorted({folder / name for name in listed.split("\0") if name})
+
+
+def _toplevel(folder: Path, cache: dict[Path, Path | None]) -> Path | None:
+    if folder not in cache:
+        top = _git(folder, "rev-parse", "--show-toplevel")
+        cache[folder] = Path(top.strip()) if top else None
+    return cache[folder]
+
+
+def dirty(paths: Iterable[Path]) -> set[Path]:
+    """Of `paths`, those whose working copy differs from the index (unstaged or untracked).
+
+    Staged changes are clean here: semfix's own edits can still be told apart from them.
+    """
+    by_repo: dict[Path, list[Path]] = {}
+    cache: dict[Path, Path | None] = {}
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        top = _toplevel(real.parent, cache)
+        if top is not None:
+            by_repo.setdefault(top, []).append(real)
+    found: set[Path] = set()
+    for top, files in by_repo.items():
+        relative = [os.path.relpath(f, top) for f in files]
+        status = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *relative)
+        if status is None:
+            continue
+        entries = iter(status.split("\0"))
+        for entry in entries:
+            if len(entry) < 4:
+                continue
+            if "R" in entry[:2] or "C" in entry[:2]:
+                next(entries, None)  # a rename's or copy's source path follows
+            if entry[1] != " ":
+                found.add(Path(os.path.realpath(top / entry[3:])))
+    return {path for path in paths if Path(os.path.realpath(path)) in found}

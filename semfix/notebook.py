@@ -1,0 +1,208 @@
+"""Jupyter notebooks: fix the code cells, keep every other byte of the JSON as it was.
+
+The code cells are joined into one module (imports in one cell serve kernels in another), with
+IPython magics and shell escapes masked as `pass` statements, fixed like any other source,
+then split back. Only the JSON strings of cells that changed are re-encoded, in the escaping
+style the file already uses; everything else is copied from the original text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+from semfix.api import FixResult, fix_source
+from semfix.errors import SourceError
+from semfix.findings import Finding
+from semfix.settings import Settings
+
+_BOUNDARY = "#semfix-cell-boundary#\n"
+_MASK = "pass  #semfix-magic#"
+_MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|\?\s*$")
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+@dataclass
+class _Cell:
+    index: int  # position among all cells, 0-based
+    raw_span: tuple[int, int]  # the JSON `source` value: a string, or an array of strings
+    lines: list[str]
+    is_list: bool
+
+
+class _Scanner:
+    """A JSON reader that records where each code cell's `source` value sits in the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.position = 0
+        self.spans: dict[tuple[object, ...], tuple[int, int]] = {}
+
+    def _skip(self) -> None:
+        while self.position < len(self.text) and self.text[self.position] in " \t\r\n":
+            self.position += 1
+
+    def value(self, path: tuple[object, ...]) -> None:
+        self._skip()
+        start = self.position
+        char = self.text[start]
+        if char == "{":
+            self.position += 1
+            self._skip()
+            if self.text[self.position] == "}":
+                self.position += 1
+            else:
+                while True:
+                    self._skip()
+                    key_start = self.position
+                    self._string()
+                    key = json.loads(self.text[key_start : self.position])
+                    self._skip()
+                    self.position += 1  # the colon
+                    self.value((*path, key))
+                    self._skip()
+                    self.position += 1
+                    if self.text[self.position - 1] == "}":
+                        break
+        elif char == "[":
+            self.position += 1
+            self._skip()
+            if self.text[self.position] == "]":
+                self.position += 1
+            else:
+                index = 0
+                while True:
+                    self.value((*path, index))
+                    index += 1
+                    self._skip()
+                    self.position += 1
+                    if self.text[self.position - 1] == "]":
+                        break
+        elif char == '"':
+            self._string()
+        else:
+            match = re.compile(r"-?[0-9.eE+\-]+|true|false|null").match(self.text, start)
+            if match is None:
+                raise SourceError(f"not valid notebook JSON at offset {start}")
+            self.position = match.end()
+        self.spans[path] = (start, self.position)
+
+    def _string(self) -> None:
+        match = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL).match(self.text, self.position)
+        if match is None:
+            raise SourceError(f"not valid notebook JSON at offset {self.position}")
+        self.position = match.end()
+
+
+def _encode_like(value: str, original_raw: str, original_value: str) -> str:
+    for ensure_ascii in (False, True):
+        if json.dumps(original_value, ensure_ascii=ensure_ascii) == original_raw:
+            return json.dumps(value, ensure_ascii=ensure_ascii)
+    raise SourceError("cannot rewrite this notebook's JSON byte for byte (unusual string escapes)")
+
+
+def _mask(line: str) -> str:
+    if not _MAGIC.search(line.rstrip("\n")) or line.lstrip().startswith("#"):
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    return f"{indent}{_MASK}{line.lstrip()}"
+
+
+def _unmask(line: str) -> str:
+    stripped = line.lstrip()
+    if stripped.startswith(_MASK):
+        return line[: len(line) - len(stripped)] + stripped[len(_MASK) :]
+    return line
+
+
+@dataclass(frozen=True)
+class NotebookResult:
+    source: bytes
+    findings: tuple[Finding, ...]
+
+
+def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> NotebookResult:
+    """Fix a notebook's code cells; findings carry their cell number and cell-relative lines."""
+    try:
+        text = data.decode("utf-8")
+        notebook = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise SourceError(f"not a readable notebook: {error}") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise SourceError("not a notebook in nbformat 4 (no top-level cells list)")
+    language = notebook.get("metadata", {}).get("language_info", {}).get("name", "python")
+    if language != "python":
+        return NotebookResult(data, ())
+    scanner = _Scanner(text)
+    scanner.value(())
+    cells = []
+    for index, cell in enumerate(notebook["cells"]):
+        source = cell.get("source", "")
+        if cell.get("cell_type") != "code" or ("cells", index, "source") not in scanner.spans:
+            continue
+        joined = "".join(source) if isinstance(source, list) else source
+        if joined.lstrip().startswith("%%"):
+            continue  # a cell magic: the cell is not Python
+        span = scanner.spans[("cells", index, "source")]
+        cells.append(_Cell(index, span, _LINES.findall(joined), isinstance(source, list)))
+    module, starts = [], []
+    for cell in cells:
+        starts.append(sum(line.count("\n") for line in module) + 1)
+        body = "".join(_mask(line) for line in cell.lines)
+        module.append(body if body.endswith("\n") or not body else body + "\n")
+        module.append(_BOUNDARY)
+    joined_module = "".join(module)
+    result: FixResult[str] = fix_source(joined_module, settings=settings, apply_fixes=apply_fixes)
+    findings = tuple(_locate(f, cells, starts) for f in result.findings)
+    if result.source == joined_module:
+        return NotebookResult(data, findings)
+    pieces = result.source.split(_BOUNDARY)
+    edits = []
+    for cell, new_body in zip(cells, pieces):
+        old_text = "".join(cell.lines)
+        new_text = "".join(_unmask(line) for line in _LINES.findall(new_body))
+        if not old_text.endswith("\n") and new_text.endswith("\n"):
+            new_text = new_text[:-1]
+        if new_text != old_text:
+            edits.append((cell, new_text))
+    return NotebookResult(_rewrite(text, scanner, edits).encode("utf-8"), findings)
+
+
+def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
+    number = max(i for i, start in enumerate(starts) if start <= finding.line)
+    offset = starts[number] - 1
+    return replace(
+        finding, cell=cells[number].index + 1, line=finding.line - offset, end_line=finding.end_line - offset
+    )
+
+
+def _rewrite(text: str, scanner: _Scanner, edits: list[tuple[_Cell, str]]) -> str:
+    """Replace only the changed strings of the changed cells' `source` values."""
+    replacements = []
+    for cell, new_text in edits:
+        base = ("cells", cell.index, "source")
+        if not cell.is_list:
+            start, end = scanner.spans[base]
+            raw = text[start:end]
+            replacements.append((start, end, _encode_like(new_text, raw, json.loads(raw))))
+            continue
+        new_lines = _LINES.findall(new_text)
+        old_spans = [scanner.spans[(*base, i)] for i in range(len(cell.lines))]
+        if len(new_lines) == len(cell.lines):
+            for (start, end), old, new in zip(old_spans, cell.lines, new_lines):
+                if old != new:
+                    replacements.append((start, end, _encode_like(new, text[start:end], old)))
+            continue
+        if not old_spans:
+            raise SourceError("cannot rewrite an empty cell")
+        separator = text[old_spans[0][1] : old_spans[1][0]] if len(old_spans) > 1 else ", "
+        style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
+        encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
+        replacements.append((old_spans[0][0], old_spans[-1][1], encoded))
+    out, cursor = [], 0
+    for start, end, new in sorted(replacements):
+        out += [text[cursor:start], new]
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)

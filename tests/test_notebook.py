@@ -1,0 +1,39 @@
+"""Notebooks: code cells fixed across cells, magics and the JSON layout left byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from semfix.errors import SourceError
+from semfix.notebook import fix_notebook
+from semfix.settings import Settings
+
+NOTEBOOKS = Path(__file__).parent / "notebooks"
+CASES = sorted(p.name.removesuffix(".before.ipynb") for p in NOTEBOOKS.glob("*.before.ipynb"))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_notebook_fix_is_byte_exact_and_settles(name: str) -> None:
+    before = (NOTEBOOKS / f"{name}.before.ipynb").read_bytes()
+    after = (NOTEBOOKS / f"{name}.after.ipynb").read_bytes()
+    result = fix_notebook(before, Settings(), apply_fixes=True)
+    assert result.source == after
+    assert [(f.cell, f.line, f.column, f.rule) for f in result.findings] == [
+        (3, 3, 48, "SEM001"),
+        (3, 5, 25, "SEM001"),
+        (5, 1, 19, "SEM001"),
+    ]
+    again = fix_notebook(after, Settings(), apply_fixes=True)
+    assert again.source == after and not any(f.applied for f in again.findings)
+
+
+def test_a_notebook_that_is_not_json_is_a_clear_error() -> None:
+    with pytest.raises(SourceError, match="not a readable notebook"):
+        fix_notebook(b'{"cells": [', Settings(), apply_fixes=True)
+
+
+def test_a_non_python_notebook_is_left_alone() -> None:
+    data = b'{"cells": [{"cell_type": "code", "source": ["pl.semaphore_wait(s[...])"]}], "metadata": {"language_info": {"name": "julia"}}}'
+    assert fix_notebook(data, Settings(), apply_fixes=True).source == data

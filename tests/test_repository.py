@@ -1,0 +1,140 @@
+"""Running over a repository: git-aware discovery, excludes, parallel runs, reports, dirty files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import semfix.runner
+from semfix.files import discover
+from semfix.settings import Settings
+
+BUGGY = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"
+FIXED = BUGGY.replace("sem[...]", "sem")
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@needs_git
+def test_gitignore_files_nested_too_are_skipped(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    _tree(
+        tmp_path,
+        {
+            ".gitignore": "generated/\n",
+            "pkg/.gitignore": "scratch_*.py\n",
+            "pkg/kernel.py": BUGGY,
+            "pkg/scratch_1.py": BUGGY,
+            "generated/out.py": BUGGY,
+            "notebooks/demo.ipynb": "{}",
+        },
+    )
+    found = [p.relative_to(tmp_path).as_posix() for p in discover([tmp_path]).files]
+    assert found == ["notebooks/demo.ipynb", "pkg/kernel.py"]
+
+
+def test_excludes_from_the_command_line_and_pyproject(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.semfix]\nextend-exclude = ["legacy"]\n',
+            "src/kernel.py": BUGGY,
+            "src/kernel_test.py": BUGGY,
+            "legacy/old.py": BUGGY,
+        },
+    )
+    result = cli("check", ".", "--exclude", "*_test.py", cwd=tmp_path)
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["src/kernel.py"]
+    named = cli("check", "legacy/old.py", cwd=tmp_path)
+    assert named.stdout.startswith("legacy/old.py:")  # a file named explicitly is taken...
+    forced = cli("check", "legacy/old.py", "--force-exclude", cwd=tmp_path)
+    assert forced.stdout == "" and forced.returncode == 0  # ...unless --force-exclude
+
+
+def test_parallel_output_is_identical_to_serial(tmp_path: Path) -> None:
+    for index in range(12):
+        body = BUGGY if index % 3 else "import numpy\n"
+        (tmp_path / f"k{index:02}.py").write_text(body.replace("kernel", f"kernel{index}"))
+    (tmp_path / "bad.py").write_text("from jax.experimental import pallas as pl\npl.semaphore_wait(\n")
+    serial = cli("fix", "--diff", "-j", "1", ".", cwd=tmp_path)
+    parallel = cli("fix", "--diff", "-j", "2", ".", cwd=tmp_path)
+    assert serial.stdout == parallel.stdout and serial.stdout.count("+++ b/") == 8
+    strip = lambda text: text.rsplit(", ", 1)[0]  # noqa: E731 - the timing differs
+    assert strip(serial.stderr) == strip(parallel.stderr)
+    assert serial.returncode == parallel.returncode == 2
+
+
+def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for index in range(5):
+        (tmp_path / f"plain{index}.py").write_text("import numpy\n")
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(semfix.runner, "ProcessPoolExecutor", no_pool)
+    outcome = semfix.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
+    assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
+
+
+def test_json_report(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a.py": BUGGY, "b.py": "import numpy\n", "c.py": "from jax.experimental import pallas as pl\nx = pl.semaphore_wait(\n"})
+    result = cli("fix", ".", "--report", "report.json", cwd=tmp_path)
+    assert result.returncode == 2
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["totals"] == {
+        "files_scanned": 3,
+        "files_parsed": 2,
+        "files_changed": 1,
+        "fixes_applied": 1,
+        "findings_left": 0,
+        "errors": 1,
+        "seconds": report["totals"]["seconds"],
+    }
+    by_path = {entry["path"]: entry for entry in report["files"]}
+    assert sorted(by_path) == ["a.py", "c.py"]
+    [finding] = by_path["a.py"]["findings"]
+    assert (finding["rule"], finding["line"], finding["column"], finding["applied"]) == ("SEM001", 5, 23, True)
+    assert by_path["c.py"]["error"].startswith("syntax error at line 2")
+
+
+@needs_git
+def test_unstaged_edits_block_the_rewrite_unless_allowed(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    _tree(tmp_path, {"clean.py": BUGGY, "edited.py": BUGGY, "staged.py": BUGGY})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "kernels")
+    (tmp_path / "edited.py").write_text(BUGGY + "# work in progress\n")
+    (tmp_path / "staged.py").write_text(BUGGY + "# staged edit\n")
+    git(tmp_path, "add", "staged.py")
+    (tmp_path / "untracked.py").write_text(BUGGY)
+    result = cli("fix", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    refused = sorted(line.split(": ")[1] for line in result.stderr.splitlines() if "--allow-dirty" in line)
+    assert refused == ["edited.py", "untracked.py"]
+    assert (tmp_path / "clean.py").read_text() == FIXED
+    assert (tmp_path / "staged.py").read_text() == FIXED + "# staged edit\n"
+    assert (tmp_path / "edited.py").read_text() == BUGGY + "# work in progress\n"
+    allowed = cli("fix", ".", "--allow-dirty", cwd=tmp_path)
+    assert allowed.returncode == 1
+    assert (tmp_path / "edited.py").read_text() == FIXED + "# work in progress\n"
