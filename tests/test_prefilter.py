@@ -1,0 +1,53 @@
+"""The byte prefilter may skip a file only if the full engine would find nothing in it."""
+
+from __future__ import annotations
+
+from conftest import fixture_cases
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from semfix.catalog import MODULES, may_contain_calls
+from semfix.cst_engine import fix_with_libcst
+from semfix.settings import Settings
+
+EVERYTHING = Settings.build(select=["ALL"], unsafe_fixes=True)
+_FUNCTIONS = sorted({(module, name) for module, ops in MODULES.items() for name in ops})
+
+
+@st.composite
+def modules(draw: st.DrawFn) -> str:
+    """A small module that imports a catalog function in one of the ways people write it."""
+    module, name = draw(st.sampled_from(_FUNCTIONS))
+    parent, _, leaf = module.rpartition(".")
+    alias = draw(st.sampled_from(["m", "pl", "pltpu", "plgpu", "ops"]))
+    style = draw(st.integers(0, 3))
+    if style == 0:
+        header, callee = f"import {module} as {alias}", f"{alias}.{name}"
+    elif style == 1:
+        header, callee = f"from {parent} import {leaf} as {alias}", f"{alias}.{name}"
+    elif style == 2:
+        header, callee = f"from {module} import {name} as fn", "fn"
+    else:
+        header, callee = f"import {module}", f"{module}.{name}"
+    argument = draw(st.sampled_from(["sem[...]", "sem[()]", "sems.at[1][...]", "sems[0]", "sems[0:2]", "sem"]))
+    padding = draw(st.lists(st.sampled_from(["", "x = 1", "# note", "def f():\n    return 2"]), max_size=3))
+    arguments = ", ".join([argument] * 4)  # covers every semaphore position in the catalog
+    return "\n".join([header, *padding, f"{callee}({arguments})", ""])
+
+
+@settings(max_examples=150, deadline=None)
+@given(modules())
+def test_prefilter_keeps_every_file_the_engine_flags(source: str) -> None:
+    _, findings, _ = fix_with_libcst(source, EVERYTHING, apply_fixes=False)
+    if findings:
+        assert may_contain_calls(source) and may_contain_calls(source.encode())
+
+
+def test_prefilter_keeps_every_fixture_with_findings() -> None:
+    flagged = 0
+    for case in fixture_cases():
+        _, findings, _ = fix_with_libcst(case.before, EVERYTHING, apply_fixes=False)
+        if findings:
+            flagged += 1
+            assert may_contain_calls(case.before), case.name
+    assert flagged > 20
