@@ -13,6 +13,7 @@ must equal the libcst engine's byte for byte, findings included; the tests hold 
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import io
 import re
@@ -22,13 +23,14 @@ from enum import Enum
 from typing import Iterator
 
 from semfix import messages
-from semfix.catalog import PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
+from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding
 from semfix.settings import Settings
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
+_MIGRATIONS = frozenset({"SEM101", "SEM102"})
 
 
 class Defer(Exception):
@@ -108,99 +110,136 @@ class _ScopeBuilder:
         for statement in tree.body:
             self.visit(statement, self.module)
 
-    def visit(self, node: ast.AST, scope: _Scope) -> None:  # noqa: C901 - one dispatch table
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            kind = "global" if isinstance(node, ast.Global) else "nonlocal"
-            scope.function_scope().declared.update((name, kind) for name in node.names)
+    def visit(self, node: ast.AST, scope: _Scope) -> None:
+        """Dispatch on the node's exact type; most nodes only pass their scope down."""
+        handler = _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node, scope)
             return
-        if getattr(node, "type_params", None) or type(node).__name__ in ("TypeAlias", "TryStar"):
-            raise Defer("newer syntax")
-        if isinstance(node, _FUNCTIONS):
-            self._function(node, scope)
-        elif isinstance(node, ast.Lambda):
-            self._arguments_defaults(node.args, scope)
-            inner = _Scope("function", scope)
-            self._parameters(node, node.args, inner)
-            self.visit(node.body, inner)
-        elif isinstance(node, ast.ClassDef):
-            for child in (*node.decorator_list, *node.bases, *node.keywords):
-                self.visit(child, scope)
-            scope.bind(node.name, _Binding("other", node=node))
-            inner = _Scope("class", scope)
-            for statement in node.body:
-                self.visit(statement, inner)
-        elif isinstance(node, _COMPREHENSIONS):
-            self._comprehension(node, scope)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    scope.bind(alias.asname, _Binding("import", alias.name))
-                else:
-                    root = alias.name.split(".")[0]
-                    scope.bind(root, _Binding("import", root))
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            for alias in node.names:
-                if alias.name == "*":
-                    raise Defer("star import")
-                scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
-        elif isinstance(node, ast.Assign):
-            self.visit(node.value, scope)
-            for target in node.targets:
-                self._assign_target(target, node, scope, single=len(node.targets) == 1)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            if node.value is not None:
-                self.visit(node.value, scope)
-            if isinstance(node, ast.AnnAssign):
-                self.visit(node.annotation, scope)
-            self._target(node.target, scope, "other")
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.visit(node.iter, scope)
-            self._target(node.target, scope, "other")
-            for statement in (*node.body, *node.orelse):
-                self.visit(statement, scope)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                self.visit(item.context_expr, scope)
-                if item.optional_vars is not None:
-                    self._target(item.optional_vars, scope, "other")
-            for statement in node.body:
-                self.visit(statement, scope)
-        elif isinstance(node, ast.ExceptHandler):
-            if node.type is not None:
-                self.visit(node.type, scope)
-            if node.name:
-                scope.bind(node.name, _Binding("other"))
-            for statement in node.body:
-                self.visit(statement, scope)
-        elif isinstance(node, ast.NamedExpr):
-            self.visit(node.value, scope)
-            scope.function_scope().bind(node.target.id, _Binding("other"))  # type: ignore[union-attr]
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
-            if node.name:
-                scope.bind(node.name, _Binding("other"))
-            if isinstance(node, ast.MatchAs) and node.pattern is not None:
-                self.visit(node.pattern, scope)
-        elif isinstance(node, ast.MatchMapping):
-            if node.rest:
-                scope.bind(node.rest, _Binding("other"))
-            self._children(node, scope)
-        else:
-            if isinstance(node, ast.Call):
-                self.scope_of[id(node)] = scope
-                self.calls.append(node)
-            elif isinstance(node, ast.Subscript):
-                self.scope_of[id(node)] = scope
-                self.subscripts.append(node)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                scope.bind(node.id, _Binding("other"))
-            self._children(node, scope)
+        if type(node) in _LEAVES:
+            return
+        for name in node._fields:
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item, scope)
+            elif isinstance(value, ast.AST):
+                self.visit(value, scope)
 
     def _children(self, node: ast.AST, scope: _Scope) -> None:
         for child in ast.iter_child_nodes(node):
             self.visit(child, scope)
 
+    def _call(self, node: ast.Call, scope: _Scope) -> None:
+        self.scope_of[id(node)] = scope
+        self.calls.append(node)
+        self.visit(node.func, scope)
+        for argument in node.args:
+            self.visit(argument, scope)
+        for keyword in node.keywords:
+            self.visit(keyword.value, scope)
+
+    def _subscript(self, node: ast.Subscript, scope: _Scope) -> None:
+        self.scope_of[id(node)] = scope
+        self.subscripts.append(node)
+        self.visit(node.value, scope)
+        self.visit(node.slice, scope)
+
+    def _name(self, node: ast.Name, scope: _Scope) -> None:
+        if type(node.ctx) is ast.Store:
+            scope.bind(node.id, _Binding("other"))
+
+    def _declaration(self, node: ast.Global | ast.Nonlocal, scope: _Scope) -> None:
+        kind = "global" if isinstance(node, ast.Global) else "nonlocal"
+        scope.function_scope().declared.update((name, kind) for name in node.names)
+
+    def _newer_syntax(self, node: ast.AST, scope: _Scope) -> None:
+        raise Defer("newer syntax")
+
+    def _lambda(self, node: ast.Lambda, scope: _Scope) -> None:
+        self._arguments_defaults(node.args, scope)
+        inner = _Scope("function", scope)
+        self._parameters(node, node.args, inner)
+        self.visit(node.body, inner)
+
+    def _class(self, node: ast.ClassDef, scope: _Scope) -> None:
+        if getattr(node, "type_params", None):
+            raise Defer("newer syntax")
+        for child in (*node.decorator_list, *node.bases, *node.keywords):
+            self.visit(child, scope)
+        scope.bind(node.name, _Binding("other", node=node))
+        inner = _Scope("class", scope)
+        for statement in node.body:
+            self.visit(statement, inner)
+
+    def _import(self, node: ast.Import, scope: _Scope) -> None:
+        for alias in node.names:
+            if alias.asname:
+                scope.bind(alias.asname, _Binding("import", alias.name))
+            else:
+                root = alias.name.split(".")[0]
+                scope.bind(root, _Binding("import", root))
+
+    def _import_from(self, node: ast.ImportFrom, scope: _Scope) -> None:
+        module = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                raise Defer("star import")
+            scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
+
+    def _assign(self, node: ast.Assign, scope: _Scope) -> None:
+        self.visit(node.value, scope)
+        for target in node.targets:
+            self._assign_target(target, node, scope, single=len(node.targets) == 1)
+
+    def _aug_assign(self, node: ast.AugAssign | ast.AnnAssign, scope: _Scope) -> None:
+        if node.value is not None:
+            self.visit(node.value, scope)
+        if isinstance(node, ast.AnnAssign):
+            self.visit(node.annotation, scope)
+        self._target(node.target, scope, "other")
+
+    def _for(self, node: ast.For | ast.AsyncFor, scope: _Scope) -> None:
+        self.visit(node.iter, scope)
+        self._target(node.target, scope, "other")
+        for statement in (*node.body, *node.orelse):
+            self.visit(statement, scope)
+
+    def _with(self, node: ast.With | ast.AsyncWith, scope: _Scope) -> None:
+        for item in node.items:
+            self.visit(item.context_expr, scope)
+            if item.optional_vars is not None:
+                self._target(item.optional_vars, scope, "other")
+        for statement in node.body:
+            self.visit(statement, scope)
+
+    def _except(self, node: ast.ExceptHandler, scope: _Scope) -> None:
+        if node.type is not None:
+            self.visit(node.type, scope)
+        if node.name:
+            scope.bind(node.name, _Binding("other"))
+        for statement in node.body:
+            self.visit(statement, scope)
+
+    def _walrus(self, node: ast.NamedExpr, scope: _Scope) -> None:
+        self.visit(node.value, scope)
+        scope.function_scope().bind(node.target.id, _Binding("other"))
+
+    def _match_capture(self, node: ast.MatchAs | ast.MatchStar, scope: _Scope) -> None:
+        if node.name:
+            scope.bind(node.name, _Binding("other"))
+        if isinstance(node, ast.MatchAs) and node.pattern is not None:
+            self.visit(node.pattern, scope)
+
+    def _match_mapping(self, node: ast.MatchMapping, scope: _Scope) -> None:
+        if node.rest:
+            scope.bind(node.rest, _Binding("other"))
+        self._children(node, scope)
+
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+        if getattr(node, "type_params", None):
+            raise Defer("newer syntax")
         for child in (*node.decorator_list, *([node.returns] if node.returns else [])):
             self.visit(child, scope)
         self._arguments_defaults(node.args, scope)
@@ -265,6 +304,176 @@ class _ScopeBuilder:
             self.visit(target, scope)
 
 
+_HANDLERS = {
+    ast.Call: _ScopeBuilder._call,
+    ast.Subscript: _ScopeBuilder._subscript,
+    ast.Name: _ScopeBuilder._name,
+    ast.Global: _ScopeBuilder._declaration,
+    ast.Nonlocal: _ScopeBuilder._declaration,
+    ast.FunctionDef: _ScopeBuilder._function,
+    ast.AsyncFunctionDef: _ScopeBuilder._function,
+    ast.Lambda: _ScopeBuilder._lambda,
+    ast.ClassDef: _ScopeBuilder._class,
+    ast.ListComp: _ScopeBuilder._comprehension,
+    ast.SetComp: _ScopeBuilder._comprehension,
+    ast.GeneratorExp: _ScopeBuilder._comprehension,
+    ast.DictComp: _ScopeBuilder._comprehension,
+    ast.Import: _ScopeBuilder._import,
+    ast.ImportFrom: _ScopeBuilder._import_from,
+    ast.Assign: _ScopeBuilder._assign,
+    ast.AugAssign: _ScopeBuilder._aug_assign,
+    ast.AnnAssign: _ScopeBuilder._aug_assign,
+    ast.For: _ScopeBuilder._for,
+    ast.AsyncFor: _ScopeBuilder._for,
+    ast.With: _ScopeBuilder._with,
+    ast.AsyncWith: _ScopeBuilder._with,
+    ast.ExceptHandler: _ScopeBuilder._except,
+    ast.NamedExpr: _ScopeBuilder._walrus,
+    ast.MatchAs: _ScopeBuilder._match_capture,
+    ast.MatchStar: _ScopeBuilder._match_capture,
+    ast.MatchMapping: _ScopeBuilder._match_mapping,
+    **{getattr(ast, name): _ScopeBuilder._newer_syntax for name in ("TypeAlias", "TryStar") if hasattr(ast, name)},
+}
+# Nodes with nothing below them that matters: contexts, operators, constants.
+_LEAVES = frozenset(
+    [ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue]
+    + [c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for c in base.__subclasses__()]
+)
+
+
+_ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
+_INTERESTING = FUNCTION_NAMES | {"pallas_call", "run_scoped", "partial"} | _ALLOCATION_TERMINALS
+
+
+def _terminal(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _arrayish(node: ast.AST) -> bool:
+    """Could this scratch or run_scoped entry allocate a semaphore array? (any call with args)"""
+    if isinstance(node, ast.keyword):
+        node = node.value
+    return isinstance(node, ast.Call) and bool(node.args or node.keywords)
+
+
+def nothing_to_find(tree: ast.Module) -> bool:
+    """A syntactic over-approximation of every rule: True only if no rule can fire.
+
+    Every finding sits on an argument of a call whose callee ends in a catalog name (or an
+    alias imported for one), and is a subscript other than a plain `.at[i]` view, or a name
+    that is assigned a read or could be a semaphore-array parameter. Names are matched
+    without scopes and allocations without resolving their callees, so this can only
+    over-report, and a file it clears needs no scope analysis at all.
+    """
+    aliases: dict[str, str] = {}
+    calls: list[ast.Call] = []
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    read_names: set[str] = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name in _INTERESTING and alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            functions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            if _read_target(node.value) is not None:  # type: ignore[attr-defined]
+                read_names.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
+
+    def terminal(call: ast.Call) -> str | None:
+        name = _terminal(call.func)
+        return aliases.get(name, name) if name is not None else None
+
+    array_params: set[str] = set()
+    catalog_calls = []
+    for call in calls:
+        name = terminal(call)
+        if name in FUNCTION_NAMES:
+            catalog_calls.append(call)
+        elif name == "pallas_call":
+            array_params |= _scratch_params(call, functions)
+        elif name == "run_scoped" and call.args:
+            array_params |= _scoped_params(call.args[0], [*call.args[1:], *call.keywords], functions)
+        elif name == "partial" and call.args and terminal_of(call.args[0], aliases) == "run_scoped":
+            for function in (f for fs in functions.values() for f in fs):
+                if call in function.decorator_list:
+                    array_params |= _scoped_params(function, [*call.args[1:], *call.keywords], functions)
+    suspicious_names = read_names | array_params
+    for call in catalog_calls:
+        for argument in (*call.args, *(k.value for k in call.keywords)):
+            if isinstance(argument, ast.Starred):
+                argument = argument.value
+            if isinstance(argument, ast.Name):
+                if argument.id in suspicious_names:
+                    return False
+            elif isinstance(argument, ast.Subscript):
+                if not _is_at(argument.value) or _has_slice(argument):
+                    return False
+    return True
+
+
+def terminal_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
+    name = _terminal(node)
+    return aliases.get(name, name) if name is not None else None
+
+
+def _named_functions(node: ast.AST, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]) -> list:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [node]
+    if isinstance(node, ast.Call) and node.args:  # functools.partial(kernel, ...)
+        return _named_functions(node.args[0], functions)
+    return functions.get(node.id, []) if isinstance(node, ast.Name) else []
+
+
+def _positional(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    return [*function.args.posonlyargs, *function.args.args]
+
+
+def _scratch_params(call: ast.Call, functions: dict) -> set[str]:
+    keywords = {k.arg: k.value for k in call.keywords}
+    kernel = keywords.get("kernel", call.args[0] if call.args else None)
+    scratch = keywords.get("scratch_shapes")
+    if scratch is None and isinstance(keywords.get("grid_spec"), ast.Call):
+        scratch = next((k.value for k in keywords["grid_spec"].keywords if k.arg == "scratch_shapes"), None)
+    if kernel is None or scratch is None:
+        return set()
+    names: set[str] = set()
+    for function in _named_functions(kernel, functions):
+        params = _positional(function)
+        if isinstance(scratch, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in scratch.elts):
+            entries = scratch.elts
+            names |= {p.arg for p, e in zip(params[max(len(params) - len(entries), 0) :], entries) if _arrayish(e)}
+        else:
+            names |= {p.arg for p in params}
+    return names
+
+
+def _scoped_params(body: ast.AST, allocations: list[ast.AST], functions: dict) -> set[str]:
+    names: set[str] = set()
+    for function in _named_functions(body, functions):
+        params = _positional(function)
+        position = 0
+        for item in allocations:
+            if isinstance(item, ast.keyword):
+                if item.arg is None:
+                    names |= {p.arg for p in (*params, *function.args.kwonlyargs)}
+                elif _arrayish(item):
+                    names.add(item.arg)
+                continue
+            if isinstance(item, ast.Starred):
+                names |= {p.arg for p in params}
+                continue
+            if position < len(params) and _arrayish(item):
+                names.add(params[position].arg)
+            position += 1
+    return names
+
+
 def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
     yield from (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
     yield from (a for a in (arguments.vararg, arguments.kwarg) if a is not None)
@@ -324,6 +533,9 @@ class _Text:
     def end(self, node: ast.AST) -> tuple[int, int, int]:
         column = self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         return node.end_lineno, column, self.starts[node.end_lineno - 1] + column  # type: ignore[attr-defined]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
 
     def of(self, node: ast.AST) -> str:
         return self.text[self.start(node)[2] : self.end(node)[2]]
@@ -523,9 +735,11 @@ class _Engine:
             for argument in _semaphore_arguments(operation, call):
                 argument_spans.append((self.text.start(argument)[2], self.text.end(argument)[2]))
                 self._argument(call, argument, scope)
-        starts = [self.text.start(call)[2] for call, _ in calls]
-        if any(low < start < high for low, high in argument_spans for start in starts):
-            raise Defer("a semaphore call inside a semaphore argument")
+        starts = sorted(self.text.start(call)[2] for call, _ in calls)
+        for low, high in argument_spans:
+            index = bisect.bisect_right(starts, low)
+            if index < len(starts) and starts[index] < high:
+                raise Defer("a semaphore call inside a semaphore argument")
 
     def _report(
         self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True
@@ -708,22 +922,27 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Quick
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         raise Defer(f"ast: {type(error).__name__}") from None
-    index = _Text(text)
-    engine = _Engine(index, tree, settings)
+    if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
+        raise Defer("the encoding does not round-trip")
+    return _analyse_tree(text, tree, encoding, settings, apply_fixes)
+
+
+def _analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> QuickResult:
+    if not (settings.enabled & _MIGRATIONS) and nothing_to_find(tree):
+        return QuickResult(text, encoding, ())
+    engine = _Engine(_Text(text), tree, settings)
     engine.run()
     findings = engine.findings
     if not apply_fixes:
-        findings = [replace(f, applied=False) for f in findings]
-        return QuickResult(text, encoding, tuple(findings))
+        return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
         return QuickResult(text, encoding, tuple(findings))
-    if not isinstance(source, str) and text.encode(encoding) != source:
-        raise Defer("the encoding does not round-trip")
     edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
     new_text = _apply(text, 0, len(text), edits)
+    changed_lines = {engine.text.line_of(start) for start, _, _ in edits}
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
-    _prove(tree, new_text, settings)
+    _prove(tree, new_text, changed_lines, encoding, settings)
     return QuickResult(new_text, encoding, tuple(findings))
 
 
@@ -731,16 +950,28 @@ class QuickSafetyError(Exception):
     """The quick engine's rewrite failed its proof."""
 
 
-def _prove(expected_tree: ast.Module, new_text: str, settings: Settings) -> None:
-    """The new text must parse to exactly the declared tree, and settle on a second pass."""
+def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encoding: str, settings: Settings) -> None:
+    """The new text must parse to exactly the declared tree, and settle on a second pass.
+
+    Edits never add or remove line breaks, so a top-level statement without an edit has the
+    same text at the same lines and parses the same: only statements holding an edit are
+    compared node for node.
+    """
     try:
-        new_tree = ast.parse(new_text)
+        actual = ast.parse(new_text)
     except SyntaxError as error:
         raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
-    if ast.dump(new_tree) != ast.dump(expected_tree):
+    if len(actual.body) != len(expected.body):
         raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+    for old, new in zip(expected.body, actual.body):
+        span = (old.lineno, old.end_lineno, old.col_offset)
+        if span != (new.lineno, new.end_lineno, new.col_offset):
+            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+        if any(old.lineno <= line <= old.end_lineno for line in changed_lines):  # type: ignore[operator]
+            if ast.dump(old) != ast.dump(new):
+                raise QuickSafetyError("the rewritten source differs from the declared rewrites")
     try:
-        again = analyse(new_text, settings, apply_fixes=True)
+        again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     except Defer:
         return  # the libcst engine's own idempotency check covers files it owns
     if again.text != new_text or any(f.applied for f in again.findings):
