@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 import copy
+import functools
 import io
 import re
 import tokenize
@@ -339,10 +340,16 @@ _LEAVES = frozenset(
     [ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue]
     + [c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for c in base.__subclasses__()]
 )
+_SKIP = _LEAVES | {str, int, bool, float, complex, bytes, type(None), type(...)}  # plain field values
 
 
 _ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
 _INTERESTING = FUNCTION_NAMES | {"pallas_call", "run_scoped", "partial"} | _ALLOCATION_TERMINALS
+
+
+@functools.lru_cache(maxsize=None)
+def _last_parts(targets: frozenset[str]) -> frozenset[str]:
+    return frozenset(name.rpartition(".")[2] for name in targets)
 
 
 def _terminal(node: ast.expr) -> str | None:
@@ -358,6 +365,15 @@ def _arrayish(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and bool(node.args or node.keywords)
 
 
+def _suspicious_subscript(call: ast.Call) -> bool:
+    for argument in (*call.args, *(k.value for k in call.keywords)):
+        if isinstance(argument, ast.Starred):
+            argument = argument.value
+        if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
+            return True
+    return False
+
+
 def nothing_to_find(tree: ast.Module) -> bool:
     """A syntactic over-approximation of every rule: True only if no rule can fire.
 
@@ -371,9 +387,23 @@ def nothing_to_find(tree: ast.Module) -> bool:
     calls: list[ast.Call] = []
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     read_names: set[str] = set()
-    for node in ast.walk(tree):
+    stack: list[object] = [tree]
+    pop, extend = stack.pop, stack.extend
+    while stack:  # ast.walk, minus the leaves no rule looks at: about three times faster
+        node = pop()
         kind = type(node)
+        if kind in _SKIP:
+            continue
+        for field_name in node._fields:  # type: ignore[attr-defined]
+            value = getattr(node, field_name)
+            if type(value) is list:
+                extend(value)
+            elif value is not None:
+                stack.append(value)
         if kind is ast.Call:
+            name = _terminal(node.func)  # type: ignore[attr-defined]
+            if name in FUNCTION_NAMES and _suspicious_subscript(node):  # type: ignore[arg-type]
+                return False  # a bug-shaped argument: no need to look further
             calls.append(node)  # type: ignore[arg-type]
         elif kind is ast.ImportFrom:
             for alias in node.names:  # type: ignore[attr-defined]
@@ -405,15 +435,13 @@ def nothing_to_find(tree: ast.Module) -> bool:
                     array_params |= _scoped_params(function, [*call.args[1:], *call.keywords], functions)
     suspicious_names = read_names | array_params
     for call in catalog_calls:
+        if _suspicious_subscript(call):
+            return False
         for argument in (*call.args, *(k.value for k in call.keywords)):
             if isinstance(argument, ast.Starred):
                 argument = argument.value
-            if isinstance(argument, ast.Name):
-                if argument.id in suspicious_names:
-                    return False
-            elif isinstance(argument, ast.Subscript):
-                if not _is_at(argument.value) or _has_slice(argument):
-                    return False
+            if isinstance(argument, ast.Name) and argument.id in suspicious_names:
+                return False
     return True
 
 
@@ -577,10 +605,14 @@ class _Engine:
         return {f"{b.qualname}{suffix}" for b in bindings}
 
     def resolves_to(self, node: ast.expr, scope: _Scope, targets: frozenset[str]) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):
+            return False  # a qualified name ends in the attribute itself: no need to resolve
         names = self.qualified(node, scope)
         return bool(names) and names <= targets  # type: ignore[operator]
 
     def operation(self, call: ast.Call) -> Operation | None:
+        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
+            return None
         names = self.qualified(call.func, self.scopes.scope_of[id(call)])
         if not names:
             return None
