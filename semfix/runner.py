@@ -84,7 +84,7 @@ class _Task:
 
 def analyse(task: _Task) -> FileOutcome:
     """Fix one file's bytes in memory; never raises (a failure is this file's error)."""
-    outcome = FileOutcome(task.path, old=task.data, new=task.data, parsed=True)
+    outcome = FileOutcome(task.path, old=task.data, new=task.data, parsed=True)  # bytes dropped below
     try:
         if task.path.suffix == ".ipynb":
             from semfix.notebook import fix_notebook
@@ -101,6 +101,8 @@ def analyse(task: _Task) -> FileOutcome:
         outcome.error = "too deeply nested to analyse"
     except Exception as error:  # a bug in semfix must not stop the other files
         outcome.error = f"internal error, file left unchanged: {type(error).__name__}: {error}"
+    if outcome.error is not None or outcome.new == outcome.old:
+        outcome.old = outcome.new = b""  # only a changed file's bytes are needed (diff, write)
     return outcome
 
 
@@ -156,8 +158,8 @@ def run(
             continue
         if may_contain_calls(data):
             slots.append(_Task(path, data, settings, apply_fixes))
-        else:  # the byte scan proves there is nothing to find: never parsed
-            slots.append(FileOutcome(path, old=data, new=data))
+        else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
+            slots.append(FileOutcome(path))
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
     analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
     results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
