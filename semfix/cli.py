@@ -13,12 +13,19 @@ import click
 
 from semfix import __version__
 from semfix.config import find_pyproject, load_excludes, load_settings
+from semfix.files import read_text
+from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, split_lines, suggestion_diff
 from semfix.report import error_line, finding_line, json_report, rules_table, summary, unified_diff
-from semfix.runner import EXIT_ERROR, RunOutcome, run
+from semfix.review import ReviewError, review as review_changes
+from semfix.runner import EXIT_ERROR, RunOutcome, fix_stdin, run
 from semfix.settings import Settings, SettingsError
 
 _PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
+_FORMAT = click.option(
+    "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+    help="How to print findings: text (with a diff of each suggestion), json, github, sarif, rdjson.",
+)
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
 
@@ -133,8 +140,9 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change.")
 @click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
+@click.option("--stdin-filename", type=click.Path(path_type=Path), default=None, help="With PATH '-': the name of the file on stdin (for settings, messages and notebooks).")
 @_QUIET
-def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, quiet: bool) -> None:
+def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, stdin_filename: Path | None, quiet: bool) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
 
     In a git work tree, files with unstaged edits are not rewritten (unless --allow-dirty),
@@ -143,6 +151,8 @@ def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, qu
     Exit status: 0 nothing to fix, 1 something was (or would be) fixed or found,
     2 a file could not be processed.
     """
+    if options.paths == (Path("-"),):
+        _fix_stdin(options, stdin_filename or Path("-"))
     dry = diff or check_only
     outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
     for result in outcome.files:
@@ -159,16 +169,81 @@ def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, qu
 
 @main.command()
 @_common_options
+@_FORMAT
 @_QUIET
-def check(options: RunOptions, quiet: bool) -> None:
+def check(options: RunOptions, output_format: str, quiet: bool) -> None:
     """List problems under PATHS without changing anything ([*]: `semfix fix` can fix it).
 
     Exit status: 0 nothing found, 1 something found, 2 a file could not be processed.
     """
     outcome = options.run(apply_fixes=False, write=False)
-    for path, finding in outcome.findings:
-        click.echo(finding_line(path, finding, mark_fixable=True))
+    _print_findings(outcome, output_format, with_diffs=False)
     _finish(outcome, options, command="check", quiet=quiet, applied_verb="Fixed", left_label="found")
+
+
+@main.command()
+@_common_options
+@click.option("--base", default=None, help="Revision to compare with (default: the merge base with origin/main, else main, else HEAD).")
+@_FORMAT
+@_QUIET
+def review(options: RunOptions, base: str | None, output_format: str, quiet: bool) -> None:
+    """Review what a branch changed: findings on changed lines only, with suggestions.
+
+    Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
+    written. Exit status: 1 if a finding touches a changed line, else 0; 2 on an error.
+    """
+    try:
+        result = review_changes(options.paths, base=base, settings=options.settings, excludes=options.excludes, jobs=options.jobs)
+    except ReviewError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    _print_findings(result.outcome, output_format, with_diffs=True)
+    for failed in result.outcome.errors:
+        click.echo(error_line(failed), err=True)
+    if not quiet:
+        count = len(result.outcome.findings)
+        files = sum(1 for f in result.outcome.files if f.findings)
+        click.echo(f"{count} finding{'s' if count != 1 else ''} on changed lines in {files} file{'s' if files != 1 else ''} (compared with {result.base[:12]}).", err=True)
+    sys.exit(result.outcome.exit_code)
+
+
+def _fix_stdin(options: RunOptions, name: Path) -> None:
+    """`semfix fix -`: source on stdin, the fixed source on stdout, findings on stderr.
+
+    On an error the source goes back out unchanged, so a pipe never loses it.
+    """
+    data = sys.stdin.buffer.read()
+    outcome = fix_stdin(name, data, options.settings)
+    sys.stdout.buffer.write(outcome.new if outcome.changed else data)
+    sys.stdout.flush()
+    for finding in outcome.findings:
+        click.echo(finding_line(name, finding), err=True)
+    if outcome.error is not None:
+        click.echo(error_line(outcome), err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(1 if outcome.findings else 0)
+
+
+def _print_findings(outcome: RunOutcome, output_format: str, *, with_diffs: bool) -> None:
+    findings = outcome.findings
+    if output_format == "json":
+        click.echo(as_json(findings), nl=False)
+    elif output_format == "github":
+        click.echo(as_github(findings), nl=False)
+    elif output_format == "sarif":
+        click.echo(as_sarif(findings), nl=False)
+    elif output_format == "rdjson":
+        click.echo(as_rdjson(findings, lambda path: split_lines(read_text(path))), nl=False)
+    else:
+        color = sys.stdout.isatty()
+        texts: dict[Path, str] = {}
+        for path, finding in findings:
+            click.echo(finding_line(path, finding, mark_fixable=True))
+            if not with_diffs:
+                continue
+            if path not in texts:
+                texts[path] = read_text(path)
+            click.echo(suggestion_diff(path, texts[path], finding, color=color), nl=False)
 
 
 @main.command()

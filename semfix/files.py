@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import stat
 import tempfile
+import tokenize
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -139,3 +141,13 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
         with suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def read_text(path: Path) -> str:
+    """A source file as text, decoded the way Python would (coding cookie, BOM); '' if unreadable."""
+    try:
+        data = path.read_bytes()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return ""

@@ -64,3 +64,38 @@ def dirty(paths: Iterable[Path]) -> set[Path]:
             if entry[1] != " ":
                 found.add(Path(os.path.realpath(top / entry[3:])))
     return {path for path in paths if Path(os.path.realpath(path)) in found}
+
+
+def default_base(folder: Path) -> str:
+    """Where a branch started: the merge base with origin/main, else with main, else HEAD."""
+    for upstream in ("origin/main", "main"):
+        base = _git(folder, "merge-base", "HEAD", upstream)
+        if base:
+            return base.strip()
+    return "HEAD"
+
+
+def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
+    """Per changed file (absolute path), the working-tree lines added or changed since `base`.
+
+    None when `folder` is not in a git work tree or `base` is not a revision there.
+    """
+    top = _git(folder, "rev-parse", "--show-toplevel")
+    if top is None or _git(folder, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}") is None:
+        return None
+    root = Path(top.strip())
+    diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
+    if diff is None:
+        return None
+    changed: dict[Path, set[int]] = {}
+    current: set[int] | None = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:]
+            current = None if name == "/dev/null" else changed.setdefault(root / name[2:], set())
+        elif line.startswith("@@") and current is not None:
+            added = line.split(" ")[2]  # +start[,count]
+            start, _, count = added[1:].partition(",")
+            first, length = int(start), int(count) if count else 1
+            current.update(range(first, first + length))
+    return changed

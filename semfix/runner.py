@@ -184,3 +184,8 @@ def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
             write_atomic(result.path, result.new, expected=result.old)
         except FileError as error:
             result.error = str(error)
+
+
+def fix_stdin(name: Path, data: bytes, settings: Settings) -> FileOutcome:
+    """Fix source that came on stdin; `name` decides whether it is a notebook."""
+    return analyse(_Task(name, data, settings, True))

@@ -1,0 +1,183 @@
+"""Findings as other tools read them: JSON, GitHub annotations, SARIF 2.1.0, reviewdog rdjson.
+
+Every format carries each finding's suggested replacement where there is one, so a reviewer
+(or reviewdog posting GitHub suggested changes) can apply exactly what `semfix fix` would.
+Lines are 1-based; columns are characters, except rdjson's, which are UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
+
+from semfix import __version__
+from semfix.findings import Finding
+from semfix.rules import RULES
+
+FORMATS = ("text", "json", "github", "sarif", "rdjson")
+_HOME = "https://pypi.org/project/semfix/"
+
+
+def _finding_json(path: Path, finding: Finding) -> dict[str, Any]:
+    return {
+        "path": path.as_posix(),
+        "cell": finding.cell,
+        "rule": finding.rule,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "message": finding.message,
+        "original": finding.original,
+        "replacement": finding.replacement,
+        "safety": finding.safety,
+    }
+
+
+def as_json(findings: Iterable[tuple[Path, Finding]]) -> str:
+    return json.dumps([_finding_json(p, f) for p, f in findings], indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def as_github(findings: Iterable[tuple[Path, Finding]]) -> str:
+    """GitHub Actions workflow commands: one `::error ...::message` line per finding."""
+    lines = []
+    for path, finding in findings:
+        properties = {
+            "file": path.as_posix(),
+            "line": finding.line,
+            "col": finding.column,
+            "endLine": finding.end_line,
+            "endColumn": finding.end_column,
+            "title": f"semfix {finding.rule}",
+        }
+        if finding.cell is not None:
+            properties["title"] += f" (cell {finding.cell})"
+        rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
+        lines.append(f"::error {rendered}::{_escape_data(finding.message)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def as_sarif(findings: Iterable[tuple[Path, Finding]]) -> str:
+    """SARIF 2.1.0, one run, with each suggested replacement as a `fix`."""
+    codes = list(RULES)
+    results = []
+    for path, finding in findings:
+        uri = path.as_posix()
+        region = {
+            "startLine": finding.line,
+            "startColumn": finding.column,
+            "endLine": finding.end_line,
+            "endColumn": finding.end_column,
+        }
+        result: dict[str, Any] = {
+            "ruleId": finding.rule,
+            "ruleIndex": codes.index(finding.rule),
+            "level": "error",
+            "message": {"text": finding.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+        }
+        if finding.replacement is not None and finding.cell is None:
+            result["fixes"] = [
+                {
+                    "description": {"text": f"Replace with `{finding.replacement.strip()}`" if finding.replacement.strip() else "Remove"},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": {"uri": uri},
+                            "replacements": [{"deletedRegion": region, "insertedContent": {"text": finding.replacement}}],
+                        }
+                    ],
+                }
+            ]
+        results.append(result)
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "properties": {"fix": rule.fix, "enabledByDefault": rule.default},
+        }
+        for rule in RULES.values()
+    ]
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "semfix", "version": __version__, "informationUri": _HOME, "rules": rules}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split where Python's tokenizer splits them (not at \\f)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+
+
+def _byte_column(line_text: str, column: int) -> int:
+    return len(line_text[: column - 1].encode("utf-8")) + 1
+
+
+def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_lines: Callable[[Path], list[str]]) -> str:
+    """reviewdog's rdjson: diagnostics with `suggestions`, columns in UTF-8 bytes."""
+    diagnostics = []
+    for path, finding in findings:
+        lines = read_lines(path) if finding.cell is None else []
+
+        def position(line: int, column: int) -> dict[str, int]:
+            text = lines[line - 1] if 0 < line <= len(lines) else ""
+            return {"line": line, "column": _byte_column(text, column)}
+
+        span = {"start": position(finding.line, finding.column), "end": position(finding.end_line, finding.end_column)}
+        diagnostic: dict[str, Any] = {
+            "message": finding.message,
+            "location": {"path": path.as_posix(), "range": span},
+            "severity": "ERROR",
+            "code": {"value": finding.rule},
+        }
+        if finding.replacement is not None and finding.cell is None:
+            diagnostic["suggestions"] = [{"range": span, "text": finding.replacement}]
+        diagnostics.append(diagnostic)
+    report = {"source": {"name": "semfix", "url": _HOME}, "severity": "ERROR", "diagnostics": diagnostics}
+    return json.dumps(report, indent=2) + "\n"
+
+
+def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> str:
+    """The finding's own replacement as a small unified diff under it (text format)."""
+    if finding.replacement is None or finding.cell is not None:
+        return ""
+    lines = split_lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    begin = starts[finding.line - 1] + finding.column - 1
+    end = starts[min(finding.end_line, len(lines) + 1) - 1] + finding.end_column - 1
+    new = text[:begin] + finding.replacement + text[end:]
+    diff = difflib.unified_diff(
+        lines, split_lines(new), f"a/{path.as_posix()}", f"b/{path.as_posix()}", n=1
+    )
+    out = []
+    for line in diff:
+        line = line if line.endswith("\n") else line + "\n"
+        if color and line.startswith("+") and not line.startswith("+++"):
+            line = click.style(line, fg="green")
+        elif color and line.startswith("-") and not line.startswith("---"):
+            line = click.style(line, fg="red")
+        out.append(line)
+    return "".join(out)

@@ -1,0 +1,163 @@
+"""Review mode on real git repositories, and the formats it speaks."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+ORIGINAL = (
+    "from jax.experimental import pallas as pl\n"
+    "from jax.experimental.pallas import tpu as pltpu\n"
+    "\n"
+    "\n"
+    "def old_kernel(x, y, sem):\n"
+    "    pl.semaphore_wait(sem[...])  # old bug, not this branch's doing\n"
+    "\n"
+    "\n"
+    "def kernel(x, y, sem, sems, i):\n"
+    "    pl.semaphore_signal(sem, 1)\n"
+)
+BRANCH = ORIGINAL.replace(
+    "    pl.semaphore_signal(sem, 1)\n",
+    "    pl.semaphore_signal(sem[()], 1)\n"
+    "    pltpu.make_async_copy(x, y, sems.at[i][...]).start()\n"
+    "    pl.semaphore_wait(sems.at[i], 1)\n"
+    "    label = \"caf\\u00e9\"; pl.semaphore_read(sem[...])\n",
+)
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True, text=True
+    )
+    return done.stdout
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def branch(tmp_path: Path) -> Path:
+    """A repository with main, a feature branch that edits some lines, and a new file."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "kernels.py").write_text(ORIGINAL)
+    (tmp_path / "pkg" / "untouched.py").write_text(ORIGINAL)
+    (tmp_path / "notes.md").write_text("notes\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "main")
+    git(tmp_path, "checkout", "-q", "-b", "feature")
+    (tmp_path / "pkg" / "kernels.py").write_text(BRANCH)
+    (tmp_path / "pkg" / "new.py").write_text("from jax.experimental import pallas as pl\npl.semaphore_signal(s[...])\n")
+    (tmp_path / "notes.md").write_text("more notes\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "feature")
+    return tmp_path
+
+
+def test_only_findings_on_changed_lines(branch: Path) -> None:
+    result = cli("review", "--format", "json", cwd=branch)
+    assert result.returncode == 1, result.stderr
+    found = [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+    assert found == [
+        ("pkg/kernels.py", 10, "SEM001"),
+        ("pkg/kernels.py", 11, "SEM001"),
+        ("pkg/kernels.py", 13, "SEM001"),
+        ("pkg/new.py", 2, "SEM001"),
+    ]
+    assert "compared with" in result.stderr
+
+
+def test_base_defaults_and_explicit_base(branch: Path) -> None:
+    head = cli("review", "--base", "HEAD", cwd=branch)
+    assert head.returncode == 0 and head.stdout == ""  # nothing changed since HEAD
+    (branch / "pkg" / "kernels.py").write_text(BRANCH + "pl.semaphore_wait(y[...])\n")  # an unstaged edit
+    unstaged = cli("review", "--base", "HEAD", "--format", "json", cwd=branch)
+    assert [f["line"] for f in json.loads(unstaged.stdout)] == [14]
+    missing = cli("review", "--base", "no-such-rev", cwd=branch)
+    assert missing.returncode == 2 and "no-such-rev" in missing.stderr
+
+
+def test_text_format_shows_each_suggestion_as_a_diff(branch: Path) -> None:
+    result = cli("review", cwd=branch)
+    assert "pkg/kernels.py:11:33: SEM001 [*]" in result.stdout
+    assert "-    pltpu.make_async_copy(x, y, sems.at[i][...]).start()\n" in result.stdout
+    assert "+    pltpu.make_async_copy(x, y, sems.at[i]).start()\n" in result.stdout
+    assert "\x1b[" not in result.stdout  # no color when piped
+
+
+GITHUB_LINE = re.compile(r"^::error file=[^,:]+,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=[^:]+::.+$")
+
+
+def test_github_annotations_follow_the_workflow_command_syntax(branch: Path) -> None:
+    lines = cli("review", "--format", "github", cwd=branch).stdout.splitlines()
+    assert len(lines) == 4 and all(GITHUB_LINE.match(line) for line in lines), lines
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _offset(lines: list[str], line: int, column: int) -> int:
+    return sum(len(x) for x in lines[: line - 1]) + column - 1
+
+
+def test_review_suggestions_are_those_of_check_on_changed_lines(branch: Path) -> None:
+    reviewed = json.loads(cli("review", "--format", "rdjson", cwd=branch).stdout)["diagnostics"]
+    checked = json.loads(cli("check", "pkg", "--format", "rdjson", cwd=branch).stdout)["diagnostics"]
+    assert reviewed and all(d in checked for d in reviewed) and len(checked) == len(reviewed) + 2
+
+
+def test_rdjson_and_sarif_suggestions_give_what_fix_gives(branch: Path) -> None:
+    rdjson = json.loads(cli("check", "pkg", "--format", "rdjson", cwd=branch).stdout)
+    sarif = json.loads(cli("check", "pkg", "--format", "sarif", cwd=branch).stdout)
+    original = {p: (branch / p).read_text() for p in ("pkg/kernels.py", "pkg/new.py")}
+    subprocess.run([sys.executable, "-m", "semfix", "fix", "pkg/kernels.py", "pkg/new.py"], cwd=branch, check=False)
+    fixed = {p: (branch / p).read_text() for p in original}
+
+    for path, text in original.items():
+        lines = text.splitlines(keepends=True)
+        byte_lines = [line.encode() for line in lines]
+
+        def from_bytes(line: int, column: int) -> int:  # rdjson columns are UTF-8 bytes
+            return sum(len(x) for x in lines[: line - 1]) + len(byte_lines[line - 1][: column - 1].decode())
+
+        rd_edits = [
+            (from_bytes(s["range"]["start"]["line"], s["range"]["start"]["column"]),
+             from_bytes(s["range"]["end"]["line"], s["range"]["end"]["column"]), s["text"])
+            for d in rdjson["diagnostics"] if d["location"]["path"] == path for s in d.get("suggestions", [])
+        ]
+        assert _apply(text, rd_edits) == fixed[path]
+        sarif_edits = [
+            (_offset(lines, r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+             _offset(lines, r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]), r["insertedContent"]["text"])
+            for result in sarif["runs"][0]["results"] for fix in result.get("fixes", [])
+            for change in fix["artifactChanges"] if change["artifactLocation"]["uri"] == path
+            for r in change["replacements"]
+        ]
+        assert _apply(text, sarif_edits) == fixed[path]
+
+
+def test_check_accepts_the_same_formats(branch: Path) -> None:
+    for output_format in ("json", "github", "sarif", "rdjson"):
+        result = cli("check", "pkg", "--format", output_format, cwd=branch)
+        assert result.returncode == 1
+        if output_format != "github":
+            json.loads(result.stdout)
+
+
+def test_review_never_writes(branch: Path) -> None:
+    before = (branch / "pkg" / "kernels.py").read_bytes()
+    cli("review", cwd=branch)
+    assert (branch / "pkg" / "kernels.py").read_bytes() == before
