@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from functools import wraps
@@ -129,7 +130,23 @@ def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bo
     sys.exit(outcome.exit_code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+class _Group(click.Group):
+    """Turns SIGTERM into an interrupt, and says what an interrupt leaves behind."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted: every file is either as it was or fully rewritten", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="semfix")
 def main() -> None:
     """Pass the semaphore Ref, not a value read out of it, in JAX Pallas kernels."""

@@ -11,6 +11,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from semfix.equivalence import check_rewrite
 from semfix.errors import SafetyError, SourceError
 from semfix.evidence import EvidenceCollector
 from semfix.findings import Finding
@@ -76,6 +77,7 @@ def fix_with_libcst(source: Source, settings: Settings, apply_fixes: bool) -> tu
     new_source = _render(new_module, source)
     if new_source != source:
         _verify(new_source, settings)
+        check_rewrite(source, new_source, findings)
     return new_source, tuple(findings), module.encoding
 
 

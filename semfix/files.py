@@ -64,7 +64,8 @@ def _tree(folder: Path, patterns: Sequence[str]) -> list[Path]:
     if listed is None:
         candidates: Iterable[Path] = _walk(folder)
     else:
-        candidates = (p for p in listed if p.name.endswith(SOURCE_SUFFIXES) and p.is_file())
+        # Keep symlinks, broken or looping ones too, so they are reported, not silently dropped.
+        candidates = (p for p in listed if p.name.endswith(SOURCE_SUFFIXES) and os.path.lexists(p) and not p.is_dir())
     kept = []
     for path in candidates:
         relative = PurePosixPath(path.relative_to(folder).as_posix())
@@ -118,7 +119,12 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
     """
     real = Path(os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(real.stat().st_mode)
+        try:
+            mode = stat.S_IMODE(real.stat().st_mode)
+        except FileNotFoundError:
+            raise FileError("deleted while semfix ran; not recreated") from None
+        if not mode & stat.S_IWUSR:
+            raise FileError(f"read-only file (mode {mode:04o}); not rewritten: make it writable to fix it")
         descriptor, temporary = tempfile.mkstemp(
             dir=real.parent, prefix=f".{real.name}.", suffix=".semfix-tmp"
         )
@@ -130,7 +136,11 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        if real.read_bytes() != expected:
+        try:
+            current = real.read_bytes()
+        except FileNotFoundError:
+            raise FileError("deleted while semfix ran; not recreated") from None
+        if current != expected:
             raise FileError("changed on disk while semfix ran; left as the other writer left it")
         os.replace(temporary, real)
     except OSError as error:

@@ -24,6 +24,7 @@ from enum import Enum
 from typing import Iterator
 
 from semfix import messages
+from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding
 from semfix.settings import Settings
@@ -952,8 +953,14 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Quick
         raise Defer("SEM101")
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        raise Defer(f"ast: {type(error).__name__}") from None
+    except (RecursionError, MemoryError):
+        raise SourceError("too deeply nested for the parser") from None  # libcst would crash
+    except ValueError as error:  # NUL bytes, on Python before 3.12
+        raise SourceError(f"not Python source: {error}") from None
+    except SyntaxError as error:
+        if any(word in str(error.msg) for word in ("too many nested", "too complex", "statically nested")):
+            raise SourceError(f"too deeply nested for the parser: {error.msg}") from None
+        raise Defer(f"ast: {error.msg}") from None
     if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
         raise Defer("the encoding does not round-trip")
     return _analyse_tree(text, tree, encoding, settings, apply_fixes)
@@ -995,11 +1002,13 @@ def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encodin
         raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
     if len(actual.body) != len(expected.body):
         raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+    edited = sorted(changed_lines)
     for old, new in zip(expected.body, actual.body):
         span = (old.lineno, old.end_lineno, old.col_offset)
         if span != (new.lineno, new.end_lineno, new.col_offset):
             raise QuickSafetyError("the rewritten source differs from the declared rewrites")
-        if any(old.lineno <= line <= old.end_lineno for line in changed_lines):  # type: ignore[operator]
+        first = bisect.bisect_left(edited, old.lineno)
+        if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
             if ast.dump(old) != ast.dump(new):
                 raise QuickSafetyError("the rewritten source differs from the declared rewrites")
     try:

@@ -50,8 +50,8 @@ def _plural(count: int, word: str) -> str:
 
 def summary(outcome: RunOutcome, *, applied_verb: str, left_label: str = "left") -> str:
     """What was fixed (or would be) and what is left; then what the run scanned and how long."""
-    fixed = [f for _, f in outcome.findings if f.applied]
-    left = [f for _, f in outcome.findings if not f.applied]
+    fixed = [f for r in outcome.files if r.error is None for f in r.findings if f.applied]
+    left = [f for r in outcome.files for f in r.findings if not (f.applied and r.error is None)]
     fixed_files = sum(1 for f in outcome.files if f.changed)
     parts: list[str] = []
     if fixed:

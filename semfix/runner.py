@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol, Sequence
@@ -121,11 +122,16 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress | None) -
         executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=_pool_context())
         chunk = max(1, min(16, len(tasks) // (jobs * 8)))
         results = executor.map(analyse, tasks, chunksize=chunk)
+    done = 0
     try:
         for result in results:
+            done += 1
             if progress is not None:
                 progress.advance()
             yield result
+    except BrokenProcessPool:  # a worker died (a crash in a native parser): name what is left
+        for task in tasks[done:]:
+            yield FileOutcome(task.path, error="internal error: the worker analysing this file or a neighbour crashed")
     finally:
         if executor is not None:
             executor.shutdown(cancel_futures=True)
@@ -146,9 +152,13 @@ def run(
     progress: Progress | None = None,
 ) -> RunOutcome:
     started = time.perf_counter()
+    paths = list(paths)
     found = discover(paths, excludes, force_exclude=force_exclude)
     outcome = RunOutcome(scanned=len(found.files), written=write)
     outcome.files.extend(FileOutcome(path, error=reason) for path, reason in found.errors)
+    for folder in paths:
+        if folder.is_dir() and not any(f == folder or folder in f.parents for f in found.files):
+            outcome.files.append(FileOutcome(folder, error="no Python files found here"))
     slots: list[FileOutcome | _Task] = []
     for path in found.files:
         try:
@@ -156,7 +166,9 @@ def run(
         except FileError as error:
             slots.append(FileOutcome(path, error=str(error)))
             continue
-        if may_contain_calls(data):
+        if b"\0" in data:
+            slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
+        elif may_contain_calls(data):
             slots.append(_Task(path, data, settings, apply_fixes))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))

@@ -10,6 +10,7 @@ import semfix.cst_engine
 import semfix.quick
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
+from semfix.settings import Settings
 from semfix.transform import SemaphoreTransformer
 
 BUGGY = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
@@ -101,3 +102,50 @@ def test_a_wrong_quick_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
     source = BUGGY.replace("sem[...]", "sem[(...)]")
     with pytest.raises(SafetyError, match="does not parse|differs from the declared"):
         fix_source(source, engine="quick")
+
+
+class _BumpsIntegers(SemaphoreTransformer):
+    """A wrong rule: besides its fix, it changes every integer literal in the file."""
+
+    def leave_Integer(self, original_node: cst.Integer, updated_node: cst.Integer) -> cst.Integer:
+        return updated_node.with_changes(value=str(int(original_node.value) + 1))
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem[...], 1)\n",
+            r"SEM001 rewrite at line 4 is not one semfix declares",
+        ),
+        (
+            "from jax.experimental import pallas as pl\nLIMIT = 3\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n",
+            r"a change no rule declares at line 2",
+        ),
+    ],
+    ids=["on the rewritten line", "elsewhere"],
+)
+def test_an_undeclared_change_is_refused_by_the_ast_check(
+    monkeypatch: pytest.MonkeyPatch, source: str, expected: str
+) -> None:
+    monkeypatch.setattr(semfix.cst_engine, "SemaphoreTransformer", _BumpsIntegers)
+    monkeypatch.setattr(semfix.cst_engine, "_verify", lambda new_source, settings: None)  # reach the AST check
+    with pytest.raises(SafetyError, match=expected):
+        fix_source(source, engine="libcst")
+
+
+def test_the_ast_check_accepts_every_declared_rewrite() -> None:
+    """SEM001 through SEM102 together in one file, through the libcst engine and its AST check."""
+    source = (
+        "import jax.experimental.pallas.tpu as pltpu\n"
+        "from jax.experimental import pallas as pl\n\n\n"
+        "def k(x, y, sem, sems, i):\n"
+        "    pl.semaphore_signal(sems.at[i], 1)\n"
+        "    v = sem[...]\n"
+        "    pl.semaphore_wait(v, 1)\n"
+        "    pltpu.semaphore_wait(sem, dec=2)\n"
+        "    pltpu.make_async_copy(x, y, sems[0][...]).start()\n"
+    )
+    result = fix_source(source, settings=Settings.build(select=["ALL"]), engine="libcst")
+    assert {f.rule for f in result.applied} == {"SEM001", "SEM003", "SEM101", "SEM102"}
+    assert "pltpu.make_async_copy(x, y, sems.at[0])" in result.source
