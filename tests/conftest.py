@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from hypothesis import settings as hypothesis_settings
 
 from semfix import FixResult, fix_source
 from semfix.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Bounded in CI (a few hundred examples across the property tests, under a minute); the long
+# profile, for a thorough run by hand: --hypothesis-profile=long or SEMFIX_HYPOTHESIS_PROFILE=long.
+hypothesis_settings.register_profile("ci", max_examples=120, deadline=None)
+hypothesis_settings.register_profile("long", max_examples=3000, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("SEMFIX_HYPOTHESIS_PROFILE", "ci"))
 
 
 @dataclass(frozen=True)
