@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from semfix.messages import UNSAFE_SUFFIX
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -24,3 +26,34 @@ class Finding:
     @property
     def fixable(self) -> bool:
         return self.replacement is not None
+
+
+def decide(
+    rule: str,
+    span: tuple[int, int, int, int],
+    message: str,
+    original: str,
+    replacement: str | None,
+    *,
+    safe: bool,
+    unsafe_fixes: bool,
+    apply_fixes: bool,
+) -> tuple[Finding, bool]:
+    """The finding both engines record, and whether its fix is accepted (safe, or allowed)."""
+    accepted = replacement is not None and (safe or unsafe_fixes)
+    if replacement is not None and not accepted:
+        message += UNSAFE_SUFFIX
+    line, column, end_line, end_column = span
+    finding = Finding(
+        rule=rule,
+        line=line,
+        column=column,
+        end_line=end_line,
+        end_column=end_column,
+        message=message,
+        original=original,
+        replacement=replacement,
+        applied=accepted and apply_fixes,
+        safety=None if replacement is None else ("safe" if safe else "unsafe"),
+    )
+    return finding, accepted

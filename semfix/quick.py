@@ -26,7 +26,7 @@ from typing import Iterator
 from semfix import messages
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
-from semfix.findings import Finding
+from semfix.findings import Finding, decide
 from semfix.settings import Settings
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -781,23 +781,11 @@ class _Engine:
             return None
         line, column, start = self.text.start(node)
         end_line, end_column, end = self.text.end(node)
-        accepted = replacement is not None and (safe or self.settings.unsafe_fixes)
-        if replacement is not None and not safe and not accepted:
-            message += messages.UNSAFE_SUFFIX
-        self.findings.append(
-            Finding(
-                rule=code,
-                line=line,
-                column=column + 1,
-                end_line=end_line,
-                end_column=end_column + 1,
-                message=message,
-                original=self.text.text[start:end],
-                replacement=replacement,
-                applied=accepted,
-                safety=None if replacement is None else ("safe" if safe else "unsafe"),
-            )
+        finding, accepted = decide(
+            code, (line, column + 1, end_line, end_column + 1), message, self.text.text[start:end], replacement,
+            safe=safe, unsafe_fixes=self.settings.unsafe_fixes, apply_fixes=True,
         )
+        self.findings.append(finding)
         return accepted
 
     def _cut(self, subscript: ast.Subscript) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from libcst.metadata import (
 
 from semfix.evidence import Bindings, CarriedRead, Evidence, Kind
 from semfix import messages
-from semfix.findings import Finding
+from semfix.findings import Finding, decide
 from semfix.messages import one_line as _one_line
 from semfix.imports import ImportChanges
 from semfix.resolve import Resolver, element_read, has_slice, is_at, read_target, semaphore_arguments
@@ -128,23 +128,11 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             return None
         start = self._source().offset(line, column - 1)
         end = self._source().offset(end_line, end_column - 1)
-        accepted = replacement is not None and (safe or self.settings.unsafe_fixes)
-        if replacement is not None and not safe and not accepted:
-            message += messages.UNSAFE_SUFFIX
-        self.findings.append(
-            Finding(
-                rule=code,
-                line=line,
-                column=column,
-                end_line=end_line,
-                end_column=end_column,
-                message=message,
-                original=self._source().code[start:end],
-                replacement=replacement,
-                applied=accepted and self.apply_fixes,
-                safety=None if replacement is None else ("safe" if safe else "unsafe"),
-            )
+        finding, accepted = decide(
+            code, (line, column, end_line, end_column), message, self._source().code[start:end], replacement,
+            safe=safe, unsafe_fixes=self.settings.unsafe_fixes, apply_fixes=self.apply_fixes,
         )
+        self.findings.append(finding)
         return accepted
 
     def _active(self, code: str, lines: set[int]) -> bool:
