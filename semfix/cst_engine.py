@@ -6,6 +6,7 @@ Imported only when a file needs it: importing libcst alone costs more than scann
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import TypeVar
 
 import libcst as cst
@@ -44,7 +45,9 @@ def _parse(source: str | bytes) -> cst.Module:
 def _describe_syntax_error(source: str | bytes, error: cst.ParserSyntaxError) -> str:
     """CPython's own words for the error when it agrees the source is invalid; they are clearer."""
     try:
-        ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
     except SyntaxError as python_error:
         return f"syntax error at line {python_error.lineno}, column {python_error.offset}: {python_error.msg}"
     except (ValueError, RecursionError, MemoryError):

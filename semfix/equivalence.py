@@ -10,6 +10,7 @@ refused, naming the rule that rewrote that line and the line.
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import Iterable
 
 from semfix.errors import SafetyError
@@ -112,7 +113,9 @@ class _Walker:
 def check_rewrite(old_source: str | bytes, new_source: str | bytes, findings: Iterable[Finding]) -> None:
     """Raise SafetyError unless every difference between the two trees is a declared rewrite."""
     try:
-        old, new = ast.parse(old_source), ast.parse(new_source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's code may warn; that is not ours to print
+            old, new = ast.parse(old_source), ast.parse(new_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return  # syntax newer than this Python: libcst's own parse and idempotency checks stand
     walker = _Walker(old, findings)

@@ -19,6 +19,7 @@ import functools
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Iterator
@@ -940,7 +941,7 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Quick
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         raise Defer("SEM101")
     try:
-        tree = ast.parse(text)
+        tree = _parse(text)
     except (RecursionError, MemoryError):
         raise SourceError("too deeply nested for the parser") from None  # libcst would crash
     except ValueError as error:  # NUL bytes, on Python before 3.12
@@ -973,6 +974,13 @@ def _analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings
     return QuickResult(new_text, encoding, tuple(findings))
 
 
+def _parse(text: str) -> ast.Module:
+    """CPython's parser, without the SyntaxWarnings it prints about the user's code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 class QuickSafetyError(Exception):
     """The quick engine's rewrite failed its proof."""
 
@@ -985,7 +993,7 @@ def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encodin
     compared node for node.
     """
     try:
-        actual = ast.parse(new_text)
+        actual = _parse(new_text)
     except SyntaxError as error:
         raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
     if len(actual.body) != len(expected.body):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 import hypothesmith
+import pytest
 import libcst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from semfix import SourceError, fix_source
 from semfix.settings import Settings
 
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith writes odd code
 JAX_HEADER = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
