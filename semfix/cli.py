@@ -14,7 +14,7 @@ import click
 
 from semfix import __version__
 from semfix.config import find_pyproject, load_excludes, load_settings
-from semfix.files import read_text
+from semfix.files import FileError, read_text, write_atomic
 from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, split_lines, suggestion_diff
 from semfix.report import error_line, finding_line, json_report, rules_table, summary, unified_diff
 from semfix.review import ReviewError, review as review_changes
@@ -261,6 +261,40 @@ def _print_findings(outcome: RunOutcome, output_format: str, *, with_diffs: bool
             if path not in texts:
                 texts[path] = read_text(path)
             click.echo(suggestion_diff(path, texts[path], finding, color=color), nl=False)
+
+
+@main.command()
+@click.argument("log", type=click.File("r"), default="-")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."), help="Where to look for files named in the traceback (default: the current folder).")
+@click.option("--fix", "apply", is_flag=True, help="Apply the fix (atomically, with the usual checks).")
+def explain(log: Any, root: Path, apply: bool) -> None:
+    """Read a JAX traceback (a file, or stdin) and explain and fix the semaphore argument behind it.
+
+    Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
+    cannot fix (it says why), 2 no known error in the text.
+    """
+    from semfix.explain import explain as explain_failure, merged_fixes, parse_log
+
+    failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
+    known = [item for item in failures if item.kind is not None]
+    if not known:
+        click.echo("error: no JAX semaphore or DMA error found in the text", err=True)
+        sys.exit(EXIT_ERROR)
+    for item in known:
+        click.echo(f"{item.failure.message}")
+        for line in item.lines:
+            click.echo(f"  {line}")
+    for path, old, new in merged_fixes(known):
+        sys.stdout.buffer.write(unified_diff(path, old, new))
+        sys.stdout.flush()
+        if apply:
+            try:
+                write_atomic(path, new, expected=old)
+            except FileError as error:
+                click.echo(f"error: {path}: {error}", err=True)
+                sys.exit(EXIT_ERROR)
+            click.echo(f"Fixed {path}.")
+    sys.exit(0 if all(item.fixed for item in known) else 1)
 
 
 @main.command()

@@ -1,0 +1,265 @@
+"""`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
+
+The traceback is evidence the static rules lack: a `sems[i]` it points at is proven to read
+a semaphore-array Ref, so the SEM002 rewrite becomes safe there (and for the other reads of
+the same Ref in the same function).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semfix.api import fix_source
+from semfix.errors import SafetyError, SourceError
+from semfix.files import EXCLUDED_DIRS, FileError, read_source
+from semfix.findings import Finding
+from semfix.settings import Settings
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
+_EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
+_KNOWN = [
+    ("value", re.compile(r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)")),
+    ("shape", re.compile(r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<aval>.+)")),
+    ("dma", re.compile(r"DMA source/destination/semaphore arguments must be Refs")),
+    ("dma", re.compile(r"DMA source semaphore must be a Ref")),
+    ("barrier", re.compile(r"Can only call `(?P<verb>\w+)` on a `Ref`:? ?(?P<aval>.*)")),
+]
+_AVALS = {
+    "semaphore": "the count read out of a regular semaphore Ref",
+    "dma_sem": "the count read out of a DMA semaphore Ref",
+    "barrier_semaphore": "the count read out of a barrier semaphore Ref",
+}
+_ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+
+
+@dataclass
+class Frame:
+    path: str
+    line: int
+    function: str
+
+
+@dataclass
+class Failure:
+    frames: list[Frame]
+    message: str
+
+
+@dataclass
+class Explanation:
+    """What one traceback says, where it points, and the fix (if semfix can make one)."""
+
+    failure: Failure
+    kind: str | None = None
+    lines: list[str] = field(default_factory=list)
+    path: Path | None = None
+    old: bytes = b""
+    new: bytes = b""
+    chosen: list[Finding] = field(default_factory=list)
+    encoding: str = "utf-8"
+    fixed: bool = False
+
+
+def parse_log(text: str) -> list[Failure]:
+    """Every traceback in a log: its frames and its final exception line."""
+    failures, frames, inside = [], [], False
+    for line in text.splitlines():
+        if line.strip().startswith("Traceback (most recent call last):"):
+            frames, inside = [], True
+            continue
+        if not inside:
+            continue
+        frame = _FRAME.match(line)
+        if frame:
+            frames.append(Frame(frame["path"], int(frame["line"]), frame["function"].strip()))
+            continue
+        exception = _EXCEPTION.match(line)
+        if exception and not line.startswith((" ", "\t")):
+            failures.append(Failure(frames, exception["message"].strip()))
+            inside = False
+    return failures
+
+
+def _describe_aval(aval: str) -> str:
+    match = re.match(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval.strip())
+    if match is None:
+        return f"the value `{aval.strip()}`"
+    what = _AVALS.get(match["name"], f"a `{match['name']}` value")
+    if match["shape"]:
+        return f"{what}, of shape ({match['shape']},): a read of a whole semaphore array"
+    return what
+
+
+def _is_jax(path: str) -> bool:
+    return bool(re.search(r"[/\\](jax|jaxlib)[/\\]", path)) or path.startswith("<")
+
+
+def locate(path: str, root: Path) -> Path | None:
+    """The file on this machine: the path itself, else the longest matching path suffix."""
+    direct = Path(path)
+    if direct.is_file():
+        return direct
+    wanted = Path(path.replace("\\", "/")).parts
+    best, best_score, tie = None, 0, False
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and not d.startswith(".")]
+        if wanted[-1] not in files:
+            continue
+        candidate = Path(folder, wanted[-1])
+        parts = candidate.resolve().parts
+        score = 0
+        while score < min(len(parts), len(wanted)) and parts[-1 - score] == wanted[-1 - score]:
+            score += 1
+        if score > best_score:
+            best, best_score, tie = candidate, score, False
+        elif score == best_score:
+            tie = True
+    return None if best is None or tie else best
+
+
+def _calls_at(tree: ast.Module, line: int) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+
+
+def _function_of(tree: ast.Module, line: int) -> ast.AST:
+    best: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                if best is tree or node.lineno >= best.lineno:  # type: ignore[attr-defined]
+                    best = node
+    return best
+
+
+def _descriptor_calls(tree: ast.Module, line: int) -> tuple[list[ast.Call], str | None]:
+    """For a DMA error raised at `.start()` / `.wait()`: the calls that built the descriptor."""
+    for call in _calls_at(tree, line):
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("start", "wait"):
+            owner = func.value
+            if isinstance(owner, ast.Call):
+                return [owner], None
+            if isinstance(owner, ast.Name):
+                scope = _function_of(tree, line)
+                built = [
+                    n.value
+                    for n in ast.walk(scope)
+                    if isinstance(n, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == owner.id for t in n.targets)
+                    and isinstance(n.value, ast.Call)
+                    and n.lineno <= line
+                ]
+                if built:
+                    return [built[-1]], None
+                return [], f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
+            return [], f"the descriptor on line {line} is not a name or a call semfix can follow"
+    return _calls_at(tree, line), None
+
+
+def _base(finding: Finding) -> str:
+    return finding.original.split("[", 1)[0].strip()
+
+
+def explain(failure: Failure, root: Path) -> Explanation:
+    result = Explanation(failure)
+    for kind, pattern in _KNOWN:
+        match = pattern.search(failure.message)
+        if match:
+            result.kind = kind
+            break
+    if result.kind is None:
+        return result
+    groups = match.groupdict()  # type: ignore[union-attr]
+    if result.kind == "value":
+        result.lines.append(
+            f"JAX refused to {groups['verb']}: the semaphore argument was {_describe_aval(groups['aval'])}, not the Ref."
+        )
+    elif result.kind == "shape":
+        result.lines.append(f"JAX needs one semaphore, but got a Ref of shape {groups['aval'].strip()}: index one with `.at[i]`.")
+    elif result.kind == "dma":
+        result.lines.append("A DMA was given a value where it needs a Ref (source, destination or semaphore).")
+    else:
+        result.lines.append(f"`{groups['verb']}` was given {_describe_aval(groups['aval'] or 'a value')}, not the barrier Ref.")
+    user = [f for f in failure.frames if not _is_jax(f.path)]
+    if not user:
+        result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
+        return result
+    frame = user[-1]
+    path = locate(frame.path, root)
+    if path is None:
+        result.lines.append(f"Cannot find {frame.path} here (looked under {root}, by the longest matching path suffix).")
+        return result
+    relative = os.path.relpath(path)
+    result.path = path = Path(relative) if not relative.startswith("..") else path
+    result.lines.append(f"It was raised from {path}:{frame.line}, in {frame.function}.")
+    try:
+        _fix(result, path, frame)
+    except (SourceError, SafetyError, FileError, SyntaxError) as error:
+        result.lines.append(f"Cannot fix it: {error}")
+    return result
+
+
+def _fix(result: Explanation, path: Path, frame: Frame) -> None:
+    data = read_source(path)
+    analysis = fix_source(data, settings=_ANALYSIS, apply_fixes=False, engine="libcst")
+    text = data.decode(analysis.encoding)
+    tree = ast.parse(text)
+    if result.kind == "dma":
+        calls, problem = _descriptor_calls(tree, frame.line)
+        if problem:
+            result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
+            return
+    else:
+        calls = _calls_at(tree, frame.line)
+    spans = [(c.lineno, c.end_lineno or c.lineno) for c in calls]
+    pointed = [
+        f for f in analysis.findings
+        if f.replacement is not None and f.rule in ("SEM001", "SEM002") and any(a <= f.line and f.end_line <= b for a, b in spans)
+    ]
+    if not pointed:
+        reported = [f for f in analysis.findings if any(a <= f.line <= b for a, b in spans)]
+        reason = reported[0].message if reported else "no semaphore argument there is a read semfix can rewrite"
+        result.lines.append(f"Cannot fix it automatically: {reason}.")
+        return
+    scope = _function_of(tree, frame.line)
+    low, high = getattr(scope, "lineno", 1), getattr(scope, "end_lineno", 10**9)
+    bases = {_base(f) for f in pointed}
+    chosen = [
+        f for f in analysis.findings
+        if f.replacement is not None and f.rule in ("SEM001", "SEM002") and low <= f.line <= high and _base(f) in bases
+    ]
+    for finding in chosen:
+        note = " (the traceback proves it is a semaphore Ref)" if finding.rule == "SEM002" else ""
+        result.lines.append(f"Fix: line {finding.line}: `{finding.original}` -> `{finding.replacement}`{note}")
+    result.chosen, result.encoding = chosen, analysis.encoding
+    result.old, result.new = data, _splice(text, chosen).encode(analysis.encoding)
+    fix_source(result.new, settings=_ANALYSIS, apply_fixes=False, engine="libcst")  # it must still parse
+    result.fixed = True
+
+
+def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, bytes, bytes]]:
+    """One rewrite per file, however many tracebacks point into it: (path, old, new)."""
+    by_path: dict[Path, list[Explanation]] = {}
+    for item in explanations:
+        if item.fixed and item.path is not None:
+            by_path.setdefault(item.path, []).append(item)
+    merged = []
+    for path, items in by_path.items():
+        findings = {(f.line, f.column): f for item in items for f in item.chosen}
+        old = items[0].old
+        text = old.decode(items[0].encoding)
+        merged.append((path, old, _splice(text, list(findings.values())).encode(items[0].encoding)))
+    return merged
+
+
+def _splice(text: str, findings: list[Finding]) -> str:
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    for finding in sorted(findings, key=lambda f: (f.line, f.column), reverse=True):
+        begin = starts[finding.line - 1] + finding.column - 1
+        end = starts[finding.end_line - 1] + finding.end_column - 1
+        text = text[:begin] + (finding.replacement or "") + text[end:]
+    return text
