@@ -101,8 +101,10 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
+        stdin_name = kwargs.get("stdin_filename")
+        located = (stdin_name,) if paths == (Path("-"),) and stdin_name else paths  # where settings live
         try:
-            pyproject = config_path or find_pyproject(paths)
+            pyproject = config_path or find_pyproject(located)
             settings = load_settings(
                 pyproject, select=select or None, extend_select=extend_select, ignore=ignore, unsafe_fixes=unsafe_fixes
             )

@@ -198,3 +198,18 @@ def test_rules_lists_every_rule() -> None:
     assert listed == list(RULES)
     for rule in RULES.values():
         assert rule.before.splitlines()[0] in result.stdout
+
+
+def test_stdin_round_trip_uses_the_named_files_settings(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text('[tool.semfix]\nignore = ["SEM001"]\n')
+    source = BUGGY
+    plain = subprocess.run([sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "k.py"], cwd=tmp_path,
+                           input=source, capture_output=True, text=True)
+    assert plain.returncode == 1 and plain.stdout == FIXED and "k.py:5:25: SEM001" in plain.stderr
+    ignored = subprocess.run([sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "proj/k.py"], cwd=tmp_path,
+                             input=source, capture_output=True, text=True)
+    assert ignored.returncode == 0 and ignored.stdout == source
+    broken = subprocess.run([sys.executable, "-m", "semfix", "fix", "-"], cwd=tmp_path,
+                            input="from jax.experimental import pallas as pl\npl.semaphore_wait(\n", capture_output=True, text=True)
+    assert broken.returncode == 2 and broken.stdout == "from jax.experimental import pallas as pl\npl.semaphore_wait(\n"
