@@ -25,10 +25,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from semfix.catalog import PALLAS_CALL, PARTIAL, RUN_SCOPED
 from semfix.resolve import (
-    PALLAS_CALL,
-    PARTIAL,
-    RUN_SCOPED,
     Resolver,
     is_at,
     read_target,

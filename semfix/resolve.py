@@ -11,7 +11,7 @@ from libcst.metadata import (
     QualifiedNameSource,
 )
 
-from semfix.catalog import PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
+from semfix.catalog import SEMAPHORE_TYPE_OWNERS, Operation, lookup
 
 
 

@@ -26,7 +26,7 @@ from semfix import messages
 from semfix.findings import Finding, decide
 from semfix.messages import one_line as _one_line
 from semfix.imports import ImportChanges
-from semfix.resolve import Resolver, element_read, has_slice, is_at, read_target, semaphore_arguments
+from semfix.resolve import Resolver, element_read, has_slice, read_target, semaphore_arguments
 from semfix.settings import Settings
 
 _DEPRECATED_TPU = {
