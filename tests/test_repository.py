@@ -138,3 +138,19 @@ def test_unstaged_edits_block_the_rewrite_unless_allowed(tmp_path: Path) -> None
     allowed = cli("fix", ".", "--allow-dirty", cwd=tmp_path)
     assert allowed.returncode == 1
     assert (tmp_path / "edited.py").read_text() == FIXED + "# work in progress\n"
+
+
+def test_progress_bar_only_for_long_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from semfix.cli import _ProgressBar
+
+    short = _ProgressBar()
+    short.start(10)
+    short.advance()
+    short.finish()
+    assert short._bar is None and capsys.readouterr().err == ""
+    long = _ProgressBar()
+    long.start(250)
+    for _ in range(250):
+        long.advance()
+    long.finish()
+    assert long._bar is not None and "semfix" in capsys.readouterr().err
