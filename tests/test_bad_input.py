@@ -172,9 +172,12 @@ def test_interrupt_leaves_every_file_old_or_new(tmp_path: Path, signum: int) -> 
     count = 400
     for index in range(count):
         (tmp_path / f"k{index:03}.py").write_text(BUGGY + f"# {index}\n" + "x = 1\n" * 400)
+    started = time.perf_counter()
+    cli("--version", cwd=tmp_path)
+    startup = time.perf_counter() - started  # signal only once semfix is surely running
     process = subprocess.Popen([sys.executable, "-m", "semfix", "fix", "-q", "-j", "2", "."], cwd=tmp_path,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.6)
+    time.sleep(2 * startup + 0.3)
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
     states = set()
