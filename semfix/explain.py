@@ -18,6 +18,7 @@ from semfix.errors import SafetyError, SourceError
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.findings import Finding
 from semfix.settings import Settings
+from semfix.text import splice
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
 _EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
@@ -236,7 +237,7 @@ def _fix(result: Explanation, path: Path, frame: Frame) -> None:
         note = " (the traceback proves it is a semaphore Ref)" if finding.rule == "SEM002" else ""
         result.lines.append(f"Fix: line {finding.line}: `{finding.original}` -> `{finding.replacement}`{note}")
     result.chosen, result.encoding = chosen, analysis.encoding
-    result.old, result.new = data, _splice(text, chosen).encode(analysis.encoding)
+    result.old, result.new = data, splice(text, chosen).encode(analysis.encoding)
     fix_source(result.new, settings=_ANALYSIS, apply_fixes=False, engine="libcst")  # it must still parse
     result.fixed = True
 
@@ -252,14 +253,5 @@ def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, bytes, byt
         findings = {(f.line, f.column): f for item in items for f in item.chosen}
         old = items[0].old
         text = old.decode(items[0].encoding)
-        merged.append((path, old, _splice(text, list(findings.values())).encode(items[0].encoding)))
+        merged.append((path, old, splice(text, list(findings.values())).encode(items[0].encoding)))
     return merged
-
-
-def _splice(text: str, findings: list[Finding]) -> str:
-    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
-    for finding in sorted(findings, key=lambda f: (f.line, f.column), reverse=True):
-        begin = starts[finding.line - 1] + finding.column - 1
-        end = starts[finding.end_line - 1] + finding.end_column - 1
-        text = text[:begin] + (finding.replacement or "") + text[end:]
-    return text

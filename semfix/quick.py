@@ -29,6 +29,7 @@ from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
 from semfix.settings import Settings
+from semfix.text import apply_edits, line_starts
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -547,7 +548,7 @@ class _Text:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+        self.starts = line_starts(text)
 
     def column(self, line: int, byte_column: int) -> int:
         start = self.starts[line - 1]
@@ -857,7 +858,7 @@ class _Engine:
                 return previous
             edits = sorted([*previous.edits, insert])
             root_start = self.text.start(previous.argument)[2]
-            suggestion = _apply(self.text.text, root_start, self.text.end(previous.argument)[2], edits)
+            suggestion = apply_edits(self.text.text, root_start, self.text.end(previous.argument)[2], edits)
             last = self.findings[-1]
             self.findings[-1] = replace(
                 last, replacement=suggestion, message=messages.read_then_view(last.message, suggestion, safe=safe)
@@ -866,15 +867,6 @@ class _Engine:
         if self._report("SEM002", element, message, view, safe=safe):
             return _Rewrite(call, element, replacement, [insert])
         return None
-
-
-def _apply(text: str, start: int, end: int, edits: list[tuple[int, int, str]]) -> str:
-    out, cursor = [], start
-    for edit_start, edit_end, replacement in sorted(edits):
-        out += [text[cursor:edit_start], replacement]
-        cursor = edit_end
-    out.append(text[cursor:end])
-    return "".join(out)
 
 
 def _source_order(call: ast.Call) -> list[ast.AST]:
@@ -966,7 +958,7 @@ def _analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings
     if not engine.rewrites:
         return QuickResult(text, encoding, tuple(findings))
     edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
-    new_text = _apply(text, 0, len(text), edits)
+    new_text = apply_edits(text, 0, len(text), edits)
     changed_lines = {engine.text.line_of(start) for start, _, _ in edits}
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)

@@ -6,7 +6,6 @@ files live elsewhere.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -28,6 +27,7 @@ from semfix.messages import one_line as _one_line
 from semfix.imports import ImportChanges
 from semfix.resolve import Resolver, element_read, has_slice, read_target, semaphore_arguments
 from semfix.settings import Settings
+from semfix.text import apply_edits, line_starts
 
 _DEPRECATED_TPU = {
     f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")
@@ -40,7 +40,7 @@ class _SourceText:
 
     def __init__(self, code: str) -> None:
         self.code = code
-        self.line_starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", code)]
+        self.line_starts = line_starts(code)
 
     def offset(self, line: int, column: int) -> int:
         return self.line_starts[line - 1] + column
@@ -252,13 +252,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
     def _apply_text(self, node: cst.CSTNode, edits: list[tuple[int, int, str]]) -> str:
         """The text of `node` after the edits (module offsets)."""
         start, end = self._span(node)
-        code = self._source().code
-        out, cursor = [], start
-        for edit_start, edit_end, text in sorted(edits):
-            out += [code[cursor:edit_start], text]
-            cursor = edit_end
-        out.append(code[cursor:end])
-        return "".join(out)
+        return apply_edits(self._source().code, start, end, edits)
 
     # -- SEM003: a value carried through a variable ---------------------------------------------
     def _carried(self, use: cst.Name, plan: CarriedRead) -> cst.BaseExpression | None:

@@ -1,0 +1,35 @@
+"""Source text by offsets: where lines start, and applying edits, shared by both engines."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from semfix.findings import Finding
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts, splitting lines where Python's tokenizer does."""
+    return [0] + [match.end() for match in _LINE_END.finditer(text)]
+
+
+def apply_edits(text: str, start: int, end: int, edits: Iterable[tuple[int, int, str]]) -> str:
+    """text[start:end] with each (edit_start, edit_end, replacement) applied; edits never overlap."""
+    out, cursor = [], start
+    for edit_start, edit_end, replacement in sorted(edits):
+        out += [text[cursor:edit_start], replacement]
+        cursor = edit_end
+    out.append(text[cursor:end])
+    return "".join(out)
+
+
+def splice(text: str, findings: Iterable[Finding]) -> str:
+    """The text with each finding's replacement put where the finding points."""
+    starts = line_starts(text)
+    edits = [
+        (starts[f.line - 1] + f.column - 1, starts[f.end_line - 1] + f.end_column - 1, f.replacement or "")
+        for f in findings
+    ]
+    return apply_edits(text, 0, len(text), edits)
