@@ -18,6 +18,7 @@ import click
 from semfix import __version__
 from semfix.findings import Finding
 from semfix.rules import RULES
+from semfix.text import splice
 
 FORMATS = ("text", "json", "github", "sarif", "rdjson")
 _HOME = "https://pypi.org/project/semfix/"
@@ -162,15 +163,8 @@ def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> 
     """The finding's own replacement as a small unified diff under it (text format)."""
     if finding.replacement is None or finding.cell is not None:
         return ""
-    lines = split_lines(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    begin = starts[finding.line - 1] + finding.column - 1
-    end = starts[min(finding.end_line, len(lines) + 1) - 1] + finding.end_column - 1
-    new = text[:begin] + finding.replacement + text[end:]
     diff = difflib.unified_diff(
-        lines, split_lines(new), f"a/{path.as_posix()}", f"b/{path.as_posix()}", n=1
+        split_lines(text), split_lines(splice(text, [finding])), f"a/{path.as_posix()}", f"b/{path.as_posix()}", n=1
     )
     out = []
     for line in diff:
