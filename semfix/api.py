@@ -13,6 +13,9 @@ from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.quick import Defer, QuickSafetyError, analyse
 from semfix.settings import Settings
+from semfix.skim import clears
+
+MIGRATIONS = frozenset({"SEM101", "SEM102"})  # rules that rewrite correct code: the skim cannot rule them out
 
 __all__ = ["Engine", "FixResult", "SafetyError", "SourceError", "fix_source"]
 
@@ -24,6 +27,7 @@ class FixResult(Generic[Source]):
     source: Source  # the new source, same type (and for bytes, same encoding) as the input
     findings: tuple[Finding, ...]
     encoding: str  # the encoding the source was decoded with ("utf-8" for str input)
+    parsed: bool = True  # False when the bytes alone proved there is nothing to find
 
     @property
     def applied(self) -> tuple[Finding, ...]:
@@ -44,8 +48,8 @@ def fix_source(
     defers; "libcst" forces the libcst engine; "quick" raises `Defer` instead of handing over.
     """
     settings = settings or Settings()
-    if not may_contain_calls(source):
-        return FixResult(source, (), "utf-8")
+    if not may_contain_calls(source) or (not (settings.enabled & MIGRATIONS) and clears(_raw(source))):
+        return FixResult(source, (), "utf-8", parsed=False)
     if engine != "libcst":
         try:
             quick = analyse(source, settings, apply_fixes)
@@ -62,3 +66,7 @@ def fix_source(
 
     new_source, findings, encoding = fix_with_libcst(source, settings, apply_fixes)
     return FixResult(new_source, findings, encoding)
+
+
+def _raw(source: str | bytes) -> bytes:
+    return source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source

@@ -94,6 +94,7 @@ def analyse(task: _Task) -> FileOutcome:
         else:
             result = fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)  # type: ignore[assignment]
         outcome.findings, outcome.new = result.findings, result.source
+        outcome.parsed = getattr(result, "parsed", True)
     except SourceError as error:
         outcome.error = str(error)
     except SafetyError as error:

@@ -1,0 +1,182 @@
+"""The skim may clear a file (skip parsing it) only if the libcst engine finds nothing there."""
+
+from __future__ import annotations
+
+from conftest import fixture_cases
+from hypothesis import given
+from hypothesis import strategies as st
+
+from semfix.api import fix_source
+from semfix.cst_engine import fix_with_libcst
+from semfix.settings import Settings
+from semfix.skim import clears
+
+NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+
+HEADERS = [
+    "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n",
+    "import jax.experimental.pallas as pl\nimport jax.experimental.pallas.tpu as pltpu\n",
+    "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+    "from jax.experimental.pallas.tpu import (\n    make_async_copy as mac,  # note\n    semaphore_wait as sw,\n)\n",
+    "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+    "from jax.experimental.pallas.tpu import SemaphoreType as ST\n",
+]
+ENTRIES = [
+    "pltpu.VMEM((8,), jnp.float32)",
+    "pltpu.SemaphoreType.DMA",
+    "pltpu.SemaphoreType.DMA((2,))",
+    "pltpu.SemaphoreType.REGULAR",
+    "pltpu.SemaphoreType.REGULAR(shape=(3,))",
+    "(pltpu.SemaphoreType.DMA,) * 2",
+    "ST.DMA((2,))",
+    "pltpu.SemaphoreType.DMA(())",
+]
+ARGUMENTS = [
+    "sem", "sems", "buf", "sem[...]", "sem[()]", "sems[0]", "sems.at[0]", "sems.at[0:1]", "sems.at[0][...]",
+    "(sem)", "(sems[1])", "v", "w", "sems.at[pl.ds(0, 1)]", "sems.at[idx[0]]", "sems[:]", "sem  # a note\n",
+    "sems.at['k']", "sems[i, j]", "sems\n    [0]",
+]
+CALLS = [
+    "pltpu.semaphore_wait({a}, 1)",
+    "pl.semaphore_signal({a}, 1, device_id=(0,))",
+    "pl.semaphore_read({a})",
+    "pltpu.make_async_copy(x_ref, buf, {a}).start()",
+    "pltpu.make_async_copy(x_ref, buf, sem={a}).wait()",
+    "pltpu.make_async_remote_copy(x_ref, buf, {a}, {b}, device_id=(0,)).start()",
+    "(pltpu.semaphore_wait)({a})",
+    "pltpu.semaphore_wait(  # why\n        {a}, 1)",
+    "pltpu.semaphore_wait(*rest, {a})",
+    "pltpu.semaphore_wait(value=1, sem_or_view={a})",
+    'pltpu.semaphore_wait({a}, f"{{1}}")',
+    "sw({a}, 1)",
+    "mac(x_ref, buf, {a}).start()",
+    "pltpu.core_barrier({a}, core_axis_name='core')",
+]
+LOCALS = ["", "v = sem[...]", "w = sems[0]", "v = sems.at[0]", "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2"]
+
+
+@st.composite
+def kernels(draw: st.DrawFn) -> str:
+    """A kernel module that mixes every shape the skim reasons about, bugs and decoys alike."""
+    params = draw(st.permutations(["x_ref", "buf", "sem", "sems"]))
+    entries = draw(st.lists(st.sampled_from(ENTRIES), min_size=1, max_size=3))
+    local = draw(st.sampled_from(LOCALS))
+    calls = []
+    for _ in range(draw(st.integers(1, 3))):
+        a, b = draw(st.sampled_from(ARGUMENTS)), draw(st.sampled_from(ARGUMENTS))
+        calls.append("    " + draw(st.sampled_from(CALLS)).format(a=a, b=b))
+    body = "\n".join(["    " + line for line in local.splitlines()] + calls)
+    signature = ", ".join(params)
+    if draw(st.booleans()):
+        allocation = f"pl.pallas_call(kernel, out_shape=x, scratch_shapes=[{', '.join(entries)}])(x)"
+    else:
+        allocation = f"pl.run_scoped(kernel, {', '.join(entries)})"
+    return f"{draw(st.sampled_from(HEADERS))}import jax.numpy as jnp\n\n\ndef kernel({signature}):\n{body}\n\n\ndef run(x):\n    return {allocation}\n"
+
+
+def _sound(source: str) -> bool:
+    if not clears(source.encode()):
+        return True
+    try:
+        _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+    except Exception:  # noqa: BLE001 - a file libcst cannot read has no findings either
+        return True
+    return findings == ()
+
+
+@given(kernels())
+def test_skim_never_clears_a_generated_kernel_with_findings(source: str) -> None:
+    assert _sound(source), source
+
+
+def test_skim_never_clears_a_fixture_with_findings() -> None:
+    cleared = flagged = 0
+    for case in fixture_cases():
+        for source in (case.before, case.after):
+            text = source.decode("utf-8", "surrogateescape")
+            _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+            if clears(source):
+                cleared += 1
+                assert findings == (), (case.name, text)
+            flagged += bool(findings)
+    assert flagged > 20 and cleared >= 10  # it is tested on real findings, and it does clear files
+
+
+CORRECT = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_hbm, o_ref, buf, sems, ready_sem):
+    slot = pl.program_id(0) % 2
+    copy = pltpu.make_async_copy(x_hbm.at[pl.ds(slot * 8, 8)], buf.at[slot], sems.at[slot])  # a comment
+    copy.start()
+    copy.wait()
+    pl.semaphore_signal(ready_sem, 1, device_id=(0,), device_id_type=pl.DeviceIdType.MESH)
+    pl.semaphore_wait(ready_sem, 1)
+    o_ref[...] = buf[slot]
+
+
+def run(x):
+    def body(sem, flags):
+        pltpu.async_copy(x, x, sem).wait()
+        pl.semaphore_signal(flags.at[0], 2)
+
+    pl.run_scoped(body, pltpu.SemaphoreType.DMA, pltpu.SemaphoreType.REGULAR((2,)))
+    return pl.pallas_call(
+        kernel,
+        out_shape=x,
+        scratch_shapes=[pltpu.VMEM((2, 8), x.dtype), pltpu.SemaphoreType.DMA((2,)), pltpu.SemaphoreType.REGULAR],
+        name="ring",
+    )(x)
+"""
+
+
+def test_a_correct_kernel_is_cleared_without_parsing() -> None:
+    assert clears(CORRECT.encode())
+    result = fix_source(CORRECT.encode())
+    assert not result.parsed and result.findings == ()
+
+
+def _mutated(old: str, new: str) -> str:
+    assert old in CORRECT
+    return CORRECT.replace(old, new, 1)
+
+
+def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
+    mutations = {
+        "a read": ("sems.at[slot])  #", "sems.at[slot][...])  #"),
+        "an element": ("sems.at[slot])  #", "sems[slot])  #"),
+        "a slice": ("flags.at[0], 2", "flags.at[0:1], 2"),
+        "a carried value": ("    pl.semaphore_wait(ready_sem, 1)", "    v = ready_sem[...]\n    pl.semaphore_wait(v, 1)"),
+        "a whole array, bare": ("flags.at[0], 2", "flags, 2"),
+        "a whole scratch array": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)"),
+        "a parenthesized callee": ("pl.semaphore_wait(ready_sem, 1)", "(pl.semaphore_wait)(ready_sem[...], 1)"),
+        "a comment before the parenthesis": ("pl.semaphore_wait(ready_sem, 1)", "_ = (pl.semaphore_wait  # c\n        (ready_sem[...], 1))"),
+        "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
+    }
+    for label, (old, new) in mutations.items():
+        source = _mutated(old, new)
+        _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+        assert findings, label  # the mutation really is a bug
+        assert not clears(source.encode()), label
+
+
+def test_aliases_are_followed() -> None:
+    source = "from jax.experimental.pallas import semaphore_wait as w  # pallas\n\n\ndef k(s):\n    w(s[...])\n"
+    assert not clears(source.encode())
+    assert clears(source.replace("s[...]", "s").encode())
+
+
+def test_what_it_does_not_model_is_parsed() -> None:
+    header = "from jax.experimental import pallas as pl\n"
+    for body in ["pl.semaphore_wait(\\\n  s)", 'pl.semaphore_wait(s, f"{x}")', "pl.semaphore_wait(s, 'open"]:
+        assert not clears((header + body + "\n").encode()), body
+    assert not clears(("# -*- coding: latin-1 -*-\n" + header + "pl.semaphore_wait(s)\n").encode())
+    assert not clears((header + "pl.semaphore_wait(s)\r").encode())
+
+
+def test_long_runs_of_hashes_and_blanks_do_not_backtrack() -> None:
+    # Patterns with overlapping alternatives took exponential time on lines like these.
+    source = "from jax.experimental import pallas as pl\n" + "#" * 400 + "\nx = 1" + " " * 400 + "\n" + "pl.semaphore_wait(s)  " + "# " * 200 + "\n"
+    assert clears(source.encode())
