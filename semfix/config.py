@@ -22,7 +22,10 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
 
     The search stops at the repository root (a folder holding .git or .hg).
     """
-    absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
+    try:
+        absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
+    except FileNotFoundError:
+        raise SettingsError("the current folder no longer exists; cd to a real folder and run again") from None
     common = Path(os.path.commonpath([str(p) for p in absolute]))
     folder = common if common.is_dir() else common.parent
     for candidate in (folder, *folder.parents):

@@ -29,6 +29,7 @@ from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
 from semfix.settings import Settings
+from semfix.skim import clears
 from semfix.text import apply_edits, line_starts
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -120,16 +121,27 @@ class _ScopeBuilder:
         if handler is not None:
             handler(self, node, scope)
             return
-        if type(node) in _LEAVES:
+        kind = type(node)
+        if kind in _LEAVES:
             return
-        for name in node._fields:
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)
+        visit = self.visit
+        for name in fields:
             value = getattr(node, name)
             if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item, scope)
-            elif isinstance(value, ast.AST):
-                self.visit(value, scope)
+                    if type(item) is ast.Name:
+                        if type(item.ctx) is ast.Store:  # type: ignore[attr-defined]
+                            scope.bind(item.id, _Binding("other"))  # type: ignore[attr-defined]
+                    elif isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                        visit(item, scope)
+            elif type(value) is ast.Name:
+                if type(value.ctx) is ast.Store:  # type: ignore[attr-defined]
+                    scope.bind(value.id, _Binding("other"))  # type: ignore[attr-defined]
+            elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+                visit(value, scope)
 
     def _children(self, node: ast.AST, scope: _Scope) -> None:
         for child in ast.iter_child_nodes(node):
@@ -343,6 +355,9 @@ _LEAVES = frozenset(
     [ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue]
     + [c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for c in base.__subclasses__()]
 )
+# Fields that never hold a node worth visiting (names, operators, contexts, flags).
+_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _SKIP = _LEAVES | {str, int, bool, float, complex, bytes, type(None), type(...)}  # plain field values
 
 
@@ -589,7 +604,8 @@ class _Engine:
         self.scopes = _ScopeBuilder()
         self.scopes.build(tree)
         self.param_kinds: dict[int, Kind] = {}
-        self.proven: set[object] = set()
+        self.proven: set[object] | None = None
+        self.operations: dict[int, Operation | None] = {}
         self.findings: list[Finding] = []
         self.rewrites: list[_Rewrite] = []
 
@@ -616,6 +632,11 @@ class _Engine:
     def operation(self, call: ast.Call) -> Operation | None:
         if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
             return None
+        if id(call) not in self.operations:
+            self.operations[id(call)] = self._operation(call)
+        return self.operations[id(call)]
+
+    def _operation(self, call: ast.Call) -> Operation | None:
         names = self.qualified(call.func, self.scopes.scope_of[id(call)])
         if not names:
             return None
@@ -647,13 +668,19 @@ class _Engine:
         return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
 
     # -- evidence -----------------------------------------------------------------------
+    def proofs(self) -> set[object]:
+        """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
+        if self.proven is None:
+            self.proven = set()
+            for subscript in self.scopes.subscripts:
+                scope = self.scopes.scope_of[id(subscript)]
+                target = subscript.value.value if _is_at(subscript.value) else _read_target(subscript)  # type: ignore[attr-defined]
+                proof = self.key(target, scope) if target is not None else None
+                if proof is not None:
+                    self.proven.add(proof)
+        return self.proven
+
     def gather(self) -> None:
-        for subscript in self.scopes.subscripts:
-            scope = self.scopes.scope_of[id(subscript)]
-            target = subscript.value.value if _is_at(subscript.value) else _read_target(subscript)  # type: ignore[attr-defined]
-            proof = self.key(target, scope) if target is not None else None
-            if proof is not None:
-                self.proven.add(proof)
         kernels, scoped = [], []
         for call in self.scopes.calls:
             scope = self.scopes.scope_of[id(call)]
@@ -842,7 +869,7 @@ class _Engine:
         if kind is Kind.TUPLE:
             return previous
         key = self.key(base, scope)
-        safe = kind is Kind.ARRAY or (key is not None and key in self.proven)
+        safe = kind is Kind.ARRAY or (key is not None and key in self.proofs())
         cut, _ = self._cut(element)
         insert = (cut, cut, ".at")
         start, end = self.text.start(element)[2], self.text.end(element)[2]
@@ -982,8 +1009,73 @@ def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encodin
 
     Edits never add or remove line breaks, so a top-level statement without an edit has the
     same text at the same lines and parses the same: only statements holding an edit are
-    compared node for node.
+    re-parsed, each on its own lines, and compared node for node. Each such statement starts
+    where the one before it left the tokenizer clean, and parses whole, so it leaves the
+    tokenizer clean for the next. When the new text skims clean, no rule can fire on it, so a
+    second pass cannot change it; otherwise the whole file is parsed and analysed again.
     """
+    if not _prove_statements(expected, new_text, changed_lines):
+        actual = _prove_whole(expected, new_text, changed_lines)
+    elif not (settings.enabled & _MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass")):
+        return
+    else:
+        actual = _prove_whole(expected, new_text, changed_lines)
+    try:
+        again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
+    except Defer:
+        return  # the libcst engine's own idempotency check covers files it owns
+    if again.text != new_text or any(f.applied for f in again.findings):
+        raise QuickSafetyError("a second run would change the rewritten source again")
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(d.lineno for d in decorators)])
+
+
+def _prove_statements(expected: ast.Module, new_text: str, changed_lines: set[int]) -> bool:
+    """Re-parse only the edited top-level statements; False if that cannot settle it."""
+    starts = line_starts(new_text)
+    body = expected.body
+    edited = sorted(changed_lines)
+    for index, statement in enumerate(body):
+        first, last = _first_line(statement), statement.end_lineno
+        position = bisect.bisect_left(edited, first)
+        if position == len(edited) or edited[position] > last:  # type: ignore[operator]
+            continue
+        before = body[index - 1].end_lineno if index else 0
+        after = _first_line(body[index + 1]) if index + 1 < len(body) else None
+        if statement.col_offset != 0 or before >= first or (after is not None and after <= last):  # type: ignore[operator]
+            return False  # shares a line with another statement (`a; b`)
+        end = starts[last] if last < len(starts) else len(new_text)  # type: ignore[operator]
+        try:
+            chunk = _parse(new_text[starts[first - 1] : end])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False  # e.g. a `__future__` import that changes the grammar: parse it all
+        if len(chunk.body) != 1 or not _same_tree(chunk.body[0], statement):
+            return False
+    return True
+
+
+def _same_tree(first: object, second: object) -> bool:
+    """`ast.dump(first) == ast.dump(second)` (positions ignored), without building the strings."""
+    stack = [(first, second)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, ast.AST):
+            stack.extend((getattr(a, name, None), getattr(b, name, None)) for name in a._fields)
+        elif type(a) is list:
+            if len(a) != len(b):  # type: ignore[arg-type]
+                return False
+            stack.extend(zip(a, b))  # type: ignore[call-overload]
+        elif a != b and a == a:  # a NaN constant is the same NaN
+            return False
+    return True
+
+
+def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int]) -> ast.Module:
     try:
         actual = _parse(new_text)
     except SyntaxError as error:
@@ -997,11 +1089,6 @@ def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encodin
             raise QuickSafetyError("the rewritten source differs from the declared rewrites")
         first = bisect.bisect_left(edited, old.lineno)
         if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
-            if ast.dump(old) != ast.dump(new):
+            if not _same_tree(old, new):
                 raise QuickSafetyError("the rewritten source differs from the declared rewrites")
-    try:
-        again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
-    except Defer:
-        return  # the libcst engine's own idempotency check covers files it owns
-    if again.text != new_text or any(f.applied for f in again.findings):
-        raise QuickSafetyError("a second run would change the rewritten source again")
+    return actual

@@ -72,6 +72,10 @@ _SIMPLE_ITEM = re.compile(
     rb"(?:[^,()\[\]{}'\"#\\]|\"[^\"\\\r\n{}]*\"|'[^'\\\r\n{}]*'|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))+"
 )
 _SIMPLE_CALL = re.compile(rb"[(\[](" + _SIMPLE_INNER + rb")[)\]]")
+_READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
+_OPEN_CATALOG_CALL = re.compile(
+    rb"(?:" + _alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z"
+)
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 _IDENT_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
@@ -111,6 +115,7 @@ class _Skim:
         cookie = _COOKIE.search(data[: _nth_line_end(data, 2)])
         if cookie is not None and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
             raise _GiveUp("an encoding other than UTF-8")
+        self._give_up_on_an_obvious_read()
         for functions, arguments in self._calls(FUNCTION_NAMES):
             for argument in _semaphore_arguments(functions, arguments):
                 name = _shape(argument)
@@ -121,6 +126,14 @@ class _Skim:
         if self._assigned():
             return False
         return not self._array_parameter()
+
+    def _give_up_on_an_obvious_read(self) -> None:
+        """The commonest bug, `f(..., sem[...])`, found fast: a file that has one is parsed anyway."""
+        data = self.data
+        for match in _READ_ARGUMENT.finditer(data):
+            window = data[max(0, match.start() - 400) : match.start()]
+            if _OPEN_CATALOG_CALL.search(window):
+                raise _GiveUp("a value read out of a Ref in a catalog call")
 
     def _calls(self, wanted: frozenset[str]) -> Iterator[tuple[set[str], list[bytes]]]:
         """(what the callee may be, argument texts) for everything that may call a wanted name."""
