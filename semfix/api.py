@@ -48,7 +48,7 @@ def fix_source(
     defers; "libcst" forces the libcst engine; "quick" raises `Defer` instead of handing over.
     """
     settings = settings or Settings()
-    if not may_contain_calls(source) or (not (settings.enabled & MIGRATIONS) and clears(_raw(source))):
+    if not may_contain_calls(source) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
     if engine != "libcst":
         try:
@@ -68,5 +68,7 @@ def fix_source(
     return FixResult(new_source, findings, encoding)
 
 
-def _raw(source: str | bytes) -> bytes:
-    return source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+def skims_clean(source: str | bytes, settings: Settings) -> bool:
+    """True when the bytes alone prove no enabled rule can fire (see semfix/skim.py)."""
+    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    return not (settings.enabled & MIGRATIONS) and clears(raw)

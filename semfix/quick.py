@@ -989,7 +989,8 @@ def _analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings
     changed_lines = {engine.text.line_of(start) for start, _, _ in edits}
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
-    _prove(tree, new_text, changed_lines, encoding, settings)
+    settled = _settles_by_construction(findings, engine.rewrites)
+    _prove(tree, new_text, changed_lines, encoding, settings, settled=settled)
     return QuickResult(new_text, encoding, tuple(findings))
 
 
@@ -1004,7 +1005,26 @@ class QuickSafetyError(Exception):
     """The quick engine's rewrite failed its proof."""
 
 
-def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encoding: str, settings: Settings) -> None:
+def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) -> bool:
+    """Can a second pass apply nothing, whatever else it finds? Cheaper than running it.
+
+    Rewrites add and remove no binding, call or allocation, so a second pass resolves the same
+    calls to the same operations and gives each untouched argument the same verdict, except
+    that new `.at` views may prove a Ref and turn an unsafe SEM002 into a safe one. Each
+    rewritten argument is now a Ref expression; only a read, an element read or a slice
+    left in it could draw a fix.
+    """
+    if any(f.rule == "SEM002" and not f.applied for f in findings):
+        return False
+    return not any(
+        _read_target(r.replacement) is not None or _element_read(r.replacement) or _has_slice(r.replacement)
+        for r in rewrites
+    )
+
+
+def _prove(
+    expected: ast.Module, new_text: str, changed_lines: set[int], encoding: str, settings: Settings, *, settled: bool = False
+) -> None:
     """The new text must parse to exactly the declared tree, and settle on a second pass.
 
     Edits never add or remove line breaks, so a top-level statement without an edit has the
@@ -1012,11 +1032,12 @@ def _prove(expected: ast.Module, new_text: str, changed_lines: set[int], encodin
     re-parsed, each on its own lines, and compared node for node. Each such statement starts
     where the one before it left the tokenizer clean, and parses whole, so it leaves the
     tokenizer clean for the next. When the new text skims clean, no rule can fire on it, so a
-    second pass cannot change it; otherwise the whole file is parsed and analysed again.
+    second pass cannot change it; nor when the first pass settles it by construction (see
+    `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
     if not _prove_statements(expected, new_text, changed_lines):
         actual = _prove_whole(expected, new_text, changed_lines)
-    elif not (settings.enabled & _MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass")):
+    elif settled or (not (settings.enabled & _MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
         return
     else:
         actual = _prove_whole(expected, new_text, changed_lines)

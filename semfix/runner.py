@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol, Sequence
 
-from semfix.api import fix_source
+from semfix.api import fix_source, skims_clean
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, read_source, write_atomic
@@ -25,6 +25,7 @@ from semfix.git import dirty
 from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+_SKIM_HERE = 16  # up to this many files past the byte scan are skimmed before any pool starts
 
 
 @dataclass
@@ -174,6 +175,11 @@ def run(
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
+    if len(tasks) <= _SKIM_HERE:  # a few files (a pre-commit run): no pool unless one needs parsing
+        for index, slot in enumerate(slots):
+            if isinstance(slot, _Task) and slot.path.suffix != ".ipynb" and skims_clean(slot.data, settings):
+                slots[index] = FileOutcome(slot.path)
+        tasks = [slot for slot in slots if isinstance(slot, _Task)]
     analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
     results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
     if write:

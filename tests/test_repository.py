@@ -97,6 +97,30 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
     assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
 
 
+CORRECT_KERNEL = (
+    "from jax.experimental import pallas as pl\n\n\ndef kernel(sem, sems):\n"
+    "    pl.semaphore_signal(sems.at[0], 1)\n    pl.semaphore_wait(sem, 1)\n"
+)
+
+
+def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for index in range(3):
+        (tmp_path / f"kernel{index}.py").write_text(CORRECT_KERNEL)
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a process pool was started")
+
+    with monkeypatch.context() as patch:  # a few files: skimmed in the main process
+        patch.setattr(semfix.runner, "ProcessPoolExecutor", no_pool)
+        outcome = semfix.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
+        assert outcome.scanned == 3 and outcome.parsed == 0 and outcome.exit_code == 0
+    for index in range(3, 20):  # many: the pool skims them, and still parses none
+        (tmp_path / f"kernel{index}.py").write_text(CORRECT_KERNEL)
+    (tmp_path / "buggy.py").write_text(CORRECT_KERNEL.replace("(sem, 1)", "(sem[...], 1)"))
+    outcome = semfix.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=2)
+    assert outcome.scanned == 21 and outcome.parsed == 1 and len(outcome.findings) == 1
+
+
 def test_json_report(tmp_path: Path) -> None:
     _tree(tmp_path, {"a.py": BUGGY, "b.py": "import numpy\n", "c.py": "from jax.experimental import pallas as pl\nx = pl.semaphore_wait(\n"})
     result = cli("fix", ".", "--report", "report.json", cwd=tmp_path)
