@@ -110,6 +110,13 @@ class _ScopeBuilder:
         self.calls: list[ast.Call] = []
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        # Callee names that can resolve to a function the rules ask about: the names themselves,
+        # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
+        self.callee_names: set[str] = set(_CALLED)
+
+    def relevant_calls(self) -> list[ast.Call]:
+        names = self.callee_names
+        return [c for c in self.calls if _terminal(c.func) in names]
 
     def build(self, tree: ast.Module) -> None:
         for statement in tree.body:
@@ -193,6 +200,8 @@ class _ScopeBuilder:
         for alias in node.names:
             if alias.asname:
                 scope.bind(alias.asname, _Binding("import", alias.name))
+                if alias.name.rpartition(".")[2] in _CALLED:
+                    self.callee_names.add(alias.asname)
             else:
                 root = alias.name.split(".")[0]
                 scope.bind(root, _Binding("import", root))
@@ -203,6 +212,8 @@ class _ScopeBuilder:
             if alias.name == "*":
                 raise Defer("star import")
             scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
+            if alias.name in _CALLED:
+                self.callee_names.add(alias.asname or alias.name)
 
     def _assign(self, node: ast.Assign, scope: _Scope) -> None:
         self.visit(node.value, scope)
@@ -362,6 +373,7 @@ _SKIP = _LEAVES | {str, int, bool, float, complex, bytes, type(None), type(...)}
 
 
 _ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
+_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
 _INTERESTING = FUNCTION_NAMES | {"pallas_call", "run_scoped", "partial"} | _ALLOCATION_TERMINALS
 
 
@@ -682,7 +694,7 @@ class _Engine:
 
     def gather(self) -> None:
         kernels, scoped = [], []
-        for call in self.scopes.calls:
+        for call in self.scopes.relevant_calls():
             scope = self.scopes.scope_of[id(call)]
             if self.operation(call) is not None:
                 continue
@@ -786,7 +798,7 @@ class _Engine:
     # -- rules --------------------------------------------------------------------------
     def run(self) -> None:
         self.gather()
-        calls = [(call, op) for call in self.scopes.calls if (op := self.operation(call)) is not None]
+        calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
         argument_spans = []
         for call, operation in calls:
