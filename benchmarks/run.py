@@ -16,6 +16,7 @@ or in this Python's environment: `pip install ast-grep-cli ruff`. Timings are me
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -127,6 +128,11 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="semfix-bench-"))
     rng = random.Random(20261203)
     semfix = [sys.executable, "-m", "semfix"]
+    # pip compiles an installed package's bytecode; an editable install under
+    # PYTHONDONTWRITEBYTECODE would recompile semfix's modules on every run instead.
+    import semfix as package
+
+    compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     ast_grep, ruff = tool("ast-grep"), tool("ruff")
     libcst_env = {**os.environ, "PYTHONPATH": str(HERE)}
     jobs = str(args.jobs)

@@ -367,7 +367,9 @@ _LEAVES = frozenset(
     + [c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for c in base.__subclasses__()]
 )
 # Fields that never hold a node worth visiting (names, operators, contexts, flags).
-_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module"})
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module"}
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _SKIP = _LEAVES | {str, int, bool, float, complex, bytes, type(None), type(...)}  # plain field values
 
@@ -1035,7 +1037,13 @@ def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) 
 
 
 def _prove(
-    expected: ast.Module, new_text: str, changed_lines: set[int], encoding: str, settings: Settings, *, settled: bool = False
+    expected: ast.Module,
+    new_text: str,
+    changed_lines: set[int],
+    encoding: str,
+    settings: Settings,
+    *,
+    settled: bool = False,
 ) -> None:
     """The new text must parse to exactly the declared tree, and settle on a second pass.
 
@@ -1078,8 +1086,9 @@ def _prove_statements(expected: ast.Module, new_text: str, changed_lines: set[in
             continue
         before = body[index - 1].end_lineno if index else 0
         after = _first_line(body[index + 1]) if index + 1 < len(body) else None
-        if statement.col_offset != 0 or before >= first or (after is not None and after <= last):  # type: ignore[operator]
-            return False  # shares a line with another statement (`a; b`)
+        shares_a_line = before >= first or (after is not None and after <= last)  # type: ignore[operator]
+        if statement.col_offset != 0 or shares_a_line:
+            return False  # `a; b`
         end = starts[last] if last < len(starts) else len(new_text)  # type: ignore[operator]
         try:
             chunk = _parse(new_text[starts[first - 1] : end])

@@ -26,7 +26,8 @@ _POSITIONS: dict[str, frozenset[int]] = {}
 _KEYWORDS: dict[str, frozenset[str]] = {}
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
-        _POSITIONS[_name] = _POSITIONS.get(_name, frozenset()) | {p.position for p in _op.sem_params if p.position is not None}
+        _positions = {p.position for p in _op.sem_params if p.position is not None}
+        _POSITIONS[_name] = _POSITIONS.get(_name, frozenset()) | _positions
         _KEYWORDS[_name] = _KEYWORDS.get(_name, frozenset()) | {p.name for p in _op.sem_params}
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
@@ -197,7 +198,7 @@ class _Skim:
         for meanings, arguments in self._calls(_ALLOCATORS):
             positional = [a for a in arguments if not a.startswith(b"*") and not _KEYWORD_ARG.match(a)]
             keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
-            if "pallas_call" in meanings and self._scratch_pairs(positional, keywords, arguments):
+            if "pallas_call" in meanings and self._scratch_pairs(positional, keywords):
                 return True
             if "run_scoped" in meanings and self._scoped_pairs(positional, keywords, arguments):
                 return True
@@ -209,13 +210,13 @@ class _Skim:
         text = name.decode()
         return text == target or target in self.meanings.get(text, ())
 
-    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes], arguments: list[bytes]) -> bool:
+    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> bool:
         kernel = keywords.get(b"kernel", positional[0] if positional else None)
         scratch = keywords.get(b"scratch_shapes")
         grid_spec = keywords.get(b"grid_spec")
         if scratch is None and grid_spec is not None and grid_spec.endswith(b")"):
-            inner = _call_arguments(grid_spec)
-            scratch = next((a[m.end() :].strip() for a in inner if (m := _KEYWORD_ARG.match(a)) and m.group(1) == b"scratch_shapes"), None)
+            inner = {m.group(1): a[m.end() :].strip() for a in _call_arguments(grid_spec) if (m := _KEYWORD_ARG.match(a))}
+            scratch = inner.get(b"scratch_shapes")
         if kernel is None or scratch is None:
             return False
         entries = _literal_entries(scratch)
@@ -264,7 +265,8 @@ class _Skim:
 @functools.lru_cache(maxsize=64)
 def _call_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
     """A call's callee, and its argument list when that is plain (else the match ends at `(`)."""
-    return re.compile(rb"(" + _alternation(spelled) + rb")(?![A-Za-z0-9_])" + _GAP + rb"\((?:(" + _SIMPLE_INNER + rb"\)))?")
+    callee = rb"(" + _alternation(spelled) + rb")(?![A-Za-z0-9_])" + _GAP
+    return re.compile(callee + rb"\((?:(" + _SIMPLE_INNER + rb"\)))?")
 
 
 def _terminal(expression: bytes) -> bytes | None:

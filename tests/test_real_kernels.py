@@ -55,7 +55,8 @@ def _plant(source: bytes) -> tuple[bytes, int]:
             if index >= len(node.args) or any(isinstance(a, ast.Starred) for a in node.args[: index + 1]):
                 continue
             argument = node.args[index]
-            view = isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Attribute) and argument.value.attr == "at"
+            at = argument.value if isinstance(argument, ast.Subscript) else None
+            view = isinstance(at, ast.Attribute) and at.attr == "at"
             if isinstance(argument, (ast.Name, ast.Attribute)) or view:
                 ends.add((argument.end_lineno, argument.end_col_offset))
     lines = [bytearray(line) for line in source.splitlines(keepends=True)]

@@ -71,7 +71,8 @@ def kernels(draw: st.DrawFn) -> str:
         allocation = f"pl.pallas_call(kernel, out_shape=x, scratch_shapes=[{', '.join(entries)}])(x)"
     else:
         allocation = f"pl.run_scoped(kernel, {', '.join(entries)})"
-    return f"{draw(st.sampled_from(HEADERS))}import jax.numpy as jnp\n\n\ndef kernel({signature}):\n{body}\n\n\ndef run(x):\n    return {allocation}\n"
+    header = draw(st.sampled_from(HEADERS)) + "import jax.numpy as jnp\n"
+    return f"{header}\n\ndef kernel({signature}):\n{body}\n\n\ndef run(x):\n    return {allocation}\n"
 
 
 def _sound(source: str) -> bool:
@@ -148,11 +149,17 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
         "a read": ("sems.at[slot])  #", "sems.at[slot][...])  #"),
         "an element": ("sems.at[slot])  #", "sems[slot])  #"),
         "a slice": ("flags.at[0], 2", "flags.at[0:1], 2"),
-        "a carried value": ("    pl.semaphore_wait(ready_sem, 1)", "    v = ready_sem[...]\n    pl.semaphore_wait(v, 1)"),
+        "a carried value": (
+            "    pl.semaphore_wait(ready_sem, 1)",
+            "    v = ready_sem[...]\n    pl.semaphore_wait(v, 1)",
+        ),
         "a whole array, bare": ("flags.at[0], 2", "flags, 2"),
         "a whole scratch array": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)"),
         "a parenthesized callee": ("pl.semaphore_wait(ready_sem, 1)", "(pl.semaphore_wait)(ready_sem[...], 1)"),
-        "a comment before the parenthesis": ("pl.semaphore_wait(ready_sem, 1)", "_ = (pl.semaphore_wait  # c\n        (ready_sem[...], 1))"),
+        "a comment before the parenthesis": (
+            "pl.semaphore_wait(ready_sem, 1)",
+            "_ = (pl.semaphore_wait  # c\n        (ready_sem[...], 1))",
+        ),
         "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
     }
     for label, (old, new) in mutations.items():
@@ -178,5 +185,6 @@ def test_what_it_does_not_model_is_parsed() -> None:
 
 def test_long_runs_of_hashes_and_blanks_do_not_backtrack() -> None:
     # Patterns with overlapping alternatives took exponential time on lines like these.
-    source = "from jax.experimental import pallas as pl\n" + "#" * 400 + "\nx = 1" + " " * 400 + "\n" + "pl.semaphore_wait(s)  " + "# " * 200 + "\n"
+    header = "from jax.experimental import pallas as pl\n"
+    source = header + "#" * 400 + "\nx = 1" + " " * 400 + "\n" + "pl.semaphore_wait(s)  " + "# " * 200 + "\n"
     assert clears(source.encode())
