@@ -101,8 +101,8 @@ class _Skim:
         self.meanings: dict[str, set[str]] = {}  # a spelled name -> the catalog names it may mean
         for match in _AS.finditer(data):
             window = data[max(0, match.start() - 300) : match.start()]
-            for before in _BEFORE_AS.findall(window):
-                if before.decode() in _ALIASABLE:
+            for before in {*_BEFORE_AS.findall(window), _name_before(data, match.start())}:
+                if before is not None and before.decode() in _ALIASABLE:
                     self.meanings.setdefault(match.group(1).decode(), set()).add(before.decode())
         self.names: set[bytes] = set()  # the semaphore arguments that are bare names
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
@@ -341,6 +341,24 @@ def _literal_entries(expression: bytes) -> list[bytes] | None:
 def _arrayish(entry: bytes) -> bool:
     """Could this allocation entry be a call with arguments (an array allocation)?"""
     return b"(" in entry
+
+
+def _name_before(data: bytes, end: int) -> bytes | None:
+    """The identifier before `end`, across blank lines and comments of any length.
+
+    Line by line backwards, each cut at its first `#`; the 300-byte window in `_Skim` covers
+    a `#` inside a string, which this would misread.
+    """
+    position = end
+    while True:
+        start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
+        line = data[start:position].split(b"#", 1)[0].rstrip(b" \t\f\\\r\n")
+        if line:
+            found = _NAME.search(line)
+            return found.group() if found else None
+        if start == 0:
+            return None
+        position = start - 1
 
 
 def _nth_line_end(data: bytes, count: int) -> int:

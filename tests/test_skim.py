@@ -173,6 +173,10 @@ def test_aliases_are_followed() -> None:
     source = "from jax.experimental.pallas import semaphore_wait as w  # pallas\n\n\ndef k(s):\n    w(s[...])\n"
     assert not clears(source.encode())
     assert clears(source.replace("s[...]", "s").encode())
+    far = "from jax.experimental.pallas import (\n    semaphore_wait  # " + "x" * 500 + "\n    as w,\n)\n"
+    source = far + "\n\ndef k(s):\n    w(s[...])\n"
+    _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+    assert findings and not clears(source.encode())
 
 
 def test_what_it_does_not_model_is_parsed() -> None:
