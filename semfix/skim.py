@@ -58,7 +58,8 @@ _STRING_END = {
 _PLAIN_PREFIXES = frozenset({b"", b"r", b"u", b"b", b"br", b"rb"})
 _KEYWORD_ARG = re.compile(rb"(" + _IDENT + rb")\s*=(?!=)")
 # Any `def name(`, even in a string or after other letters: more headers only over-report.
-_HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + _IDENT + rb")(?:[ \t\f]|\\\r?\n)*\(")
+# A `[` after the name opens type parameters (`def f[T](...)`): not modelled, see `_signatures`.
+_HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + _IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
 _NAME = re.compile(_IDENT + rb"\Z")
 _LEADING_NAME = re.compile(_IDENT)
 _CALLEE = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\s]*\(")
@@ -100,6 +101,8 @@ class _Skim:
         self.data = data
         self.meanings: dict[str, set[str]] = {}  # a spelled name -> the catalog names it may mean
         for match in _AS.finditer(data):
+            if data[match.end() : match.end() + 1] >= b"\x80":
+                raise _GiveUp("a non-ASCII name after `as`")
             window = data[max(0, match.start() - 300) : match.start()]
             for before in {*_BEFORE_AS.findall(window), _name_before(data, match.start())}:
                 if before is not None and before.decode() in _ALIASABLE:
@@ -245,6 +248,8 @@ class _Skim:
 
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes], bool]]:
         """(positional, keyword-only parameter names, has *args) of every def `node` may name."""
+        if not node.isascii():
+            raise _GiveUp("a non-ASCII function name")
         while not _NAME.match(node):  # functools.partial(kernel, ...): the first argument
             if not node.endswith(b")"):
                 return
@@ -257,6 +262,8 @@ class _Skim:
             for match in _HEADER.finditer(self.data):
                 self.headers.setdefault(match.group(1), []).append(match.end() - 1)
         for open_at in self.headers.get(node, ()):
+            if self.data[open_at : open_at + 1] == b"[":
+                raise _GiveUp("a generic function")
             if open_at not in self.signatures:
                 self.signatures[open_at] = _parameters(_arguments(self.data, open_at)[0])
             yield self.signatures[open_at]
@@ -306,7 +313,7 @@ def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes], bool]:
             star = star or bool(item[1:].strip())  # `*args`, not a bare `*`
             continue
         name = _LEADING_NAME.match(item)
-        if name is None:
+        if name is None or not item.isascii():
             raise _GiveUp("a parameter list it cannot read")
         (keyword_only if after_star else positional).append(name.group())
     return positional, keyword_only, star

@@ -187,6 +187,23 @@ def test_what_it_does_not_model_is_parsed() -> None:
     assert not clears((header + "pl.semaphore_wait(s)\r").encode())
 
 
+def test_non_ascii_names_are_parsed() -> None:
+    header = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+    alias = "from jax.experimental.pallas import semaphore_wait as wäit\n\n\ndef k(s):\n    wäit(s[...])\n"
+    kernel = (
+        "\n\ndef körnel(x, sems):\n    pl.semaphore_wait(sems, 1)\n\n\n"
+        "def run(x):\n    return pl.pallas_call(körnel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n"
+    )
+    for source in (header + alias, header + kernel):
+        _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+        assert findings and not clears(source.encode()), source
+
+
+def test_a_generic_kernel_is_parsed() -> None:
+    source = CORRECT.replace("def kernel(", "def kernel[T](").replace("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)")
+    assert not clears(source.encode())
+
+
 def test_long_runs_of_hashes_and_blanks_do_not_backtrack() -> None:
     # Patterns with overlapping alternatives took exponential time on lines like these.
     header = "from jax.experimental import pallas as pl\n"
