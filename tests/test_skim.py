@@ -55,6 +55,17 @@ CALLS = [
 LOCALS = ["", "v = sem[...]", "w = sems[0]", "v = sems.at[0]", "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2"]
 
 
+ALLOCATIONS = [
+    "pl.pallas_call(kernel, out_shape=x, scratch_shapes=[{entries}])(x)",
+    "pl.pallas_call(functools.partial(kernel, k=1), out_shape=x, scratch_shapes=({entries},))(x)",
+    "pl.pallas_call(kernel=kernel, out_shape=x, grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=0, scratch_shapes=[{entries}]))(x)",
+    "pl.pallas_call(kernel, out_shape=x, scratch_shapes=SHAPES)(x)",
+    "pl.run_scoped(kernel, {entries})",
+    "pl.run_scoped(kernel, sems={first})",
+    "pl.run_scoped(kernel, *[{entries}])",
+]
+
+
 @st.composite
 def kernels(draw: st.DrawFn) -> str:
     """A kernel module that mixes every shape the skim reasons about, bugs and decoys alike."""
@@ -68,11 +79,12 @@ def kernels(draw: st.DrawFn) -> str:
     body = "\n".join(["    " + line for line in local.splitlines()] + calls)
     signature = ", ".join(params)
     if draw(st.booleans()):
-        allocation = f"pl.pallas_call(kernel, out_shape=x, scratch_shapes=[{', '.join(entries)}])(x)"
-    else:
-        allocation = f"pl.run_scoped(kernel, {', '.join(entries)})"
-    header = draw(st.sampled_from(HEADERS)) + "import jax.numpy as jnp\n"
-    return f"{header}\n\ndef kernel({signature}):\n{body}\n\n\ndef run(x):\n    return {allocation}\n"
+        signature += ", *, k=0"
+    allocation = draw(st.sampled_from(ALLOCATIONS)).format(entries=", ".join(entries), first=entries[0])
+    header = draw(st.sampled_from(HEADERS)) + "import functools\nimport jax.numpy as jnp\n"
+    shapes = f"SHAPES = [{', '.join(entries)}]\n" if draw(st.booleans()) else ""
+    decoy = draw(st.sampled_from(["", "\n\ndef kernel(a, b):\n    return a\n", "\n\ndef other(sem):\n    global pl\n    pl = None\n"]))
+    return f"{header}{shapes}\n\ndef kernel({signature}):\n{body}\n{decoy}\n\ndef run(x):\n    return {allocation}\n"
 
 
 def _sound(source: str) -> bool:
