@@ -9,8 +9,8 @@ raw bytes, cuts out its arguments with a small string- and bracket-aware scanner
 the file only when no semaphore argument can have one of those shapes.
 
 It gives up (the file is parsed) on anything it does not model: an f-string or a backslash
-in a call it reads, an encoding other than UTF-8, a non-ASCII argument, the decorator form
-of `run_scoped`. It must never clear a file an engine would flag; the tests hold it to that.
+in a call it reads, an encoding other than UTF-8, a non-ASCII name where it reads names, a
+generic kernel, `run_scoped` through `functools.partial`. It must never clear a file an engine would flag; the tests hold it to that.
 """
 
 from __future__ import annotations
