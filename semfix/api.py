@@ -44,8 +44,8 @@ def fix_source(
 
     Source the byte scan or the skim clears is never parsed, so it returns no findings even
     if it would not parse. Raises SourceError for source semfix must parse but cannot read,
-    and SafetyError if the rewrite fails its
-    checks: the new source must parse, and fixing it again must change nothing.
+    and SafetyError if the rewrite fails its checks: the new source must parse, and fixing
+    it again must change nothing.
     `engine="auto"` tries the quick stdlib-ast engine first and hands libcst whatever it
     defers; "libcst" forces the libcst engine; "quick" raises `Defer` instead of handing over.
     """
