@@ -65,13 +65,15 @@ _LEADING_NAME = re.compile(_IDENT)
 _CALLEE = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\s]*\(")
 # An argument list with no comments, backslashes or braces, strings only on one line, and
 # brackets nested three deep at most: what nearly every call looks like.
-_PLAIN = rb"(?:[^()\[\]{}'\"#\\]|\"[^\"\\\r\n{}]*\"|'[^'\\\r\n{}]*')"
+# A one-line string, not part of a triple quote: `"""a", "b"""` must not split at its comma.
+_SHORT_STRING = rb"(?<!\")\"[^\"\\\r\n{}]*\"(?!\")|(?<!')'[^'\\\r\n{}]*'(?!')"
+_PLAIN = rb"(?:[^()\[\]{}'\"#\\]|" + _SHORT_STRING + rb")"
 _NESTED = _PLAIN + rb"*"
 for _ in range(2):
     _NESTED = rb"(?:" + _PLAIN + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))*"
 _SIMPLE_INNER = rb"(?:" + _PLAIN + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))*"
 _SIMPLE_ITEM = re.compile(
-    rb"(?:[^,()\[\]{}'\"#\\]|\"[^\"\\\r\n{}]*\"|'[^'\\\r\n{}]*'|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))+"
+    rb"(?:[^,()\[\]{}'\"#\\]|" + _SHORT_STRING + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))+"
 )
 _SIMPLE_CALL = re.compile(rb"[(\[](" + _SIMPLE_INNER + rb")[)\]]")
 _READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")

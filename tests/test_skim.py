@@ -211,6 +211,13 @@ def test_non_ascii_names_are_parsed() -> None:
         assert findings and not clears(source.encode()), source
 
 
+def test_a_triple_quoted_string_does_not_shift_positions() -> None:
+    body = 'pltpu.make_async_copy("""a", "b""", x_hbm, sems[0])'
+    source = CORRECT.replace("pl.semaphore_wait(ready_sem, 1)", body)
+    _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+    assert findings and not clears(source.encode())
+
+
 def test_a_generic_kernel_is_parsed() -> None:
     source = CORRECT.replace("def kernel(", "def kernel[T](").replace("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)")
     assert not clears(source.encode())
