@@ -13,9 +13,8 @@ from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.quick import Defer, QuickSafetyError, analyse
 from semfix.settings import Settings
+from semfix.rules import MIGRATIONS
 from semfix.skim import clears
-
-MIGRATIONS = frozenset({"SEM101", "SEM102"})  # rules that rewrite correct code: the skim cannot rule them out
 
 __all__ = ["Engine", "FixResult", "SafetyError", "SourceError", "fix_source"]
 

@@ -120,6 +120,7 @@ def _unmask(line: str) -> str:
 class NotebookResult:
     source: bytes
     findings: tuple[Finding, ...]
+    parsed: bool  # whether the joined code cells had to be parsed
 
 
 def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> NotebookResult:
@@ -133,7 +134,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
         raise SourceError("not a notebook in nbformat 4 (no top-level cells list)")
     language = notebook.get("metadata", {}).get("language_info", {}).get("name", "python")
     if language != "python":
-        return NotebookResult(data, ())
+        return NotebookResult(data, (), parsed=False)
     scanner = _Scanner(text)
     scanner.value(())
     cells = []
@@ -156,7 +157,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
     result: FixResult[str] = fix_source(joined_module, settings=settings, apply_fixes=apply_fixes)
     findings = tuple(_locate(f, cells, starts) for f in result.findings)
     if result.source == joined_module:
-        return NotebookResult(data, findings)
+        return NotebookResult(data, findings, result.parsed)
     pieces = result.source.split(_BOUNDARY)
     edits = []
     for cell, new_body in zip(cells, pieces):
@@ -166,7 +167,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
             new_text = new_text[:-1]
         if new_text != old_text:
             edits.append((cell, new_text))
-    return NotebookResult(_rewrite(text, scanner, edits).encode("utf-8"), findings)
+    return NotebookResult(_rewrite(text, scanner, edits).encode("utf-8"), findings, result.parsed)
 
 
 def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:

@@ -28,6 +28,7 @@ from semfix import messages
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
+from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
 from semfix.skim import clears
 from semfix.text import apply_edits, line_starts
@@ -35,7 +36,6 @@ from semfix.text import apply_edits, line_starts
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
-_MIGRATIONS = frozenset({"SEM101", "SEM102"})
 
 
 class Defer(Exception):
@@ -989,7 +989,7 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Quick
 
 
 def _analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> QuickResult:
-    if not (settings.enabled & _MIGRATIONS) and nothing_to_find(tree):
+    if not (settings.enabled & MIGRATIONS) and nothing_to_find(tree):
         return QuickResult(text, encoding, ())
     engine = _Engine(_Text(text), tree, settings)
     engine.run()
@@ -1057,7 +1057,7 @@ def _prove(
     """
     if not _prove_statements(expected, new_text, changed_lines):
         actual = _prove_whole(expected, new_text, changed_lines)
-    elif settled or (not (settings.enabled & _MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
+    elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
         return
     else:
         actual = _prove_whole(expected, new_text, changed_lines)

@@ -82,3 +82,5 @@ _ALL = (
 
 RULES: Mapping[str, Rule] = {rule.code: rule for rule in _ALL}
 SEM001, SEM002, SEM003, SEM004, SEM101, SEM102 = _ALL
+#: Rules that rewrite correct code: no scan for bug shapes can rule them out.
+MIGRATIONS = frozenset({SEM101.code, SEM102.code})

@@ -95,7 +95,7 @@ def analyse(task: _Task) -> FileOutcome:
         else:
             result = fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)  # type: ignore[assignment]
         outcome.findings, outcome.new = result.findings, result.source
-        outcome.parsed = getattr(result, "parsed", True)
+        outcome.parsed = result.parsed
     except SourceError as error:
         outcome.error = str(error)
     except SafetyError as error:
