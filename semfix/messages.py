@@ -4,6 +4,7 @@ from __future__ import annotations
 
 UNSAFE_SUFFIX = " (unsafe fix: enable with --unsafe-fixes)"
 COMMENT_SUFFIX = " (not fixed: a comment inside the brackets would be lost)"
+NESTED_READ_SUFFIX = " (not fixed: the value is read more than once)"
 
 
 def one_line(code: str, limit: int = 60) -> str:

@@ -856,6 +856,8 @@ class _Engine:
             ):
                 raise Defer("an unusual subscript")
         whole = _read_target(original)
+        if whole is not None and _read_target(whole) is not None:
+            raise Defer("a read of a read")
         if _has_slice(original) or self.kind(original, scope) is Kind.ARRAY or (
             whole is not None and self.kind(whole, scope) is Kind.ARRAY
         ):

@@ -206,6 +206,14 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         node = target.with_changes(lpar=[*updated.lpar, *target.lpar], rpar=[*target.rpar, *updated.rpar])
         cut = self._brackets(original)
         written = self._text_of(original)
+        inner = read_target(original)
+        innermost = inner
+        while read_target(innermost) is not None:  # type: ignore[arg-type]
+            innermost = read_target(innermost)  # type: ignore[arg-type]
+        if innermost is not inner:  # `X[...][...]`: stripping one read would leave another
+            message = messages.value_read(written, self._text_of(innermost)) + messages.NESTED_READ_SUFFIX
+            self._report("SEM001", original, message, None)
+            return None
         if cut is None:
             message = messages.value_read(written, self._text_of(original.value)) + messages.COMMENT_SUFFIX
             self._report("SEM001", original, message, None)
