@@ -82,7 +82,6 @@ _OPEN_CATALOG_CALL = re.compile(
 )
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
-_IDENT_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 
 
@@ -275,7 +274,9 @@ class _Skim:
 def _call_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
     """A call's callee, and its argument list when that is plain (else the match ends at `(`)."""
     callee = rb"(" + _alternation(spelled) + rb")(?![A-Za-z0-9_])" + _GAP
-    return re.compile(callee + rb"\((?:(" + _SIMPLE_INNER + rb"\)))?")
+    # The argument list is read in a lookahead, so the next match can start inside it: a call
+    # nested in another's arguments is found too.
+    return re.compile(callee + rb"\((?=(" + _SIMPLE_INNER + rb"\)))?")
 
 
 def _terminal(expression: bytes) -> bytes | None:

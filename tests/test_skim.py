@@ -51,6 +51,8 @@ CALLS = [
     "sw({a}, 1)",
     "mac(x_ref, buf, {a}).start()",
     "pltpu.core_barrier({a}, core_axis_name='core')",
+    "pl.semaphore_signal({a}, pl.semaphore_read({b}))",
+    "pltpu.make_async_copy(x_ref.at[pl.ds(0, 1)], buf, {a}).start(priority=pl.semaphore_read({b}))",
 ]
 LOCALS = ["", "v = sem[...]", "w = sems[0]", "v = sems.at[0]", "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2"]
 
@@ -173,6 +175,7 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
             "_ = (pl.semaphore_wait  # c\n        (ready_sem[...], 1))",
         ),
         "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
+        "a call inside another": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))"),
     }
     for label, (old, new) in mutations.items():
         source = _mutated(old, new)
