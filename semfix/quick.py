@@ -113,6 +113,10 @@ class _ScopeBuilder:
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
+        # For the survey, which reads names without scopes: what each imported alias may mean,
+        # and every name assigned a value read out of a Ref.
+        self.aliases: dict[str, set[str]] = {}
+        self.read_names: set[str] = set()
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names
@@ -199,6 +203,7 @@ class _ScopeBuilder:
     def _import(self, node: ast.Import, scope: _Scope) -> None:
         for alias in node.names:
             if alias.asname:
+                self._alias(alias)
                 scope.bind(alias.asname, _Binding("import", alias.name))
                 if alias.name.rpartition(".")[2] in _CALLED:
                     self.callee_names.add(alias.asname)
@@ -212,10 +217,18 @@ class _ScopeBuilder:
             if alias.name == "*":
                 raise Defer("star import")
             scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
+            self._alias(alias)
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)
 
+    def _alias(self, alias: ast.alias) -> None:
+        name = alias.name.rpartition(".")[2]
+        if alias.asname and name in _INTERESTING:
+            self.aliases.setdefault(alias.asname, set()).add(name)
+
     def _assign(self, node: ast.Assign, scope: _Scope) -> None:
+        if _read_target(node.value) is not None:
+            self.read_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         self.visit(node.value, scope)
         for target in node.targets:
             self._assign_target(target, node, scope, single=len(node.targets) == 1)
@@ -371,7 +384,6 @@ _SCALAR_FIELDS = frozenset(
     {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module"}
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_SKIP = _LEAVES | {str, int, bool, float, complex, bytes, type(None), type(...)}  # plain field values
 
 
 _ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
@@ -394,7 +406,15 @@ def _arrayish(node: ast.AST) -> bool:
     """Could this scratch or run_scoped entry allocate a semaphore array? (any call with args)"""
     if isinstance(node, ast.keyword):
         node = node.value
-    return isinstance(node, ast.Call) and bool(node.args or node.keywords)
+    return node is _ANY_ENTRY or (isinstance(node, ast.Call) and bool(node.args or node.keywords))
+
+
+def _kinded(node: ast.AST) -> bool:
+    """Could this entry give its parameter any kind at all: an array, or a tuple of Refs?"""
+    return _arrayish(node) or isinstance(node, (ast.List, ast.Tuple, ast.BinOp))
+
+
+_ANY_ENTRY = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=[ast.Constant(0)], keywords=[])  # unknown: anything
 
 
 def _suspicious_subscript(call: ast.Call) -> bool:
@@ -406,75 +426,83 @@ def _suspicious_subscript(call: ast.Call) -> bool:
     return False
 
 
+@dataclass
+class _Survey:
+    """What the calls and bindings show without scopes: an over-approximation of every rule.
+
+    `calls`: the catalog-named calls that may hold a finding; no other call can. `kinded`:
+    whether an allocation could give a kind (array, tuple) to a name those calls look at, so
+    the allocation sites must be analysed with scopes.
+    """
+
+    calls: list[ast.Call]
+    kinded: bool
+
+
 def nothing_to_find(tree: ast.Module) -> bool:
-    """A syntactic over-approximation of every rule: True only if no rule can fire.
+    """True only if no rule can fire: see `survey`."""
+    scopes = _ScopeBuilder()
+    try:
+        scopes.build(tree)
+    except Defer:
+        return False
+    return not survey(scopes).calls
+
+
+def survey(scopes: _ScopeBuilder) -> _Survey:
+    """The calls that may hold a finding, found without resolving a name.
 
     Every finding sits on an argument of a call whose callee ends in a catalog name (or an
     alias imported for one), and is a subscript other than a plain `.at[i]` view, or a name
     that is assigned a read or could be a semaphore-array parameter. Names are matched
     without scopes and allocations without resolving their callees, so this can only
-    over-report, and a file it clears needs no scope analysis at all.
+    over-report, and a call it clears needs no analysis at all.
     """
-    aliases: dict[str, str] = {}
-    calls: list[ast.Call] = []
+    aliases = scopes.aliases
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    read_names: set[str] = set()
-    stack: list[object] = [tree]
-    pop, extend = stack.pop, stack.extend
-    while stack:  # ast.walk, minus the leaves no rule looks at: about three times faster
-        node = pop()
-        kind = type(node)
-        if kind in _SKIP:
-            continue
-        for field_name in node._fields:  # type: ignore[attr-defined]
-            value = getattr(node, field_name)
-            if type(value) is list:
-                extend(value)
-            elif value is not None:
-                stack.append(value)
-        if kind is ast.Call:
-            name = _terminal(node.func)  # type: ignore[attr-defined]
-            if name in FUNCTION_NAMES and _suspicious_subscript(node):  # type: ignore[arg-type]
-                return False  # a bug-shaped argument: no need to look further
-            calls.append(node)  # type: ignore[arg-type]
-        elif kind is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name in _INTERESTING and alias.asname:
-                    aliases[alias.asname] = alias.name
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            functions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
-        elif kind is ast.Assign:
-            if _read_target(node.value) is not None:  # type: ignore[attr-defined]
-                read_names.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
+    for function in scopes.functions:
+        functions.setdefault(function.name, []).append(function)
 
-    def terminal(call: ast.Call) -> str | None:
-        name = _terminal(call.func)
-        return aliases.get(name, name) if name is not None else None
+    def meanings(node: ast.expr) -> set[str]:
+        name = _terminal(node)
+        if name is None:
+            return set()
+        return aliases[name] | {name} if name in aliases else {name}
 
-    array_params: set[str] = set()
+    pairs: list[tuple[str, ast.AST]] = []  # (parameter name, the allocation entry bound to it)
     catalog_calls = []
-    for call in calls:
-        name = terminal(call)
-        if name in FUNCTION_NAMES:
+    spelled = _INTERESTING | aliases.keys()
+    for call in scopes.calls:
+        if _terminal(call.func) not in spelled:
+            continue
+        names = meanings(call.func)
+        if names & FUNCTION_NAMES:
             catalog_calls.append(call)
-        elif name == "pallas_call":
-            array_params |= _scratch_params(call, functions)
-        elif name == "run_scoped" and call.args:
-            array_params |= _scoped_params(call.args[0], [*call.args[1:], *call.keywords], functions)
-        elif name == "partial" and call.args and terminal_of(call.args[0], aliases) == "run_scoped":
-            for function in (f for fs in functions.values() for f in fs):
+        if "pallas_call" in names:
+            pairs += _scratch_pairs(call, functions)
+        if "run_scoped" in names and call.args:
+            pairs += _scoped_pairs(call.args[0], [*call.args[1:], *call.keywords], functions)
+        if "partial" in names and call.args and "run_scoped" in meanings(call.args[0]):
+            for function in scopes.functions:
                 if call in function.decorator_list:
-                    array_params |= _scoped_params(function, [*call.args[1:], *call.keywords], functions)
-    suspicious_names = read_names | array_params
+                    pairs += _scoped_pairs(function, [*call.args[1:], *call.keywords], functions)
+    suspicious_names = scopes.read_names | {name for name, entry in pairs if _arrayish(entry)}
+    kinded_names = {name for name, entry in pairs if _kinded(entry)}
+    found, kinded = [], False
     for call in catalog_calls:
-        if _suspicious_subscript(call):
-            return False
-        for argument in (*call.args, *(k.value for k in call.keywords)):
-            if isinstance(argument, ast.Starred):
-                argument = argument.value
-            if isinstance(argument, ast.Name) and argument.id in suspicious_names:
-                return False
-    return True
+        arguments = [a.value if isinstance(a, ast.Starred) else a for a in (*call.args, *(k.value for k in call.keywords))]
+        if _suspicious_subscript(call) or any(isinstance(a, ast.Name) and a.id in suspicious_names for a in arguments):
+            found.append(call)
+            kinded = kinded or any(name in kinded_names for a in arguments for name in _looked_at(a))
+    return _Survey(found, kinded)
+
+
+def _looked_at(argument: ast.expr) -> Iterator[str]:
+    """The names whose kind the rules may ask about for this argument: `x`, `x[i]`, `x[i][j]`."""
+    while isinstance(argument, ast.Subscript):
+        argument = argument.value
+    if isinstance(argument, ast.Name):
+        yield argument.id
 
 
 def terminal_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
@@ -494,44 +522,47 @@ def _positional(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ar
     return [*function.args.posonlyargs, *function.args.args]
 
 
-def _scratch_params(call: ast.Call, functions: dict) -> set[str]:
+def _scratch_pairs(call: ast.Call, functions: dict) -> list[tuple[str, ast.AST]]:
+    """(parameter, entry) for every scratch entry that may be bound to a kernel parameter."""
     keywords = {k.arg: k.value for k in call.keywords}
-    kernel = keywords.get("kernel", call.args[0] if call.args else None)
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    kernel = keywords.get("kernel", positional[0] if positional else None)
     scratch = keywords.get("scratch_shapes")
     if scratch is None and isinstance(keywords.get("grid_spec"), ast.Call):
         scratch = next((k.value for k in keywords["grid_spec"].keywords if k.arg == "scratch_shapes"), None)
     if kernel is None or scratch is None:
-        return set()
-    names: set[str] = set()
+        return []
+    pairs: list[tuple[str, ast.AST]] = []
     for function in _named_functions(kernel, functions):
         params = _positional(function)
         if isinstance(scratch, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in scratch.elts):
             entries = scratch.elts
-            names |= {p.arg for p, e in zip(params[max(len(params) - len(entries), 0) :], entries) if _arrayish(e)}
-        else:
-            names |= {p.arg for p in params}
-    return names
+            pairs += [(p.arg, e) for p, e in zip(params[max(len(params) - len(entries), 0) :], entries)]
+        else:  # a name or an expression: any parameter, any allocation
+            pairs += [(p.arg, _ANY_ENTRY) for p in params]
+    return pairs
 
 
-def _scoped_params(body: ast.AST, allocations: list[ast.AST], functions: dict) -> set[str]:
-    names: set[str] = set()
+def _scoped_pairs(body: ast.AST, allocations: list[ast.AST], functions: dict) -> list[tuple[str, ast.AST]]:
+    """(parameter, entry) for every run_scoped allocation that may be bound to a body parameter."""
+    pairs: list[tuple[str, ast.AST]] = []
     for function in _named_functions(body, functions):
         params = _positional(function)
         position = 0
         for item in allocations:
             if isinstance(item, ast.keyword):
                 if item.arg is None:
-                    names |= {p.arg for p in (*params, *function.args.kwonlyargs)}
-                elif _arrayish(item):
-                    names.add(item.arg)
+                    pairs += [(p.arg, _ANY_ENTRY) for p in (*params, *function.args.kwonlyargs)]
+                else:
+                    pairs.append((item.arg, item.value))
                 continue
             if isinstance(item, ast.Starred):
-                names |= {p.arg for p in params}
+                pairs += [(p.arg, _ANY_ENTRY) for p in params]
                 continue
-            if position < len(params) and _arrayish(item):
-                names.add(params[position].arg)
+            if position < len(params):
+                pairs.append((params[position].arg, item))
             position += 1
-    return names
+    return pairs
 
 
 def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
@@ -612,11 +643,12 @@ class _Rewrite:
 class _Engine:
     """Analysis of one parsed file, mirroring the libcst transformer's rules and order."""
 
-    def __init__(self, text: _Text, tree: ast.Module, settings: Settings) -> None:
+    def __init__(self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None) -> None:
+        """With `focus` (and no kinds to learn from allocations), only its calls are analysed."""
         self.text = text
         self.settings = settings
-        self.scopes = _ScopeBuilder()
-        self.scopes.build(tree)
+        self.focus = focus.calls if focus is not None and not focus.kinded else None
+        self.scopes = scopes
         self.param_kinds: dict[int, Kind] = {}
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
@@ -799,8 +831,10 @@ class _Engine:
 
     # -- rules --------------------------------------------------------------------------
     def run(self) -> None:
-        self.gather()
-        calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
+        if self.focus is None:
+            self.gather()
+        candidates = self.scopes.relevant_calls() if self.focus is None else self.focus
+        calls = [(call, op) for call in candidates if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
         argument_spans = []
         for call, operation in calls:
@@ -966,7 +1000,7 @@ class QuickResult:
     findings: tuple[Finding, ...]
 
 
-def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True) -> QuickResult:
     """The new text and findings, exactly as the libcst engine would give them, or Defer."""
     text, encoding = _decode(source)
     if "semfix" in text and re.search(r"#\s*semfix:\s*ignore", text):
@@ -987,13 +1021,22 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Quick
         raise Defer(f"ast: {error.msg}") from None
     if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
         raise Defer("the encoding does not round-trip")
-    return _analyse_tree(text, tree, encoding, settings, apply_fixes)
+    return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
 
 
-def _analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> QuickResult:
-    if not (settings.enabled & MIGRATIONS) and nothing_to_find(tree):
-        return QuickResult(text, encoding, ())
-    engine = _Engine(_Text(text), tree, settings)
+def _analyse_tree(
+    text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool, *, focus: bool = True
+) -> QuickResult:
+    """Only the calls the survey cannot clear are analysed: no other call can hold a finding.
+    The migrations look at every call, so with them every call is analysed."""
+    scopes = _ScopeBuilder()
+    scopes.build(tree)
+    found = None
+    if not (settings.enabled & MIGRATIONS):
+        found = survey(scopes)
+        if not found.calls:
+            return QuickResult(text, encoding, ())
+    engine = _Engine(_Text(text), scopes, settings, found if focus else None)
     engine.run()
     findings = engine.findings
     if not apply_fixes:
