@@ -22,7 +22,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Iterator
+from typing import Callable, Iterator
 
 from semfix import messages
 from semfix.errors import SourceError
@@ -31,6 +31,7 @@ from semfix.findings import Finding, decide
 from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
 from semfix.skim import clears
+from semfix.sparse import SparseModule
 from semfix.text import apply_edits, line_starts
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -40,6 +41,10 @@ _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
 
 class Defer(Exception):
     """The file needs the libcst engine; the message says why (for tests and debugging)."""
+
+
+class _WholeFileNeeded(Exception):
+    """An analysis of some statements needs the others: parse the whole file instead."""
 
 
 class Kind(Enum):
@@ -486,8 +491,9 @@ def survey(scopes: _ScopeBuilder) -> _Survey:
             for function in scopes.functions:
                 if call in function.decorator_list:
                     pairs += _scoped_pairs(function, [*call.args[1:], *call.keywords], functions)
-    suspicious_names = scopes.read_names | {name for name, entry in pairs if _arrayish(entry)}
-    kinded_names = {name for name, entry in pairs if _kinded(entry)}
+    unique = {(name, id(entry)): (name, entry) for name, entry in pairs}.values()  # kernels share names
+    suspicious_names = scopes.read_names | {name for name, entry in unique if _arrayish(entry)}
+    kinded_names = {name for name, entry in unique if _kinded(entry)}
     found, kinded = [], False
     for call in catalog_calls:
         arguments = [a.value if isinstance(a, ast.Starred) else a for a in (*call.args, *(k.value for k in call.keywords))]
@@ -495,6 +501,36 @@ def survey(scopes: _ScopeBuilder) -> _Survey:
             found.append(call)
             kinded = kinded or any(name in kinded_names for a in arguments for name in _looked_at(a))
     return _Survey(found, kinded)
+
+
+def _kinded_kernels(scopes: _ScopeBuilder) -> set[str]:
+    """The names of the functions an allocation may give an array or a tuple kind to, by name."""
+    aliases = scopes.aliases
+    found: set[str] = set()
+    for call in scopes.calls:
+        name = _terminal(call.func)
+        if name is None:
+            continue
+        meant = aliases[name] | {name} if name in aliases else {name}
+        if "pallas_call" in meant:
+            kernel, scratch = _kernel_and_scratch(call)
+            if kernel is not None and scratch is not None:
+                literal = isinstance(scratch, (ast.List, ast.Tuple))
+                if not literal or any(isinstance(e, ast.Starred) or _kinded(e) for e in scratch.elts):  # type: ignore[attr-defined]
+                    found |= _kernel_names(kernel)
+        if "run_scoped" in meant and call.args:
+            for item in [*call.args[1:], *call.keywords]:
+                value = item.value if isinstance(item, ast.keyword) else item
+                if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None) or _kinded(value):
+                    found |= _kernel_names(call.args[0])
+    return found
+
+
+def _kernel_names(node: ast.AST) -> set[str]:
+    """The function names `_named_functions` would look up for this kernel expression."""
+    if isinstance(node, ast.Call) and node.args:
+        return _kernel_names(node.args[0])
+    return {node.id} if isinstance(node, ast.Name) else set()
 
 
 def _looked_at(argument: ast.expr) -> Iterator[str]:
@@ -522,45 +558,58 @@ def _positional(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ar
     return [*function.args.posonlyargs, *function.args.args]
 
 
-def _scratch_pairs(call: ast.Call, functions: dict) -> list[tuple[str, ast.AST]]:
-    """(parameter, entry) for every scratch entry that may be bound to a kernel parameter."""
+def _kernel_and_scratch(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
+    """A pallas_call's kernel and scratch_shapes (which a grid spec may hold)."""
     keywords = {k.arg: k.value for k in call.keywords}
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
     kernel = keywords.get("kernel", positional[0] if positional else None)
     scratch = keywords.get("scratch_shapes")
     if scratch is None and isinstance(keywords.get("grid_spec"), ast.Call):
         scratch = next((k.value for k in keywords["grid_spec"].keywords if k.arg == "scratch_shapes"), None)
+    return kernel, scratch
+
+
+def _signatures(node: ast.AST, functions: dict) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(positional, keyword-only parameter names) of each function `node` may name, once each:
+    nested helpers often share a name and a signature."""
+    return {
+        (tuple(p.arg for p in _positional(f)), tuple(p.arg for p in f.args.kwonlyargs))
+        for f in _named_functions(node, functions)
+    }
+
+
+def _scratch_pairs(call: ast.Call, functions: dict) -> list[tuple[str, ast.AST]]:
+    """(parameter, entry) for every scratch entry that may be bound to a kernel parameter."""
+    kernel, scratch = _kernel_and_scratch(call)
     if kernel is None or scratch is None:
         return []
     pairs: list[tuple[str, ast.AST]] = []
-    for function in _named_functions(kernel, functions):
-        params = _positional(function)
+    for params, _ in _signatures(kernel, functions):
         if isinstance(scratch, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in scratch.elts):
             entries = scratch.elts
-            pairs += [(p.arg, e) for p, e in zip(params[max(len(params) - len(entries), 0) :], entries)]
+            pairs += zip(params[max(len(params) - len(entries), 0) :], entries)
         else:  # a name or an expression: any parameter, any allocation
-            pairs += [(p.arg, _ANY_ENTRY) for p in params]
+            pairs += [(p, _ANY_ENTRY) for p in params]
     return pairs
 
 
 def _scoped_pairs(body: ast.AST, allocations: list[ast.AST], functions: dict) -> list[tuple[str, ast.AST]]:
     """(parameter, entry) for every run_scoped allocation that may be bound to a body parameter."""
     pairs: list[tuple[str, ast.AST]] = []
-    for function in _named_functions(body, functions):
-        params = _positional(function)
+    for params, keyword_only in _signatures(body, functions):
         position = 0
         for item in allocations:
             if isinstance(item, ast.keyword):
                 if item.arg is None:
-                    pairs += [(p.arg, _ANY_ENTRY) for p in (*params, *function.args.kwonlyargs)]
+                    pairs += [(p, _ANY_ENTRY) for p in (*params, *keyword_only)]
                 else:
                     pairs.append((item.arg, item.value))
                 continue
             if isinstance(item, ast.Starred):
-                pairs += [(p.arg, _ANY_ENTRY) for p in params]
+                pairs += [(p, _ANY_ENTRY) for p in params]
                 continue
             if position < len(params):
-                pairs.append((params[position].arg, item))
+                pairs.append((params[position], item))
             position += 1
     return pairs
 
@@ -625,6 +674,11 @@ class _Text:
         column = self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         return node.end_lineno, column, self.starts[node.end_lineno - 1] + column  # type: ignore[attr-defined]
 
+    def line(self, number: int) -> str:
+        """The text of a line (1-based), with its line break."""
+        end = self.starts[number] if number < len(self.starts) else len(self.text)
+        return self.text[self.starts[number - 1] : end]
+
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
 
@@ -643,8 +697,11 @@ class _Rewrite:
 class _Engine:
     """Analysis of one parsed file, mirroring the libcst transformer's rules and order."""
 
-    def __init__(self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None) -> None:
+    def __init__(
+        self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None, sparse: bool = False
+    ) -> None:
         """With `focus` (and no kinds to learn from allocations), only its calls are analysed."""
+        self.sparse = sparse
         self.text = text
         self.settings = settings
         self.focus = focus.calls if focus is not None and not focus.kinded else None
@@ -716,6 +773,8 @@ class _Engine:
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
         """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
+        if self.sparse:
+            raise _WholeFileNeeded  # the evidence may sit in a statement that was not parsed
         if self.proven is None:
             self.proven = set()
             for subscript in self.scopes.subscripts:
@@ -1000,8 +1059,13 @@ class QuickResult:
     findings: tuple[Finding, ...]
 
 
-def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True) -> QuickResult:
-    """The new text and findings, exactly as the libcst engine would give them, or Defer."""
+def analyse(
+    source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True, sparse: bool = True
+) -> QuickResult:
+    """The new text and findings, exactly as the libcst engine would give them, or Defer.
+
+    `focus` and `sparse` (see `_analyse_tree` and semfix/sparse.py) only save time; the tests
+    turn them off to check they change nothing."""
     text, encoding = _decode(source)
     if "semfix" in text and re.search(r"#\s*semfix:\s*ignore", text):
         raise Defer("ignore comments")
@@ -1009,8 +1073,46 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus
         raise Defer("lone carriage returns")
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         raise Defer("SEM101")
+    module = SparseModule.of(text) if sparse and focus and not (settings.enabled & MIGRATIONS) else None
+    if module is not None:
+        try:
+            return _analyse_sparse(source, text, encoding, module, settings, apply_fixes)
+        except _WholeFileNeeded:
+            pass
+    tree = _parse_whole(text)
+    if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
+        raise Defer("the encoding does not round-trip")
+    return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
+
+
+def _analyse_sparse(
+    source: str | bytes, text: str, encoding: str, module: SparseModule, settings: Settings, apply_fixes: bool
+) -> QuickResult:
+    """Parse only what `module` keeps, keeping more until what was parsed needs nothing else."""
+    if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
+        raise _WholeFileNeeded
+    for _ in range(3):
+        try:
+            tree = _parse(module.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise _WholeFileNeeded from None  # the whole file says what is wrong, if anything is
+        scopes = _ScopeBuilder()
+        scopes.build(tree)
+        wider = module.keeping(scopes.read_names | _kinded_kernels(scopes))
+        if wider is None:
+            raise _WholeFileNeeded
+        if wider is module:
+            for name, kind in module.stubs:
+                scopes.module.bind(name, _Binding(kind if kind == "def" else "other"))
+            return _analyse_tree(text, tree, encoding, settings, apply_fixes, scopes=scopes, sparse=True)
+        module = wider
+    raise _WholeFileNeeded
+
+
+def _parse_whole(text: str) -> ast.Module:
+    """The whole file's tree; the parser's complaints as SourceError or Defer."""
     try:
-        tree = _parse(text)
+        return _parse(text)
     except (RecursionError, MemoryError):
         raise SourceError("too deeply nested for the parser") from None  # libcst would crash
     except ValueError as error:  # NUL bytes, on Python before 3.12
@@ -1019,24 +1121,32 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus
         if any(word in str(error.msg) for word in ("too many nested", "too complex", "statically nested")):
             raise SourceError(f"too deeply nested for the parser: {error.msg}") from None
         raise Defer(f"ast: {error.msg}") from None
-    if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
-        raise Defer("the encoding does not round-trip")
-    return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
 
 
 def _analyse_tree(
-    text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool, *, focus: bool = True
+    text: str,
+    tree: ast.Module,
+    encoding: str,
+    settings: Settings,
+    apply_fixes: bool,
+    *,
+    focus: bool = True,
+    scopes: _ScopeBuilder | None = None,
+    sparse: bool = False,
 ) -> QuickResult:
     """Only the calls the survey cannot clear are analysed: no other call can hold a finding.
-    The migrations look at every call, so with them every call is analysed."""
-    scopes = _ScopeBuilder()
-    scopes.build(tree)
+    The migrations look at every call, so with them every call is analysed. A `sparse` tree
+    holds only some statements (see `_analyse_sparse`); whatever needs more raises
+    _WholeFileNeeded."""
+    if scopes is None:
+        scopes = _ScopeBuilder()
+        scopes.build(tree)
     found = None
     if not (settings.enabled & MIGRATIONS):
         found = survey(scopes)
         if not found.calls:
             return QuickResult(text, encoding, ())
-    engine = _Engine(_Text(text), scopes, settings, found if focus else None)
+    engine = _Engine(_Text(text), scopes, settings, found if focus else None, sparse=sparse)
     engine.run()
     findings = engine.findings
     if not apply_fixes:
@@ -1045,11 +1155,10 @@ def _analyse_tree(
         return QuickResult(text, encoding, tuple(findings))
     edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
     new_text = apply_edits(text, 0, len(text), edits)
-    changed_lines = {engine.text.line_of(start) for start, _, _ in edits}
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
     settled = _settles_by_construction(findings, engine.rewrites)
-    _prove(tree, new_text, changed_lines, encoding, settings, settled=settled)
+    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled, sparse=sparse)
     return QuickResult(new_text, encoding, tuple(findings))
 
 
@@ -1083,31 +1192,40 @@ def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) 
 
 def _prove(
     expected: ast.Module,
+    old: _Text,
     new_text: str,
-    changed_lines: set[int],
+    edits: list[tuple[int, int, str]],
     encoding: str,
     settings: Settings,
     *,
     settled: bool = False,
+    sparse: bool = False,
 ) -> None:
     """The new text must parse to exactly the declared tree, and settle on a second pass.
 
-    Edits never add or remove line breaks, so a top-level statement without an edit has the
-    same text at the same lines and parses the same: only statements holding an edit are
-    re-parsed, each on its own lines, and compared node for node. Each such statement starts
-    where the one before it left the tokenizer clean, and parses whole, so it leaves the
-    tokenizer clean for the next. When the new text skims clean, no rule can fire on it, so a
+    Edits never add or remove line breaks and change text only inside the statements that
+    hold them. Around each edit, the innermost statement with its lines to itself is re-parsed
+    alone (as the body of an `if 1:` when indented) and compared node for node with what it
+    should be. It starts a logical line, where the tokenizer is clean, and parses whole, so it
+    leaves the tokenizer clean for the text after it, which is unchanged: the whole new text
+    parses to the declared tree. When the new text skims clean, no rule can fire on it, so a
     second pass cannot change it; nor when the first pass settles it by construction (see
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
-    if not _prove_statements(expected, new_text, changed_lines):
+    changed_lines = {old.line_of(start) for start, _, _ in edits}
+    if not _prove_statements(expected, old, new_text, edits):
+        if sparse:
+            raise _WholeFileNeeded  # the whole-file proof compares whole trees
         actual = _prove_whole(expected, new_text, changed_lines)
     elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
         return
     else:
-        actual = _prove_whole(expected, new_text, changed_lines)
+        actual = None if sparse else _prove_whole(expected, new_text, changed_lines)
     try:
-        again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
+        if actual is None:  # the statements are proved: the second pass may parse sparsely too
+            again = analyse(new_text, settings, apply_fixes=True)
+        else:
+            again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     except Defer:
         return  # the libcst engine's own idempotency check covers files it owns
     if again.text != new_text or any(f.applied for f in again.findings):
@@ -1119,29 +1237,89 @@ def _first_line(statement: ast.stmt) -> int:
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
-def _prove_statements(expected: ast.Module, new_text: str, changed_lines: set[int]) -> bool:
-    """Re-parse only the edited top-level statements; False if that cannot settle it."""
-    starts = line_starts(new_text)
-    body = expected.body
-    edited = sorted(changed_lines)
-    for index, statement in enumerate(body):
-        first, last = _first_line(statement), statement.end_lineno
-        position = bisect.bisect_left(edited, first)
-        if position == len(edited) or edited[position] > last:  # type: ignore[operator]
-            continue
-        before = body[index - 1].end_lineno if index else 0
-        after = _first_line(body[index + 1]) if index + 1 < len(body) else None
-        shares_a_line = before >= first or (after is not None and after <= last)  # type: ignore[operator]
-        if statement.col_offset != 0 or shares_a_line:
-            return False  # `a; b`
-        end = starts[last] if last < len(starts) else len(new_text)  # type: ignore[operator]
-        try:
-            chunk = _parse(new_text[starts[first - 1] : end])
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False  # e.g. a `__future__` import that changes the grammar: parse it all
-        if len(chunk.body) != 1 or not _same_tree(chunk.body[0], statement):
+def _prove_statements(
+    expected: ast.Module, old: _Text, new_text: str, edits: list[tuple[int, int, str]]
+) -> bool:
+    """Re-parse, around each edit, the innermost statement that has its lines to itself; False
+    if that cannot settle it."""
+    changed_lines = {old.line_of(start) for start, _, _ in edits}
+    edit_starts, shifts, shift = [0], [0], 0
+    for start, end, replacement in edits:  # sorted; none crosses a line break
+        shift += len(replacement) - (end - start)
+        edit_starts.append(start + 1)
+        shifts.append(shift)
+
+    def new_start(line: int) -> int:
+        """Where a line starts in the new text: where it started, moved by the edits before it."""
+        if line > len(old.starts):
+            return len(new_text)
+        start = old.starts[line - 1]
+        return start + shifts[bisect.bisect_right(edit_starts, start) - 1]
+
+    proven: set[int] = set()
+    bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+    for line in sorted(changed_lines):
+        for statement in reversed(_enclosing(expected, line, bodies)):
+            if id(statement) in proven:
+                break
+            if _alone_on_its_lines(statement, old) and _parses_back(statement, new_text, new_start):
+                proven.add(id(statement))
+                break
+        else:
             return False
     return True
+
+
+def _enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> list[ast.stmt]:
+    """The statements whose lines hold `line`, outermost first. `bodies` caches, by owner, the
+    statements directly inside it, in order, with their first lines."""
+    chain: list[ast.stmt] = []
+    owner: ast.AST = module
+    while True:
+        if id(owner) not in bodies:
+            inner = [*getattr(owner, "body", ()), *getattr(owner, "orelse", ()), *getattr(owner, "finalbody", ())]
+            for clause in (*getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
+                inner += clause.body
+            inner.sort(key=_first_line)
+            bodies[id(owner)] = (inner, [_first_line(s) for s in inner])
+        body, firsts = bodies[id(owner)]
+        index = bisect.bisect_right(firsts, line) - 1
+        if index < 0 or body[index].end_lineno < line:  # type: ignore[operator]
+            return chain
+        owner = body[index]
+        chain.append(owner)  # type: ignore[arg-type]
+
+
+_TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r?\n)?\Z")
+
+
+def _alone_on_its_lines(statement: ast.stmt, old: _Text) -> bool:
+    """Does the statement start its first line (after indentation, or `@`) and end its last
+    (before a comment), and not continue a line before it with a backslash?"""
+    decorators = getattr(statement, "decorator_list", [])
+    head = min([statement, *decorators], key=lambda node: node.lineno)
+    first, last = head.lineno, statement.end_lineno
+    if first > 1 and old.line(first - 1).rstrip(" \t\r\n").endswith("\\"):
+        return False
+    prefix = old.line(first)[: old.column(first, head.col_offset)]
+    if prefix.strip(" \t") != ("@" if head is not statement else ""):
+        return False
+    ending = old.line(last)[old.column(last, statement.end_col_offset) :]  # type: ignore[arg-type]
+    return _TRAILER.match(ending) is not None
+
+
+def _parses_back(statement: ast.stmt, new_text: str, new_start: Callable[[int], int]) -> bool:
+    """Do the statement's lines of the new text parse, alone, to exactly the declared statement?
+    An indented statement is parsed as the body of an `if 1:`."""
+    first, last = _first_line(statement), statement.end_lineno
+    lines = new_text[new_start(first) : new_start(last + 1)]  # type: ignore[operator]
+    indented = lines[:1] in (" ", "\t")
+    try:
+        tree = _parse("if 1:\n" + lines if indented else lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False  # e.g. a `__future__` import that changes the grammar: parse more
+    body = tree.body[0].body if indented and len(tree.body) == 1 else tree.body  # type: ignore[attr-defined]
+    return len(body) == 1 and _same_tree(body[0], statement)
 
 
 def _same_tree(first: object, second: object) -> bool:
@@ -1174,7 +1352,7 @@ def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int]) -
         span = (old.lineno, old.end_lineno, old.col_offset)
         if span != (new.lineno, new.end_lineno, new.col_offset):
             raise QuickSafetyError("the rewritten source differs from the declared rewrites")
-        first = bisect.bisect_left(edited, old.lineno)
+        first = bisect.bisect_left(edited, _first_line(old))  # decorators come first
         if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
             if not _same_tree(old, new):
                 raise QuickSafetyError("the rewritten source differs from the declared rewrites")

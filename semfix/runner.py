@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,7 @@ from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 _SKIM_HERE = 16  # up to this many files past the byte scan are skimmed before any pool starts
+_WRITERS = 8  # threads writing files: each mostly waits for the disk
 
 
 @dataclass
@@ -190,6 +191,7 @@ def run(
 
 
 def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
+    """Write every changed file; a few threads at once, since each waits for its fsync."""
     changed = [r for r in results if r.changed]
     refused = set() if allow_dirty or not changed else dirty([r.path for r in changed])
     for result in changed:
@@ -198,11 +200,20 @@ def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
                 "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
                 "stage or commit them first, or pass --allow-dirty"
             )
-            continue
-        try:
-            write_atomic(result.path, result.new, expected=result.old)
-        except FileError as error:
-            result.error = str(error)
+    writable = [r for r in changed if r.error is None]
+    if len(writable) > 1:
+        with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writable))) as writers:
+            list(writers.map(_write_one, writable))
+    else:
+        for result in writable:
+            _write_one(result)
+
+
+def _write_one(result: FileOutcome) -> None:
+    try:
+        write_atomic(result.path, result.new, expected=result.old)
+    except FileError as error:
+        result.error = str(error)
 
 
 def fix_stdin(name: Path, data: bytes, settings: Settings) -> FileOutcome:

@@ -83,6 +83,7 @@ _OPEN_CATALOG_CALL = re.compile(
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
+_DOTTED = re.compile(_IDENT + rb"(?:\s*\.\s*" + _IDENT + rb")*")  # an entry that gives no kind
 
 
 class _GiveUp(Exception):
@@ -95,6 +96,31 @@ def clears(data: bytes) -> bool:
         return _Skim(data).clears()
     except _GiveUp:
         return False
+
+
+def aliases_of(source: str) -> dict[str, set[str]] | None:
+    """Every `x as y` where x may be a name of interest: y -> the names it may stand for.
+    None where an alias is not ASCII."""
+    try:
+        return _Skim(source.encode("utf-8", "surrogatepass")).meanings
+    except _GiveUp:
+        return None
+
+
+def allocation_names(data: bytes) -> tuple[frozenset[str], frozenset[str]] | None:
+    """By name, without scopes: the parameters a semaphore-array allocation may be bound to,
+    and those any allocation that gives a kind (an array, a tuple of Refs) may be bound to.
+    None when the skim cannot read the allocations."""
+    try:
+        skim = _Skim(data)
+        skim.reading = _ALLOCATORS | {"partial"}
+        skim.check_file()
+        pairs = skim.pairs()
+    except _GiveUp:
+        return None
+    arrays = {n.decode() for n, e in pairs if e is None or _arrayish(e)} if b"SemaphoreType" in data else set()
+    kinded = {n.decode() for n, e in pairs if e is None or not _DOTTED.fullmatch(e)}
+    return frozenset(arrays), frozenset(kinded)
 
 
 class _Skim:
@@ -111,15 +137,19 @@ class _Skim:
         self.names: set[bytes] = set()  # the semaphore arguments that are bare names
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
         self.all_calls: list[tuple[set[str], list[bytes]]] | None = None
+        self.reading: frozenset[str] = _ALIASABLE  # the names whose calls are read
         self.signatures: dict[int, tuple[list[bytes], list[bytes], bool]] = {}  # by where `(` is
 
-    def clears(self) -> bool:
+    def check_file(self) -> None:
         data = self.data
         if b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
             raise _GiveUp("NUL bytes or lone carriage returns: the engines report these")
         cookie = _COOKIE.search(data[: _nth_line_end(data, 2)])
         if cookie is not None and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
             raise _GiveUp("an encoding other than UTF-8")
+
+    def clears(self) -> bool:
+        self.check_file()
         self._give_up_on_an_obvious_read()
         for functions, arguments in self._calls(FUNCTION_NAMES):
             for argument in _semaphore_arguments(functions, arguments):
@@ -158,7 +188,7 @@ class _Skim:
         for alias, meanings in self.meanings.items():
             spelled[alias] = spelled.get(alias, set()) | meanings
         data = self.data
-        present = frozenset(name for name in spelled if name.encode() in data)
+        present = frozenset(n for n, meanings in spelled.items() if meanings & self.reading and n.encode() in data)
         if not present:
             return []
         pattern = _call_pattern(present)
@@ -188,25 +218,31 @@ class _Skim:
 
     # -- allocations ------------------------------------------------------------------------
     def _array_parameter(self) -> bool:
-        """Could a bare name be a parameter that a semaphore-array allocation is bound to?
-
-        Mirrors how the engines pair `scratch_shapes` entries with a kernel's last parameters
-        and `run_scoped` allocations with its body's parameters, but by name, without scopes,
-        and counting any call with arguments as an array: it can only over-report.
-        """
+        """Could a bare name be a parameter that a semaphore-array allocation is bound to?"""
         if b"SemaphoreType" not in self.data:
             return False  # every array allocation is a call through SemaphoreType
+        return any(name in self.names and (entry is None or _arrayish(entry)) for name, entry in self.pairs())
+
+    def pairs(self) -> list[tuple[bytes, bytes | None]]:
+        """(parameter, allocation entry) for every entry that may be bound to a parameter; the
+        entry is None where it could be anything.
+
+        Mirrors how the engines pair `scratch_shapes` entries with a kernel's last parameters
+        and `run_scoped` allocations with its body's parameters, but by name, without scopes:
+        it can only over-report.
+        """
         for _, arguments in self._calls(frozenset({"partial"})):
             if arguments and self._means(_terminal(arguments[0]), "run_scoped"):
                 raise _GiveUp("run_scoped through functools.partial")
+        pairs: list[tuple[bytes, bytes | None]] = []
         for meanings, arguments in self._calls(_ALLOCATORS):
             positional = [a for a in arguments if not a.startswith(b"*") and not _KEYWORD_ARG.match(a)]
             keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
-            if "pallas_call" in meanings and self._scratch_pairs(positional, keywords):
-                return True
-            if "run_scoped" in meanings and self._scoped_pairs(positional, keywords, arguments):
-                return True
-        return False
+            if "pallas_call" in meanings:
+                pairs += self._scratch_pairs(positional, keywords)
+            if "run_scoped" in meanings:
+                pairs += self._scoped_pairs(positional, keywords, arguments)
+        return pairs
 
     def _means(self, name: bytes | None, target: str) -> bool:
         if name is None:
@@ -214,7 +250,7 @@ class _Skim:
         text = name.decode()
         return text == target or target in self.meanings.get(text, ())
 
-    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> bool:
+    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> list[tuple[bytes, bytes | None]]:
         kernel = keywords.get(b"kernel", positional[0] if positional else None)
         scratch = keywords.get(b"scratch_shapes")
         grid_spec = keywords.get(b"grid_spec")
@@ -222,30 +258,28 @@ class _Skim:
             inner = {m.group(1): a[m.end() :].strip() for a in _call_arguments(grid_spec) if (m := _KEYWORD_ARG.match(a))}
             scratch = inner.get(b"scratch_shapes")
         if kernel is None or scratch is None:
-            return False
+            return []
         entries = _literal_entries(scratch)
+        pairs: list[tuple[bytes, bytes | None]] = []
         for params, _, _ in self._signatures(kernel):
             if entries is None:
-                if self.names & set(params):
-                    return True
-                continue
-            paired = zip(params[max(len(params) - len(entries), 0) :], entries)
-            if any(name in self.names and _arrayish(entry) for name, entry in paired):
-                return True
-        return False
+                pairs += [(name, None) for name in params]
+            else:
+                pairs += zip(params[max(len(params) - len(entries), 0) :], entries)
+        return pairs
 
-    def _scoped_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes], arguments: list[bytes]) -> bool:
-        if any(k in self.names and _arrayish(v) for k, v in keywords.items()):
-            return True
+    def _scoped_pairs(
+        self, positional: list[bytes], keywords: dict[bytes, bytes], arguments: list[bytes]
+    ) -> list[tuple[bytes, bytes | None]]:
+        pairs: list[tuple[bytes, bytes | None]] = list(keywords.items())
         bodies = [*positional[:1], *keywords.values()]  # libcst takes the first argument, keyword or not
         starred = any(a.startswith(b"*") for a in arguments)
         for body in bodies:
             for params, keyword_only, _ in self._signatures(body):
-                if starred and self.names & {*params, *keyword_only}:
-                    return True
-                if any(name in self.names and _arrayish(entry) for name, entry in zip(params, positional[1:])):
-                    return True
-        return False
+                if starred:
+                    pairs += [(name, None) for name in (*params, *keyword_only)]
+                pairs += zip(params, positional[1:])
+        return pairs
 
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes], bool]]:
         """(positional, keyword-only parameter names, has *args) of every def `node` may name."""

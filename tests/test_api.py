@@ -7,6 +7,7 @@ import pytest
 
 import semfix.api
 import semfix.cst_engine
+import semfix.sparse
 import semfix.quick
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
@@ -149,3 +150,37 @@ def test_the_ast_check_accepts_every_declared_rewrite() -> None:
     result = fix_source(source, settings=Settings.build(select=["ALL"]), engine="libcst")
     assert {f.rule for f in result.applied} == {"SEM001", "SEM003", "SEM101", "SEM102"}
     assert "pltpu.make_async_copy(x, y, sems.at[0])" in result.source
+
+
+PLACES = {
+    "top level": "pl.semaphore_wait(sem[...], 1)\n",
+    "in a function": "def k(sem):\n    pl.semaphore_wait(sem[...], 1)\n",
+    "deep inside": (
+        "def k(sem, xs):\n    for x in xs:\n        with x:\n            try:\n                if x:\n"
+        "                    pass\n                else:\n                    pl.semaphore_wait(sem[...], 1)\n"
+        "            except ValueError:\n                pass\n"
+    ),
+    "after a colon": "def k(sem):\n    if sem: pl.semaphore_wait(sem[...], 1)\n",
+    "after a semicolon": "def k(sem):\n    x = 1; pl.semaphore_wait(sem[...], x)\n",
+    "over several lines": "def k(sem):\n    pl.semaphore_wait(\n        sem[...],  # why\n        1,\n    )\n",
+    "in a decorator": "@pl.semaphore_wait(sem[...], 1)\ndef k():\n    pass\n",
+    "in a match case": "def k(sem, v):\n    match v:\n        case 1:\n            pl.semaphore_wait(sem[...], 1)\n",
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["whole", "sparse"])
+@pytest.mark.parametrize("place", list(PLACES), ids=list(PLACES))
+def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
+    monkeypatch: pytest.MonkeyPatch, place: str, sparse: bool
+) -> None:
+    """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
+    statement around the edit must still differ from the declared one, however nested."""
+    original_cut = semfix.quick._Engine._cut
+    monkeypatch.setattr(semfix.quick._Engine, "_cut", lambda self, node: (original_cut(self, node)[0] - 1, original_cut(self, node)[1]))
+    if sparse:
+        monkeypatch.setattr(semfix.sparse, "_SMALL", 0)
+    source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
+    with pytest.raises(SafetyError, match="differs from the declared"):
+        fix_source(source, engine="quick")
+    monkeypatch.undo()
+    assert "sem[...]" not in fix_source(source, engine="quick").source  # the real cut is accepted

@@ -1,22 +1,31 @@
-"""The quick engine analyses only the calls its survey cannot clear. That must never change a
-result: whatever the focused analysis gives, the whole-file analysis gives too, findings and
+"""The quick engine analyses only the calls its survey cannot clear, and parses only the
+top-level statements that could matter (semfix/sparse.py). Neither may ever change a result:
+whatever the focused, sparse analysis gives, the whole-file analysis gives too, findings and
 text alike."""
 
 from __future__ import annotations
 
 import ast
+import functools
 
+import pytest
 from conftest import fixture_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_real_kernels import _kernel_files, _plant
 from test_skim import kernels
 
-from semfix import quick
+from semfix import quick, sparse
+from semfix.cst_engine import fix_with_libcst
 from semfix.quick import Defer, QuickResult, analyse, survey
 from semfix.settings import Settings
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+
+
+@pytest.fixture(autouse=True)
+def _sparse_even_for_small_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sparse, "_SMALL", 0)
 SAFE_ONLY = Settings.build(select=["SEM0"])
 
 
@@ -37,8 +46,14 @@ def _same_either_way(source: str | bytes, config: Settings = NO_MIGRATIONS) -> N
     for apply_fixes in (True, False):
         focused = _result(source, config, apply_fixes, focus=True)
         whole = _result(source, config, apply_fixes, focus=False)
+        if isinstance(focused, str) and isinstance(whole, str):
+            continue
         if isinstance(focused, str) or isinstance(whole, str):
             # Deferring is always allowed (the libcst engine answers); giving a different answer is not.
+            answered = whole if isinstance(focused, str) else focused
+            text, findings, _ = fix_with_libcst(source, config, apply_fixes)
+            expected = text.decode(answered.encoding) if isinstance(text, bytes) else text  # type: ignore[union-attr]
+            assert (answered.text, answered.findings) == (expected, findings)  # type: ignore[union-attr]
             continue
         assert focused == whole
 
@@ -120,3 +135,98 @@ def test_the_focused_analysis_looks_at_the_suspect_calls_only() -> None:
     engine.run()
     assert [c.lineno for c in scopes.calls if id(c) in engine.operations] == [7]  # the only call resolved
     assert [f.line for f in engine.findings] == [7]
+
+
+HEADER = (
+    "import functools\n"
+    "import jax\n"
+    "from jax.experimental import pallas as pl\n"
+    "from jax.experimental.pallas import tpu as pltpu\n"
+    "FLAG = True\n"
+)
+# Top-level pieces that stress the statement cutter and the choice of what to blank; {n} keeps
+# names apart. Some hold bugs, some only look as if they did.
+PIECES = [
+    "def clean_{n}(x_ref, sem):\n    pltpu.semaphore_wait(sem, 1)\n",
+    "def buggy_{n}(x_ref, sem, sems):\n    pltpu.semaphore_wait(sem[...], 1)\n    pl.semaphore_signal(sems[0], 1)\n",
+    'TEXT_{n} = """\ndef fake_{n}(sem):\n    pltpu.semaphore_wait(sem[...])\n"""\n',
+    "@functools.partial(\n    jax.jit,\n)\ndef decorated_{n}(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
+    "VALUES_{n} = [\n1, 2,\n]\n",
+    "def params_{n}(\nsem):\n    pltpu.semaphore_wait(sem, 1)\n",
+    "X_{n} = 1 + \\\n2\n",
+    "if FLAG:\n    def maybe_{n}(sem):\n        pltpu.semaphore_wait(sem[...])\nelse:\n    pass\n",
+    "def binder_{n}():\n    global pltpu\n    pltpu = object()\n",
+    "def arr_{n}(x_ref, sems):\n    pl.semaphore_signal(sems, 1)\n\n"
+    "def run_arr_{n}(x):\n    return pl.pallas_call(arr_{n}, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n",
+    "def tup_{n}(x):\n    def body(sems):\n        pl.semaphore_signal(sems[0], 1)\n    return pl.run_scoped(body, [pltpu.SemaphoreType.DMA] * 2)\n",
+    "class Holder_{n}:\n    def method(self, sem):\n        pltpu.semaphore_wait(sem[...], 1)\n",
+    "def commented_{n}(sem):\n    x = 1\n# a comment at column 0\n    pltpu.semaphore_wait(sem[()], x)\n",
+    'def fmt_{n}(sem):\n    print(f"{{sem!r}} def not_a_def():")\n    pltpu.semaphore_wait(sem, 1)\n',
+    "def semaphore_signal(sem, value):\n    return sem\n",
+    "def walrus_{n}(sem):\n    if (s := sem):\n        pltpu.semaphore_wait(s)\n",
+    "S_{n} = 'it\\'s \"quoted\" # not a comment ('\n",
+    "T_{n} = '''( [ {{ '''\n",
+    "SEMS = object()\n\ndef prover_{n}():\n    return SEMS.at[1]\n",
+    "def needs_{n}():\n    pl.semaphore_signal(SEMS[0], 1)\n",
+    "async def later_{n}(sem):\n    pl.semaphore_signal(sem.at[0][...], 1)\n",
+    "def quiet_{n}(sem, sems):\n    pl.semaphore_signal(sems.at[0], 1)\n    return [x for x in range(3)]\n",
+    "READ_{n} = SEMS[...]\n\ndef reader_{n}():\n    pl.semaphore_signal(READ_{n}, 1)\n",
+    "def shaped_{n}(x_ref, sem):\n    pltpu.semaphore_wait(sem, x_ref.shape[0])\n",
+    "DOC_{n} = '''\ndef fake_{n}(sem):\n    pltpu.semaphore_wait(sem[...])\n)\n'''\n",
+    "def pltpu(sem):  # rebinds the module alias: no call through it resolves any more\n    return sem\n",
+]
+
+
+@st.composite
+def modules(draw: st.DrawFn) -> str:
+    pieces = draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=8))
+    text = HEADER + "\n\n".join(piece.format(n=n) for n, piece in enumerate(pieces))
+    return text.replace("\n", "\r\n") if draw(st.booleans()) else text
+
+
+def _statements_match(source: str) -> bool:
+    """The sparse text parses to exactly the statements it keeps, positions included; the
+    statements it blanks are definitions binding the names it gives as stubs."""
+    module = sparse.SparseModule.of(source)
+    if module is None:
+        return False
+    whole = ast.parse(source).body
+    kept = ast.parse(module.text).body
+    dump = functools.partial(ast.dump, include_attributes=True)
+    kept_dumps = [dump(s) for s in kept]
+    blanked = [s for s in whole if dump(s) not in kept_dumps]
+    assert [dump(s) for s in whole if dump(s) in kept_dumps] == kept_dumps
+    kinds = {ast.FunctionDef: "def", ast.AsyncFunctionDef: "def", ast.ClassDef: "class"}
+    assert [(s.name, kinds[type(s)]) for s in blanked] == module.stubs  # type: ignore[attr-defined]
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(modules())
+def test_sparse_text_keeps_exactly_whole_statements(source: str) -> None:
+    _statements_match(source)
+
+
+@settings(max_examples=300, deadline=None)
+@given(modules(), st.sampled_from([NO_MIGRATIONS, SAFE_ONLY]))
+def test_generated_top_level_mixes_come_out_the_same_sparse_or_whole(source: str, config: Settings) -> None:
+    _same_either_way(source, config)
+
+
+def test_the_sparse_path_is_really_taken() -> None:
+    # A value read into a name defers to libcst; rebinding pltpu would leave nothing to find.
+    pieces = [p for p in PIECES if "READ" not in p and "def pltpu" not in p]
+    source = HEADER + "\n\n".join(piece.format(n=n) for n, piece in enumerate(pieces))
+    assert _statements_match(source)
+    result = analyse(source, NO_MIGRATIONS, True)
+    module = sparse.SparseModule.of(source)
+    assert module is not None and {"clean_0", "decorated_3"} <= {name for name, _ in module.stubs}
+    assert result == analyse(source, NO_MIGRATIONS, True, sparse=False)
+
+
+def test_real_kernels_cut_into_exact_statements() -> None:
+    cut = 0
+    for path in _kernel_files():
+        planted, _ = _plant(path.read_bytes())
+        cut += _statements_match(planted.decode())
+    assert cut >= 5

@@ -1,0 +1,227 @@
+"""Sparse parsing: which top-level statements of a kernel file must be parsed at all.
+
+A kernel file that holds a bug must be parsed, but most of its functions hold no call that
+could be a finding, and CPython's parser is most of the cost of fixing it. This module cuts
+the text into its top-level statements from a lexical scan of strings, comments and brackets,
+and blanks the function and class definitions that cannot matter, keeping every line break, so
+the rest parses to exactly the nodes, lines and columns it has in the whole file. A blanked
+definition still binds its name at module level: the engine is given it as a stub.
+
+A definition is kept when its text could hold a finding or could inform one:
+- an argument that ends in a subscript other than a plain `.at[i]` view (`]` before `,`/`)`);
+- a read `[...]` or `[()]` anywhere (a value read into a name, SEM003);
+- an allocation (`pallas_call`, `run_scoped`, or an alias of either), which gives kinds to
+  the parameters of the kernels it names;
+- `global`, `nonlocal` or `:=`, which bind names outside the definition.
+Every other statement (imports, assignments, `if` blocks) is always kept. Once that parses,
+the engine keeps (`SparseModule.keeping`) the blanked definitions that mention a name assigned
+a read, and the kernels an allocation may give an array or tuple kind to.
+Anything the scan cannot account for (an unterminated string, a form feed, an f-string on a
+Python that lets it nest quotes) gives None: the whole file is parsed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import sys
+from dataclasses import dataclass
+
+from semfix.skim import aliases_of
+
+# The rest of a comment or a string, from its first character (prefixes need no matching: a
+# prefix is not part of the span that hides brackets and line starts), unrolled so that no
+# character is tried twice.
+_COMMENT = re.compile(r"#[^\r\n]*")
+_STRING = {
+    "'''": re.compile(r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.DOTALL),
+    '"""': re.compile(r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.DOTALL),
+    "'": re.compile(r"'[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'", re.DOTALL),
+    '"': re.compile(r'"[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"', re.DOTALL),
+}
+# Since Python 3.12 an f-string may hold its own quotes (`f"{d["k"]}"`), which the scan above
+# would misread; t-strings (3.14) likewise.
+_NESTING_STRING = re.compile(r"(?<![A-Za-z0-9_])[rRbBuU]?[fFtT][rRbB]?['\"]")
+_FORM_FEED = re.compile(r"^[ \t]*\f", re.MULTILINE)
+# A line of code text that starts at column 0 with something other than a closing bracket.
+_LINE_START = re.compile(r"\n(?=[^\s)\]}])")  # a literal first: searched for fast
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)(?![A-Za-z0-9_])")
+_DEFINITION = re.compile(r"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)|class[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NEWLINE = re.compile("\n")
+_GAP = r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*"
+# What comes before the `]` of `.at[i]` with nothing nested, no slice, no line break.
+_PLAIN_VIEW = re.compile(r"\.[ \t]*at[ \t]*\[[^\[\]:\r\n#'\"]*\Z")
+_VIEW_REACH = 200  # characters looked back for one; a longer view only over-reports
+# Each starts with a literal, which the regex engine searches for fast.
+_SUBSCRIPT_ARGUMENT = re.compile(r"\](?=" + _GAP + r"[,)])")  # an argument ending in a subscript
+_HOT = [
+    re.compile(r"\[[\s(\\]*(?:\.\.\.|\)|#)(?!\][ \t]*=(?!=))"),  # a read, `[...]` or `[()]`, not stored to
+    re.compile(r"global(?![A-Za-z0-9_])"),  # a longer name ending so only over-reports
+    re.compile(r"nonlocal(?![A-Za-z0-9_])"),
+    re.compile(r":="),
+]
+_ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
+_SMALL = 8_000  # characters: below this, parsing the whole file costs less than cutting it
+
+
+@dataclass(frozen=True)
+class _Statement:
+    first: int  # 1-based line numbers, inclusive
+    last: int
+    start: int  # offsets into the text
+    end: int
+    name: str | None  # the name a definition binds; None for any other statement
+    kind: str  # "def", "class" or "other"
+
+
+@dataclass(frozen=True)
+class SparseModule:
+    """The text to parse instead of the whole file, and what the blanked statements bind."""
+
+    source: str
+    statements: tuple[_Statement, ...]
+    blanked: frozenset[int]  # indexes into `statements`
+    text: str
+
+    @property
+    def stubs(self) -> list[tuple[str, str]]:
+        """(name, "def" or "class") for each blanked definition."""
+        return [(self.statements[i].name, self.statements[i].kind) for i in sorted(self.blanked)]  # type: ignore[misc]
+
+    @classmethod
+    def of(cls, source: str) -> SparseModule | None:
+        """None when nothing would be blanked, or the scan cannot account for the file."""
+        if len(source) < _SMALL:
+            return None
+        starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        statements = _statements(source, starts)
+        if statements is None:
+            return None
+        return cls._build(source, statements, _unneeded(source, statements, starts))
+
+    @classmethod
+    def _build(cls, source: str, statements: tuple[_Statement, ...], blanked: frozenset[int]) -> SparseModule | None:
+        if not blanked:
+            return None
+        parts, cursor = [], 0
+        for index in sorted(blanked):
+            statement = statements[index]
+            parts.append(source[cursor : statement.start])
+            parts.append(_line_breaks(source[statement.start : statement.end]))
+            cursor = statement.end
+        parts.append(source[cursor:])
+        return cls(source, statements, blanked, "".join(parts))
+
+    def keeping(self, words: set[str]) -> SparseModule | None:
+        """This module with every blanked definition that mentions one of `words` kept too
+        (None if that keeps them all); itself if none does."""
+        kept = {
+            index
+            for index in self.blanked
+            if words.intersection(_WORD.findall(self.source, self.statements[index].start, self.statements[index].end))
+        }
+        if not kept:
+            return self
+        return SparseModule._build(self.source, self.statements, self.blanked - kept)
+
+
+def _line_breaks(text: str) -> str:
+    """Only the line breaks of `text`, so every later line keeps its number."""
+    return "\r\n" * text.count("\r\n") + "\n" * (text.count("\n") - text.count("\r\n"))
+
+
+def _code(source: str) -> str | None:
+    """The source with comments removed and each string cut to one letter plus its line breaks.
+
+    Found with `str.find`, much faster than a regular expression trying every position: only
+    the quotes and `#`s cost Python work."""
+    if _FORM_FEED.search(source) or "\0" in source:
+        return None
+    if sys.version_info >= (3, 12) and _NESTING_STRING.search(source):
+        return None
+    find = source.find
+    parts: list[str] = []
+    cursor = 0
+    upcoming = {mark: find(mark) for mark in "#'\""}
+    while True:
+        positions = [p for p in upcoming.values() if p >= 0]
+        if not positions:
+            break
+        start = min(positions)
+        parts.append(source[cursor:start])
+        if source[start] == "#":
+            end = _COMMENT.match(source, start).end()  # type: ignore[union-attr]
+        else:
+            quote = source[start : start + 3]
+            found = _STRING[quote if quote in _STRING else source[start]].match(source, start)
+            if found is None:
+                return None  # a string that never closes
+            end = found.end()
+            parts.append("S" + "\n" * source.count("\n", start, end))
+        cursor = end
+        for mark, position in upcoming.items():
+            if 0 <= position < end:
+                upcoming[mark] = find(mark, end)
+    parts.append(source[cursor:])
+    return "".join(parts)
+
+
+def _statements(source: str, starts: list[int]) -> tuple[_Statement, ...] | None:
+    """The top-level statements, each from its first line (decorators included) to the line
+    before the next one; None if the scan cannot account for the file."""
+    if source.count("\r") != source.count("\r\n"):
+        return None
+    code = _code(source)
+    if code is None:
+        return None
+    heads: list[tuple[int, str]] = []  # (line, the code at its start) of each statement head
+    depth, line, scanned = 0, 1, 0
+    first_line = [0] if code[:1] and not code[:1].isspace() and code[:1] not in ")]}" else []
+    for position in first_line + [match.end() for match in _LINE_START.finditer(code)]:
+        segment = code[scanned:position]
+        depth += segment.count("(") + segment.count("[") + segment.count("{")
+        depth -= segment.count(")") + segment.count("]") + segment.count("}")
+        line += segment.count("\n")
+        scanned = position
+        if depth != 0 or code.endswith(("\\\n", "\\\r\n"), 0, position) or _CONTINUES.match(code, position):
+            continue
+        heads.append((line, code[position : position + 60]))
+    statements: list[_Statement] = []
+    index = 0
+    while index < len(heads):
+        first = 1 if not statements else heads[index][0]  # what precedes the first head joins it
+        while index < len(heads) and heads[index][1].startswith("@"):  # decorators join their def
+            index += 1
+        head = heads[index][1] if index < len(heads) else ""
+        index += 1
+        following = heads[index][0] if index < len(heads) else len(starts) + 1
+        definition = _DEFINITION.match(head)
+        name = (definition.group(1) or definition.group(2)) if definition else None
+        kind = "other" if definition is None else ("class" if definition.group(2) else "def")
+        end = starts[following - 1] if following - 1 < len(starts) else len(source)
+        statements.append(_Statement(first, following - 1, starts[first - 1], end, name, kind))
+    return tuple(statements) if statements else None
+
+
+def _unneeded(source: str, statements: tuple[_Statement, ...], starts: list[int]) -> frozenset[int]:
+    """The definitions that hold nothing a finding could come from (see the module docstring)."""
+    aliases = aliases_of(source)
+    if aliases is None:
+        return frozenset()
+    firsts = [s.first for s in statements]
+
+    def statement_at(offset: int) -> int:
+        return bisect.bisect_right(firsts, bisect.bisect_right(starts, offset)) - 1
+
+    needed = {statement_at(m.start()) for pattern in _HOT for m in pattern.finditer(source)}
+    for match in _SUBSCRIPT_ARGUMENT.finditer(source):
+        end = match.start()
+        if not _PLAIN_VIEW.search(source, max(0, end - _VIEW_REACH), end):
+            needed.add(statement_at(end))
+    allocators = _ALLOCATORS | {alias for alias, meanings in aliases.items() if meanings & _ALLOCATORS}
+    pattern = re.compile(r"(?:" + "|".join(sorted(allocators)) + r")(?![A-Za-z0-9_])")
+    needed.update(statement_at(m.start()) for m in pattern.finditer(source))
+    return frozenset(
+        index for index, statement in enumerate(statements) if statement.name is not None and index not in needed
+    )
