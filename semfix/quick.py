@@ -1096,15 +1096,17 @@ def _analyse_sparse(
             tree = _parse(module.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise _WholeFileNeeded from None  # the whole file says what is wrong, if anything is
+        if not module.holds_exactly(tree):
+            raise _WholeFileNeeded
         scopes = _ScopeBuilder()
         scopes.build(tree)
-        wider = module.keeping(scopes.read_names | _kinded_kernels(scopes))
+        wider = module.keeping(scopes.read_names, _kinded_kernels(scopes))
         if wider is None:
             raise _WholeFileNeeded
         if wider is module:
             for name, kind in module.stubs:
                 scopes.module.bind(name, _Binding(kind if kind == "def" else "other"))
-            return _analyse_tree(text, tree, encoding, settings, apply_fixes, scopes=scopes, sparse=True)
+            return _analyse_tree(text, tree, encoding, settings, apply_fixes, scopes=scopes, sparse=module)
         module = wider
     raise _WholeFileNeeded
 
@@ -1132,7 +1134,7 @@ def _analyse_tree(
     *,
     focus: bool = True,
     scopes: _ScopeBuilder | None = None,
-    sparse: bool = False,
+    sparse: SparseModule | None = None,
 ) -> QuickResult:
     """Only the calls the survey cannot clear are analysed: no other call can hold a finding.
     The migrations look at every call, so with them every call is analysed. A `sparse` tree
@@ -1146,9 +1148,11 @@ def _analyse_tree(
         found = survey(scopes)
         if not found.calls:
             return QuickResult(text, encoding, ())
-    engine = _Engine(_Text(text), scopes, settings, found if focus else None, sparse=sparse)
+    engine = _Engine(_Text(text), scopes, settings, found if focus else None, sparse=sparse is not None)
     engine.run()
     findings = engine.findings
+    if findings and sparse is not None and not sparse.rest_parses():
+        raise _WholeFileNeeded  # a file semfix reports on must parse: the whole parse says why not
     if not apply_fixes:
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
@@ -1158,7 +1162,7 @@ def _analyse_tree(
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
     settled = _settles_by_construction(findings, engine.rewrites)
-    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled, sparse=sparse)
+    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled, sparse=sparse is not None)
     return QuickResult(new_text, encoding, tuple(findings))
 
 

@@ -182,9 +182,19 @@ def run(
                 slots[index] = FileOutcome(slot.path)
         tasks = [slot for slot in slots if isinstance(slot, _Task)]
     analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
-    results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
-    if write:
-        _write(results, allow_dirty)
+    if write and allow_dirty and len(tasks) > 1:
+        # Nothing to check first: each file is written while the others are still analysed.
+        with ThreadPoolExecutor(max_workers=_WRITERS) as writers:
+            results = []
+            for slot in slots:
+                result = next(analysed) if isinstance(slot, _Task) else slot
+                if result.changed:
+                    writers.submit(_write_one, result)
+                results.append(result)
+    else:
+        results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
+        if write:
+            _write(results, allow_dirty)
     outcome.files.extend(results)
     outcome.seconds = time.perf_counter() - started
     return outcome

@@ -107,27 +107,26 @@ def aliases_of(source: str) -> dict[str, set[str]] | None:
         return None
 
 
-def allocation_names(data: bytes) -> tuple[frozenset[str], frozenset[str]] | None:
-    """By name, without scopes: the parameters a semaphore-array allocation may be bound to,
-    and those any allocation that gives a kind (an array, a tuple of Refs) may be bound to.
-    None when the skim cannot read the allocations."""
+def array_parameters(data: bytes, meanings: dict[str, set[str]]) -> set[str] | None:
+    """By name, without scopes: the parameters of functions defined in `data` that a
+    semaphore-array allocation in `data` may be bound to. `meanings` are the aliases of the
+    whole file (`aliases_of`). None when the skim cannot read the allocations."""
     try:
-        skim = _Skim(data)
+        skim = _Skim(data, meanings)
         skim.reading = _ALLOCATORS | {"partial"}
-        skim.check_file()
         pairs = skim.pairs()
     except _GiveUp:
         return None
-    arrays = {n.decode() for n, e in pairs if e is None or _arrayish(e)} if b"SemaphoreType" in data else set()
-    kinded = {n.decode() for n, e in pairs if e is None or not _DOTTED.fullmatch(e)}
-    return frozenset(arrays), frozenset(kinded)
+    return {n.decode() for n, e in pairs if e is None or _arrayish(e)}
 
 
 class _Skim:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, meanings: dict[str, set[str]] | None = None) -> None:
         self.data = data
         self.meanings: dict[str, set[str]] = {}  # a spelled name -> the catalog names it may mean
-        for match in _AS.finditer(data):
+        if meanings is not None:  # read from the whole file, of which `data` is a part
+            self.meanings = meanings
+        for match in _AS.finditer(data if meanings is None else b""):
             if data[match.end() : match.end() + 1] >= b"\x80":
                 raise _GiveUp("a non-ASCII name after `as`")
             window = data[max(0, match.start() - 300) : match.start()]

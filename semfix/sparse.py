@@ -10,8 +10,9 @@ definition still binds its name at module level: the engine is given it as a stu
 A definition is kept when its text could hold a finding or could inform one:
 - an argument that ends in a subscript other than a plain `.at[i]` view (`]` before `,`/`)`);
 - a read `[...]` or `[()]` anywhere (a value read into a name, SEM003);
-- an allocation (`pallas_call`, `run_scoped`, or an alias of either), which gives kinds to
-  the parameters of the kernels it names;
+- an allocation (`pallas_call`, `run_scoped`, or an alias of either) that names another
+  definition (it gives kinds to that kernel's parameters), or that may give a semaphore
+  array to a parameter passed whole as an argument within it;
 - `global`, `nonlocal` or `:=`, which bind names outside the definition.
 Every other statement (imports, assignments, `if` blocks) is always kept. Once that parses,
 the engine keeps (`SparseModule.keeping`) the blanked definitions that mention a name assigned
@@ -22,12 +23,15 @@ Python that lets it nest quotes) gives None: the whole file is parsed.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
+import symtable
 import sys
 from dataclasses import dataclass
+from typing import Callable
 
-from semfix.skim import aliases_of
+from semfix.skim import aliases_of, array_parameters
 
 # The rest of a comment or a string, from its first character (prefixes need no matching: a
 # prefix is not part of the span that hides brackets and line starts), unrolled so that no
@@ -48,6 +52,7 @@ _LINE_START = re.compile(r"\n(?=[^\s)\]}])")  # a literal first: searched for fa
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)(?![A-Za-z0-9_])")
 _DEFINITION = re.compile(r"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)|class[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEF_NAME = re.compile(r"def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # also in strings: only over-reports
 _NEWLINE = re.compile("\n")
 _GAP = r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*"
 # What comes before the `]` of `.at[i]` with nothing nested, no slice, no line break.
@@ -62,6 +67,9 @@ _HOT = [
     re.compile(r":="),
 ]
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
+# A bare name as an argument (or any element of a tuple, or after `=`): only over-reports.
+_PARAMETERS = re.compile(r"def[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\([^)]*\)")
+_BARE_ARGUMENT = re.compile(r"[(,=]" + _GAP + r"([A-Za-z_][A-Za-z0-9_]*)(?=" + _GAP + r"[,)])")
 _SMALL = 8_000  # characters: below this, parsing the whole file costs less than cutting it
 
 
@@ -92,7 +100,7 @@ class SparseModule:
     @classmethod
     def of(cls, source: str) -> SparseModule | None:
         """None when nothing would be blanked, or the scan cannot account for the file."""
-        if len(source) < _SMALL:
+        if len(source) < _SMALL or "barry_as_FLUFL" in source:  # that future import changes the grammar
             return None
         starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
         statements = _statements(source, starts)
@@ -104,26 +112,75 @@ class SparseModule:
     def _build(cls, source: str, statements: tuple[_Statement, ...], blanked: frozenset[int]) -> SparseModule | None:
         if not blanked:
             return None
-        parts, cursor = [], 0
-        for index in sorted(blanked):
-            statement = statements[index]
-            parts.append(source[cursor : statement.start])
-            parts.append(_line_breaks(source[statement.start : statement.end]))
-            cursor = statement.end
-        parts.append(source[cursor:])
-        return cls(source, statements, blanked, "".join(parts))
+        return cls(source, statements, blanked, _only(source, statements, lambda index: index not in blanked))
 
-    def keeping(self, words: set[str]) -> SparseModule | None:
-        """This module with every blanked definition that mentions one of `words` kept too
-        (None if that keeps them all); itself if none does."""
+    def holds_exactly(self, tree: ast.Module) -> bool:
+        """Does the parsed text hold each kept statement whole, and nothing across them? A cut
+        in the wrong place (inside a string or brackets) would show as a node across a cut."""
+        kept = [s for index, s in enumerate(self.statements) if index not in self.blanked]
+        firsts = [s.first for s in kept]
+        seen = set()
+        for node in tree.body:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            index = bisect.bisect_right(firsts, first) - 1
+            if index < 0 or node.end_lineno > kept[index].last:  # type: ignore[operator]
+                return False
+            seen.add(index)
+        return len(seen) == len(kept)
+
+    def rest_parses(self) -> bool:
+        """Do the blanked statements parse, in their places? Then, as the kept ones parse and
+        every cut starts a statement, the whole file parses: a file semfix reports on or
+        rewrites must. CPython's symbol table pass parses without building Python objects,
+        faster than `ast.parse`, and rejects a little more (which only costs a full parse)."""
+        rest = _only(self.source, self.statements, lambda index: index in self.blanked)
+        try:
+            symtable.symtable(rest, "<semfix>", "exec")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return True
+
+    def keeping(self, mentioning: set[str], named: set[str]) -> SparseModule | None:
+        """This module with every blanked definition that mentions one of `mentioning`, or
+        binds one of `named`, kept too (None if that keeps them all); itself if none is."""
         kept = {
             index
             for index in self.blanked
-            if words.intersection(_WORD.findall(self.source, self.statements[index].start, self.statements[index].end))
+            if self.statements[index].name in named
+            or (mentioning and mentioning.intersection(_WORD.findall(self.source, self.statements[index].start, self.statements[index].end)))
         }
         if not kept:
             return self
         return SparseModule._build(self.source, self.statements, self.blanked - kept)
+
+
+def _allocation_matters(
+    source: str, statement: _Statement, functions: set[str], aliases: dict[str, set[str]]
+) -> bool:
+    """Could this definition's allocations bear on a finding? They give kinds to the kernels
+    they name: another definition of this file (whose parameters the engine pairs after
+    parsing), or one defined inside this statement. Such a kind matters there only where a
+    parameter that may be a semaphore array is passed whole as an argument (SEM004)."""
+    text = source[statement.start : statement.end]
+    if set(_WORD.findall(text)) & (functions - {statement.name}):
+        return True
+    arrays = array_parameters(text.encode("utf-8", "surrogatepass"), aliases)
+    if arrays is None:
+        return True
+    calls = _PARAMETERS.sub("", text)  # a parameter list is no call's arguments
+    return any(name in arrays for name in _BARE_ARGUMENT.findall(calls))
+
+
+def _only(source: str, statements: tuple[_Statement, ...], keep: Callable[[int], bool]) -> str:
+    """The source with every statement not kept cut to its line breaks."""
+    parts, cursor = [], 0
+    for index, statement in enumerate(statements):
+        if not keep(index):
+            parts.append(source[cursor : statement.start])
+            parts.append(_line_breaks(source[statement.start : statement.end]))
+            cursor = statement.end
+    parts.append(source[cursor:])
+    return "".join(parts)
 
 
 def _line_breaks(text: str) -> str:
@@ -220,8 +277,15 @@ def _unneeded(source: str, statements: tuple[_Statement, ...], starts: list[int]
         if not _PLAIN_VIEW.search(source, max(0, end - _VIEW_REACH), end):
             needed.add(statement_at(end))
     allocators = _ALLOCATORS | {alias for alias, meanings in aliases.items() if meanings & _ALLOCATORS}
-    pattern = re.compile(r"(?:" + "|".join(sorted(allocators)) + r")(?![A-Za-z0-9_])")
-    needed.update(statement_at(m.start()) for m in pattern.finditer(source))
+    patterns = [re.compile(re.escape(name) + r"(?![A-Za-z0-9_])") for name in sorted(allocators)]  # each fast
+    # The functions bound at module level: top-level definitions, and those in `if` or `try`.
+    functions = {s.name for s in statements if s.kind == "def"}
+    for statement in statements:
+        if statement.kind == "other":
+            functions.update(_DEF_NAME.findall(source, statement.start, statement.end))
+    for index in {statement_at(m.start()) for pattern in patterns for m in pattern.finditer(source)} - needed:
+        if _allocation_matters(source, statements[index], functions, aliases):
+            needed.add(index)
     return frozenset(
         index for index, statement in enumerate(statements) if statement.name is not None and index not in needed
     )

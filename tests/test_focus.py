@@ -174,6 +174,12 @@ PIECES = [
     "def shaped_{n}(x_ref, sem):\n    pltpu.semaphore_wait(sem, x_ref.shape[0])\n",
     "DOC_{n} = '''\ndef fake_{n}(sem):\n    pltpu.semaphore_wait(sem[...])\n)\n'''\n",
     "def pltpu(sem):  # rebinds the module alias: no call through it resolves any more\n    return sem\n",
+    "if FLAG:\n    def guarded_{n}(x_ref, sems):\n        pl.semaphore_signal(sems, 1)\n\n"
+    "def run_guarded_{n}(x):\n    return pl.pallas_call(guarded_{n}, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n",
+    "def scoped_{n}(x):\n    def body(sem, flags):\n        pl.semaphore_signal(flags.at[0], 1)\n        pl.semaphore_wait(sem, 1)\n"
+    "    return pl.run_scoped(body, pltpu.SemaphoreType.DMA, pltpu.SemaphoreType.REGULAR((2,)))\n",
+    "def scoped_whole_{n}(x):\n    def body(sem, flags):\n        pl.semaphore_signal(flags, 1)\n"
+    "    return pl.run_scoped(body, pltpu.SemaphoreType.DMA, pltpu.SemaphoreType.REGULAR((2,)))\n",
 ]
 
 
