@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from test_real_kernels import _kernel_files, _plant
 from test_skim import kernels
 
-from semfix import quick, sparse
+from semfix import SourceError, fix_source, quick, sparse
 from semfix.cst_engine import fix_with_libcst
 from semfix.quick import Defer, QuickResult, analyse, survey
 from semfix.settings import Settings
@@ -236,3 +236,17 @@ def test_real_kernels_cut_into_exact_statements() -> None:
         planted, _ = _plant(path.read_bytes())
         cut += _statements_match(planted.decode())
     assert cut >= 5
+
+
+def test_a_syntax_error_in_a_blanked_definition_is_still_reported_and_nothing_is_fixed() -> None:
+    source = (
+        HEADER
+        + "\ndef buggy(sem):\n    pltpu.semaphore_wait(sem[...], 1)\n"
+        + "\ndef broken(sem):\n    return sem +\n"  # blanked: no call in it could be a finding
+    )
+    module = sparse.SparseModule.of(source)
+    assert module is not None and ("broken", "def") in module.stubs
+    with pytest.raises(SourceError, match="line 11"):
+        fix_source(source)
+    with pytest.raises(SourceError):
+        fix_source(source, apply_fixes=False)
