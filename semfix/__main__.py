@@ -1,3 +1,3 @@
-from semfix.cli import main
+from semfix.cli import entry
 
-main(prog_name="semfix")
+entry()

@@ -655,9 +655,9 @@ def _element_read(node: ast.expr) -> bool:
 class _Text:
     """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, starts: list[int] | None = None) -> None:
         self.text = text
-        self.starts = line_starts(text)
+        self.starts = line_starts(text) if starts is None else starts
 
     def column(self, line: int, byte_column: int) -> int:
         start = self.starts[line - 1]
@@ -965,7 +965,7 @@ class _Engine:
             suggestion = self.text.text[start:cut]
             if not self._report("SEM001", original, messages.value_read(self.text.of(original), suggestion), suggestion):
                 return
-            rewrite = _Rewrite(call, original, copy.deepcopy(whole), [(cut, end, "")])
+            rewrite = _Rewrite(call, original, whole, [(cut, end, "")])  # `whole` is never changed
             current = whole
         if _element_read(current):
             rewrite = self._element(call, current, scope, rewrite)  # type: ignore[arg-type]
@@ -1148,7 +1148,8 @@ def _analyse_tree(
         found = survey(scopes)
         if not found.calls:
             return QuickResult(text, encoding, ())
-    engine = _Engine(_Text(text), scopes, settings, found if focus else None, sparse=sparse is not None)
+    lines = _Text(text, sparse.starts if sparse is not None else None)
+    engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
     engine.run()
     findings = engine.findings
     if findings and sparse is not None and not sparse.rest_parses():

@@ -32,6 +32,7 @@ for _ops in MODULES.values():
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial"}
+_ENCODED = {name: name.encode() for name in _ALIASABLE}
 
 
 def _alternation(names: object) -> bytes:
@@ -107,17 +108,21 @@ def aliases_of(source: str) -> dict[str, set[str]] | None:
         return None
 
 
-def array_parameters(data: bytes, meanings: dict[str, set[str]]) -> set[str] | None:
-    """By name, without scopes: the parameters of functions defined in `data` that a
-    semaphore-array allocation in `data` may be bound to. `meanings` are the aliases of the
-    whole file (`aliases_of`). None when the skim cannot read the allocations."""
+def allocations(data: bytes, meanings: dict[str, set[str]]) -> tuple[bool, set[str]] | None:
+    """By name, without scopes, for the allocations in `data` (a part of a file whose aliases
+    are `meanings`, from `aliases_of`): whether any could give a kind (an array, a tuple of
+    Refs) to a parameter, which it cannot when every entry is a plain dotted name like
+    `pltpu.SemaphoreType.DMA`; and the parameters of functions defined in `data` that a
+    semaphore array may be bound to. None when the skim cannot read them."""
     try:
         skim = _Skim(data, meanings)
         skim.reading = _ALLOCATORS | {"partial"}
-        pairs = skim.pairs()
+        entries = skim.entries()
+        if not any(entry is None or not _DOTTED.fullmatch(entry) for entry in entries):
+            return False, set()
+        return True, {n.decode() for n, e in skim.pairs() if e is None or _arrayish(e)}
     except _GiveUp:
         return None
-    return {n.decode() for n, e in pairs if e is None or _arrayish(e)}
 
 
 class _Skim:
@@ -187,7 +192,9 @@ class _Skim:
         for alias, meanings in self.meanings.items():
             spelled[alias] = spelled.get(alias, set()) | meanings
         data = self.data
-        present = frozenset(n for n, meanings in spelled.items() if meanings & self.reading and n.encode() in data)
+        present = frozenset(
+            name for name, meanings in spelled.items() if (_ENCODED.get(name) or name.encode()) in data and meanings & self.reading
+        )
         if not present:
             return []
         pattern = _call_pattern(present)
@@ -221,6 +228,28 @@ class _Skim:
         if b"SemaphoreType" not in self.data:
             return False  # every array allocation is a call through SemaphoreType
         return any(name in self.names and (entry is None or _arrayish(entry)) for name, entry in self.pairs())
+
+    def entries(self) -> list[bytes | None]:
+        """Every allocation entry of every allocation, None where it could be anything."""
+        for _, arguments in self._calls(frozenset({"partial"})):
+            if arguments and self._means(_terminal(arguments[0]), "run_scoped"):
+                raise _GiveUp("run_scoped through functools.partial")
+        found: list[bytes | None] = []
+        for meanings, arguments in self._calls(_ALLOCATORS):
+            keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
+            if "pallas_call" in meanings:
+                scratch = keywords.get(b"scratch_shapes")
+                grid_spec = keywords.get(b"grid_spec")
+                if scratch is None and grid_spec is not None:
+                    scratch = grid_spec  # whatever it holds, its entries are in its text
+                if scratch is not None:
+                    literal = _literal_entries(scratch)
+                    found += [None] if literal is None else literal
+            if "run_scoped" in meanings:
+                for argument in arguments[1:]:
+                    keyword = _KEYWORD_ARG.match(argument)
+                    found.append(None if argument.startswith(b"*") else argument[keyword.end() :].strip() if keyword else argument)
+        return found
 
     def pairs(self) -> list[tuple[bytes, bytes | None]]:
         """(parameter, allocation entry) for every entry that may be bound to a parameter; the

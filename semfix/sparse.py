@@ -29,9 +29,9 @@ import re
 import symtable
 import sys
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
-from semfix.skim import aliases_of, array_parameters
+from semfix.skim import aliases_of, allocations
 
 # The rest of a comment or a string, from its first character (prefixes need no matching: a
 # prefix is not part of the span that hides brackets and line starts), unrolled so that no
@@ -55,11 +55,12 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEF_NAME = re.compile(r"def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # also in strings: only over-reports
 _NEWLINE = re.compile("\n")
 _GAP = r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*"
-# What comes before the `]` of `.at[i]` with nothing nested, no slice, no line break.
-_PLAIN_VIEW = re.compile(r"\.[ \t]*at[ \t]*\[[^\[\]:\r\n#'\"]*\Z")
-_VIEW_REACH = 200  # characters looked back for one; a longer view only over-reports
+_VIEW_REACH = 200  # characters looked back for a `[`; a longer list only over-reports
+_BEFORE_DISPLAY = frozenset("=(,[{:")  # a `[` after one of these opens a list, not a subscript
 # Each starts with a literal, which the regex engine searches for fast.
 _SUBSCRIPT_ARGUMENT = re.compile(r"\](?=" + _GAP + r"[,)])")  # an argument ending in a subscript
+# An argument that is a plain `.at[i]` view: nothing nested, no slice, no line break.
+_VIEW_ARGUMENT = re.compile(r"\.[ \t]*at[ \t]*\[[^\[\]:\r\n#'\"]*\](?=" + _GAP + r"[,)])")
 _HOT = [
     re.compile(r"\[[\s(\\]*(?:\.\.\.|\)|#)(?!\][ \t]*=(?!=))"),  # a read, `[...]` or `[()]`, not stored to
     re.compile(r"global(?![A-Za-z0-9_])"),  # a longer name ending so only over-reports
@@ -73,8 +74,7 @@ _BARE_ARGUMENT = re.compile(r"[(,=]" + _GAP + r"([A-Za-z_][A-Za-z0-9_]*)(?=" + _
 _SMALL = 8_000  # characters: below this, parsing the whole file costs less than cutting it
 
 
-@dataclass(frozen=True)
-class _Statement:
+class _Statement(NamedTuple):
     first: int  # 1-based line numbers, inclusive
     last: int
     start: int  # offsets into the text
@@ -91,6 +91,7 @@ class SparseModule:
     statements: tuple[_Statement, ...]
     blanked: frozenset[int]  # indexes into `statements`
     text: str
+    starts: list[int]  # where each line of `source` starts (line breaks are `\n` or `\r\n`)
 
     @property
     def stubs(self) -> list[tuple[str, str]]:
@@ -106,13 +107,15 @@ class SparseModule:
         statements = _statements(source, starts)
         if statements is None:
             return None
-        return cls._build(source, statements, _unneeded(source, statements, starts))
+        return cls._build(source, statements, _unneeded(source, statements, starts), starts)
 
     @classmethod
-    def _build(cls, source: str, statements: tuple[_Statement, ...], blanked: frozenset[int]) -> SparseModule | None:
+    def _build(
+        cls, source: str, statements: tuple[_Statement, ...], blanked: frozenset[int], starts: list[int]
+    ) -> SparseModule | None:
         if not blanked:
             return None
-        return cls(source, statements, blanked, _only(source, statements, lambda index: index not in blanked))
+        return cls(source, statements, blanked, _only(source, statements, lambda index: index not in blanked), starts)
 
     def holds_exactly(self, tree: ast.Module) -> bool:
         """Does the parsed text hold each kept statement whole, and nothing across them? A cut
@@ -151,7 +154,18 @@ class SparseModule:
         }
         if not kept:
             return self
-        return SparseModule._build(self.source, self.statements, self.blanked - kept)
+        return SparseModule._build(self.source, self.statements, self.blanked - kept, self.starts)
+
+
+def _list_display(source: str, end: int) -> bool:
+    """Does the `]` at `end` close a list display, which cannot be a finding, rather than a
+    subscript? Only brackets with nothing nested are read; a `[` after `=`, `(`, `,`, `[`,
+    `{` or `:` opens a list."""
+    opener = source.rfind("[", max(0, end - _VIEW_REACH), end)
+    if opener < 0 or "]" in source[opener + 1 : end]:
+        return False
+    before = source[max(0, opener - 40) : opener].rstrip(" \t")
+    return not before or before[-1] in _BEFORE_DISPLAY
 
 
 def _allocation_matters(
@@ -163,10 +177,13 @@ def _allocation_matters(
     parameter that may be a semaphore array is passed whole as an argument (SEM004)."""
     text = source[statement.start : statement.end]
     if set(_WORD.findall(text)) & (functions - {statement.name}):
+        return True  # cheaper to parse it than to read its allocations from the text
+    found = allocations(text.encode("utf-8", "surrogatepass"), aliases)
+    if found is None:
         return True
-    arrays = array_parameters(text.encode("utf-8", "surrogatepass"), aliases)
-    if arrays is None:
-        return True
+    kinds, arrays = found
+    if not kinds:
+        return False
     calls = _PARAMETERS.sub("", text)  # a parameter list is no call's arguments
     return any(name in arrays for name in _BARE_ARGUMENT.findall(calls))
 
@@ -235,11 +252,11 @@ def _statements(source: str, starts: list[int]) -> tuple[_Statement, ...] | None
     heads: list[tuple[int, str]] = []  # (line, the code at its start) of each statement head
     depth, line, scanned = 0, 1, 0
     first_line = [0] if code[:1] and not code[:1].isspace() and code[:1] not in ")]}" else []
+    count = code.count
     for position in first_line + [match.end() for match in _LINE_START.finditer(code)]:
-        segment = code[scanned:position]
-        depth += segment.count("(") + segment.count("[") + segment.count("{")
-        depth -= segment.count(")") + segment.count("]") + segment.count("}")
-        line += segment.count("\n")
+        depth += count("(", scanned, position) + count("[", scanned, position) + count("{", scanned, position)
+        depth -= count(")", scanned, position) + count("]", scanned, position) + count("}", scanned, position)
+        line += count("\n", scanned, position)
         scanned = position
         if depth != 0 or code.endswith(("\\\n", "\\\r\n"), 0, position) or _CONTINUES.match(code, position):
             continue
@@ -272,9 +289,10 @@ def _unneeded(source: str, statements: tuple[_Statement, ...], starts: list[int]
         return bisect.bisect_right(firsts, bisect.bisect_right(starts, offset)) - 1
 
     needed = {statement_at(m.start()) for pattern in _HOT for m in pattern.finditer(source)}
+    views = {match.end() - 1 for match in _VIEW_ARGUMENT.finditer(source)}
     for match in _SUBSCRIPT_ARGUMENT.finditer(source):
         end = match.start()
-        if not _PLAIN_VIEW.search(source, max(0, end - _VIEW_REACH), end):
+        if end not in views and not _list_display(source, end):
             needed.add(statement_at(end))
     allocators = _ALLOCATORS | {alias for alias, meanings in aliases.items() if meanings & _ALLOCATORS}
     patterns = [re.compile(re.escape(name) + r"(?![A-Za-z0-9_])") for name in sorted(allocators)]  # each fast
