@@ -8,7 +8,8 @@ the rest parses to exactly the nodes, lines and columns it has in the whole file
 definition still binds its name at module level: the engine is given it as a stub.
 
 A definition is kept when its text could hold a finding or could inform one:
-- an argument that ends in a subscript other than a plain `.at[i]` view (`]` before `,`/`)`);
+- an argument that ends in a subscript other than a plain `.at[i]` view (`]` before `,`/`)`,
+  unless the bracket opens a list display);
 - a read `[...]` or `[()]` anywhere (a value read into a name, SEM003);
 - an allocation (`pallas_call`, `run_scoped`, or an alias of either) that names another
   definition (it gives kinds to that kernel's parameters), or that may give a semaphore
@@ -19,6 +20,11 @@ the engine keeps (`SparseModule.keeping`) the blanked definitions that mention a
 a read, and the kernels an allocation may give an array or tuple kind to.
 Anything the scan cannot account for (an unterminated string, a form feed, an f-string on a
 Python that lets it nest quotes) gives None: the whole file is parsed.
+
+Two checks make a wrong cut harmless: the kept statements must parse whole and apart
+(`holds_exactly`), and, in a file with findings, the blanked ones must parse too
+(`rest_parses`), so the whole file is known to parse before semfix reports on it or
+rewrites it.
 """
 
 from __future__ import annotations
