@@ -185,12 +185,14 @@ def run(
     if write and allow_dirty and len(tasks) > 1:
         # Nothing to check first: each file is written while the others are still analysed.
         with ThreadPoolExecutor(max_workers=_WRITERS) as writers:
-            results = []
+            results, writes = [], []
             for slot in slots:
                 result = next(analysed) if isinstance(slot, _Task) else slot
                 if result.changed:
-                    writers.submit(_write_one, result)
+                    writes.append(writers.submit(_write_one, result))
                 results.append(result)
+            for write_done in writes:
+                write_done.result()  # a failure other than the file's own error is not swallowed
     else:
         results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
         if write:

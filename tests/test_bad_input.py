@@ -78,13 +78,14 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
 }
 
 
+@pytest.mark.parametrize("dirty", [False, True], ids=["checked", "allow-dirty"])  # written after, or while, analysing
 @pytest.mark.parametrize("name", list(CASES))
-def test_bad_input_is_named_and_left_alone(tmp_path: Path, name: str) -> None:
+def test_bad_input_is_named_and_left_alone(tmp_path: Path, name: str, dirty: bool) -> None:
     make, cause = CASES[name]
     bad = make(tmp_path)
     before = bad.read_bytes() if bad.exists() else None
     (tmp_path / "good.py").write_text(BUGGY)
-    result = cli("fix", "-j", "2", ".", cwd=tmp_path)
+    result = cli("fix", "-j", "2", *(["--allow-dirty"] if dirty else []), ".", cwd=tmp_path)
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     relative = os.path.relpath(bad, tmp_path)
     assert len(errors) == 1 and errors[0].startswith(f"error: {relative}: "), result.stderr
