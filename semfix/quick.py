@@ -226,6 +226,14 @@ class _ScopeBuilder:
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)
 
+    def meanings(self, node: ast.expr) -> set[str]:
+        """What the name a callee ends in may stand for, by name alone: itself, or what any
+        import in the file aliases to it."""
+        name = _terminal(node)
+        if name is None:
+            return set()
+        return self.aliases[name] | {name} if name in self.aliases else {name}
+
     def _alias(self, alias: ast.alias) -> None:
         name = alias.name.rpartition(".")[2]
         if alias.asname and name in _INTERESTING:
@@ -468,26 +476,20 @@ def survey(scopes: _ScopeBuilder) -> _Survey:
     for function in scopes.functions:
         functions.setdefault(function.name, []).append(function)
 
-    def meanings(node: ast.expr) -> set[str]:
-        name = _terminal(node)
-        if name is None:
-            return set()
-        return aliases[name] | {name} if name in aliases else {name}
-
     pairs: list[tuple[str, ast.AST]] = []  # (parameter name, the allocation entry bound to it)
     catalog_calls = []
     spelled = _INTERESTING | aliases.keys()
     for call in scopes.calls:
         if _terminal(call.func) not in spelled:
             continue
-        names = meanings(call.func)
+        names = scopes.meanings(call.func)
         if names & FUNCTION_NAMES:
             catalog_calls.append(call)
         if "pallas_call" in names:
             pairs += _scratch_pairs(call, functions)
         if "run_scoped" in names and call.args:
             pairs += _scoped_pairs(call.args[0], [*call.args[1:], *call.keywords], functions)
-        if "partial" in names and call.args and "run_scoped" in meanings(call.args[0]):
+        if "partial" in names and call.args and "run_scoped" in scopes.meanings(call.args[0]):
             for function in scopes.functions:
                 if call in function.decorator_list:
                     pairs += _scoped_pairs(function, [*call.args[1:], *call.keywords], functions)
@@ -505,13 +507,9 @@ def survey(scopes: _ScopeBuilder) -> _Survey:
 
 def _kinded_kernels(scopes: _ScopeBuilder) -> set[str]:
     """The names of the functions an allocation may give an array or a tuple kind to, by name."""
-    aliases = scopes.aliases
     found: set[str] = set()
     for call in scopes.calls:
-        name = _terminal(call.func)
-        if name is None:
-            continue
-        meant = aliases[name] | {name} if name in aliases else {name}
+        meant = scopes.meanings(call.func)
         if "pallas_call" in meant:
             kernel, scratch = _kernel_and_scratch(call)
             if kernel is not None and scratch is not None:
@@ -539,11 +537,6 @@ def _looked_at(argument: ast.expr) -> Iterator[str]:
         argument = argument.value
     if isinstance(argument, ast.Name):
         yield argument.id
-
-
-def terminal_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
-    name = _terminal(node)
-    return aliases.get(name, name) if name is not None else None
 
 
 def _named_functions(node: ast.AST, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]) -> list:

@@ -229,14 +229,19 @@ class _Skim:
             return False  # every array allocation is a call through SemaphoreType
         return any(name in self.names and (entry is None or _arrayish(entry)) for name, entry in self.pairs())
 
-    def entries(self) -> list[bytes | None]:
-        """Every allocation entry of every allocation, None where it could be anything."""
+    def _allocations(self) -> Iterator[tuple[set[str], list[bytes], dict[bytes, bytes]]]:
+        """(what the callee may be, argument texts, keyword arguments) of each allocation."""
         for _, arguments in self._calls(frozenset({"partial"})):
             if arguments and self._means(_terminal(arguments[0]), "run_scoped"):
                 raise _GiveUp("run_scoped through functools.partial")
-        found: list[bytes | None] = []
         for meanings, arguments in self._calls(_ALLOCATORS):
             keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
+            yield meanings, arguments, keywords
+
+    def entries(self) -> list[bytes | None]:
+        """Every allocation entry of every allocation, None where it could be anything."""
+        found: list[bytes | None] = []
+        for meanings, arguments, keywords in self._allocations():
             if "pallas_call" in meanings:
                 scratch = keywords.get(b"scratch_shapes")
                 grid_spec = keywords.get(b"grid_spec")
@@ -259,13 +264,9 @@ class _Skim:
         and `run_scoped` allocations with its body's parameters, but by name, without scopes:
         it can only over-report.
         """
-        for _, arguments in self._calls(frozenset({"partial"})):
-            if arguments and self._means(_terminal(arguments[0]), "run_scoped"):
-                raise _GiveUp("run_scoped through functools.partial")
         pairs: list[tuple[bytes, bytes | None]] = []
-        for meanings, arguments in self._calls(_ALLOCATORS):
+        for meanings, arguments, keywords in self._allocations():
             positional = [a for a in arguments if not a.startswith(b"*") and not _KEYWORD_ARG.match(a)]
-            keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
             if "pallas_call" in meanings:
                 pairs += self._scratch_pairs(positional, keywords)
             if "run_scoped" in meanings:
