@@ -60,7 +60,9 @@ _DEFINITION = re.compile(r"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)|cla
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEF_NAME = re.compile(r"def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # also in strings: only over-reports
 _NEWLINE = re.compile("\n")
-_GAP = r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*"
+# A comment runs to the end of its line: a comment that could stop early would backtrack
+# exponentially on a line of `#`s.
+_GAP = r"(?:[ \t\f\r\n\\]|#[^\r\n]*(?![^\r\n]))*"
 _VIEW_REACH = 200  # characters looked back for a `[`; a longer list only over-reports
 _BEFORE_DISPLAY = frozenset("=(,[{:")  # a `[` after one of these opens a list, not a subscript
 # Each starts with a literal, which the regex engine searches for fast.
@@ -212,7 +214,8 @@ def _line_breaks(text: str) -> str:
 
 
 def _code(source: str) -> str | None:
-    """The source with comments removed and each string cut to one letter plus its line breaks.
+    """The source with comments removed and each string cut to one letter plus its line breaks
+    (and a space, so that what follows a string that spans lines is not a line start).
 
     Found with `str.find`, much faster than a regular expression trying every position: only
     the quotes and `#`s cost Python work."""
@@ -238,7 +241,9 @@ def _code(source: str) -> str | None:
             if found is None:
                 return None  # a string that never closes
             end = found.end()
-            parts.append("S" + "\n" * source.count("\n", start, end))
+            breaks = source.count("\n", start, end)
+            # What follows a string on its last line does not start that line: indent it.
+            parts.append("S" + "\n" * breaks + " " if breaks else "S")
         cursor = end
         for mark, position in upcoming.items():
             if 0 <= position < end:
@@ -266,7 +271,7 @@ def _statements(source: str, starts: list[int]) -> tuple[_Statement, ...] | None
         scanned = position
         if depth != 0 or code.endswith(("\\\n", "\\\r\n"), 0, position) or _CONTINUES.match(code, position):
             continue
-        heads.append((line, code[position : position + 60]))
+        heads.append((line, code[position : code.find("\n", position)]))  # the whole line: names can be long
     statements: list[_Statement] = []
     index = 0
     while index < len(heads):

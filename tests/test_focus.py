@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import signal
 
 import pytest
 from conftest import fixture_cases
@@ -174,6 +175,11 @@ PIECES = [
     "def shaped_{n}(x_ref, sem):\n    pltpu.semaphore_wait(sem, x_ref.shape[0])\n",
     "DOC_{n} = '''\ndef fake_{n}(sem):\n    pltpu.semaphore_wait(sem[...])\n)\n'''\n",
     "def pltpu(sem):  # rebinds the module alias: no call through it resolves any more\n    return sem\n",
+    "def a_helper_whose_name_is_much_longer_than_the_sixty_characters_of_a_line_head_{n}(sem):\n"
+    "    pltpu.semaphore_wait(sem, 1)\n",
+    'WORDS_{n} = """\n    alpha beta\n    gamma""".split()\n',
+    'def worded_{n}(sem):\n    words = """\n(\n""".split()\n    pltpu.semaphore_wait(sem, len(words))\n',
+
     "if FLAG:\n    def guarded_{n}(x_ref, sems):\n        pl.semaphore_signal(sems, 1)\n\n"
     "def run_guarded_{n}(x):\n    return pl.pallas_call(guarded_{n}, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n",
     "def scoped_{n}(x):\n    def body(sem, flags):\n        pl.semaphore_signal(flags.at[0], 1)\n        pl.semaphore_wait(sem, 1)\n"
@@ -190,10 +196,16 @@ def modules(draw: st.DrawFn) -> str:
     return text.replace("\n", "\r\n") if draw(st.booleans()) else text
 
 
-def _statements_match(source: str) -> bool:
+def _statements_match(source: str, *, blank_every_definition: bool = False) -> bool:
     """The sparse text parses to exactly the statements it keeps, positions included; the
-    statements it blanks are definitions binding the names it gives as stubs."""
+    statements it blanks are definitions binding the names it gives as stubs. With
+    `blank_every_definition`, the cut itself is put to the test, whatever the selection."""
     module = sparse.SparseModule.of(source)
+    if blank_every_definition:
+        starts = [0] + [i + 1 for i, char in enumerate(source) if char == "\n"]
+        statements = sparse._statements(source, starts)
+        every = frozenset(i for i, s in enumerate(statements or ()) if s.name is not None)
+        module = sparse.SparseModule._build(source, statements, every, starts) if statements else None
     if module is None:
         return False
     whole = ast.parse(source).body
@@ -250,3 +262,29 @@ def test_a_syntax_error_in_a_blanked_definition_is_still_reported_and_nothing_is
         fix_source(source)
     with pytest.raises(SourceError):
         fix_source(source, apply_fixes=False)
+
+
+def test_every_jax_module_cuts_into_exact_statements() -> None:
+    """The cut, with every definition blanked, on every module of the installed JAX."""
+    root = next(folder for folder in _kernel_files()[0].parents if folder.name == "jax")
+    cut = 0
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        cut += _statements_match(source, blank_every_definition=True)
+    assert cut >= 300
+
+
+def test_a_line_of_hashes_after_a_subscript_does_not_stall_the_cut() -> None:
+    """A comment may follow an argument's `]`; reading it must not backtrack over its `#`s."""
+    source = HEADER + "def k(sems):\n    f(sems[0]  " + "#" * 80 + "\n      + 1)\n" + "\ndef other(sem):\n    return sem\n"
+
+    def stalled(signum: int, frame: object) -> None:
+        raise TimeoutError("the statement cutter backtracked")
+
+    previous = signal.signal(signal.SIGALRM, stalled)
+    signal.alarm(10)
+    try:
+        assert _statements_match(source)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
