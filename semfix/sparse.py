@@ -77,6 +77,10 @@ _HOT = [
 ]
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 # A bare name as an argument (or any element of a tuple, or after `=`): only over-reports.
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_PLAIN_SCRATCH = re.compile(
+    r"scratch_shapes[ \t]*=[ \t]*[\[(][ \t\r\n]*(?:" + _DOTTED + r"[ \t\r\n]*,[ \t\r\n]*)*(?:" + _DOTTED + r"[ \t\r\n]*)?[\])]"
+)
 _PARAMETERS = re.compile(r"def[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\([^)]*\)")
 _BARE_ARGUMENT = re.compile(r"[(,=]" + _GAP + r"([A-Za-z_][A-Za-z0-9_]*)(?=" + _GAP + r"[,)])")
 _SMALL = 8_000  # characters: below this, parsing the whole file costs less than cutting it
@@ -151,9 +155,13 @@ class SparseModule:
             return False
         return True
 
-    def keeping(self, mentioning: set[str], named: set[str]) -> SparseModule | None:
-        """This module with every blanked definition that mentions one of `mentioning`, or
-        binds one of `named`, kept too (None if that keeps them all); itself if none is."""
+    def keeping(self, read_names: set[str], kernels: set[str]) -> SparseModule | None:
+        """This module with more of its blanked definitions kept (None if that keeps them all;
+        itself if it keeps none): those that mention a name assigned a read, and, for each
+        kernel an allocation gives a kind to, its definition and any that mention it when it is
+        bound at module level (where another allocation could override that kind)."""
+        mentioning = read_names | (kernels & _module_functions(self.source, self.statements))
+        named = kernels
         kept = {
             index
             for index in self.blanked
@@ -182,8 +190,15 @@ def _allocation_matters(
     """Could this definition's allocations bear on a finding? They give kinds to the kernels
     they name: another definition of this file (whose parameters the engine pairs after
     parsing), or one defined inside this statement. Such a kind matters there only where a
-    parameter that may be a semaphore array is passed whole as an argument (SEM004)."""
+    parameter that may be a semaphore array is passed whole as an argument (SEM004).
+
+    Allocations that give no kind at all (plain `pallas_call`s whose scratch entries are all
+    dotted names) still make their kernels' parameters "unknown", which overrides a kind
+    another allocation gives the same kernel: the engine keeps such a blanked definition
+    when it mentions a kernel that has a kind (see `SparseModule.keeping`)."""
     text = source[statement.start : statement.end]
+    if _gives_no_kind(text, aliases):
+        return False
     if set(_WORD.findall(text)) & (functions - {statement.name}):
         return True  # cheaper to parse it than to read its allocations from the text
     found = allocations(text.encode("utf-8", "surrogatepass"), aliases)
@@ -194,6 +209,23 @@ def _allocation_matters(
         return False
     calls = _PARAMETERS.sub("", text)  # a parameter list is no call's arguments
     return any(name in arrays for name in _BARE_ARGUMENT.findall(calls))
+
+
+def _module_functions(source: str, statements: tuple[_Statement, ...]) -> set[str]:
+    """The functions bound at module level: top-level definitions, and those in `if` or `try`."""
+    functions = {s.name for s in statements if s.kind == "def"}
+    for statement in statements:
+        if statement.kind == "other":
+            functions.update(_DEF_NAME.findall(source, statement.start, statement.end))
+    return functions  # type: ignore[return-value]
+
+
+def _gives_no_kind(text: str, aliases: dict[str, set[str]]) -> bool:
+    """Is every allocation here a `pallas_call`, by that name, whose `scratch_shapes` (if any)
+    is a list or tuple of plain dotted names? Anything else is read by the skim instead."""
+    if "run_scoped" in text or "grid_spec" in text or any(alias in text for alias in aliases):
+        return False
+    return len(_PLAIN_SCRATCH.findall(text)) == text.count("scratch_shapes")
 
 
 def _only(source: str, statements: tuple[_Statement, ...], keep: Callable[[int], bool]) -> str:
@@ -307,11 +339,7 @@ def _unneeded(source: str, statements: tuple[_Statement, ...], starts: list[int]
             needed.add(statement_at(end))
     allocators = _ALLOCATORS | {alias for alias, meanings in aliases.items() if meanings & _ALLOCATORS}
     patterns = [re.compile(re.escape(name) + r"(?![A-Za-z0-9_])") for name in sorted(allocators)]  # each fast
-    # The functions bound at module level: top-level definitions, and those in `if` or `try`.
-    functions = {s.name for s in statements if s.kind == "def"}
-    for statement in statements:
-        if statement.kind == "other":
-            functions.update(_DEF_NAME.findall(source, statement.start, statement.end))
+    functions = _module_functions(source, statements)
     for index in {statement_at(m.start()) for pattern in patterns for m in pattern.finditer(source)} - needed:
         if _allocation_matters(source, statements[index], functions, aliases):
             needed.add(index)

@@ -175,6 +175,10 @@ PIECES = [
     "def shaped_{n}(x_ref, sem):\n    pltpu.semaphore_wait(sem, x_ref.shape[0])\n",
     "DOC_{n} = '''\ndef fake_{n}(sem):\n    pltpu.semaphore_wait(sem[...])\n)\n'''\n",
     "def pltpu(sem):  # rebinds the module alias: no call through it resolves any more\n    return sem\n",
+    "def shared_{n}(x_ref, sems):\n    pl.semaphore_signal(sems, 1)\n\n"
+    "def run_shared_a_{n}(x):\n    return pl.pallas_call(shared_{n}, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n\n"
+    "def run_shared_b_{n}(x):\n    return pl.pallas_call(shared_{n}, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA])(x)\n",
+    "def run_plain_{n}(x):\n    return pl.pallas_call(clean_0, out_shape=x, scratch_shapes=(\n        pltpu.SemaphoreType.DMA,\n    ))(x)\n",
     "def a_helper_whose_name_is_much_longer_than_the_sixty_characters_of_a_line_head_{n}(sem):\n"
     "    pltpu.semaphore_wait(sem, 1)\n",
     'WORDS_{n} = """\n    alpha beta\n    gamma""".split()\n',
