@@ -1066,24 +1066,23 @@ def analyse(
         raise Defer("lone carriage returns")
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         raise Defer("SEM101")
-    module = SparseModule.of(text) if sparse and focus and not (settings.enabled & MIGRATIONS) else None
+    round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
+    module = SparseModule.of(text) if sparse and focus and round_trips and not (settings.enabled & MIGRATIONS) else None
     if module is not None:
         try:
-            return _analyse_sparse(source, text, encoding, module, settings, apply_fixes)
+            return _analyse_sparse(text, encoding, module, settings, apply_fixes)
         except _WholeFileNeeded:
             pass
     tree = _parse_whole(text)
-    if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
+    if not round_trips:
         raise Defer("the encoding does not round-trip")
     return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
 
 
 def _analyse_sparse(
-    source: str | bytes, text: str, encoding: str, module: SparseModule, settings: Settings, apply_fixes: bool
+    text: str, encoding: str, module: SparseModule, settings: Settings, apply_fixes: bool
 ) -> QuickResult:
     """Parse only what `module` keeps, keeping more until what was parsed needs nothing else."""
-    if not isinstance(source, str) and apply_fixes and text.encode(encoding) != source:
-        raise _WholeFileNeeded
     for _ in range(3):
         try:
             tree = _parse(module.text)
@@ -1211,7 +1210,7 @@ def _prove(
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
     changed_lines = {old.line_of(start) for start, _, _ in edits}
-    if not _prove_statements(expected, old, new_text, edits):
+    if not _prove_statements(expected, old, new_text, edits, changed_lines):
         if sparse:
             raise _WholeFileNeeded  # the whole-file proof compares whole trees
         actual = _prove_whole(expected, new_text, changed_lines)
@@ -1236,11 +1235,10 @@ def _first_line(statement: ast.stmt) -> int:
 
 
 def _prove_statements(
-    expected: ast.Module, old: _Text, new_text: str, edits: list[tuple[int, int, str]]
+    expected: ast.Module, old: _Text, new_text: str, edits: list[tuple[int, int, str]], changed_lines: set[int]
 ) -> bool:
     """Re-parse, around each edit, the innermost statement that has its lines to itself; False
     if that cannot settle it."""
-    changed_lines = {old.line_of(start) for start, _, _ in edits}
     edit_starts, shifts, shift = [0], [0], 0
     for start, end, replacement in edits:  # sorted; none crosses a line break
         shift += len(replacement) - (end - start)

@@ -17,7 +17,9 @@ A definition is kept when its text could hold a finding or could inform one:
 - `global`, `nonlocal` or `:=`, which bind names outside the definition.
 Every other statement (imports, assignments, `if` blocks) is always kept. Once that parses,
 the engine keeps (`SparseModule.keeping`) the blanked definitions that mention a name assigned
-a read, and the kernels an allocation may give an array or tuple kind to.
+a read, the kernels an allocation may give an array or tuple kind to, and, for such a kernel
+bound at module level, the definitions that mention it (their allocations could override
+that kind).
 Anything the scan cannot account for (an unterminated string, a form feed, an f-string on a
 Python that lets it nest quotes) gives None: the whole file is parsed.
 
@@ -76,12 +78,12 @@ _HOT = [
     re.compile(r":="),
 ]
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
-# A bare name as an argument (or any element of a tuple, or after `=`): only over-reports.
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _PLAIN_SCRATCH = re.compile(
     r"scratch_shapes[ \t]*=[ \t]*[\[(][ \t\r\n]*(?:" + _DOTTED + r"[ \t\r\n]*,[ \t\r\n]*)*(?:" + _DOTTED + r"[ \t\r\n]*)?[\])]"
 )
 _PARAMETERS = re.compile(r"def[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\([^)]*\)")
+# A bare name as an argument (or any element of a tuple, or after `=`): only over-reports.
 _BARE_ARGUMENT = re.compile(r"[(,=]" + _GAP + r"([A-Za-z_][A-Za-z0-9_]*)(?=" + _GAP + r"[,)])")
 _SMALL = 8_000  # characters: below this, parsing the whole file costs less than cutting it
 
@@ -161,11 +163,10 @@ class SparseModule:
         kernel an allocation gives a kind to, its definition and any that mention it when it is
         bound at module level (where another allocation could override that kind)."""
         mentioning = read_names | (kernels & _module_functions(self.source, self.statements))
-        named = kernels
         kept = {
             index
             for index in self.blanked
-            if self.statements[index].name in named
+            if self.statements[index].name in kernels
             or (mentioning and mentioning.intersection(_WORD.findall(self.source, self.statements[index].start, self.statements[index].end)))
         }
         if not kept:
@@ -303,7 +304,8 @@ def _statements(source: str, starts: list[int]) -> tuple[_Statement, ...] | None
         scanned = position
         if depth != 0 or code.endswith(("\\\n", "\\\r\n"), 0, position) or _CONTINUES.match(code, position):
             continue
-        heads.append((line, code[position : code.find("\n", position)]))  # the whole line: names can be long
+        line_end = code.find("\n", position)
+        heads.append((line, code[position : line_end if line_end >= 0 else len(code)]))  # names can be long
     statements: list[_Statement] = []
     index = 0
     while index < len(heads):
