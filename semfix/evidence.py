@@ -7,7 +7,6 @@ and is a finding silenced by a `# semfix: ignore` comment.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable
@@ -32,8 +31,7 @@ from semfix.resolve import (
     read_target,
     semaphore_arguments,
 )
-
-_IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
+from semfix.text import Suppressions, note_suppression, suppressed
 
 
 class Kind(Enum):
@@ -62,16 +60,11 @@ class Evidence:
     param_kinds: dict[cst.Param, Kind] = field(default_factory=dict)
     proven_refs: set[object] = field(default_factory=set)
     carried: dict[cst.Name, CarriedRead] = field(default_factory=dict)
-    suppressions: dict[int, frozenset[str] | None] = field(default_factory=dict)
+    suppressions: Suppressions = field(default_factory=dict)
     pallas_alias: str | None = None  # a module-level name bound to jax.experimental.pallas
 
     def suppressed(self, code: str, lines: Iterable[int]) -> bool:
-        for line in lines:
-            if line in self.suppressions:
-                codes = self.suppressions[line]
-                if codes is None or code in codes:
-                    return True
-        return False
+        return suppressed(self.suppressions, code, lines)
 
 
 def _function_scope(scope: Scope) -> Scope:
@@ -152,14 +145,9 @@ class EvidenceCollector(Bindings, Resolver, cst.CSTVisitor):
 
     # -- collection -----------------------------------------------------------------------
     def visit_Comment(self, node: cst.Comment) -> None:
-        found = _IGNORE.search(node.value)
-        if found is None:
-            return
-        line = self.get_metadata(PositionProvider, node).start.line
-        codes = found.group("codes")
-        self.evidence.suppressions[line] = (
-            None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
-        )
+        if "semfix" in node.value:
+            line = self.get_metadata(PositionProvider, node).start.line
+            note_suppression(self.evidence.suppressions, line, node.value)
 
     def visit_Import(self, node: cst.Import) -> None:
         if self._at_module_level(node):

@@ -32,11 +32,20 @@ from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
 from semfix.skim import clears
 from semfix.sparse import SparseModule
-from semfix.text import apply_edits, line_starts
+from semfix.text import Suppressions, apply_edits, line_starts, note_suppression, suppressed
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
+_IGNORE_TEXT = re.compile(r"#\s*semfix:\s*ignore")
+_LONE_CR = re.compile(r"\r(?!\n)")
+# From the end of a subscript's value to its `[`: the value's closing parentheses, then what
+# libcst calls the whitespace after the value.
+_AFTER_VALUE = re.compile(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
+_SIMPLE_WHITESPACE = re.compile(r"(?:[ \t\f]|\\(?:\r\n?|\n))*\Z")  # libcst's SimpleWhitespace
+_OPEN_PAREN = re.compile(r"(?:[ \t\f\r\n\\)]|#[^\r\n]*)*\(")
+_CLOSE_PAREN = re.compile(r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*\)")
+_LINE_BREAK = re.compile(r"[\r\n]")
 
 
 class Defer(Exception):
@@ -62,7 +71,7 @@ class _Binding:
 
 @dataclass(eq=False)
 class _Scope:
-    kind: str  # module, function, class, comprehension
+    kind: str  # module, function, class, comprehension, annotation (PEP 695 type parameters)
     parent: _Scope | None
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" or "nonlocal"
@@ -91,12 +100,11 @@ class _Scope:
             owner = self._owner(name)
             return (owner, owner.bindings[name]) if name in owner.bindings else owner.lookup(name)
         scope: _Scope | None = self
-        first = True
-        while scope is not None:
-            if (first or scope.kind != "class") and name in scope.bindings:
+        below: _Scope | None = None
+        while scope is not None:  # a class is seen from an annotation scope just inside it, as in libcst
+            if (below is None or scope.kind != "class" or below.kind == "annotation") and name in scope.bindings:
                 return scope, scope.bindings[name]
-            first = False
-            scope = scope.parent
+            below, scope = scope, scope.parent
         return None, []
 
     def function_scope(self) -> _Scope:
@@ -186,8 +194,27 @@ class _ScopeBuilder:
         kind = "global" if isinstance(node, ast.Global) else "nonlocal"
         scope.function_scope().declared.update((name, kind) for name in node.names)
 
-    def _newer_syntax(self, node: ast.AST, scope: _Scope) -> None:
-        raise Defer("newer syntax")
+    def _type_parameters(self, node: ast.AST, scope: _Scope) -> _Scope:
+        """PEP 695: a generic's type parameters live in an annotation scope between the scope
+        it is defined in and its body, where their bounds are evaluated; libcst resolves the
+        signature and decorators of a generic function there too, and so does this."""
+        parameters = getattr(node, "type_params", None)
+        if not parameters:
+            return scope
+        inner = _Scope("annotation", scope)
+        for parameter in parameters:
+            inner.bind(parameter.name, _Binding("other"))
+        for parameter in parameters:
+            for part in (getattr(parameter, "bound", None), getattr(parameter, "default_value", None)):
+                if part is not None:
+                    self.visit(part, inner)
+        return inner
+
+    def _type_alias(self, node: ast.AST, scope: _Scope) -> None:
+        """`type X[T] = value`: binds X; the value is evaluated lazily, in an annotation scope."""
+        scope.bind(node.name.id, _Binding("other"))  # type: ignore[attr-defined]
+        inner = self._type_parameters(node, scope)
+        self.visit(node.value, inner if inner is not scope else _Scope("annotation", scope))  # type: ignore[attr-defined]
 
     def _lambda(self, node: ast.Lambda, scope: _Scope) -> None:
         self._arguments_defaults(node.args, scope)
@@ -196,12 +223,13 @@ class _ScopeBuilder:
         self.visit(node.body, inner)
 
     def _class(self, node: ast.ClassDef, scope: _Scope) -> None:
-        if getattr(node, "type_params", None):
-            raise Defer("newer syntax")
-        for child in (*node.decorator_list, *node.bases, *node.keywords):
+        for child in node.decorator_list:
             self.visit(child, scope)
+        outer = self._type_parameters(node, scope)
+        for child in (*node.bases, *node.keywords):
+            self.visit(child, outer)
         scope.bind(node.name, _Binding("other", node=node))
-        inner = _Scope("class", scope)
+        inner = _Scope("class", outer)
         for statement in node.body:
             self.visit(statement, inner)
 
@@ -290,16 +318,15 @@ class _ScopeBuilder:
             scope.bind(node.rest, _Binding("other"))
         self._children(node, scope)
 
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
-        if getattr(node, "type_params", None):
-            raise Defer("newer syntax")
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: _Scope) -> None:
+        scope = self._type_parameters(node, outer)
         for child in (*node.decorator_list, *([node.returns] if node.returns else [])):
             self.visit(child, scope)
         self._arguments_defaults(node.args, scope)
         for argument in _all_arguments(node.args):
             if argument.annotation is not None:
                 self.visit(argument.annotation, scope)
-        scope.bind(node.name, _Binding("def", node=node))
+        outer.bind(node.name, _Binding("def", node=node))
         self.functions.append(node)
         self.scope_of[id(node)] = scope
         inner = _Scope("function", scope)
@@ -385,7 +412,7 @@ _HANDLERS = {
     ast.MatchAs: _ScopeBuilder._match_capture,
     ast.MatchStar: _ScopeBuilder._match_capture,
     ast.MatchMapping: _ScopeBuilder._match_mapping,
-    **{getattr(ast, name): _ScopeBuilder._newer_syntax for name in ("TypeAlias", "TryStar") if hasattr(ast, name)},
+    **({ast.TypeAlias: _ScopeBuilder._type_alias} if hasattr(ast, "TypeAlias") else {}),
 }
 # Nodes with nothing below them that matters: contexts, operators, constants.
 _LEAVES = frozenset(
@@ -704,6 +731,8 @@ class _Engine:
         self.operations: dict[int, Operation | None] = {}
         self.findings: list[Finding] = []
         self.rewrites: list[_Rewrite] = []
+        self.suppressions = _suppressions(text.text)
+        self.comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: _Scope) -> set[str] | None:
@@ -906,7 +935,7 @@ class _Engine:
     def _report(
         self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True
     ) -> bool | None:
-        if code not in self.settings.enabled:
+        if code not in self.settings.enabled or self._silenced(code, node):
             return None
         line, column, start = self.text.start(node)
         end_line, end_column, end = self.text.end(node)
@@ -917,19 +946,70 @@ class _Engine:
         self.findings.append(finding)
         return accepted
 
-    def _cut(self, subscript: ast.Subscript) -> tuple[int, int]:
-        """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it."""
-        value_end = self.text.end(subscript.value)[2]
-        end = self.text.end(subscript)[2]
-        region = self.text.text[value_end:end]
-        if "#" in region or "\n" in region or "\r" in region or not region.endswith("]"):
-            raise Defer("comment or line break around the brackets")
-        lbracket = region.index("[")
-        before = region[:lbracket]
-        if before.strip(") \t"):
+    def _silenced(self, code: str, node: ast.AST) -> bool:
+        """Is there a `# semfix: ignore` for `code` on the node's first or last line?"""
+        lines = (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
+        return bool(self.suppressions) and suppressed(self.suppressions, code, lines)  # type: ignore[arg-type]
+
+    def _cut(self, subscript: ast.Subscript, call: ast.Call, floor: int | None = None) -> tuple[int, int] | None:
+        """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it; None
+        where libcst would not cut: a comment in the subscript outside its value (in the
+        brackets, before them, or in the subscript's own parentheses, which start at or after
+        `floor`, by default the call's own), or a line break between the value and `[` that is
+        not a backslash continuation. Line breaks inside the brackets are cut with them."""
+        text = self.text.text
+        value_end, end = self.text.end(subscript.value)[2], self.text.end(subscript)[2]
+        gap = _AFTER_VALUE.match(text, value_end)
+        if gap is None:
             raise Defer("unexpected text before the bracket")
-        spaces = len(before) - len(before.rstrip(" \t"))
-        return value_end + lbracket - spaces, end
+        if not _SIMPLE_WHITESPACE.match(gap.group("after")):
+            return None
+        comments = self._comments(call)
+        if comments:
+            lbracket = gap.end() - 1
+            if any(lbracket <= c < end for c in comments) or self._comment_in_parentheses(subscript, call, floor, comments):
+                return None
+        return gap.start("after"), end
+
+    def _comments(self, call: ast.Call) -> list[int]:
+        """Where each comment inside the call starts; the tokenizer runs only if it holds a `#`."""
+        if id(call) not in self.comments:
+            start, end = self.text.start(call)[2], self.text.end(call)[2]
+            source = self.text.text[start:end]
+            found = []
+            if "#" in source:
+                starts = line_starts(source)
+                for token in _tokens(source):
+                    if token.type == tokenize.COMMENT:
+                        found.append(start + starts[token.start[0] - 1] + token.start[1])
+            self.comments[id(call)] = found
+        return self.comments[id(call)]
+
+    def _comment_in_parentheses(self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]) -> bool:
+        """Is a comment inside the parentheses around the subscript itself (libcst counts them
+        as the subscript's): after the outermost `(` that follows `floor`, before its `)`?"""
+        text = self.text.text
+        if floor is None:  # just past the call's own `(`
+            floor = _OPEN_PAREN.match(text, self.text.end(call.func)[2]).end()  # type: ignore[union-attr]
+        start, end = self.text.start(subscript)[2], self.text.end(subscript)[2]
+        position, outermost, depth = start, start, 0
+        while position > floor:  # back over blanks, comments and `(`
+            index = bisect.bisect_right(comments, position - 1) - 1
+            if index >= 0 and not _LINE_BREAK.search(text, comments[index], position):
+                position = comments[index]  # inside a comment: skip it
+                continue
+            char = text[position - 1]
+            if char == "(":
+                outermost, depth = position - 1, depth + 1
+            elif char not in " \t\f\r\n\\":
+                break
+            position -= 1
+        if not depth:
+            return False
+        close = end
+        for _ in range(depth):
+            close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]
+        return any(outermost <= c < start or end <= c < close for c in comments)
 
     def _argument(self, call: ast.Call, original: ast.expr, scope: _Scope) -> None:
         if isinstance(original, ast.Name):
@@ -942,8 +1022,6 @@ class _Engine:
             ):
                 raise Defer("an unusual subscript")
         whole = _read_target(original)
-        if whole is not None and _read_target(whole) is not None:
-            raise Defer("a read of a read")
         if _has_slice(original) or self.kind(original, scope) is Kind.ARRAY or (
             whole is not None and self.kind(whole, scope) is Kind.ARRAY
         ):
@@ -953,7 +1031,19 @@ class _Engine:
         rewrite: _Rewrite | None = None
         current = original
         if whole is not None:
-            cut, end = self._cut(original)  # type: ignore[arg-type]
+            innermost = whole
+            while _read_target(innermost) is not None:
+                innermost = _read_target(innermost)  # type: ignore[assignment]
+            if innermost is not whole:  # `X[...][...]`: stripping one read would leave another
+                message = messages.value_read(self.text.of(original), self.text.of(innermost))
+                self._report("SEM001", original, message + messages.NESTED_READ_SUFFIX, None)
+                return
+            cuts = self._cut(original, call)  # type: ignore[arg-type]
+            if cuts is None:
+                message = messages.value_read(self.text.of(original), self.text.of(whole))
+                self._report("SEM001", original, message + messages.COMMENT_SUFFIX, None)
+                return
+            cut, end = cuts
             start = self.text.start(original)[2]
             suggestion = self.text.text[start:cut]
             if not self._report("SEM001", original, messages.value_read(self.text.of(original), suggestion), suggestion):
@@ -961,18 +1051,24 @@ class _Engine:
             rewrite = _Rewrite(call, original, whole, [(cut, end, "")])  # `whole` is never changed
             current = whole
         if _element_read(current):
-            rewrite = self._element(call, current, scope, rewrite)  # type: ignore[arg-type]
+            floor = self.text.start(original)[2] if current is not original else None
+            rewrite = self._element(call, current, scope, rewrite, floor)  # type: ignore[arg-type]
         if rewrite is not None:
             self.rewrites.append(rewrite)
 
-    def _element(self, call: ast.Call, element: ast.Subscript, scope: _Scope, previous: _Rewrite | None) -> _Rewrite | None:
+    def _element(
+        self, call: ast.Call, element: ast.Subscript, scope: _Scope, previous: _Rewrite | None, floor: int | None
+    ) -> _Rewrite | None:
         base = element.value
         kind = self.kind(base, scope)
         if kind is Kind.TUPLE:
             return previous
         key = self.key(base, scope)
         safe = kind is Kind.ARRAY or (key is not None and key in self.proofs())
-        cut, _ = self._cut(element)
+        cuts = self._cut(element, call, floor)
+        if cuts is None:
+            return previous
+        cut = cuts[0]
         insert = (cut, cut, ".at")
         start, end = self.text.start(element)[2], self.text.end(element)[2]
         view = self.text.text[start:cut] + ".at" + self.text.text[cut:end]
@@ -982,7 +1078,7 @@ class _Engine:
         replacement = copy.deepcopy(element)
         replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
         if previous is not None:
-            if not (safe or self.settings.unsafe_fixes) or "SEM002" not in self.settings.enabled:
+            if not (safe or self.settings.unsafe_fixes) or "SEM002" not in self.settings.enabled or self._silenced("SEM002", element):
                 self._report("SEM002", element, message, view, safe=safe)
                 return previous
             edits = sorted([*previous.edits, insert])
@@ -996,6 +1092,26 @@ class _Engine:
         if self._report("SEM002", element, message, view, safe=safe):
             return _Rewrite(call, element, replacement, [insert])
         return None
+
+
+def _suppressions(text: str) -> Suppressions:
+    """The `# semfix: ignore` comments, by line. Only comments count, not strings, so the
+    tokenizer decides; it runs only when the text holds such a comment at all."""
+    found: Suppressions = {}
+    if "semfix" in text and _IGNORE_TEXT.search(text):
+        for token in _tokens(text):
+            if token.type == tokenize.COMMENT and "semfix" in token.string:
+                note_suppression(found, token.start[0], token.string)
+    return found
+
+
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    """Python's tokens, on lines numbered as `ast` numbers them: a lone CR ends a line there,
+    while the tokenize module splits lines at `\n` only."""
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(_LONE_CR.sub("\n", text)).readline))
+    except (tokenize.TokenError, SyntaxError) as error:
+        raise Defer(f"the tokenizer: {error}") from None
 
 
 def _source_order(call: ast.Call) -> list[ast.AST]:
@@ -1060,10 +1176,8 @@ def analyse(
     `focus` and `sparse` (see `_analyse_tree` and semfix/sparse.py) only save time; the tests
     turn them off to check they change nothing."""
     text, encoding = _decode(source)
-    if "semfix" in text and re.search(r"#\s*semfix:\s*ignore", text):
-        raise Defer("ignore comments")
     if "\r" in text and text.count("\r") != text.count("\r\n"):
-        raise Defer("lone carriage returns")
+        sparse = False  # the statement cutter splits lines at `\n` only
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         raise Defer("SEM101")
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
@@ -1200,8 +1314,9 @@ def _prove(
 ) -> None:
     """The new text must parse to exactly the declared tree, and settle on a second pass.
 
-    Edits never add or remove line breaks and change text only inside the statements that
-    hold them. Around each edit, the innermost statement with its lines to itself is re-parsed
+    Edits change text only inside the statements that hold them; when none removes a line
+    break (cutting brackets that span lines does, and then the whole trees are compared),
+    around each edit the innermost statement with its lines to itself is re-parsed
     alone (as the body of an `if 1:` when indented) and compared node for node with what it
     should be. It starts a logical line, where the tokenizer is clean, and parses whole, so it
     leaves the tokenizer clean for the text after it, which is unchanged: the whole new text
@@ -1210,10 +1325,11 @@ def _prove(
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
     changed_lines = {old.line_of(start) for start, _, _ in edits}
-    if not _prove_statements(expected, old, new_text, edits, changed_lines):
+    shifted = any(_LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
+    if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
         if sparse:
             raise _WholeFileNeeded  # the whole-file proof compares whole trees
-        actual = _prove_whole(expected, new_text, changed_lines)
+        actual = _prove_whole(expected, new_text, changed_lines, shifted=shifted)
     elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
         return
     else:
@@ -1286,7 +1402,7 @@ def _enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.s
         chain.append(owner)  # type: ignore[arg-type]
 
 
-_TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r?\n)?\Z")
+_TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
 def _alone_on_its_lines(statement: ast.stmt, old: _Text) -> bool:
@@ -1336,11 +1452,17 @@ def _same_tree(first: object, second: object) -> bool:
     return True
 
 
-def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int]) -> ast.Module:
+def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int], *, shifted: bool = False) -> ast.Module:
+    """The new text parses to the declared tree: compared at the edited statements, or whole
+    when an edit removed line breaks and so moved every line after it."""
     try:
         actual = _parse(new_text)
     except SyntaxError as error:
         raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
+    if shifted:
+        if not _same_tree(expected, actual):
+            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+        return actual
     if len(actual.body) != len(expected.body):
         raise QuickSafetyError("the rewritten source differs from the declared rewrites")
     edited = sorted(changed_lines)
