@@ -100,8 +100,8 @@ def test_a_wrong_quick_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
     """A quick-engine cut one character short leaves `sem.`: the new tree is not the declared one."""
     original_cut = semfix.quick._Engine._cut
 
-    def short_cut(self, subscript):  # type: ignore[no-untyped-def]
-        start, end = original_cut(self, subscript)
+    def short_cut(self, subscript, *where):  # type: ignore[no-untyped-def]
+        start, end = original_cut(self, subscript, *where)
         return start + 1, end
 
     monkeypatch.setattr(semfix.quick._Engine, "_cut", short_cut)
@@ -181,7 +181,7 @@ def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
     statement around the edit must still differ from the declared one, however nested."""
     original_cut = semfix.quick._Engine._cut
-    monkeypatch.setattr(semfix.quick._Engine, "_cut", lambda self, node: (original_cut(self, node)[0] - 1, original_cut(self, node)[1]))
+    monkeypatch.setattr(semfix.quick._Engine, "_cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
     if sparse:
         monkeypatch.setattr(semfix.sparse, "_SMALL", 0)
     source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
