@@ -4,9 +4,9 @@ libcst with scope metadata runs at a few thousand lines a second; CPython's own 
 orders of magnitude faster. This engine resolves imports and scopes on `ast`, applies SEM001,
 SEM002 and SEM004 as text edits, and proves each result: the new text must parse to exactly
 the tree the rewrites declare, and a second pass must find nothing to fix. Whenever a file
-holds anything it does not model (ignore comments, values carried through variables, the
-migrations, comments or line breaks in the brackets, star imports, syntax newer than this
-Python's), it raises `Defer` and the libcst engine takes the file. Its output
+holds anything it does not model (values carried through variables, the migrations, star
+imports, syntax this Python cannot parse), it raises `Defer` and the libcst engine takes the
+file. Its output
 must equal the libcst engine's byte for byte, findings included; the tests hold it to that.
 """
 
