@@ -740,8 +740,10 @@ class _Engine:
         return operations.pop() if len(operations) == 1 and None not in operations else None  # type: ignore[return-value]
 
     def key(self, node: ast.expr, scope: _Scope) -> object | None:
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
             found, bindings = scope.lookup(node.id)
+            if len(bindings) > 1:
+                return None
             return ("bound", id(found), node.id) if bindings else ("free", node.id)
         if isinstance(node, ast.Attribute):
             return ("text", id(scope.function_scope()), "".join(self.text.of(node).split()))
@@ -972,6 +974,8 @@ class _Engine:
             return previous
         key = self.key(base, scope)
         safe = kind is Kind.ARRAY or (key is not None and key in self.proofs())
+        if safe and isinstance(base, ast.Attribute):
+            raise Defer("evidence about an attribute chain, which may be rebound")
         cut, _ = self._cut(element)
         insert = (cut, cut, ".at")
         start, end = self.text.start(element)[2], self.text.end(element)[2]
