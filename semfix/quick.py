@@ -434,6 +434,8 @@ def _suspicious_subscript(call: ast.Call) -> bool:
     for argument in (*call.args, *(k.value for k in call.keywords)):
         if isinstance(argument, ast.Starred):
             argument = argument.value
+        if isinstance(argument, ast.NamedExpr):
+            return True  # `f(s := sem[...])`: the libcst engine decides
         if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
             return True
     return False
@@ -934,6 +936,8 @@ class _Engine:
         return value_end + lbracket - spaces, end
 
     def _argument(self, call: ast.Call, original: ast.expr, scope: _Scope) -> None:
+        if isinstance(original, ast.NamedExpr):
+            raise Defer("an assignment expression in a semaphore argument")
         if isinstance(original, ast.Name):
             _, bindings = scope.lookup(original.id)
             if any(b.kind == "read" for b in bindings):
