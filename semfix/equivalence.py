@@ -13,6 +13,7 @@ import ast
 import warnings
 from typing import Iterable
 
+from semfix.compiles import prove_compiles
 from semfix.errors import SafetyError
 from semfix.findings import Finding
 
@@ -111,7 +112,8 @@ class _Walker:
 
 
 def check_rewrite(old_source: str | bytes, new_source: str | bytes, findings: Iterable[Finding]) -> None:
-    """Raise SafetyError unless every difference between the two trees is a declared rewrite."""
+    """Raise SafetyError unless every difference between the two trees is a declared rewrite
+    and CPython compiles the new tree."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's code may warn; that is not ours to print
@@ -120,3 +122,4 @@ def check_rewrite(old_source: str | bytes, new_source: str | bytes, findings: It
         return  # syntax newer than this Python: libcst's own parse and idempotency checks stand
     walker = _Walker(old, findings)
     walker.compare(old, new, old)
+    prove_compiles(old, new, SafetyError)

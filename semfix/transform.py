@@ -160,11 +160,16 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return updated_node.with_changes(args=args)
 
     def _rename_dec(self, call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
-        """SEM102: `dec=` became `value=` after JAX 0.7.1."""
+        """SEM102: `dec=` became `value=` after JAX 0.7.1. Where `value` is also given (by
+        keyword, or as the second positional argument), renaming would repeat it: report only."""
+        given = any(a.keyword is not None and a.keyword.value == "value" for a in call.args)
+        given = given or sum(a.keyword is None and not a.star for a in call.args) > 1
         for index, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == "dec":
                 message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
-                if self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
+                if given:
+                    self._report("SEM102", arg.keyword, message + " (not fixed: `value` is also given)", None)
+                elif self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
                     args[index] = args[index].with_changes(keyword=cst.Name("value"))
         return args
 
