@@ -367,6 +367,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             return updated
         if not (self._report("SEM101", original, message, new_text) and self.apply_fixes):
             return updated
+        self.imports.migrated_to = alias
         if self.evidence.pallas_alias is None:
             self.imports.add_pallas_as = alias
         self._schedule_import_removal(original)
@@ -385,9 +386,15 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return all(isinstance(b, ImportAssignment) for b in bindings) and len(bindings) == 1
 
     def _schedule_import_removal(self, node: cst.Name | cst.Attribute) -> None:
-        """The import that bound the rewritten reference may now be unused."""
+        """The import that bound the rewritten reference may now be unused; the pallas import
+        goes where it is (see semfix/imports.py)."""
         root: cst.BaseExpression = node
         while isinstance(root, cst.Attribute):
             root = root.value
         if isinstance(root, cst.Name):
             self.imports.maybe_unused.add(root.value)
+            scope = self.get_metadata(ScopeProvider, root, None)
+            bindings = scope[root.value] if scope is not None else ()
+            for binding in bindings:
+                if isinstance(binding, ImportAssignment):
+                    self.imports.bound_by[binding.node] = self.get_metadata(PositionProvider, binding.node).start.line

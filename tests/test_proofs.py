@@ -10,6 +10,7 @@ from semfix import fix_source
 from semfix.equivalence import check_rewrite
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
+from semfix.imports import ImportChanges
 from semfix.quick import QuickSafetyError, _prove, _Text
 from semfix.settings import Settings
 
@@ -50,3 +51,37 @@ def test_a_file_that_never_compiled_is_not_fixed() -> None:
     with pytest.raises(SourceError, match="'return' outside function"):
         fix_source(source)
     assert [f.rule for f in fix_source(source, apply_fixes=False).findings] == ["SEM001"]
+
+
+def _sem101(line: int) -> Finding:
+    return Finding("SEM101", line, 1, line, 21, "moved", "pltpu.semaphore_wait", "pl.semaphore_wait", True)
+
+
+_OLD_MIGRATION = "from __future__ import annotations\nfrom jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait(s)\n"
+_DECLARED = ImportChanges(dropped={2: {"pltpu"}}, added=1, migrated_to="pl")
+
+
+def test_libcst_proof_accepts_the_declared_import_edits() -> None:
+    new = "from __future__ import annotations\nfrom jax.experimental import pallas as pl\n\npl.semaphore_wait(s)\n"
+    check_rewrite(_OLD_MIGRATION, new, [_sem101(4)], _DECLARED)
+
+
+@pytest.mark.parametrize(
+    ("new", "imports", "error"),
+    [  # the declared edits, in an order CPython refuses: only compiling shows it
+        ("from jax.experimental import pallas as pl\nfrom __future__ import annotations\n\npl.semaphore_wait(s)\n", _DECLARED, "__future__"),
+        ("from __future__ import annotations\nfrom jax.experimental import pallas as pl\n\npl.semaphore_wait(s)\n", None, "not one semfix declares"),
+        ("from jax.experimental import pallas as pl\n\npl.semaphore_wait(s)\n", _DECLARED, "not one semfix declares"),
+        ("from __future__ import annotations\nimport os\n\npl.semaphore_wait(s)\n", _DECLARED, "not one semfix declares"),
+        ("from __future__ import annotations\nfrom jax.experimental import pallas as pl\n\nos.semaphore_wait(s)\n", _DECLARED, "SEM101"),
+    ],
+    ids=["late-future", "undeclared", "dropped-too-much", "wrong-import-added", "wrong-module"],
+)
+def test_libcst_proof_accepts_only_the_declared_import_edits(new: str, imports: ImportChanges | None, error: str) -> None:
+    with pytest.raises(SafetyError, match=error):
+        check_rewrite(_OLD_MIGRATION, new, [_sem101(4)], imports)
+
+
+def test_libcst_proof_refuses_imports_that_differ_undeclared() -> None:
+    with pytest.raises(SafetyError):
+        check_rewrite("import os\nimport sys\n\nf()\n", "import os\n\nf()\n", [])
