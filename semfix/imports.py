@@ -125,11 +125,8 @@ class _Editor(cst.CSTTransformer):
         anchor: int | None = None  # where a kept module-level JAX import the rewrites used ended up
         swap = top and self.module_pending
         for statement in body:
-            if carried is not None:
-                own = list(statement.leading_lines)
-                while not out and own and _blank(own[0]):
-                    own.pop(0)  # the dropped statement opened the block: no blank line there
-                statement = statement.with_changes(leading_lines=[*carried, *own])
+            if carried is not None:  # as ruff's F401 fix: only the import's own lines go
+                statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
                 carried = None
             small = _import_of(statement)
             if small is None:
