@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Callable, Iterator
 
 from semfix import messages
+from semfix.compiles import compile_error, prove_compiles
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
@@ -1152,7 +1153,8 @@ def _analyse_tree(
     engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
     engine.run()
     findings = engine.findings
-    if findings and sparse is not None and not sparse.rest_parses():
+    fixing = apply_fixes and bool(engine.rewrites)  # then `_prove` compiles the whole new text
+    if findings and sparse is not None and not fixing and not sparse.rest_parses():
         raise _WholeFileNeeded  # a file semfix reports on must parse: the whole parse says why not
     if not apply_fixes:
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
@@ -1206,7 +1208,12 @@ def _prove(
     settled: bool = False,
     sparse: bool = False,
 ) -> None:
-    """The new text must parse to exactly the declared tree, and settle on a second pass.
+    """The new text must compile, parse to exactly the declared tree, and settle on a second pass.
+
+    CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
+    a function or a `nonlocal` without a binding need more than one statement, and parsing
+    alone misses them. This also shows the statements a sparse parse skipped parse, so the
+    symbol-table pass `_analyse_tree` would otherwise run on them is skipped when fixing.
 
     Edits never add or remove line breaks and change text only inside the statements that
     hold them. Around each edit, the innermost statement with its lines to itself is re-parsed
@@ -1217,6 +1224,10 @@ def _prove(
     second pass cannot change it; nor when the first pass settles it by construction (see
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
+    if not sparse:
+        prove_compiles(old.text, new_text, QuickSafetyError)
+    elif compile_error(new_text) is not None:
+        raise _WholeFileNeeded  # the whole-file run tells a broken file from a broken rewrite
     changed_lines = {old.line_of(start) for start, _, _ in edits}
     if not _prove_statements(expected, old, new_text, edits, changed_lines):
         if sparse:

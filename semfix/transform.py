@@ -164,11 +164,16 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return updated_node.with_changes(args=args)
 
     def _rename_dec(self, call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
-        """SEM102: `dec=` became `value=` after JAX 0.7.1."""
+        """SEM102: `dec=` became `value=` after JAX 0.7.1. Where `value` is also given (by
+        keyword, or as the second positional argument), renaming would repeat it: report only."""
+        given = any(a.keyword is not None and a.keyword.value == "value" for a in call.args)
+        given = given or sum(a.keyword is None and not a.star for a in call.args) > 1
         for index, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == "dec":
                 message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
-                if self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
+                if given:
+                    self._report("SEM102", arg.keyword, message + " (not fixed: `value` is also given)", None)
+                elif self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
                     args[index] = args[index].with_changes(keyword=cst.Name("value"))
         return args
 
@@ -388,6 +393,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             return updated
         if not (self._report("SEM101", original, message, new_text) and self.apply_fixes):
             return updated
+        self.imports.migrated_to = alias
         if self.evidence.pallas_alias is None:
             self.imports.add_pallas_as = alias
         self._schedule_import_removal(original)
@@ -406,9 +412,15 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return all(isinstance(b, ImportAssignment) for b in bindings) and len(bindings) == 1
 
     def _schedule_import_removal(self, node: cst.Name | cst.Attribute) -> None:
-        """The import that bound the rewritten reference may now be unused."""
+        """The import that bound the rewritten reference may now be unused; the pallas import
+        goes where it is (see semfix/imports.py)."""
         root: cst.BaseExpression = node
         while isinstance(root, cst.Attribute):
             root = root.value
         if isinstance(root, cst.Name):
             self.imports.maybe_unused.add(root.value)
+            scope = self.get_metadata(ScopeProvider, root, None)
+            bindings = scope[root.value] if scope is not None else ()
+            for binding in bindings:
+                if isinstance(binding, ImportAssignment):
+                    self.imports.bound_by[binding.node] = self.get_metadata(PositionProvider, binding.node).start.line
