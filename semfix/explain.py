@@ -32,6 +32,7 @@ _KNOWN = [
     ("shape", re.compile(r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<aval>.+)")),
     ("dma", re.compile(r"DMA source/destination/semaphore arguments must be Refs")),
     ("dma_send", re.compile(r"DMA source semaphore must be a Ref")),
+    ("dma_wait", re.compile(r"Expected the destination semaphore to be a reference")),
     ("barrier", re.compile(r"Can only call `(?P<verb>\w+)` on a `Ref`:? ?(?P<aval>.*)")),
 ]
 #: The DMA functions' leading parameters, in order (catalog.py lists only the semaphore ones).
@@ -41,9 +42,14 @@ _DMA_PARAMETERS = {
     "make_async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
     "async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
 }
-#: Which parameters each DMA error is about: JAX checks source, destination and the semaphore
-#: the copy signals on in one test, and the remote copy's send semaphore in a test of its own.
-_SUSPECTS = {"dma": {"src_ref", "dst_ref", "sem", "recv_sem"}, "dma_send": {"send_sem"}}
+#: Which parameters each DMA error is about. `.start()` checks source, destination and the
+#: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
+#: `.wait()` checks the semaphore it waits on (a remote copy waits on both, send first).
+_SUSPECTS = {
+    "dma": {"src_ref", "dst_ref", "sem", "recv_sem"},
+    "dma_send": {"send_sem"},
+    "dma_wait": {"sem", "send_sem", "recv_sem"},
+}
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",
@@ -202,6 +208,8 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.lines.append("A DMA was given a value where it needs a Ref (source, destination or semaphore).")
     elif result.kind == "dma_send":
         result.lines.append("A remote DMA was given a value where it needs its send semaphore Ref.")
+    elif result.kind == "dma_wait":
+        result.lines.append("A DMA wait was given a value where it needs the semaphore Ref.")
     else:
         result.lines.append(f"`{groups['verb']}` was given {_describe_aval(groups['aval'] or 'a value')}, not the barrier Ref.")
     user = [f for f in failure.frames if not _is_jax(f.path)]

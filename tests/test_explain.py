@@ -90,6 +90,7 @@ def test_dma_error_with_a_safe_fix_and_another_suspect(dmalib: Path) -> None:
         ("dma_array.log", "make_async_copy(src.at[0:4], dst.at[0:4], sems.at[1])"),  # the only suspect
         ("dma_remote.log", "src, dst, send_sems.at[0], recv_sems.at[0]"),  # send_sem has its own message
         ("signal_array.log", "pl.semaphore_signal(flags.at[0], 1)\n    pl.semaphore_wait(flags.at[0], 1)"),
+        ("dma_wait.log", "pltpu.make_async_copy(src, dst, sems.at[0]).wait()"),  # a wait without its start
     ],
 )
 def test_errors_about_one_semaphore_argument_prove_it(dmalib: Path, log: str, fixed: str) -> None:

@@ -32,3 +32,8 @@ def signal_kernel(src, dst, flags):
     pl.semaphore_signal(flags[0], 1)
     pl.semaphore_wait(flags[0], 1)
     dst[...] = src[...]
+
+
+def wait_kernel(src, dst, sems):
+    pltpu.make_async_copy(src, dst, sems.at[0]).start()
+    pltpu.make_async_copy(src, dst, sems[0]).wait()

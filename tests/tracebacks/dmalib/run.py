@@ -15,6 +15,7 @@ SCRATCH = {
     "array_kernel": [DMA((2,))],
     "remote_kernel": [DMA((1,)), DMA((1,))],
     "signal_kernel": [pltpu.SemaphoreType.REGULAR((2,))],
+    "wait_kernel": [DMA((2,))],
 }
 name = sys.argv[1]
 x = jnp.ones((8, 128), jnp.float32)
