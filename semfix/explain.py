@@ -1,8 +1,8 @@
 """`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
 
 The traceback is evidence the static rules lack: a `sems[i]` it points at is proven to read
-a semaphore-array Ref, so the SEM002 rewrite becomes safe there (and for the other reads of
-the same Ref in the same function). Evidence is only what the error names: JAX's DMA check
+a semaphore-array Ref, so the SEM002 rewrite becomes safe there, and for the other reads of
+the same Ref in the same function when that Ref is a parameter the function never rebinds. Evidence is only what the error names: JAX's DMA check
 covers the source, destination and semaphore together, so it proves a semaphore argument
 only when that is the one argument that is not plainly a Ref.
 
@@ -268,6 +268,15 @@ def _rebound(scope: ast.AST) -> set[str]:
     }
 
 
+def _parameters(scope: ast.AST) -> set[str]:
+    """The function's parameter names: the only bases a proof may spread from (see `_fix`)."""
+    arguments = getattr(scope, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return set()
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    return {a.arg for a in every if a is not None}
+
+
 def _plainly_ref(node: ast.expr, rebound: set[str]) -> bool:
     """A parameter-like name, an attribute of one, or a `.at[...]` view: nothing read out of a Ref.
 
@@ -357,8 +366,11 @@ def _fix(result: Explanation, path: Path, frame: Frame) -> None:
     scope = _function_of(tree, frame.line)
     low, high = getattr(scope, "lineno", 1), getattr(scope, "end_lineno", 10**9)
     bases = {_base(f) for f in proven}
-    same_ref = [f for f in fixes if low <= f.line <= high and _base(f) in bases]
-    chosen = list({(f.line, f.column): f for f in safe + same_ref}.values())
+    spread = bases & (_parameters(scope) - _rebound(scope))  # a proof needs the same Ref; a safe fix does not
+    same_ref = [
+        f for f in fixes if low <= f.line <= high and _base(f) in bases and (f.safety == "safe" or _base(f) in spread)
+    ]
+    chosen = list({(f.line, f.column): f for f in proven + safe + same_ref}.values())
     if not chosen:
         return
     for finding in sorted(chosen, key=lambda f: (f.line, f.column)):

@@ -99,6 +99,25 @@ def test_errors_about_one_semaphore_argument_prove_it(dmalib: Path, log: str, fi
     assert fixed in (dmalib / "dmalib" / "kernels.py").read_text()
 
 
+def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(
+        "from jax.experimental import pallas as pl\n\n\ndef flag_kernel(flags, pick):\n"
+        "    pl.semaphore_signal(flags[1], 1)\n    flags = pick(flags)\n    pl.semaphore_wait(flags[1], 1)\n\n\n"
+        "class Ring:\n    def step(self, other):\n        pl.semaphore_signal(self.flags[1], 1)\n"
+        "        self.flags = other\n        pl.semaphore_wait(self.flags[1], 1)\n"
+    )
+    log = "".join(
+        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in {function}\n'
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+        for line, function in ((5, "flag_kernel"), (12, "step"))
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (tmp_path / "kernels.py").read_text()
+    assert "signal(flags.at[1], 1)" in text and "signal(self.flags.at[1], 1)" in text  # what JAX proved
+    assert "wait(flags[1], 1)" in text and "wait(self.flags[1], 1)" in text  # another Ref by then, maybe
+
+
 # -- a log is untrusted text: writes stay under --root, and dirty files are refused -------
 def test_a_file_outside_root_is_not_touched(dmalib: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = dmalib / "dmalib" / "kernels.py"
