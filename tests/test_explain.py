@@ -212,3 +212,20 @@ def test_kernel_in_another_module_from_its_pallas_call(tmp_path: Path) -> None:
     assert "raised from pkg/kernels.py:5, in bump" in result.stdout
     fixed = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0"
+
+
+@needs_jax
+@pytest.mark.jax
+def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) -> None:
+    """The real kernel fails as dma_list.log says; the hand fix of the real culprit (`src`) runs."""
+    run = [sys.executable, "-m", "dmalib.run", "list_kernel"]
+    failed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
+    stored = (TRACEBACKS / "dma_list.log").read_text()
+    for line in ("ValueError: DMA source/destination/semaphore arguments must be Refs.", 'kernels.py", line 8, in list_kernel'):
+        assert line in failed.stderr and line in stored
+    result = cli("explain", "-", "--fix", cwd=dmalib, stdin=failed.stderr)
+    assert result.returncode == 1 and "sem_list.at[0]" not in (dmalib / "dmalib" / "kernels.py").read_text()
+    kernel = dmalib / "dmalib" / "kernels.py"
+    kernel.write_text(kernel.read_text().replace("make_async_copy(src[...], dst", "make_async_copy(src, dst"))
+    fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
+    assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
