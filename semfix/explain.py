@@ -2,9 +2,10 @@
 
 The traceback is evidence the static rules lack: a `sems[i]` it points at is proven to read
 a semaphore-array Ref, so the SEM002 rewrite becomes safe there, and for the other reads of
-the same Ref in the same function when that Ref is a parameter the function never rebinds. Evidence is only what the error names: JAX's DMA check
-covers the source, destination and semaphore together, so it proves a semaphore argument
-only when that is the one argument that is not plainly a Ref.
+the same Ref in the same function when that Ref is a parameter the function never rebinds.
+Evidence is only what the error names: JAX's DMA check covers the source, destination and
+semaphore together, so it proves a semaphore argument only when that is the one argument
+that is not plainly a Ref.
 
 A log is untrusted text (a CI log of someone else's pull request): only files under `--root`
 are read for a fix or written.
@@ -319,6 +320,9 @@ def _dma_evidence(
     ]
     about = _SUSPECTS[result.kind or ""]
     suspects = [(p, a) for p, a in arguments if p in about and not _plainly_ref(a, rebound)]
+    if not arguments:
+        result.lines.append("Cannot fix it automatically: no DMA call there whose arguments semfix can read.")
+        return [], []
     if not suspects:
         result.lines.append("Cannot fix it automatically: every argument the error is about looks like a Ref there.")
         return [], []
