@@ -293,15 +293,20 @@ def _print_findings(outcome: RunOutcome, output_format: str, *, with_diffs: bool
 
 @main.command()
 @click.argument("log", type=click.File("r"), default="-")
-@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."), help="Where to look for files named in the traceback (default: the current folder).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."), help="Where to look for files named in the traceback, and the only folder written to (default: the current folder).")
 @click.option("--fix", "apply", is_flag=True, help="Apply the fix (atomically, with the usual checks).")
-def explain(log: Any, root: Path, apply: bool) -> None:
+@click.option("--allow-dirty", is_flag=True, help="With --fix: rewrite files even if they have unstaged changes in git.")
+def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     """Read a JAX traceback (a file, or stdin) and explain and fix the semaphore argument behind it.
 
+    A log is untrusted text: only files under --root are rewritten, and, as with `fix`, not
+    those with unstaged edits in git (unless --allow-dirty). Diffs name files relative to --root.
+
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
-    cannot fix (it says why), 2 no known error in the text.
+    cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
     from semfix.explain import explain as explain_failure, merged_fixes, parse_log
+    from semfix.runner import dirty_refusals
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]
@@ -312,17 +317,24 @@ def explain(log: Any, root: Path, apply: bool) -> None:
         click.echo(f"{item.failure.message}")
         for line in item.lines:
             click.echo(f"  {line}")
-    for path, old, new in merged_fixes(known):
-        sys.stdout.buffer.write(unified_diff(path, old, new))
+    fixes = merged_fixes(known)
+    refused = dirty_refusals([path for path, *_ in fixes]) if apply and not allow_dirty else {}
+    failed = False
+    for path, name, old, new in fixes:
+        sys.stdout.buffer.write(unified_diff(name, old, new))
         sys.stdout.flush()
-        if apply:
-            try:
-                write_atomic(path, new, expected=old)
-            except FileError as error:
-                click.echo(f"error: {path}: {error}", err=True)
-                sys.exit(EXIT_ERROR)
-            click.echo(f"Fixed {path}.")
-    sys.exit(0 if all(item.fixed for item in known) else 1)
+        if not apply:
+            continue
+        try:
+            if path in refused:
+                raise FileError(refused[path])
+            write_atomic(path, new, expected=old)
+        except FileError as error:
+            click.echo(f"error: {name}: {error}", err=True)
+            failed = True
+            continue
+        click.echo(f"Fixed {name}.")
+    sys.exit(EXIT_ERROR if failed else 0 if all(item.fixed for item in known) else 1)
 
 
 @main.command()

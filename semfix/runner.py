@@ -205,13 +205,10 @@ def run(
 def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
     """Write every changed file; a few threads at once, since each waits for its fsync."""
     changed = [r for r in results if r.changed]
-    refused = set() if allow_dirty or not changed else dirty([r.path for r in changed])
+    refused = {} if allow_dirty or not changed else dirty_refusals([r.path for r in changed])
     for result in changed:
         if result.path in refused:
-            result.error = (
-                "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
-                "stage or commit them first, or pass --allow-dirty"
-            )
+            result.error = refused[result.path]
     writable = [r for r in changed if r.error is None]
     if len(writable) > 1:
         with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writable))) as writers:
@@ -219,6 +216,18 @@ def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
     else:
         for result in writable:
             _write_one(result)
+
+
+def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
+    """Of `paths`, those git says have edits of their own, and why each is not rewritten.
+
+    `fix` and `explain --fix` refuse them alike, unless --allow-dirty.
+    """
+    return {
+        path: "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
+        "stage or commit them first, or pass --allow-dirty"
+        for path in dirty(paths)
+    }
 
 
 def _write_one(result: FileOutcome) -> None:
