@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 
@@ -20,7 +20,7 @@ from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, spl
 from semfix.git import toplevel
 from semfix.report import error_line, finding_line, fix_mark, json_report, rules_table, summary, unified_diff
 from semfix.review import ReviewError, review as review_changes
-from semfix.runner import EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.runner import EXIT_ERROR, FileOutcome, RunOutcome, run, run_stdin
 from semfix.settings import Settings, SettingsError
 
 _PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
@@ -66,6 +66,11 @@ class RunOptions:
             jobs=self.jobs,
             progress=_ProgressBar() if sys.stderr.isatty() else None,
             **kwargs,
+        )
+
+    def run_stdin(self, name: Path, data: bytes, *, apply_fixes: bool) -> RunOutcome:
+        return run_stdin(
+            name, data, settings=self.settings, apply_fixes=apply_fixes, excludes=self.excludes, force_exclude=self.force_exclude
         )
 
 
@@ -140,7 +145,7 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _usage_error(message: str) -> None:
+def _usage_error(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 
@@ -251,26 +256,19 @@ def _fix_stdin(options: RunOptions, name: Path, *, diff: bool, check_only: bool,
     --check nothing) on stdout; findings on stderr. On an error the source goes back out
     unchanged, so a pipe never loses it."""
     data = sys.stdin.buffer.read()
-    outcome = _stdin_outcome(options, name, data, apply_fixes=True)
+    outcome = options.run_stdin(name, data, apply_fixes=True)
     outcome.written = not (diff or check_only)  # the fixed source is the output
-    [result] = outcome.files or [None]
-    new = result.new if result is not None and result.changed else data
+    result = outcome.files[0] if outcome.files else FileOutcome(name)  # none: excluded
+    new = result.new if result.changed else data
     if diff:
-        sys.stdout.buffer.write(unified_diff(name, data, new) if new != data else b"")
+        sys.stdout.buffer.write(unified_diff(name, data, new) if result.changed else b"")
     elif not check_only:
         sys.stdout.buffer.write(new)
     sys.stdout.flush()
-    for finding in result.findings if result is not None else ():
-        fixed = finding.applied and outcome.written and result.error is None  # type: ignore[union-attr]
+    for finding in result.findings:
+        fixed = finding.applied and outcome.written and result.error is None
         click.echo(finding_line(name, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=options.settings.unsafe_fixes)), err=True)
     _finish(outcome, options, command=command, quiet=True, applied_verb="Fixed")
-
-
-def _stdin_outcome(options: RunOptions, name: Path, data: bytes, *, apply_fixes: bool) -> RunOutcome:
-    return run_stdin(
-        name, data, settings=options.settings, apply_fixes=apply_fixes,
-        excludes=options.excludes, force_exclude=options.force_exclude,
-    )
 
 
 @main.command()
@@ -287,7 +285,7 @@ def check(options: RunOptions, output_format: str, stdin_filename: Path | None, 
     if options.stdin:
         name = stdin_filename or _STDIN
         data = sys.stdin.buffer.read()
-        outcome = _stdin_outcome(options, name, data, apply_fixes=False)
+        outcome = options.run_stdin(name, data, apply_fixes=False)
         text = decode_source(data)
         _print_findings(outcome, output_format, options, with_diffs=False, read=lambda path: text)
     else:
