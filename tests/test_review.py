@@ -177,9 +177,13 @@ def test_default_base_finds_a_trunk_named_master(branch: Path) -> None:
     git(branch, "branch", "-m", "main", "master")
     result = cli("review", "--format", "json", cwd=branch)
     assert result.returncode == 1, result.stderr
-    assert [(f["path"], f["line"]) for f in json.loads(result.stdout)] == [
-        ("pkg/kernels.py", 10), ("pkg/kernels.py", 11), ("pkg/kernels.py", 13), ("pkg/new.py", 2)
-    ]
+    expected = [("pkg/kernels.py", 10), ("pkg/kernels.py", 11), ("pkg/kernels.py", 13), ("pkg/new.py", 2)]
+    assert [(f["path"], f["line"]) for f in json.loads(result.stdout)] == expected
+    git(branch, "branch", "-m", "master", "trunk")  # any name, as long as origin/HEAD names it
+    git(branch, "update-ref", "refs/remotes/origin/trunk", "trunk")
+    git(branch, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
+    remote = cli("review", "--format", "json", cwd=branch)
+    assert [(f["path"], f["line"]) for f in json.loads(remote.stdout)] == expected
 
 
 def test_base_accepts_the_merge_base_syntax(branch: Path) -> None:
