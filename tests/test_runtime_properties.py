@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, settings
 
 from kernelgen import COPIES, KernelCase, kernel_cases
 from semfix import fix_source
@@ -140,7 +140,9 @@ def check(case: KernelCase, worker: Worker) -> None:
             continue  # report-only: the user still sees every finding
         if any(f.safety == "unsafe" and f.line not in case.planted_lines for f in result.applied):
             continue  # an unsafe fix of a line that was correct may change meaning: that is what unsafe means
-        note(f"settings {name}: semfix wrote\n{result.source}")
-        note("applied: " + "; ".join(f"{f.line}:{f.column} {f.rule} {f.original} -> {f.replacement}" for f in result.applied))
         outcome = worker.run(result.source)
-        assert outcome == expected, f"{name}: semfix's output gives {outcome!r}, the correct kernel {expected!r}"
+        applied = "; ".join(f"{f.line}:{f.column} {f.rule} {f.original.strip()!r} -> {f.replacement!r}" for f in result.applied)
+        assert outcome == expected, (
+            f"{name}: semfix's output gives {outcome!r}, the correct kernel {expected!r}\n"
+            f"applied: {applied}\nsemfix wrote:\n{result.source}"
+        )
