@@ -17,13 +17,13 @@ import os
 import select
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-
 from kernelgen import COPIES, KernelCase, kernel_cases
+
 from semfix import fix_source
 from semfix.settings import Settings
 
