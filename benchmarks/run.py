@@ -34,14 +34,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).parent))
-import real  # noqa: E402
-from corpus import kernel_module, plain_module  # noqa: E402
-from real import Planted  # noqa: E402
+import real
+from corpus import kernel_module, plain_module
+from real import Planted
 
 HERE = Path(__file__).parent
 _LAUNCHER = (
@@ -261,9 +261,9 @@ def print_targets(workloads: list[Workload], scale: int) -> None:
 
 def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     """Each file under every rule, in this process, against its own `ast.parse`: the worst ones."""
+    import semfix.cst_engine  # noqa: F401  imported once here, not inside the first file's time
     from semfix.api import fix_source
     from semfix.settings import Settings
-    import semfix.cst_engine  # noqa: F401  imported once here, not inside the first file's time
 
     every = Settings.build(select=["SEM"])
 
@@ -273,7 +273,7 @@ def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
             start = time.perf_counter()
             try:
                 action()
-            except Exception:  # noqa: BLE001  an error costs its time too; semfix reports it
+            except Exception:  # noqa: BLE001, S110  an error costs its time too; semfix reports it
                 pass
             times.append(time.perf_counter() - start)
         return min(times)
@@ -282,16 +282,16 @@ def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     for path in files:
         data = path.read_bytes()
         try:
-            parse = best(lambda: ast.parse(data), 3)
+            parse = best(lambda data=data: ast.parse(data), 3)
         except SyntaxError:
             parse = None
-        costs.append((best(lambda: fix_source(data, settings=every, apply_fixes=False), 1), parse, path))
+        costs.append((best(lambda data=data: fix_source(data, settings=every, apply_fixes=False), 1), parse, path))
     costs.sort(key=lambda c: c[0], reverse=True)
     print(f"\nper file, every rule (--select SEM), one process, the {show} slowest of {len(files)} real Pallas files:")
     print(f"  {'semfix s':>9} {'parse s':>8} {'x parse':>8} {'lines':>6}  file")
     for seconds, parse, path in costs[:show]:
         data = path.read_bytes()
-        seconds, lines = best(lambda: fix_source(data, settings=every, apply_fixes=False), 3), data.count(b"\n")
+        seconds, lines = best(lambda data=data: fix_source(data, settings=every, apply_fixes=False), 3), data.count(b"\n")
         ratio = f"{seconds / parse:.1f}" if parse else "no parse"
         print(f"  {seconds:>9.3f} {parse or 0:>8.4f} {ratio:>8} {lines:>6}  {path.relative_to(base)}")
     over = [c for c in costs if c[1] and c[0] > 0.005 and c[0] / c[1] > FEW_TIMES_PARSE]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from real import dense_corpus  # noqa: E402
+from real import dense_corpus
 
 from semfix.api import fix_source
 from semfix.settings import Settings
