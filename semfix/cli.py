@@ -9,25 +9,36 @@ import sys
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 
 from semfix import __version__
 from semfix.config import find_pyproject, load_excludes, load_settings
-from semfix.files import FileError, read_text, write_atomic
+from semfix.files import FileError, check_writable, decode_source, read_text, write_atomic
 from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, split_lines, suggestion_diff
-from semfix.report import error_line, finding_line, json_report, rules_table, summary, unified_diff
+from semfix.git import toplevel
+from semfix.report import error_line, finding_line, fix_mark, json_report, rules_table, summary, unified_diff
 from semfix.review import ReviewError, review as review_changes
-from semfix.runner import EXIT_ERROR, RunOutcome, fix_stdin, run
+from semfix.runner import EXIT_ERROR, FileOutcome, RunOutcome, run, run_stdin
 from semfix.settings import Settings, SettingsError
 
 _PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
-_FORMAT = click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
-    help="How to print findings: text (with a diff of each suggestion), json, github, sarif, rdjson.",
+_STDIN = Path("-")
+_STDIN_FILENAME = click.option(
+    "--stdin-filename", type=click.Path(path_type=Path), default=None,
+    help="With PATH '-': the name of the file on stdin (for settings, excludes, messages and notebooks).",
 )
+
+
+def _format(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+        help=f"How to print findings: text ({text_means}), json, github, sarif, rdjson.",
+    )
+
+
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
 
@@ -42,6 +53,10 @@ class RunOptions:
     jobs: int
     report: Path | None
 
+    @property
+    def stdin(self) -> bool:
+        return self.paths == (_STDIN,)
+
     def run(self, **kwargs: Any) -> RunOutcome:
         return run(
             self.paths,
@@ -51,6 +66,11 @@ class RunOptions:
             jobs=self.jobs,
             progress=_ProgressBar() if sys.stderr.isatty() else None,
             **kwargs,
+        )
+
+    def run_stdin(self, name: Path, data: bytes, *, apply_fixes: bool) -> RunOutcome:
+        return run_stdin(
+            name, data, settings=self.settings, apply_fixes=apply_fixes, excludes=self.excludes, force_exclude=self.force_exclude
         )
 
 
@@ -81,7 +101,7 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (SEM0, SEM1), comma-separated.")
     @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
     @click.option("--ignore", multiple=True, help="Rules not to run.")
-    @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change meaning (SEM002 without proof).")
+    @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Count fixes that may change meaning (SEM002 without proof) as fixable: `fix` then applies them.")
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).")
     @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude.")
     @click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too.")
@@ -102,8 +122,10 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
+        if _STDIN in paths and len(paths) > 1:
+            _usage_error("'-' (source on stdin) cannot be given with other paths")
         stdin_name = kwargs.get("stdin_filename")
-        located = (stdin_name,) if paths == (Path("-"),) and stdin_name else paths  # where settings live
+        located = (stdin_name,) if paths == (_STDIN,) and stdin_name else paths  # where settings live
         try:
             pyproject = config_path or find_pyproject(located)
             settings = load_settings(
@@ -111,25 +133,37 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             )
             excludes = (*load_excludes(pyproject), *exclude)
         except SettingsError as error:
-            click.echo(f"error: {error}", err=True)
-            sys.exit(EXIT_ERROR)
+            _usage_error(str(error))
+        if report_path is not None:
+            try:
+                check_writable(report_path)
+            except FileError as error:
+                _usage_error(f"{report_path}: cannot write the report: {error}")
         options = RunOptions(paths, settings, excludes, force_exclude, jobs or os.cpu_count() or 1, report_path)
         return command(options=options, **kwargs)
 
     return wrapper
 
 
-def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, **summary_words: str) -> None:
-    for failed in outcome.errors:
-        click.echo(error_line(failed), err=True)
+def _usage_error(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _write_report(outcome: RunOutcome, options: RunOptions, command: str) -> None:
     if options.report is not None:
         try:
             options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
         except OSError as error:
-            click.echo(f"error: {options.report}: cannot write the report: {error.strerror}", err=True)
-            sys.exit(EXIT_ERROR)
+            _usage_error(f"{options.report}: cannot write the report: {error.strerror}")
+
+
+def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, **summary_words: Any) -> None:
+    for failed in outcome.errors:
+        click.echo(error_line(failed), err=True)
+    _write_report(outcome, options, command)
     if not quiet:
-        click.echo(summary(outcome, **summary_words), err=True)
+        click.echo(summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, **summary_words), err=True)
     sys.exit(outcome.exit_code)
 
 
@@ -185,51 +219,85 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change.")
 @click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
-@click.option("--stdin-filename", type=click.Path(path_type=Path), default=None, help="With PATH '-': the name of the file on stdin (for settings, messages and notebooks).")
+@_STDIN_FILENAME
 @_QUIET
 def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, stdin_filename: Path | None, quiet: bool) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
 
-    In a git work tree, files with unstaged edits are not rewritten (unless --allow-dirty),
-    so that semfix's changes can be reviewed on their own.
+    Each finding is printed, [fixed] marking the fixes written. In a git work tree, files
+    with unstaged edits or untracked files are not rewritten (unless --allow-dirty), so that
+    semfix's changes can be reviewed on their own.
 
     Exit status: 0 nothing to fix, 1 something was (or would be) fixed or found,
     2 a file could not be processed.
     """
-    if options.paths == (Path("-"),):
-        _fix_stdin(options, stdin_filename or Path("-"))
     dry = diff or check_only
+    command = "fix --diff" if diff else "fix --check" if check_only else "fix"
+    if options.stdin:
+        _fix_stdin(options, stdin_filename or _STDIN, diff=diff, check_only=check_only, command=command)
     outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
+    unsafe = options.settings.unsafe_fixes
     for result in outcome.files:
         if diff and result.changed:
             sys.stdout.buffer.write(unified_diff(result.path, result.old, result.new))
             sys.stdout.flush()
         for finding in result.findings:
+            fixed = finding.applied and outcome.written and result.error is None
+            line = finding_line(result.path, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=unsafe))
             if not diff:
-                click.echo(finding_line(result.path, finding))
-            elif not finding.applied:
-                click.echo(finding_line(result.path, finding), err=True)
-    _finish(outcome, options, command="fix", quiet=quiet, applied_verb="Would fix" if dry else "Fixed")
+                click.echo(line)
+            elif not (finding.applied and result.changed):  # the diff shows the applied ones
+                click.echo(line, err=True)
+    _finish(outcome, options, command=command, quiet=quiet, applied_verb="Would fix" if dry else "Fixed")
+
+
+def _fix_stdin(options: RunOptions, name: Path, *, diff: bool, check_only: bool, command: str) -> None:
+    """`semfix fix -`: source on stdin; the fixed source (or with --diff a diff, or with
+    --check nothing) on stdout; findings on stderr. On an error the source goes back out
+    unchanged, so a pipe never loses it."""
+    data = sys.stdin.buffer.read()
+    outcome = options.run_stdin(name, data, apply_fixes=True)
+    outcome.written = not (diff or check_only)  # the fixed source is the output
+    result = outcome.files[0] if outcome.files else FileOutcome(name)  # none: excluded
+    new = result.new if result.changed else data
+    if diff:
+        sys.stdout.buffer.write(unified_diff(name, data, new) if result.changed else b"")
+    elif not check_only:
+        sys.stdout.buffer.write(new)
+    sys.stdout.flush()
+    for finding in result.findings:
+        fixed = finding.applied and outcome.written and result.error is None
+        click.echo(finding_line(name, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=options.settings.unsafe_fixes)), err=True)
+    _finish(outcome, options, command=command, quiet=True, applied_verb="Fixed")
 
 
 @main.command()
 @_common_options
-@_FORMAT
+@_format("one line per finding")
+@_STDIN_FILENAME
 @_QUIET
-def check(options: RunOptions, output_format: str, quiet: bool) -> None:
+def check(options: RunOptions, output_format: str, stdin_filename: Path | None, quiet: bool) -> None:
     """List problems under PATHS without changing anything ([*]: `semfix fix` can fix it).
 
-    Exit status: 0 nothing found, 1 something found, 2 a file could not be processed.
+    PATH '-' reads the source from stdin. Exit status: 0 nothing found, 1 something found,
+    2 a file could not be processed.
     """
-    outcome = options.run(apply_fixes=False, write=False)
-    _print_findings(outcome, output_format, with_diffs=False)
-    _finish(outcome, options, command="check", quiet=quiet, applied_verb="Fixed", left_label="found")
+    if options.stdin:
+        name = stdin_filename or _STDIN
+        data = sys.stdin.buffer.read()
+        outcome = options.run_stdin(name, data, apply_fixes=False)
+        text = decode_source(data)
+        _print_findings(outcome, output_format, options, with_diffs=False, read=lambda path: text)
+    else:
+        outcome = options.run(apply_fixes=False, write=False)
+        _print_findings(outcome, output_format, options, with_diffs=False)
+    _finish(outcome, options, command="check", quiet=quiet, applied_verb="Fixed", left_label="found", fix_hint=True)
 
 
 @main.command()
 @_common_options
-@click.option("--base", default=None, help="Revision to compare with (default: the merge base with origin/main, else main, else HEAD).")
-@_FORMAT
+@click.option("--base", default=None, help="Revision to compare with, or A...B for their merge base (default: the merge base with origin/HEAD, origin/main, main, origin/master or master, else HEAD).")
+@_format("each finding with a diff of its suggestion")
 @_QUIET
 def review(options: RunOptions, base: str | None, output_format: str, quiet: bool) -> None:
     """Review what a branch changed: findings on changed lines only, with suggestions.
@@ -237,14 +305,16 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
     written. Exit status: 1 if a finding touches a changed line, else 0; 2 on an error.
     """
+    if options.stdin:
+        _usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
     try:
         result = review_changes(options.paths, base=base, settings=options.settings, excludes=options.excludes, jobs=options.jobs)
     except ReviewError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_ERROR)
-    _print_findings(result.outcome, output_format, with_diffs=True)
+        _usage_error(str(error))
+    _print_findings(result.outcome, output_format, options, with_diffs=True)
     for failed in result.outcome.errors:
         click.echo(error_line(failed), err=True)
+    _write_report(result.outcome, options, "review")
     if not quiet:
         count = len(result.outcome.findings)
         files = sum(1 for f in result.outcome.files if f.findings)
@@ -252,56 +322,45 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     sys.exit(result.outcome.exit_code)
 
 
-def _fix_stdin(options: RunOptions, name: Path) -> None:
-    """`semfix fix -`: source on stdin, the fixed source on stdout, findings on stderr.
-
-    On an error the source goes back out unchanged, so a pipe never loses it.
-    """
-    data = sys.stdin.buffer.read()
-    outcome = fix_stdin(name, data, options.settings)
-    sys.stdout.buffer.write(outcome.new if outcome.changed else data)
-    sys.stdout.flush()
-    for finding in outcome.findings:
-        click.echo(finding_line(name, finding), err=True)
-    if outcome.error is not None:
-        click.echo(error_line(outcome), err=True)
-        sys.exit(EXIT_ERROR)
-    sys.exit(1 if outcome.findings else 0)
-
-
-def _print_findings(outcome: RunOutcome, output_format: str, *, with_diffs: bool) -> None:
+def _print_findings(
+    outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool, read: Callable[[Path], str] = read_text
+) -> None:
     findings = outcome.findings
     if output_format == "json":
         click.echo(as_json(findings), nl=False)
-    elif output_format == "github":
-        click.echo(as_github(findings), nl=False)
-    elif output_format == "sarif":
-        click.echo(as_sarif(findings), nl=False)
+    elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them
+        root = toplevel(Path.cwd()) or Path.cwd()
+        click.echo((as_github if output_format == "github" else as_sarif)(findings, root), nl=False)
     elif output_format == "rdjson":
-        click.echo(as_rdjson(findings, lambda path: split_lines(read_text(path))), nl=False)
+        click.echo(as_rdjson(findings, lambda path: split_lines(read(path))), nl=False)
     else:
         color = sys.stdout.isatty()
         texts: dict[Path, str] = {}
         for path, finding in findings:
-            click.echo(finding_line(path, finding, mark_fixable=True))
+            click.echo(finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes)))
             if not with_diffs:
                 continue
             if path not in texts:
-                texts[path] = read_text(path)
+                texts[path] = read(path)
             click.echo(suggestion_diff(path, texts[path], finding, color=color), nl=False)
 
 
 @main.command()
 @click.argument("log", type=click.File("r"), default="-")
-@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."), help="Where to look for files named in the traceback (default: the current folder).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."), help="Where to look for files named in the traceback, and the only folder written to (default: the current folder).")
 @click.option("--fix", "apply", is_flag=True, help="Apply the fix (atomically, with the usual checks).")
-def explain(log: Any, root: Path, apply: bool) -> None:
+@click.option("--allow-dirty", is_flag=True, help="With --fix: rewrite files even if they have unstaged changes in git.")
+def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     """Read a JAX traceback (a file, or stdin) and explain and fix the semaphore argument behind it.
 
+    A log is untrusted text: only files under --root are rewritten, and, as with `fix`, not
+    those with unstaged edits in git (unless --allow-dirty). Diffs name files relative to --root.
+
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
-    cannot fix (it says why), 2 no known error in the text.
+    cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
     from semfix.explain import explain as explain_failure, merged_fixes, parse_log
+    from semfix.runner import dirty_refusals
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]
@@ -312,17 +371,24 @@ def explain(log: Any, root: Path, apply: bool) -> None:
         click.echo(f"{item.failure.message}")
         for line in item.lines:
             click.echo(f"  {line}")
-    for path, old, new in merged_fixes(known):
-        sys.stdout.buffer.write(unified_diff(path, old, new))
+    fixes = merged_fixes(known)
+    refused = dirty_refusals([path for path, *_ in fixes]) if apply and not allow_dirty else {}
+    failed = False
+    for path, name, old, new in fixes:
+        sys.stdout.buffer.write(unified_diff(name, old, new))
         sys.stdout.flush()
-        if apply:
-            try:
-                write_atomic(path, new, expected=old)
-            except FileError as error:
-                click.echo(f"error: {path}: {error}", err=True)
-                sys.exit(EXIT_ERROR)
-            click.echo(f"Fixed {path}.")
-    sys.exit(0 if all(item.fixed for item in known) else 1)
+        if not apply:
+            continue
+        try:
+            if path in refused:
+                raise FileError(refused[path])
+            write_atomic(path, new, expected=old)
+        except FileError as error:
+            click.echo(f"error: {name}: {error}", err=True)
+            failed = True
+            continue
+        click.echo(f"Fixed {name}.")
+    sys.exit(EXIT_ERROR if failed else 0 if all(item.fixed for item in known) else 1)
 
 
 @main.command()

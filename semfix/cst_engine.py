@@ -16,7 +16,7 @@ from semfix.equivalence import check_rewrite
 from semfix.errors import SafetyError, SourceError
 from semfix.evidence import EvidenceCollector
 from semfix.findings import Finding
-from semfix.imports import apply_import_changes
+from semfix.imports import ImportChanges, apply_import_changes
 from semfix.settings import Settings
 from semfix.transform import SemaphoreTransformer
 
@@ -56,7 +56,7 @@ def _describe_syntax_error(source: str | bytes, error: cst.ParserSyntaxError) ->
     return f"libcst cannot parse line {error.raw_line}, column {error.raw_column + 1}: {reason}"
 
 
-def _transform(module: cst.Module, settings: Settings, apply_fixes: bool) -> tuple[cst.Module, list[Finding]]:
+def _transform(module: cst.Module, settings: Settings, apply_fixes: bool) -> tuple[cst.Module, list[Finding], ImportChanges]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
         collector = EvidenceCollector()
@@ -66,7 +66,7 @@ def _transform(module: cst.Module, settings: Settings, apply_fixes: bool) -> tup
         new_module = apply_import_changes(new_module, transformer.imports)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
-    return new_module, transformer.findings
+    return new_module, transformer.findings, transformer.imports
 
 
 def _render(module: cst.Module, like: Source) -> Source:
@@ -76,11 +76,11 @@ def _render(module: cst.Module, like: Source) -> Source:
 def fix_with_libcst(source: Source, settings: Settings, apply_fixes: bool) -> tuple[Source, tuple[Finding, ...], str]:
     """New source, findings and encoding; raises SourceError or SafetyError."""
     module = _parse(source)
-    new_module, findings = _transform(module, settings, apply_fixes)
+    new_module, findings, imports = _transform(module, settings, apply_fixes)
     new_source = _render(new_module, source)
     if new_source != source:
         _verify(new_source, settings)
-        check_rewrite(source, new_source, findings)
+        check_rewrite(source, new_source, findings, imports)
     return new_source, tuple(findings), module.encoding
 
 
@@ -89,6 +89,6 @@ def _verify(new_source: str | bytes, settings: Settings) -> None:
         module = _parse(new_source)
     except SourceError as error:
         raise SafetyError(f"the rewritten source does not parse: {error}") from None
-    again, findings = _transform(module, settings, apply_fixes=True)
+    again, findings, _ = _transform(module, settings, apply_fixes=True)
     if any(f.applied for f in findings) or _render(again, new_source) != new_source:
         raise SafetyError("a second run would change the rewritten source again")

@@ -3,18 +3,26 @@
 The two stdlib `ast` trees are walked side by side. Where they differ, the pair must be one
 of the rewrites the rules declare: `X[...]` to `X` (SEM001), `X[i]` to `X.at[i]` (SEM002),
 a carried variable to its Ref and its assignment dropped (SEM003), `pltpu.semaphore_*` to
-`pl.semaphore_*` with import edits (SEM101), `dec=` to `value=` (SEM102). Anything else is
+`pl.semaphore_*`, with exactly the import edits it declares (SEM101: names dropped from
+an import, an import left empty dropped, `from jax.experimental import pallas as pl` added), `dec=` to `value=` (SEM102). Anything else is
 refused, naming the rule that rewrote that line and the line.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import warnings
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
+from semfix.compiles import prove_compiles
 from semfix.errors import SafetyError
 from semfix.findings import Finding
+
+if TYPE_CHECKING:  # importing libcst is slow, and this module needs only the names
+    from semfix.imports import ImportChanges
+
+PALLAS_PARENT = "jax.experimental"
 
 _MIGRATED = {"semaphore_signal", "semaphore_wait", "semaphore_read"}
 
@@ -47,7 +55,10 @@ def _is_view_of(new: ast.AST, element: ast.AST) -> bool:
 
 
 class _Walker:
-    def __init__(self, old: ast.Module, findings: Iterable[Finding]) -> None:
+    def __init__(self, old: ast.Module, findings: Iterable[Finding], imports: ImportChanges | None) -> None:
+        self.dropped = imports.dropped if imports is not None else {}
+        self.adds_left = imports.added if imports is not None else 0
+        self.pallas_alias = imports.migrated_to if imports is not None else None
         self.rules_at: dict[int, set[str]] = {}
         for finding in findings:
             if finding.applied:
@@ -72,7 +83,7 @@ class _Walker:
             return True  # SEM002
         if isinstance(old, ast.Name) and any(_same(ref, new) for ref in self.carried.get(old.id, [])):
             return True  # SEM003
-        if isinstance(new, ast.Attribute) and new.attr in _MIGRATED and isinstance(new.value, ast.Name):
+        if isinstance(new, ast.Attribute) and new.attr in _MIGRATED and isinstance(new.value, ast.Name) and new.value.id == self.pallas_alias:
             old_name = old.attr if isinstance(old, ast.Attribute) else None
             return old_name in (None, new.attr) and isinstance(old, (ast.Attribute, ast.Name))  # SEM101
         return False
@@ -91,32 +102,69 @@ class _Walker:
             for name in old._fields:
                 self.compare(getattr(old, name), getattr(new, name), old)
         elif isinstance(old, list) and isinstance(new, list):
+            if old and isinstance(old[0], ast.stmt):
+                self._statements(old, new, owner)
+                return
             if len(old) != len(new):
-                old, new = self._align(old, new, owner)
+                self.fail(owner)
             for x, y in zip(old, new):
                 self.compare(x, y, owner)
         elif old != new:
             self.fail(owner)
 
-    def _align(self, old: list, new: list, owner: object) -> tuple[list, list]:
-        """Statement lists may lose carried assignments (SEM003) and gain or lose imports (SEM101)."""
-        def kept(statements: list) -> list:
-            return [s for s in statements if not isinstance(s, (ast.Import, ast.ImportFrom))]
-
-        old_kept = [s for s in kept(old) if not (isinstance(s, ast.Assign) and s.lineno in self.rules_at and _is_read(s.value))]
-        new_kept = kept(new)
-        if len(old_kept) != len(new_kept):
+    def _statements(self, old: list[ast.stmt], new: list[ast.stmt], owner: object) -> None:
+        """A statement list may lose carried assignments (SEM003), and imports may lose the names
+        and gain the pallas imports SEM101 declares: nothing else about imports may change."""
+        expected: list[ast.stmt] = []
+        for statement in old:
+            if isinstance(statement, ast.Assign) and statement.lineno in self.rules_at and _is_read(statement.value):
+                continue
+            if isinstance(statement, (ast.Import, ast.ImportFrom)) and statement.lineno in self.dropped:
+                gone = self.dropped[statement.lineno]
+                names = [a for a in statement.names if _bound_name(a, statement) not in gone]
+                if not names:
+                    continue
+                statement = copy.copy(statement)
+                statement.names = names
+            expected.append(statement)
+        index = 0
+        for statement in new:
+            if self.adds_left and self._is_added(statement) and not (index < len(expected) and _same(expected[index], statement)):
+                self.adds_left -= 1
+                continue
+            if index == len(expected):
+                self.fail(statement)
+            self.compare(expected[index], statement, owner)
+            index += 1
+        if index != len(expected):
             self.fail(owner)
-        return old_kept, new_kept
+
+    def _is_added(self, statement: ast.stmt) -> bool:
+        """`from jax.experimental import pallas as <the alias SEM101 declared>`."""
+        return (
+            isinstance(statement, ast.ImportFrom)
+            and (statement.module, statement.level) == (PALLAS_PARENT, 0)
+            and [(a.name, a.asname) for a in statement.names] == [("pallas", self.pallas_alias)]
+        )
 
 
-def check_rewrite(old_source: str | bytes, new_source: str | bytes, findings: Iterable[Finding]) -> None:
-    """Raise SafetyError unless every difference between the two trees is a declared rewrite."""
+def _bound_name(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str:
+    if alias.asname is not None:
+        return alias.asname
+    return alias.name if isinstance(statement, ast.ImportFrom) else alias.name.split(".")[0]
+
+
+def check_rewrite(
+    old_source: str | bytes, new_source: str | bytes, findings: Iterable[Finding], imports: ImportChanges | None = None
+) -> None:
+    """Raise SafetyError unless every difference between the two trees is a declared rewrite
+    and CPython compiles the new tree."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's code may warn; that is not ours to print
             old, new = ast.parse(old_source), ast.parse(new_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return  # syntax newer than this Python: libcst's own parse and idempotency checks stand
-    walker = _Walker(old, findings)
+    walker = _Walker(old, findings, imports)
     walker.compare(old, new, old)
+    prove_compiles(old, new, SafetyError)

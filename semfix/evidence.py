@@ -17,6 +17,8 @@ from libcst.metadata import (
     Assignment,
     BaseAssignment,
     ComprehensionScope,
+    ExpressionContext,
+    ExpressionContextProvider,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -84,16 +86,104 @@ def _allocation_kind(resolver: Resolver, node: cst.BaseExpression) -> Kind:
     return Kind.UNKNOWN
 
 
+Steps = tuple[str | None, ...]  # the attribute names of `a.b[i].c` after `a`; None for a subscript
+
+
+def _outward(parent: cst.CSTNode | None, node: cst.CSTNode) -> str | None | bool:
+    """The step `parent` adds to the chain ending in `node`; False when it adds none."""
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return parent.attr.value
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        return None
+    return False
+
+
+def _code(node: cst.CSTNode) -> str:
+    return " ".join(cst.Module([]).code_for_node(node).split())
+
+
 class Bindings(cst.MetadataDependent):
     """What a name is bound to; shared by the evidence pass and the transformer."""
 
-    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, ExpressionContextProvider)
     param_kinds: dict[cst.Param, Kind]
+    _changes: dict[int, list[tuple[str, Steps, cst.CSTNode]]]
+
+    def unstable(self, node: cst.BaseExpression) -> str | None:
+        """Why `node` may not name the same Ref everywhere in its scope; None when it must.
+
+        Evidence about a Ref expression (SEM002's proof, SEM003's carried read) holds only
+        while its base name, each attribute in its chain and each name in its indices keep
+        their values. Flow is not followed: a name bound twice anywhere in the scope, or a
+        chain written, deleted, called a method on or handed away anywhere its base name is
+        seen (nested functions and later loop iterations included), voids the evidence.
+        """
+        for root in m.findall(node, m.Name()):
+            parent = self.get_metadata(ParentNodeProvider, root, None)
+            if isinstance(parent, cst.Attribute) and parent.attr is root:
+                continue
+            steps: list[str | None] = []
+            current: cst.CSTNode = root
+            while current is not node and (step := _outward(parent, current)) is not False:
+                steps.append(step)  # type: ignore[arg-type]
+                current, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)  # type: ignore[assignment]
+            reason = self._root_unstable(root, current, tuple(steps))  # type: ignore[arg-type]
+            if reason is not None:
+                return reason
+        return None
+
+    def _root_unstable(self, root: cst.Name, top: cst.CSTNode, watched: Steps) -> str | None:
+        scope = self.get_metadata(ScopeProvider, root, None)
+        assignments = list(scope[root.value]) if scope is not None else []
+        if len(assignments) > 1:
+            return f"`{root.value}` is reassigned, so the Ref could differ at the use"
+        if not watched:
+            return None
+        if not assignments:
+            return f"`{_code(top)}` may be changed outside this file"
+        for how, changed, where in self._changes_of(assignments[0]):
+            through = watched[: len(changed)] == changed
+            if how == "write" and through:
+                return f"`{_code(top)}` may be rebound: `{_code(where)}` is assigned or deleted"
+            if how == "handed" and through and len(changed) < len(watched):
+                return f"`{_code(top)}` may be rebound by other code given `{_code(where)}`"
+        return None
+
+    def _changes_of(self, assignment: BaseAssignment) -> list[tuple[str, Steps, cst.CSTNode]]:
+        """Every place the name's value, or a chain under it, may change: ("write", chain) for a
+        store or `del` target, ("handed", object) for an object given to code that may change
+        anything under it: a call's receiver, an argument, a container stored into, or any
+        other use that is not an attribute or subscript of it. With each, the expression there."""
+        if not hasattr(self, "_changes"):
+            self._changes = {}
+        if id(assignment) not in self._changes:
+            found: list[tuple[str, Steps, cst.CSTNode]] = []
+            for access in assignment.references:
+                top: cst.CSTNode = access.node
+                steps: list[str | None] = []
+                parent = self.get_metadata(ParentNodeProvider, top, None)
+                while (step := _outward(parent, top)) is not False:
+                    steps.append(step)  # type: ignore[arg-type]
+                    top, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)  # type: ignore[assignment]
+                context = self.get_metadata(ExpressionContextProvider, top, None)
+                if context in (ExpressionContext.STORE, ExpressionContext.DEL):
+                    found.append(("write", tuple(steps), top))
+                    if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
+                        found.append(("handed", tuple(steps[:-1]), top.value))  # type: ignore[attr-defined]
+                elif isinstance(parent, cst.Call) and parent.func is top and steps:
+                    found.append(("handed", tuple(steps[:-1]), top.value))  # type: ignore[attr-defined]
+                else:
+                    found.append(("handed", tuple(steps), top))
+            self._changes[id(assignment)] = found
+        return self._changes[id(assignment)]
 
     def key(self, node: cst.BaseExpression) -> object | None:
-        """An identity for the Ref an expression names: its bindings for a name, else its text."""
+        """An identity for the Ref an expression names: its bindings for a name, else its text.
+
+        None when the expression may name different things in its scope (`unstable`).
+        """
         scope = self.get_metadata(ScopeProvider, node, None)
-        if scope is None:
+        if scope is None or self.unstable(node) is not None:
             return None
         if isinstance(node, cst.Name):
             assignments = scope[node.value]
@@ -327,12 +417,9 @@ class EvidenceCollector(Bindings, Resolver, cst.CSTVisitor):
             return "the Ref expression is not a plain name or view"
         if isinstance(ref, cst.Subscript) and not is_at(ref.value):
             return "the Ref expression reads an element"
-        for loaded in m.findall(ref, m.Name()):
-            parent = self.get_metadata(ParentNodeProvider, loaded, None)
-            if isinstance(parent, cst.Attribute) and parent.attr is loaded:
-                continue
-            if len(scope[loaded.value]) > 1:  # type: ignore[union-attr]
-                return f"`{loaded.value}` is reassigned, so the Ref could differ at the use"  # type: ignore[union-attr]
+        rebound = self.unstable(ref)
+        if rebound is not None:
+            return rebound
         block = self.get_metadata(ParentNodeProvider, statement, None)
         for use in uses:
             if not self._inside(use, block):

@@ -1,8 +1,14 @@
 """`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
 
 The traceback is evidence the static rules lack: a `sems[i]` it points at is proven to read
-a semaphore-array Ref, so the SEM002 rewrite becomes safe there (and for the other reads of
-the same Ref in the same function).
+a semaphore-array Ref, so the SEM002 rewrite becomes safe there, and for the other reads of
+the same Ref in the same function when that Ref is a parameter the function never rebinds.
+Evidence is only what the error names: JAX's DMA check covers the source, destination and
+semaphore together, so it proves a semaphore argument only when that is the one argument
+that is not plainly a Ref.
+
+A log is untrusted text (a CI log of someone else's pull request): only files under `--root`
+are read for a fix or written.
 """
 
 from __future__ import annotations
@@ -26,9 +32,25 @@ _KNOWN = [
     ("value", re.compile(r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)")),
     ("shape", re.compile(r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<aval>.+)")),
     ("dma", re.compile(r"DMA source/destination/semaphore arguments must be Refs")),
-    ("dma", re.compile(r"DMA source semaphore must be a Ref")),
+    ("dma_send", re.compile(r"DMA source semaphore must be a Ref")),
+    ("dma_wait", re.compile(r"Expected the destination semaphore to be a reference")),
     ("barrier", re.compile(r"Can only call `(?P<verb>\w+)` on a `Ref`:? ?(?P<aval>.*)")),
 ]
+#: The DMA functions' leading parameters, in order (catalog.py lists only the semaphore ones).
+_DMA_PARAMETERS = {
+    "make_async_copy": ("src_ref", "dst_ref", "sem"),
+    "async_copy": ("src_ref", "dst_ref", "sem"),
+    "make_async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
+    "async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
+}
+#: Which parameters each DMA error is about. `.start()` checks source, destination and the
+#: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
+#: `.wait()` checks the semaphore it waits on (a remote copy waits on both, send first).
+_SUSPECTS = {
+    "dma": {"src_ref", "dst_ref", "sem", "recv_sem"},
+    "dma_send": {"send_sem"},
+    "dma_wait": {"sem", "send_sem", "recv_sem"},
+}
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",
@@ -62,7 +84,8 @@ class Explanation:
     new: bytes = b""
     chosen: list[Finding] = field(default_factory=list)
     encoding: str = "utf-8"
-    fixed: bool = False
+    name: Path | None = None  # the file relative to --root: for messages and diff headers
+    fixed: bool = False  # every argument the error may be about is fixed
 
 
 def parse_log(text: str) -> list[Failure]:
@@ -100,8 +123,9 @@ def _is_jax(path: str) -> bool:
 
 
 def locate(path: str, root: Path) -> Path | None:
-    """The file on this machine: the path itself, else the longest matching path suffix."""
-    direct = Path(path)
+    """The file on this machine: the path itself (relative ones under `root`), else the file
+    under `root` with the longest matching path suffix. The caller checks it is under `root`."""
+    direct = root / path
     if direct.is_file():
         return direct
     wanted = Path(path.replace("\\", "/")).parts
@@ -183,6 +207,10 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.lines.append(f"JAX needs one semaphore, but got a Ref of shape {groups['aval'].strip()}: index one with `.at[i]`.")
     elif result.kind == "dma":
         result.lines.append("A DMA was given a value where it needs a Ref (source, destination or semaphore).")
+    elif result.kind == "dma_send":
+        result.lines.append("A remote DMA was given a value where it needs its send semaphore Ref.")
+    elif result.kind == "dma_wait":
+        result.lines.append("A DMA wait was given a value where it needs the semaphore Ref.")
     else:
         result.lines.append(f"`{groups['verb']}` was given {_describe_aval(groups['aval'] or 'a value')}, not the barrier Ref.")
     user = [f for f in failure.frames if not _is_jax(f.path)]
@@ -194,14 +222,127 @@ def explain(failure: Failure, root: Path) -> Explanation:
     if path is None:
         result.lines.append(f"Cannot find {frame.path} here (looked under {root}, by the longest matching path suffix).")
         return result
-    relative = os.path.relpath(path)
-    result.path = path = Path(relative) if not relative.startswith("..") else path
-    result.lines.append(f"It was raised from {path}:{frame.line}, in {frame.function}.")
+    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if not real.is_relative_to(top):
+        result.lines.append(f"{frame.path} is outside --root, not touched (--root is {root}).")
+        return result
+    result.path, result.name = real, real.relative_to(top)
+    result.lines.append(f"It was raised from {result.name}:{frame.line}, in {frame.function}.")
     try:
-        _fix(result, path, frame)
+        _fix(result, real, frame)
     except (SourceError, SafetyError, FileError, SyntaxError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     return result
+
+
+def _callee(tree: ast.Module, call: ast.Call) -> str | None:
+    """The function name a call spells, through `from ... import name as alias`."""
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    if isinstance(call.func, ast.Name):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == call.func.id:
+                        return alias.name
+        return call.func.id
+    return None
+
+
+def _bound(call: ast.Call, parameters: tuple[str, ...]) -> list[tuple[str, ast.expr]]:
+    """(parameter, argument) for the arguments of `call` bound to `parameters`."""
+    bound = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        if index < len(parameters):
+            bound.append((parameters[index], argument))
+    return bound + [(k.arg, k.value) for k in call.keywords if k.arg in parameters]
+
+
+def _rebound(scope: ast.AST) -> set[str]:
+    """Every name, attribute or subscript the function assigns to, as source text."""
+    return {
+        ast.unparse(node)
+        for node in ast.walk(scope)
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del))
+    }
+
+
+def _parameters(scope: ast.AST) -> set[str]:
+    """The function's parameter names: the only bases a proof may spread from (see `_fix`)."""
+    arguments = getattr(scope, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return set()
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    return {a.arg for a in every if a is not None}
+
+
+def _plainly_ref(node: ast.expr, rebound: set[str]) -> bool:
+    """A parameter-like name, an attribute of one, or a `.at[...]` view: nothing read out of a Ref.
+
+    A name the function assigns to may hold a value read earlier, so it is not plain.
+    """
+    if ast.unparse(node) in rebound:
+        return False
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr != "at" and _plainly_ref(node.value, rebound)
+    at = node.value if isinstance(node, ast.Subscript) else None
+    return isinstance(at, ast.Attribute) and at.attr == "at" and _plainly_ref(at.value, rebound)
+
+
+def _within(finding: Finding, node: ast.expr, lines: list[str]) -> bool:
+    """Whether the finding lies inside the node (ast columns are UTF-8 bytes, findings' characters)."""
+
+    def column(line: int, offset: int) -> int:
+        return len(lines[line - 1].encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+
+    start = (node.lineno, column(node.lineno, node.col_offset))
+    end = (node.end_lineno or node.lineno, column(node.end_lineno or node.lineno, node.end_col_offset or 0))
+    return start <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= end
+
+
+def _dma_evidence(
+    result: Explanation, tree: ast.Module, calls: list[ast.Call], line: int, fixes: list[Finding], text: str
+) -> tuple[list[Finding], list[Finding]]:
+    """(fixes the DMA error proves, fixes safe on their own); names every suspect argument.
+
+    JAX's message covers several arguments at once: it proves which one is not a Ref only when
+    every other one is plainly a Ref. A suspect left unfixed keeps `result.fixed` false.
+    """
+    lines = text.splitlines()
+    rebound = _rebound(_function_of(tree, line))
+    arguments = [
+        pair for call in calls if (_callee(tree, call) or "") in _DMA_PARAMETERS
+        for pair in _bound(call, _DMA_PARAMETERS[_callee(tree, call) or ""])
+    ]
+    about = _SUSPECTS[result.kind or ""]
+    suspects = [(p, a) for p, a in arguments if p in about and not _plainly_ref(a, rebound)]
+    if not arguments:
+        result.lines.append("Cannot fix it automatically: no DMA call there whose arguments semfix can read.")
+        return [], []
+    if not suspects:
+        result.lines.append("Cannot fix it automatically: every argument the error is about looks like a Ref there.")
+        return [], []
+    proven, safe, open_ = [], [], []
+    for parameter, argument in suspects:
+        inside = [f for f in fixes if _within(f, argument, lines)]
+        usable = inside if len(suspects) == 1 else [f for f in inside if f.safety == "safe"]
+        (proven if len(suspects) == 1 else safe).extend(usable)
+        if not usable:
+            open_.append(f"`{ast.unparse(argument)}` ({parameter})")
+    if len(suspects) > 1:
+        names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a in suspects)
+        result.lines.append(f"The error does not say which of these is not a Ref, so it proves none of them: {names}.")
+    if open_:
+        result.lines.append(f"Not fixed, check by hand: {', '.join(open_)}.")
+    for parameter, argument in arguments:
+        if parameter not in about and any(_within(f, argument, lines) for f in fixes):
+            result.lines.append(f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone.")
+    result.fixed = not open_
+    return proven, safe
 
 
 def _fix(result: Explanation, path: Path, frame: Frame) -> None:
@@ -209,49 +350,51 @@ def _fix(result: Explanation, path: Path, frame: Frame) -> None:
     analysis = fix_source(data, settings=_ANALYSIS, apply_fixes=False, engine="libcst")
     text = data.decode(analysis.encoding)
     tree = ast.parse(text)
-    if result.kind == "dma":
+    fixes = [f for f in analysis.findings if f.replacement is not None and f.rule in ("SEM001", "SEM002")]
+    if result.kind in _SUSPECTS:
         calls, problem = _descriptor_calls(tree, frame.line)
         if problem:
             result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
             return
+        proven, safe = _dma_evidence(result, tree, calls, frame.line, fixes, text)
     else:
         calls = _calls_at(tree, frame.line)
-    spans = [(c.lineno, c.end_lineno or c.lineno) for c in calls]
-    pointed = [
-        f for f in analysis.findings
-        if f.replacement is not None and f.rule in ("SEM001", "SEM002") and any(a <= f.line and f.end_line <= b for a, b in spans)
-    ]
-    if not pointed:
-        reported = [f for f in analysis.findings if any(a <= f.line <= b for a, b in spans)]
-        reason = reported[0].message if reported else "no semaphore argument there is a read semfix can rewrite"
-        result.lines.append(f"Cannot fix it automatically: {reason}.")
-        return
+        spans = [(c.lineno, c.end_lineno or c.lineno) for c in calls]
+        proven, safe = [f for f in fixes if any(a <= f.line and f.end_line <= b for a, b in spans)], []
+        if not proven:
+            reported = [f for f in analysis.findings if any(a <= f.line <= b for a, b in spans)]
+            reason = reported[0].message if reported else "no semaphore argument there is a read semfix can rewrite"
+            result.lines.append(f"Cannot fix it automatically: {reason}.")
+            return
+        result.fixed = True
     scope = _function_of(tree, frame.line)
     low, high = getattr(scope, "lineno", 1), getattr(scope, "end_lineno", 10**9)
-    bases = {_base(f) for f in pointed}
-    chosen = [
-        f for f in analysis.findings
-        if f.replacement is not None and f.rule in ("SEM001", "SEM002") and low <= f.line <= high and _base(f) in bases
+    bases = {_base(f) for f in proven}
+    spread = bases & (_parameters(scope) - _rebound(scope))  # a proof needs the same Ref; a safe fix does not
+    same_ref = [
+        f for f in fixes if low <= f.line <= high and _base(f) in bases and (f.safety == "safe" or _base(f) in spread)
     ]
-    for finding in chosen:
-        note = " (the traceback proves it is a semaphore Ref)" if finding.rule == "SEM002" else ""
+    chosen = list({(f.line, f.column): f for f in proven + safe + same_ref}.values())
+    if not chosen:
+        return
+    for finding in sorted(chosen, key=lambda f: (f.line, f.column)):
+        note = " (the traceback proves it is a semaphore Ref)" if finding.safety != "safe" else ""
         result.lines.append(f"Fix: line {finding.line}: `{finding.original}` -> `{finding.replacement}`{note}")
     result.chosen, result.encoding = chosen, analysis.encoding
     result.old, result.new = data, splice(text, chosen).encode(analysis.encoding)
     fix_source(result.new, settings=_ANALYSIS, apply_fixes=False, engine="libcst")  # it must still parse
-    result.fixed = True
 
 
-def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, bytes, bytes]]:
-    """One rewrite per file, however many tracebacks point into it: (path, old, new)."""
+def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, bytes, bytes]]:
+    """One rewrite per file, however many tracebacks point into it: (path, name, old, new)."""
     by_path: dict[Path, list[Explanation]] = {}
     for item in explanations:
-        if item.fixed and item.path is not None:
+        if item.chosen and item.path is not None:
             by_path.setdefault(item.path, []).append(item)
     merged = []
     for path, items in by_path.items():
         findings = {(f.line, f.column): f for item in items for f in item.chosen}
         old = items[0].old
         text = old.decode(items[0].encoding)
-        merged.append((path, old, splice(text, list(findings.values())).encode(items[0].encoding)))
+        merged.append((path, items[0].name or path, old, splice(text, list(findings.values())).encode(items[0].encoding)))
     return merged

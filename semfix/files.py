@@ -153,11 +153,31 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
         raise
 
 
+def check_writable(path: Path) -> None:
+    """Raise FileError unless `path` can be written, leaving it as it was: checked before a run
+    rewrites anything, so a report that cannot be written stops the run, not follows it."""
+    existed = os.path.lexists(path)
+    try:
+        with path.open("ab"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as error:
+        raise FileError(f"cannot write: {error.strerror or error}") from None
+
+
 def read_text(path: Path) -> str:
     """A source file as text, decoded the way Python would (coding cookie, BOM); '' if unreadable."""
     try:
-        data = path.read_bytes()
+        return decode_source(path.read_bytes())
+    except OSError:
+        return ""
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes as text, decoded the way Python would (coding cookie, BOM); '' if undecodable."""
+    try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding)
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+    except (SyntaxError, UnicodeDecodeError, LookupError):
         return ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -21,7 +22,16 @@ from semfix.rules import RULES
 from semfix.text import splice
 
 FORMATS = ("text", "json", "github", "sarif", "rdjson")
-_HOME = "https://pypi.org/project/semfix/"
+
+
+def from_root(path: Path, root: Path) -> str:
+    """`path` relative to `root` (the repository root), as GitHub and SARIF consumers resolve
+    paths: not the current folder, which a workflow's `working-directory:` may move. A path
+    outside `root` stays absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root)
+    outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+    return Path(absolute if outside else relative).as_posix()
 
 
 def _finding_json(path: Path, finding: Finding) -> dict[str, Any]:
@@ -52,12 +62,12 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def as_github(findings: Iterable[tuple[Path, Finding]]) -> str:
+def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
     """GitHub Actions workflow commands: one `::error ...::message` line per finding."""
     lines = []
     for path, finding in findings:
         properties = {
-            "file": path.as_posix(),
+            "file": from_root(path, root),
             "line": finding.line,
             "col": finding.column,
             "endLine": finding.end_line,
@@ -71,12 +81,12 @@ def as_github(findings: Iterable[tuple[Path, Finding]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def as_sarif(findings: Iterable[tuple[Path, Finding]]) -> str:
+def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
     """SARIF 2.1.0, one run, with each suggested replacement as a `fix`."""
     codes = list(RULES)
     results = []
     for path, finding in findings:
-        uri = path.as_posix()
+        uri = from_root(path, root)
         region = {
             "startLine": finding.line,
             "startColumn": finding.column,
@@ -117,7 +127,7 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]]) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "semfix", "version": __version__, "informationUri": _HOME, "rules": rules}},
+                "tool": {"driver": {"name": "semfix", "version": __version__, "rules": rules}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
@@ -155,7 +165,7 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_lines: Callable[[Pa
         if finding.replacement is not None and finding.cell is None:
             diagnostic["suggestions"] = [{"range": span, "text": finding.replacement}]
         diagnostics.append(diagnostic)
-    report = {"source": {"name": "semfix", "url": _HOME}, "severity": "ERROR", "diagnostics": diagnostics}
+    report = {"source": {"name": "semfix"}, "severity": "ERROR", "diagnostics": diagnostics}
     return json.dumps(report, indent=2) + "\n"
 
 

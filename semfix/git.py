@@ -37,8 +37,8 @@ def _toplevel(folder: Path, cache: dict[Path, Path | None]) -> Path | None:
     return cache[folder]
 
 
-def dirty(paths: Iterable[Path]) -> set[Path]:
-    """Of `paths`, those whose working copy differs from the index (unstaged or untracked).
+def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
+    """Of `paths`, those whose working copy differs from the index, each with whether it is untracked.
 
     Staged changes are clean here: semfix's own edits can still be told apart from them.
     """
@@ -49,7 +49,7 @@ def dirty(paths: Iterable[Path]) -> set[Path]:
         top = _toplevel(real.parent, cache)
         if top is not None:
             by_repo.setdefault(top, []).append(real)
-    found: set[Path] = set()
+    found: dict[Path, bool] = {}
     for top, files in by_repo.items():
         relative = [os.path.relpath(f, top) for f in files]
         status = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *relative)
@@ -62,17 +62,38 @@ def dirty(paths: Iterable[Path]) -> set[Path]:
             if "R" in entry[:2] or "C" in entry[:2]:
                 next(entries, None)  # a rename's or copy's source path follows
             if entry[1] != " ":
-                found.add(Path(os.path.realpath(top / entry[3:])))
-    return {path for path in paths if Path(os.path.realpath(path)) in found}
+                found[Path(os.path.realpath(top / entry[3:]))] = entry[:2] == "??"
+    return {path: found[real] for path in paths if (real := Path(os.path.realpath(path))) in found}
+
+
+def toplevel(folder: Path) -> Path | None:
+    """The root of the git work tree holding `folder`, or None outside one."""
+    return _toplevel(folder, {})
 
 
 def default_base(folder: Path) -> str:
-    """Where a branch started: the merge base with origin/main, else with main, else HEAD."""
-    for upstream in ("origin/main", "main"):
+    """Where a branch started: the merge base with the trunk, else HEAD.
+
+    The trunk is what origin/HEAD names, else the first of origin/main, main, origin/master
+    and master that exists.
+    """
+    remote_head = _git(folder, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    trunks = [remote_head.strip()] if remote_head else []
+    for upstream in (*trunks, "origin/main", "main", "origin/master", "master"):
         base = _git(folder, "merge-base", "HEAD", upstream)
         if base:
             return base.strip()
     return "HEAD"
+
+
+def resolve_base(folder: Path, base: str) -> str | None:
+    """A revision to diff against; `A...B` (git's merge-base syntax, B defaulting to HEAD) is
+    the merge base of A and B. None when there is no such revision."""
+    if "..." in base:
+        left, _, right = base.partition("...")
+        merged = _git(folder, "merge-base", left or "HEAD", right or "HEAD")
+        return merged.strip() if merged else None
+    return base if _git(folder, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}") is not None else None
 
 
 def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
@@ -80,10 +101,9 @@ def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
 
     None when `folder` is not in a git work tree or `base` is not a revision there.
     """
-    top = _git(folder, "rev-parse", "--show-toplevel")
-    if top is None or _git(folder, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}") is None:
+    root = toplevel(folder)
+    if root is None or _git(folder, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}") is None:
         return None
-    root = Path(top.strip())
     diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
     if diff is None:
         return None

@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Callable, Iterator
 
 from semfix import messages
+from semfix.compiles import compile_error, prove_compiles
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
@@ -461,6 +462,8 @@ def _suspicious_subscript(call: ast.Call) -> bool:
     for argument in (*call.args, *(k.value for k in call.keywords)):
         if isinstance(argument, ast.Starred):
             argument = argument.value
+        if isinstance(argument, ast.NamedExpr):
+            return True  # `f(s := sem[...])`: the libcst engine decides
         if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
             return True
     return False
@@ -769,8 +772,10 @@ class _Engine:
         return operations.pop() if len(operations) == 1 and None not in operations else None  # type: ignore[return-value]
 
     def key(self, node: ast.expr, scope: _Scope) -> object | None:
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
             found, bindings = scope.lookup(node.id)
+            if len(bindings) > 1:
+                return None
             return ("bound", id(found), node.id) if bindings else ("free", node.id)
         if isinstance(node, ast.Attribute):
             return ("text", id(scope.function_scope()), "".join(self.text.of(node).split()))
@@ -1012,6 +1017,8 @@ class _Engine:
         return any(outermost <= c < start or end <= c < close for c in comments)
 
     def _argument(self, call: ast.Call, original: ast.expr, scope: _Scope) -> None:
+        if isinstance(original, ast.NamedExpr):
+            raise Defer("an assignment expression in a semaphore argument")
         if isinstance(original, ast.Name):
             _, bindings = scope.lookup(original.id)
             if any(b.kind == "read" for b in bindings):
@@ -1065,6 +1072,8 @@ class _Engine:
             return previous
         key = self.key(base, scope)
         safe = kind is Kind.ARRAY or (key is not None and key in self.proofs())
+        if safe and isinstance(base, ast.Attribute):
+            raise Defer("evidence about an attribute chain, which may be rebound")
         cuts = self._cut(element, call, floor)
         if cuts is None:
             return previous
@@ -1258,7 +1267,8 @@ def _analyse_tree(
     engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
     engine.run()
     findings = engine.findings
-    if findings and sparse is not None and not sparse.rest_parses():
+    fixing = apply_fixes and bool(engine.rewrites)  # then `_prove` compiles the whole new text
+    if findings and sparse is not None and not fixing and not sparse.rest_parses():
         raise _WholeFileNeeded  # a file semfix reports on must parse: the whole parse says why not
     if not apply_fixes:
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
@@ -1312,7 +1322,12 @@ def _prove(
     settled: bool = False,
     sparse: bool = False,
 ) -> None:
-    """The new text must parse to exactly the declared tree, and settle on a second pass.
+    """The new text must compile, parse to exactly the declared tree, and settle on a second pass.
+
+    CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
+    a function or a `nonlocal` without a binding need more than one statement, and parsing
+    alone misses them. This also shows the statements a sparse parse skipped parse, so the
+    symbol-table pass `_analyse_tree` would otherwise run on them is skipped when fixing.
 
     Edits change text only inside the statements that hold them; when none removes a line
     break (cutting brackets that span lines does, and then the whole trees are compared),
@@ -1324,6 +1339,10 @@ def _prove(
     second pass cannot change it; nor when the first pass settles it by construction (see
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
+    if not sparse:
+        prove_compiles(old.text, new_text, QuickSafetyError)
+    elif compile_error(new_text) is not None:
+        raise _WholeFileNeeded  # the whole-file run tells a broken file from a broken rewrite
     changed_lines = {old.line_of(start) for start, _, _ in edits}
     shifted = any(_LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
     if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):

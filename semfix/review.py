@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from semfix.files import SOURCE_SUFFIXES
-from semfix.git import changed_lines, default_base
+from semfix.git import changed_lines, default_base, resolve_base
 from semfix.runner import RunOutcome, run
 from semfix.settings import Settings
 
@@ -32,10 +32,11 @@ def review(
     lines are cell-relative, so a changed notebook keeps all its findings.
     """
     here = Path.cwd()
-    base = base or default_base(here)
-    changed = changed_lines(here, base)
-    if changed is None:
-        raise ReviewError(f"cannot compare with {base!r}: not a git work tree, or no such revision")
+    named = base or default_base(here)
+    base = resolve_base(here, named)
+    changed = changed_lines(here, base) if base is not None else None
+    if base is None or changed is None:
+        raise ReviewError(f"cannot compare with {named!r}: not a git work tree, or no such revision")
     roots = [Path(os.path.abspath(p)) for p in paths] or [here]
     selected = [
         Path(os.path.relpath(path, here))

@@ -12,14 +12,15 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from pathlib import Path
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 from typing import Iterable, Iterator, Protocol, Sequence
 
-from semfix.api import fix_source, skims_clean
+from semfix.api import FixResult, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
-from semfix.files import FileError, discover, read_source, write_atomic
+from semfix.files import FileError, discover, excluded, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import dirty
 from semfix.settings import Settings
@@ -37,6 +38,8 @@ class FileOutcome:
     new: bytes = b""
     error: str | None = None
     parsed: bool = False
+    given: bool = False  # the error is about a path as given (missing, no Python files), not a file
+
 
     @property
     def changed(self) -> bool:
@@ -85,22 +88,28 @@ class _Task:
     apply_fixes: bool
 
 
+def _analysis(task: _Task) -> FixResult[bytes]:
+    if task.path.suffix == ".ipynb":
+        from semfix.notebook import fix_notebook
+
+        return fix_notebook(task.data, task.settings, task.apply_fixes)  # type: ignore[return-value]
+    return fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)
+
+
 def analyse(task: _Task) -> FileOutcome:
     """Fix one file's bytes in memory; never raises (a failure is this file's error)."""
     outcome = FileOutcome(task.path, old=task.data, new=task.data, parsed=True)  # bytes dropped below
     try:
-        if task.path.suffix == ".ipynb":
-            from semfix.notebook import fix_notebook
-
-            result = fix_notebook(task.data, task.settings, task.apply_fixes)
-        else:
-            result = fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)  # type: ignore[assignment]
+        result = _analysis(task)
         outcome.findings, outcome.new = result.findings, result.source
         outcome.parsed = result.parsed
     except SourceError as error:
         outcome.error = str(error)
     except SafetyError as error:
         outcome.error = f"internal error, file left unchanged: {error}"
+        if task.apply_fixes:  # the rewrite failed its checks, not the findings: report them
+            with suppress(Exception):  # a report-only pass writes nothing, so it has nothing to prove
+                outcome.findings = _analysis(replace(task, apply_fixes=False)).findings
     except RecursionError:
         outcome.error = "too deeply nested to analyse"
     except Exception as error:  # a bug in semfix must not stop the other files
@@ -158,10 +167,10 @@ def run(
     paths = list(paths)
     found = discover(paths, excludes, force_exclude=force_exclude)
     outcome = RunOutcome(scanned=len(found.files), written=write)
-    outcome.files.extend(FileOutcome(path, error=reason) for path, reason in found.errors)
+    outcome.files.extend(FileOutcome(path, error=reason, given=True) for path, reason in found.errors)
     for folder in paths:
         if folder.is_dir() and not any(f == folder or folder in f.parents for f in found.files):
-            outcome.files.append(FileOutcome(folder, error="no Python files found here"))
+            outcome.files.append(FileOutcome(folder, error="no Python files found here", given=True))
     slots: list[FileOutcome | _Task] = []
     for path in found.files:
         try:
@@ -205,13 +214,10 @@ def run(
 def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
     """Write every changed file; a few threads at once, since each waits for its fsync."""
     changed = [r for r in results if r.changed]
-    refused = set() if allow_dirty or not changed else dirty([r.path for r in changed])
+    refused = {} if allow_dirty or not changed else dirty_refusals([r.path for r in changed])
     for result in changed:
         if result.path in refused:
-            result.error = (
-                "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
-                "stage or commit them first, or pass --allow-dirty"
-            )
+            result.error = refused[result.path]
     writable = [r for r in changed if r.error is None]
     if len(writable) > 1:
         with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writable))) as writers:
@@ -221,6 +227,23 @@ def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
             _write_one(result)
 
 
+def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
+    """Of `paths`, those git says have edits of their own, and why each is not rewritten.
+
+    `fix` and `explain --fix` refuse them alike, unless --allow-dirty.
+    """
+    return {
+        path: (
+            "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
+            "not rewritten: `git add` it first, or pass --allow-dirty"
+            if untracked
+            else "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
+            "not rewritten: stage or commit them first, or pass --allow-dirty"
+        )
+        for path, untracked in dirty(paths).items()
+    }
+
+
 def _write_one(result: FileOutcome) -> None:
     try:
         write_atomic(result.path, result.new, expected=result.old)
@@ -228,6 +251,14 @@ def _write_one(result: FileOutcome) -> None:
         result.error = str(error)
 
 
-def fix_stdin(name: Path, data: bytes, settings: Settings) -> FileOutcome:
-    """Fix source that came on stdin; `name` decides whether it is a notebook."""
-    return analyse(_Task(name, data, settings, True))
+def run_stdin(
+    name: Path, data: bytes, *, settings: Settings, apply_fixes: bool, excludes: Sequence[str] = (), force_exclude: bool = False
+) -> RunOutcome:
+    """Source that came on stdin, as the file `name` (its suffix, and the excludes under
+    `force_exclude`, as for a file named on the command line). Nothing is written."""
+    started = time.perf_counter()
+    if force_exclude and excluded(PurePosixPath(name.as_posix()), excludes):
+        return RunOutcome()
+    outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)
+    outcome.seconds = time.perf_counter() - started
+    return outcome

@@ -503,6 +503,8 @@ def _shape(argument: bytes) -> bytes | None:
         raise _GiveUp("a non-ASCII argument")
     if _NAME.match(argument):
         return argument
+    if b":=" in argument:
+        raise _GiveUp("an assignment expression: the rules apply to its value")
     if argument.startswith(b"("):
         raise _GiveUp("a parenthesized argument")
     if argument.endswith(b"]"):

@@ -13,6 +13,7 @@ import libcst.matchers as m
 from libcst.metadata import (
     CodePosition,
     CodeRange,
+    FunctionScope,
     ImportAssignment,
     ParentNodeProvider,
     PositionProvider,
@@ -70,6 +71,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         self._text: _SourceText | None = None
         self._plans: dict[int, bool | None] = {}  # id(CarriedRead) -> decision
         self._removals: set[cst.SimpleStatementLine] = set()
+        self._held: str | None = None  # while set, findings are reported with this reason, not fixed
 
     # -- positions and text -----------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -126,6 +128,8 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         )
         if not self._active(code, {line, end_line}):
             return None
+        if self._held is not None and replacement is not None:
+            message, replacement = f"{message} (not fixed: {self._held})", None
         start = self._source().offset(line, column - 1)
         end = self._source().offset(end_line, end_column - 1)
         finding, accepted = decide(
@@ -160,11 +164,16 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return updated_node.with_changes(args=args)
 
     def _rename_dec(self, call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
-        """SEM102: `dec=` became `value=` after JAX 0.7.1."""
+        """SEM102: `dec=` became `value=` after JAX 0.7.1. Where `value` is also given (by
+        keyword, or as the second positional argument), renaming would repeat it: report only."""
+        given = any(a.keyword is not None and a.keyword.value == "value" for a in call.args)
+        given = given or sum(a.keyword is None and not a.star for a in call.args) > 1
         for index, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == "dec":
                 message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
-                if self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
+                if given:
+                    self._report("SEM102", arg.keyword, message + " (not fixed: `value` is also given)", None)
+                elif self._report("SEM102", arg.keyword, message, "value") and self.apply_fixes:
                     args[index] = args[index].with_changes(keyword=cst.Name("value"))
         return args
 
@@ -172,6 +181,8 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         """Run the argument rules in order; the new argument when a fix is applied."""
         if isinstance(original, cst.Name) and original in self.evidence.carried:
             return self._carried(original, self.evidence.carried[original])
+        if isinstance(original, cst.NamedExpr):
+            return self._walrus(original, updated)  # type: ignore[arg-type]
         if self._non_scalar(original):
             return None
         edit: _Edit | None = None
@@ -185,6 +196,26 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         if element_read(current):
             edit = self._element(current_original, current, edit, chained=edit is not None)
         return edit.node if edit is not None and self.apply_fixes else None
+
+    def _walrus(self, original: cst.NamedExpr, updated: cst.NamedExpr) -> cst.BaseExpression | None:
+        """`f(s := sem[...])`: the rules apply to the value. The fix makes `s` hold the Ref
+        instead of the value read, so it is applied only when nothing can read `s`."""
+        held, self._held = self._held, self._held or self._walrus_blocker(original.target)
+        try:
+            new_value = self._fix_argument(original.value, updated.value)
+        finally:
+            self._held = held
+        return updated.with_changes(value=new_value) if new_value is not None else None
+
+    def _walrus_blocker(self, target: cst.BaseExpression) -> str | None:
+        """Why `s` in `s := ...` may be read; by spelling, so `global s` and reads anywhere in
+        the function, nested ones and earlier loop iterations included, all count."""
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if not isinstance(target, cst.Name) or not isinstance(scope, FunctionScope):
+            return f"`{self._text_of(target)}` is not a local name, and would hold the Ref instead of the value"
+        if len(m.findall(scope.node, m.Name(target.value))) > 1:
+            return f"`{target.value}` is used elsewhere, and would hold the Ref instead of the value"
+        return None
 
     def _non_scalar(self, original: cst.BaseExpression) -> bool:
         """SEM004: a slice, or a whole semaphore array (by itself or read with [...])."""
@@ -362,6 +393,7 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
             return updated
         if not (self._report("SEM101", original, message, new_text) and self.apply_fixes):
             return updated
+        self.imports.migrated_to = alias
         if self.evidence.pallas_alias is None:
             self.imports.add_pallas_as = alias
         self._schedule_import_removal(original)
@@ -380,9 +412,15 @@ class SemaphoreTransformer(Bindings, Resolver, cst.CSTTransformer):
         return all(isinstance(b, ImportAssignment) for b in bindings) and len(bindings) == 1
 
     def _schedule_import_removal(self, node: cst.Name | cst.Attribute) -> None:
-        """The import that bound the rewritten reference may now be unused."""
+        """The import that bound the rewritten reference may now be unused; the pallas import
+        goes where it is (see semfix/imports.py)."""
         root: cst.BaseExpression = node
         while isinstance(root, cst.Attribute):
             root = root.value
         if isinstance(root, cst.Name):
             self.imports.maybe_unused.add(root.value)
+            scope = self.get_metadata(ScopeProvider, root, None)
+            bindings = scope[root.value] if scope is not None else ()
+            for binding in bindings:
+                if isinstance(binding, ImportAssignment):
+                    self.imports.bound_by[binding.node] = self.get_metadata(PositionProvider, binding.node).start.line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -43,8 +44,8 @@ def test_fix_rewrites_in_place_then_settles(tree: Path) -> None:
     first = semfix("fix", cwd=tree)
     assert first.returncode == 1, first.stderr
     assert first.stdout.splitlines() == [
-        f"{Path('pkg/kernel.py')}:5:25: SEM001 `sem[...]` reads a value out of the semaphore Ref; pass the Ref `sem`",
-        f"{Path('pkg/kernel.py')}:6:23: SEM001 `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
+        f"{Path('pkg/kernel.py')}:5:25: SEM001 [fixed] `sem[...]` reads a value out of the semaphore Ref; pass the Ref `sem`",
+        f"{Path('pkg/kernel.py')}:6:23: SEM001 [fixed] `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
     ]
     assert "Fixed 2 problems in 1 file. 2 files scanned, 1 parsed, 1 changed, 0 errors" in first.stderr
     assert (tree / "pkg" / "kernel.py").read_text() == FIXED
@@ -213,3 +214,153 @@ def test_stdin_round_trip_uses_the_named_files_settings(tmp_path: Path) -> None:
     broken = subprocess.run([sys.executable, "-m", "semfix", "fix", "-"], cwd=tmp_path,
                             input="from jax.experimental import pallas as pl\npl.semaphore_wait(\n", capture_output=True, text=True)
     assert broken.returncode == 2 and broken.stdout == "from jax.experimental import pallas as pl\npl.semaphore_wait(\n"
+
+
+# Issue 12, items 8 to 11: what `fix` and `check` say, and standard input.
+
+
+def test_findings_survive_a_fix_that_fails_its_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In process (one job), so the proof can be made to fail without a real bug to trigger it."""
+    from click.testing import CliRunner
+
+    import semfix.runner
+    from semfix.cli import main
+    from semfix.errors import SafetyError
+
+    real = semfix.runner.fix_source
+
+    def failing_proof(source: bytes, *, settings: object, apply_fixes: bool) -> object:
+        if apply_fixes:
+            raise SafetyError("a change no rule declares at line 1")
+        return real(source, settings=settings, apply_fixes=apply_fixes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(semfix.runner, "fix_source", failing_proof)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k.py").write_text(BUGGY)
+    result = CliRunner().invoke(main, ["fix", "-j", "1", "k.py"])
+    assert result.exit_code == 2
+    assert result.stdout.splitlines() == [
+        "k.py:5:25: SEM001 [*] `sem[...]` reads a value out of the semaphore Ref; pass the Ref `sem`",
+        "k.py:6:23: SEM001 [*] `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
+    ]
+    assert "error: k.py: internal error, file left unchanged" in result.stderr
+    assert "2 problems left (2 in files with errors, not fixed); 1 file could not be processed" in result.stderr
+    assert "No problems found" not in result.stderr and "fixable with `semfix fix`" not in result.stderr
+    assert (tmp_path / "k.py").read_text() == BUGGY
+
+
+def test_no_problems_found_is_never_said_of_a_file_not_checked(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("from jax.experimental import pallas as pl\npl.semaphore_wait(\n")
+    result = semfix("check", "broken.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "No problems found" not in result.stderr and "1 file could not be processed" in result.stderr
+
+
+def test_check_with_unsafe_fixes_marks_them_fixable(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(UNPROVEN)
+    result = semfix("check", "k.py", "--unsafe-fixes", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "SEM002 [*] " in result.stdout
+    assert "(1 fixable with `semfix fix --unsafe-fixes`)" in result.stderr and "more with" not in result.stderr
+
+
+def test_help_promises_only_what_each_command_does(tmp_path: Path) -> None:
+    check_help = " ".join(semfix("check", "--help", cwd=tmp_path).stdout.split())
+    review_help = " ".join(semfix("review", "--help", cwd=tmp_path).stdout.split())
+    assert "diff" not in check_help and "with a diff of its suggestion" in review_help
+    assert "Also apply" not in check_help and "`fix` then applies them" in check_help
+
+
+def test_a_dry_run_report_agrees_with_itself_and_says_it_is_dry(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUGGY)
+    result = semfix("fix", "--diff", "k.py", "--report", "report.json", cwd=tmp_path)
+    assert result.returncode == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["command"] == "fix --diff" and report["dry_run"] is True
+    assert [entry["changed"] for entry in report["files"]] == [True]
+    assert (report["totals"]["files_changed"], report["totals"]["fixes_applied"]) == (1, 2)
+    assert (tmp_path / "k.py").read_text() == BUGGY
+
+
+def test_fix_marks_only_what_it_wrote(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(UNPROVEN.replace("pl.semaphore_signal(sems[i], 1)", "pl.semaphore_signal(sems[i], 1)\n    pl.semaphore_wait(sem[...])"))
+    result = semfix("fix", "k.py", cwd=tmp_path)
+    assert result.returncode == 1
+    [unsafe, fixed] = result.stdout.splitlines()
+    assert "SEM002 `sems[i]`" in unsafe and "SEM001 [fixed] `sem[...]`" in fixed
+    dry = semfix("fix", "--check", "k.py", cwd=tmp_path)
+    assert "[fixed]" not in dry.stdout
+
+
+def test_a_missing_path_is_not_called_a_file(tmp_path: Path) -> None:
+    result = semfix("check", "nope.py", cwd=tmp_path)
+    assert result.returncode == 2 and "error: nope.py: no such file or folder" in result.stderr
+    assert "1 path not found or empty" in result.stderr and "could not be processed" not in result.stderr
+
+
+def test_an_unwritable_report_stops_the_run_before_any_rewrite(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUGGY)
+    result = semfix("fix", "k.py", "--report", "no/such/folder/report.json", cwd=tmp_path)
+    assert result.returncode == 2 and "cannot write the report" in result.stderr
+    assert (tmp_path / "k.py").read_text() == BUGGY
+    assert semfix("check", "k.py", "--report", "fresh.json", cwd=tmp_path).returncode == 1
+    assert json.loads((tmp_path / "fresh.json").read_text())["command"] == "check"  # checked, then written
+
+
+def stdin(*args: str, source: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, input=source, capture_output=True, text=True, check=False)
+
+
+def test_stdin_diff_and_check_print_a_diff_or_nothing(tmp_path: Path) -> None:
+    diff = stdin("fix", "--diff", "-", "--stdin-filename", "k.py", source=BUGGY, cwd=tmp_path)
+    assert diff.returncode == 1 and diff.stdout.startswith("--- a/k.py\n+++ b/k.py\n@@ ")
+    (tmp_path / "k.py").write_text(BUGGY)
+    (tmp_path / "change.diff").write_text(diff.stdout)
+    subprocess.run(["git", "apply", "change.diff"], cwd=tmp_path, check=True)
+    assert (tmp_path / "k.py").read_text() == FIXED
+    check = stdin("fix", "--check", "-", source=BUGGY, cwd=tmp_path)
+    assert check.returncode == 1 and check.stdout == "" and "-:5:25: SEM001" in check.stderr
+    clean = stdin("fix", "--check", "-", source=FIXED, cwd=tmp_path)
+    assert clean.returncode == 0 and clean.stdout == ""
+    assert stdin("fix", "--diff", "-", source=FIXED, cwd=tmp_path).stdout == ""
+
+
+def test_stdin_writes_the_report(tmp_path: Path) -> None:
+    result = stdin("fix", "-", "--stdin-filename", "k.py", "--report", "report.json", source=BUGGY, cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == FIXED
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [entry["path"] for entry in report["files"]] == ["k.py"] and report["totals"]["fixes_applied"] == 2
+
+
+def test_force_exclude_applies_to_the_stdin_filename(tmp_path: Path) -> None:
+    args = ("-", "--stdin-filename", "vendor/k.py", "--exclude", "vendor", "--force-exclude")
+    fixed = stdin("fix", *args, source=BUGGY, cwd=tmp_path)
+    assert fixed.returncode == 0 and fixed.stdout == BUGGY and fixed.stderr == ""
+    checked = stdin("check", *args, source=BUGGY, cwd=tmp_path)
+    assert checked.returncode == 0 and checked.stdout == ""
+    assert stdin("fix", *args[:-1], source=BUGGY, cwd=tmp_path).stdout == FIXED  # without --force-exclude
+
+
+def test_check_reads_stdin(tmp_path: Path) -> None:
+    found = stdin("check", "-", "--stdin-filename", "k.py", source=BUGGY, cwd=tmp_path)
+    assert found.returncode == 1
+    assert [line.split(" ", 2)[:2] for line in found.stdout.splitlines()] == [["k.py:5:25:", "SEM001"], ["k.py:6:23:", "SEM001"]]
+    as_json = stdin("check", "-", "--format", "rdjson", source=BUGGY, cwd=tmp_path)
+    assert len(json.loads(as_json.stdout)["diagnostics"]) == 2
+    assert stdin("check", "-", source=FIXED, cwd=tmp_path).returncode == 0
+
+
+def test_review_refuses_stdin(tmp_path: Path) -> None:
+    result = stdin("review", "-", source=BUGGY, cwd=tmp_path)
+    assert result.returncode == 2 and "semfix check -" in result.stderr
+
+
+def test_command_line_select_overrides_the_files_extend_select(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-select = ["SEM102"]\n')
+    (tmp_path / "k.py").write_text(UNPROVEN)
+    assert "SEM102" in semfix("check", "k.py", cwd=tmp_path).stdout
+    selected = semfix("check", "k.py", "--select", "SEM0", cwd=tmp_path)
+    assert "SEM102" not in selected.stdout and "SEM002" in selected.stdout
+    extended = semfix("check", "k.py", "--select", "SEM0", "--extend-select", "SEM102", "--ignore", "SEM002", cwd=tmp_path)
+    assert "SEM102" in extended.stdout and "SEM002" not in extended.stdout

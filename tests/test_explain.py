@@ -33,7 +33,10 @@ def test_noisy_log_with_two_tracebacks_from_another_machine(ringlib: Path) -> No
     assert "raised from ringlib/kernels.py:17, in flag_kernel" in result.stdout
     assert "count read out of a regular semaphore Ref" in result.stdout
     text = (ringlib / "ringlib" / "kernels.py").read_text()
-    assert "send_sems.at[0], recv_sems.at[0]" in text  # followed copy.wait() back to the copy
+    # Followed copy.wait() back to the copy. The error names the destination semaphore, not
+    # send_sem (JAX checks that one with its own message): send_sems[0] is named, not fixed.
+    assert "send_sems[0], recv_sems.at[0]" in text
+    assert "`send_sems[0]` (send_sem): not proven by this error" in result.stdout
     assert "pl.semaphore_signal(flags.at[1], 1)" in text and "pl.semaphore_wait(flags.at[1], 1)" in text
     assert "pl.semaphore_wait(other[0], 1)" in text  # another Ref: not proven, left alone
 
@@ -42,7 +45,8 @@ def test_root_option_and_unfound_files(ringlib: Path, tmp_path_factory: pytest.T
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     log = (TRACEBACKS / "dma_wait_remote.log").read_text()
     found = cli("explain", "-", "--root", str(ringlib), cwd=elsewhere, stdin=log)
-    assert found.returncode == 0 and "+        x_hbm, o_hbm, send_sems.at[0]" in found.stdout
+    assert found.returncode == 0 and "+        x_hbm, o_hbm, send_sems[0], recv_sems.at[0]" in found.stdout
+    assert "\n--- a/ringlib/kernels.py\n+++ b/ringlib/kernels.py\n" in found.stdout  # relative to --root
     lost = cli("explain", "-", cwd=elsewhere, stdin=log)
     assert lost.returncode == 1 and "Cannot find /home/runner/work/ringlib/ringlib/ringlib/kernels.py" in lost.stdout
 
@@ -50,6 +54,102 @@ def test_root_option_and_unfound_files(ringlib: Path, tmp_path_factory: pytest.T
 def test_an_unrelated_error_is_exit_2(tmp_path: Path) -> None:
     result = cli("explain", str(TRACEBACKS / "unrelated.log"), cwd=tmp_path)
     assert result.returncode == 2 and "no JAX semaphore or DMA error" in result.stderr
+
+
+@pytest.fixture
+def dmalib(tmp_path: Path) -> Path:
+    """The package the dma_*.log files (made by real JAX with dmalib/run.py) point into."""
+    shutil.copytree(TRACEBACKS / "dmalib", tmp_path / "dmalib")
+    return tmp_path
+
+
+def _explain_fix(log: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return cli("explain", str(TRACEBACKS / log), "--fix", *args, cwd=cwd)
+
+
+def test_dma_error_proves_nothing_when_two_arguments_could_be_the_culprit(dmalib: Path) -> None:
+    before = (dmalib / "dmalib" / "kernels.py").read_text()
+    result = _explain_fix("dma_list.log", dmalib)  # make_async_copy(src[...], dst, sem_list[0])
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "`src[...]` (src_ref)" in result.stdout and "`sem_list[0]` (sem)" in result.stdout
+    assert "sem_list.at[0]" not in result.stdout  # a list of Refs: `.at` would raise AttributeError
+    assert (dmalib / "dmalib" / "kernels.py").read_text() == before
+
+
+def test_dma_error_with_a_safe_fix_and_another_suspect(dmalib: Path) -> None:
+    result = _explain_fix("dma_both_read.log", dmalib)  # async_copy(src[...], dst, sem[...])
+    assert result.returncode == 1, result.stdout + result.stderr  # src[...] is still open
+    assert "`src[...]` (src_ref)" in result.stdout
+    text = (dmalib / "dmalib" / "kernels.py").read_text()
+    assert "pltpu.async_copy(src[...], dst, sem).wait()" in text  # SEM001 is safe on its own
+
+
+@pytest.mark.parametrize(
+    ("log", "fixed"),
+    [
+        ("dma_array.log", "make_async_copy(src.at[0:4], dst.at[0:4], sems.at[1])"),  # the only suspect
+        ("dma_remote.log", "src, dst, send_sems.at[0], recv_sems.at[0]"),  # send_sem has its own message
+        ("signal_array.log", "pl.semaphore_signal(flags.at[0], 1)\n    pl.semaphore_wait(flags.at[0], 1)"),
+        ("dma_wait.log", "pltpu.make_async_copy(src, dst, sems.at[0]).wait()"),  # a wait without its start
+    ],
+)
+def test_errors_about_one_semaphore_argument_prove_it(dmalib: Path, log: str, fixed: str) -> None:
+    result = _explain_fix(log, dmalib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert fixed in (dmalib / "dmalib" / "kernels.py").read_text()
+
+
+def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(
+        "from jax.experimental import pallas as pl\n\n\ndef flag_kernel(flags, pick):\n"
+        "    pl.semaphore_signal(flags[1], 1)\n    flags = pick(flags)\n    pl.semaphore_wait(flags[1], 1)\n\n\n"
+        "class Ring:\n    def step(self, other):\n        pl.semaphore_signal(self.flags[1], 1)\n"
+        "        self.flags = other\n        pl.semaphore_wait(self.flags[1], 1)\n"
+    )
+    log = "".join(
+        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in {function}\n'
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+        for line, function in ((5, "flag_kernel"), (12, "step"))
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (tmp_path / "kernels.py").read_text()
+    assert "signal(flags.at[1], 1)" in text and "signal(self.flags.at[1], 1)" in text  # what JAX proved
+    assert "wait(flags[1], 1)" in text and "wait(self.flags[1], 1)" in text  # another Ref by then, maybe
+
+
+# -- a log is untrusted text: writes stay under --root, and dirty files are refused -------
+def test_a_file_outside_root_is_not_touched(dmalib: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = dmalib / "dmalib" / "kernels.py"
+    root = tmp_path_factory.mktemp("root")
+    (root / "linked.py").symlink_to(outside)
+    before = outside.read_text()
+    log = (TRACEBACKS / "signal_array.log").read_text()
+    for named in (str(outside), str(root / "linked.py")):
+        result = cli("explain", "-", "--fix", "--root", str(root), cwd=root,
+                     stdin=log.replace("/home/runner/work/dmalib/dmalib/dmalib/kernels.py", named))
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert f"{named} is outside --root, not touched" in result.stdout and "---" not in result.stdout
+        assert outside.read_text() == before
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_dirty_files_are_refused_like_fix_refuses_them(dmalib: Path) -> None:
+    kernel = dmalib / "dmalib" / "kernels.py"
+    subprocess.run(["git", "init", "-q"], cwd=dmalib, check=True)
+    for state in ("untracked", "unstaged"):
+        if state == "unstaged":
+            subprocess.run(["git", "add", "."], cwd=dmalib, check=True)
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "k"], cwd=dmalib, check=True)
+            kernel.write_text(kernel.read_text() + "# work in progress\n")
+        before = kernel.read_text()
+        refused = _explain_fix("signal_array.log", dmalib)
+        fix = cli("fix", "--select", "SEM001", str(kernel.relative_to(dmalib)), cwd=dmalib)
+        reason = fix.stderr.splitlines()[0]
+        assert "--allow-dirty" in reason and refused.returncode == 2, refused.stdout + refused.stderr
+        assert reason in refused.stderr.splitlines() and kernel.read_text() == before  # fix's own words
+    allowed = _explain_fix("signal_array.log", dmalib, "--allow-dirty")
+    assert allowed.returncode == 0 and "pl.semaphore_signal(flags.at[0], 1)" in kernel.read_text()
 
 
 # -- tracebacks produced by real JAX ------------------------------------------------------
@@ -112,3 +212,20 @@ def test_kernel_in_another_module_from_its_pallas_call(tmp_path: Path) -> None:
     assert "raised from pkg/kernels.py:5, in bump" in result.stdout
     fixed = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0"
+
+
+@needs_jax
+@pytest.mark.jax
+def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) -> None:
+    """The real kernel fails as dma_list.log says; the hand fix of the real culprit (`src`) runs."""
+    run = [sys.executable, "-m", "dmalib.run", "list_kernel"]
+    failed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
+    stored = (TRACEBACKS / "dma_list.log").read_text()
+    for line in ("ValueError: DMA source/destination/semaphore arguments must be Refs.", 'kernels.py", line 8, in list_kernel'):
+        assert line in failed.stderr and line in stored
+    result = cli("explain", "-", "--fix", cwd=dmalib, stdin=failed.stderr)
+    assert result.returncode == 1 and "sem_list.at[0]" not in (dmalib / "dmalib" / "kernels.py").read_text()
+    kernel = dmalib / "dmalib" / "kernels.py"
+    kernel.write_text(kernel.read_text().replace("make_async_copy(src[...], dst", "make_async_copy(src, dst"))
+    fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
+    assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr

@@ -178,3 +178,19 @@ def test_progress_bar_only_for_long_runs(capsys: pytest.CaptureFixture[str]) -> 
         long.advance()
     long.finish()
     assert long._bar is not None and "semfix" in capsys.readouterr().err
+
+
+@needs_git
+def test_a_refusal_names_its_cause_and_does_not_send_the_user_back_to_fix(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    _tree(tmp_path, {"edited.py": BUGGY})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "kernels")
+    (tmp_path / "edited.py").write_text(BUGGY + "# work in progress\n")
+    (tmp_path / "untracked.py").write_text(BUGGY)
+    result = cli("fix", ".", cwd=tmp_path)
+    errors = sorted(line for line in result.stderr.splitlines() if line.startswith("error:"))
+    assert errors[0].startswith("error: edited.py: has unstaged changes")
+    assert errors[1].startswith("error: untracked.py: is not tracked by git") and "`git add` it first" in errors[1]
+    assert "fixable with `semfix fix`" not in result.stderr
+    assert "2 problems left (2 in files with errors, not fixed); 2 files could not be processed" in result.stderr

@@ -161,3 +161,39 @@ def test_review_never_writes(branch: Path) -> None:
     before = (branch / "pkg" / "kernels.py").read_bytes()
     cli("review", cwd=branch)
     assert (branch / "pkg" / "kernels.py").read_bytes() == before
+
+
+def test_github_and_sarif_paths_are_from_the_repository_root(branch: Path) -> None:
+    """A workflow step with `working-directory: pkg` must still annotate pkg/new.py."""
+    github = cli("check", "new.py", "--format", "github", cwd=branch / "pkg").stdout
+    assert github.startswith("::error file=pkg/new.py,line=2,")
+    sarif = json.loads(cli("check", "new.py", "--format", "sarif", cwd=branch / "pkg").stdout)
+    [result] = sarif["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/new.py"
+    assert "pypi.org" not in json.dumps(sarif) and "informationUri" not in sarif["runs"][0]["tool"]["driver"]
+
+
+def test_default_base_finds_a_trunk_named_master(branch: Path) -> None:
+    git(branch, "branch", "-m", "main", "master")
+    result = cli("review", "--format", "json", cwd=branch)
+    assert result.returncode == 1, result.stderr
+    expected = [("pkg/kernels.py", 10), ("pkg/kernels.py", 11), ("pkg/kernels.py", 13), ("pkg/new.py", 2)]
+    assert [(f["path"], f["line"]) for f in json.loads(result.stdout)] == expected
+    git(branch, "branch", "-m", "master", "trunk")  # any name, as long as origin/HEAD names it
+    git(branch, "update-ref", "refs/remotes/origin/trunk", "trunk")
+    git(branch, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
+    remote = cli("review", "--format", "json", cwd=branch)
+    assert [(f["path"], f["line"]) for f in json.loads(remote.stdout)] == expected
+
+
+def test_base_accepts_the_merge_base_syntax(branch: Path) -> None:
+    git(branch, "checkout", "-q", "main")
+    (branch / "notes.md").write_text("main moved on\n")
+    git(branch, "commit", "-qam", "main moves")
+    git(branch, "checkout", "-q", "feature")
+    merged = cli("review", "--base", "main...HEAD", "--format", "json", cwd=branch)
+    assert merged.returncode == 1, merged.stderr
+    assert len(json.loads(merged.stdout)) == 4
+    short = cli("review", "--base", "main...", "--format", "json", cwd=branch)
+    assert short.stdout == merged.stdout
+    assert cli("review", "--base", "nope...HEAD", cwd=branch).returncode == 2

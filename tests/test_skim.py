@@ -169,6 +169,8 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
         ),
         "a whole array, bare": ("flags.at[0], 2", "flags, 2"),
         "a whole scratch array": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)"),
+        "a whole scratch array, named": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(w := sems, 1)"),
+        "an element, named": ("sems.at[slot])  #", "(s := sems[slot]))  #"),
         "a parenthesized callee": ("pl.semaphore_wait(ready_sem, 1)", "(pl.semaphore_wait)(ready_sem[...], 1)"),
         "a comment before the parenthesis": (
             "pl.semaphore_wait(ready_sem, 1)",

@@ -1,0 +1,42 @@
+"""The last check before a write: CPython must compile the new source, not only parse it.
+
+`ast.parse` accepts code the compiler refuses (`f(value=1, value=2)`, `return` at module level,
+a late `from __future__` import, a `nonlocal` whose binding is gone, ...). Both engines' proofs
+call `compile_error` on the new source: the whole of it, since some of those checks need the
+enclosing scopes and the file's `__future__` imports. Compiling costs about what CPython's
+symbol-table pass costs (both engines parse it anyway, and a parse builds Python objects
+compile does not need), and it runs only when a file is rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+from semfix.errors import SourceError
+
+
+def compile_error(code: str | bytes | ast.Module) -> str | None:
+    """CPython's complaint when it will not compile `code` (text or a parsed tree), else None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's code may warn; that is not ours to print
+            compile(code, "<semfix>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return f"line {error.lineno}: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def prove_compiles(old: str | bytes | ast.Module, new: str | bytes | ast.Module, fail: type[Exception]) -> None:
+    """Raise `fail` when `new` does not compile although `old` did; SourceError when `old` did
+    not compile either: such a file was never valid Python, and semfix fixes none (as a parse
+    error)."""
+    error = compile_error(new)
+    if error is None:
+        return
+    old_error = compile_error(old)
+    if old_error is not None:
+        raise SourceError(f"CPython cannot compile this file ({old_error})")
+    raise fail(f"the rewritten source does not compile ({error}); file left unchanged")

@@ -1,0 +1,315 @@
+"""Generated Pallas kernels for the runtime property test: a correct kernel, then one planted bug.
+
+A kernel copies x to o in two halves by DMA and signals and waits regular semaphores. Every
+semaphore is named through one of many expressions (the Ref, an alias, an `.at[i]` view, an
+element of a tuple or list of separate Refs, an attribute of a holder `h` or `self`), and
+rebinding statements in between change what those expressions denote. The generator tracks
+that in a small model (`Env`), so each site names the semaphore it means, and the correct
+kernel balances every signal with a wait: a fix that names another semaphore hangs or leaves a
+count at kernel exit. The planted kernel differs from the correct one only by the bug.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+REGULAR = ("R0", "R1", "RS0", "RS1", "P1")  # semaphore ids: scalars, array elements, tuple items
+DMA = ("D0", "D1", "DS0", "DS1", "P0")
+ROWS = ("0:4", "4:8")
+COPIES = [  # both halves copied on d0 and d1: the lines every hand-written case needs
+    line.format(r=ROWS[i], s=f"d{i}", i=i)
+    for i in (0, 1)
+    for line in ("c{i} = pltpu.make_async_copy(x_hbm.at[{r}], o_hbm.at[{r}], {s})", "c{i}.start()", "c{i}.wait()")
+]
+
+
+@dataclass
+class Env:
+    """What each name in the kernel denotes: a semaphore id, an array ("RS"), or a tuple of ids."""
+
+    holder: str
+    values: dict[str, object] = field(default_factory=dict)
+
+    def expressions(self, target: str) -> list[str]:
+        """Every expression the model offers for `target` here, the plainest first."""
+        slot = self.values["slot"]
+        found: list[str] = []
+        for name, value in self.values.items():
+            shown = name.replace("H.", f"{self.holder}.")
+            if value == target:
+                found.append(shown)
+            elif isinstance(value, str) and target[:-1] == value:  # an array: a view of one element
+                found.append(f"{shown}.at[{target[-1]}]")
+                if str(slot) == target[-1]:
+                    found.append(f"{shown}.at[slot]")
+            elif isinstance(value, tuple) and target in value:  # separate Refs: x[i] is the Ref
+                index = value.index(target)
+                found.append(f"{shown}[{index}]")
+                if slot == index:
+                    found.append(f"{shown}[slot]")
+        return found
+
+
+def _rebinds(env: Env) -> list[tuple[str, tuple[str, ...], dict[str, object | None]]]:
+    """(statement, names it rebinds, new values; None deletes) for every rebinding valid here."""
+    h, v = env.holder, env.values
+    found: list[tuple[str, tuple[str, ...], dict[str, object | None]]] = []
+    for source in ("r0", "r1"):
+        if source in v:
+            for form in ("al = {s}", "(al := {s})", "for al in ({s},):\n    pass",
+                         "with contextlib.nullcontext({s}) as al:\n    pass"):
+                found.append((form.format(s=source), ("al",), {"al": v[source]}))
+            found.append((f"{h}.sem = {source}", ("H.sem",), {"H.sem": v[source]}))
+            found.append((f'setattr({h}, "sem", {source})', ("H.sem",), {"H.sem": v[source]}))
+    if "al" in v:
+        found.append(("del al", ("al",), {"al": None}))
+    found.append(("r0, r1 = r1, r0", ("r0", "r1"), {"r0": v.get("r1"), "r1": v.get("r0")}))
+    found.append(("d0, d1 = d1, d0", ("d0", "d1"), {"d0": v["d1"], "d1": v["d0"]}))
+    found.append((f"{h}.dsem = d1", ("H.dsem",), {"H.dsem": v["d1"]}))
+    found.append(("slot = 1 - slot", ("slot",), {"slot": 1 - v["slot"]}))
+    found.append(("slot ^= 1", ("slot",), {"slot": 1 - v["slot"]}))
+    found.append((f"{h}.arr = (r0, r1)", ("H.arr",), {"H.arr": (v.get("r0"), v.get("r1"))}))
+    found.append((f"{h}.arr = rs", ("H.arr",), {"H.arr": "RS"}))
+    return found
+
+
+def _touches(expression: str, names: tuple[str, ...], holder: str) -> bool:
+    """Whether `expression` reads one of `names` (a name, or an attribute of the holder)."""
+    return any(
+        re.search(rf"(?<![\w.]){re.escape(name.replace('H.', holder + '.'))}(?!\w)", expression) for name in names
+    )
+
+
+def _moves(env: Env, rebinding: tuple, expression: str, target: str) -> bool:
+    """Whether `expression` stops naming `target` after `rebinding` (so a fix there is wrong)."""
+    after = Env(env.holder, dict(env.values))
+    for name, value in rebinding[2].items():
+        if value is None:
+            after.values.pop(name, None)
+        else:
+            after.values[name] = value
+    return expression not in after.expressions(target)
+
+
+class KernelCase:
+    """A correct kernel module and the same module with one bug planted (or none)."""
+
+    def __init__(self, correct: str, planted: str, mutation: str, body: str) -> None:
+        self.correct = correct  # a module with run(): the known-correct kernel
+        self.planted = planted  # the same module with the bug planted
+        self.mutation = mutation  # "none", "SEM001", "SEM002", "SEM003" or "SEM004"
+        self.body = body  # the planted kernel's body, for reading a failing example
+
+    @classmethod
+    def of(cls, correct: list[str], planted: list[str], mutation: str, holder: str = "h") -> KernelCase:
+        """A hand-written case: kernel bodies (copies included) in the generated layout."""
+        return cls(_module(correct, holder, False, True), _module(planted, holder, False, True), mutation, "\n".join(planted))
+
+    @property
+    def planted_lines(self) -> frozenset[int]:
+        """The 1-based lines where the planted kernel differs from the correct one."""
+        pairs = zip(self.correct.splitlines(), self.planted.splitlines())
+        return frozenset(n for n, (good, bad) in enumerate(pairs, 1) if good != bad)
+
+    def __repr__(self) -> str:
+        layout = {"holder": "self" if "class Steps" in self.planted else "h", "run_scoped": "run_scoped" in self.planted,
+                  "scratch_inline": "scratch_shapes=[" in self.planted}
+        return f"KernelCase({self.mutation}, {layout}):\n{self.body}"
+
+
+HEADER = """import contextlib
+import types
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+"""
+
+HOLDER_CLASS = """
+
+class Steps:
+    def __init__(self, sem, arr, dsem):
+        self.sem = sem
+        self.arr = arr
+        self.dsem = dsem
+
+    def run(self, x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair):
+{body}
+"""
+
+RUN = """
+
+def scratch():
+    return [{scratch}]
+
+
+def run():
+    x = jnp.arange(8 * 128, dtype=jnp.float32).reshape(8, 128)
+    anywhere = pl.BlockSpec(memory_space=pl.ANY)
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        in_specs=[anywhere],
+        out_specs=anywhere,
+        scratch_shapes={shapes},
+        interpret=pltpu.InterpretParams(),
+    )(x)
+"""
+
+
+def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool) -> str:
+    """The whole module around a kernel body (lines without indentation).
+
+    With `scoped`, r1 comes from `pl.run_scoped` and the body runs in a module-level function
+    (a nested one could not rebind the kernel's parameters); with holder "self", in a method.
+    """
+    refs = "x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair"
+    R, D = "pltpu.SemaphoreType.REGULAR", "pltpu.SemaphoreType.DMA"
+    kinds = [R] + ([] if scoped else [R]) + [D, D, f"{R}((2,))", f"{D}((2,))", f"({D}, {R})"]
+    lines = ["al = r0", "slot = 0", "lst = [r0, r1]", *body]
+    if holder == "self":
+        inner = "\n".join(_indent(line, 8) for line in lines)
+        text = HOLDER_CLASS.format(body=inner)
+        call = f"Steps(r0, rs, d0).run({refs})"
+    else:
+        lines.insert(0, "h = types.SimpleNamespace(sem=r0, arr=rs, dsem=d0)")
+        inner = "\n".join(_indent(line, 4) for line in lines)
+        text = f"\n\ndef steps({refs}):\n{inner}\n" if scoped else ""
+        call = f"steps({refs})"
+    if scoped:
+        kernel = f"    def body(r1):\n        {call}\n\n    pl.run_scoped(body, {R})"
+    elif holder == "self":
+        kernel = f"    {call}"
+    else:
+        kernel = inner
+    params = refs.replace(" r1,", "") if scoped else refs
+    text += f"\n\ndef kernel({params}):\n{kernel}\n"
+    scratch = ", ".join(kinds)
+    shapes = f"[{scratch}]" if inline_scratch else "scratch()"
+    return HEADER + text + RUN.format(scratch=scratch, shapes=shapes)
+
+
+def _indent(line: str, width: int) -> str:
+    return "\n".join(" " * width + part for part in line.split("\n"))
+
+
+@st.composite
+def kernel_cases(draw: st.DrawFn) -> KernelCase:
+    """A correct kernel and the same kernel with one planted bug (or none)."""
+    holder = draw(st.sampled_from(["h", "self"]))
+    scoped = draw(st.booleans())
+    inline_scratch = draw(st.booleans())
+    # weighted towards the classes whose fixes need the most proof: carried reads, and none
+    # (a correct kernel full of tuple elements and rebinding, which must stay as it is)
+    mutation = draw(st.sampled_from(["SEM003", "none", "SEM002", "SEM003", "SEM001", "none", "SEM004", "SEM003"]))
+
+    # operations: two DMA halves on distinct DMA semaphores, 0-2 signal/wait pairs
+    halves = draw(st.lists(st.sampled_from(DMA), min_size=2, max_size=2, unique=True))
+    ops = [("dma", t, i) for i, t in enumerate(halves)]
+    ops += [("sig", t, draw(st.integers(1, 3))) for t in draw(st.lists(st.sampled_from(REGULAR), max_size=2))]
+    # an order: each operation starts before it finishes
+    items: list[tuple] = []
+    started: set[int] = set()
+    while len(items) < 2 * len(ops):
+        ready = [("start", i) for i in range(len(ops)) if i not in started]
+        ready += [("finish", i) for i in started if ("finish", i) not in {x[:2] for x in items}]
+        phase, i = draw(st.sampled_from(ready))
+        started.add(i)
+        items.append((phase, i))
+    for _ in range(draw(st.integers(0, 2))):  # rebinding statements anywhere
+        items.insert(draw(st.integers(0, len(items))), ("rebind",))
+
+    sites = [n for n, item in enumerate(items) if item[0] in ("start", "finish")]
+    arrays = [n for n in sites if ops[items[n][1]][1][:2] in ("RS", "DS")]  # sites with a view
+    wanted = arrays if mutation in ("SEM002", "SEM004") and arrays else sites
+    chosen = draw(st.sampled_from(wanted))  # the mutated site, or the first use of a carrier
+    carriers: dict[int, int] = {}  # position in items -> the site that must use the variable
+    if mutation == "SEM003":
+        carriers[draw(st.integers(0, chosen))] = chosen
+        later = [s for s in sites if s > chosen]
+        if later and draw(st.booleans()):  # the same variable assigned again, for another site
+            second = draw(st.sampled_from(later))
+            carriers[draw(st.integers(chosen + 1, second))] = second
+    variable = draw(st.sampled_from(["v", "tok"]))
+    read = draw(st.sampled_from(["[...]", "[()]"]))
+
+    env = Env(holder, {"r0": "R0", "r1": "R1", "d0": "D0", "d1": "D1", "al": "R0", "slot": 0,
+                       "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "lst": ("R0", "R1"),
+                       "rs": "RS", "ds": "DS", "pair": ("P0", "P1")})
+    correct: list[str] = []
+    planted: list[str] = []
+    planted_kind = "SEM003" if mutation == "SEM003" else "none"
+    carried: str | None = None  # the semaphore the variable holds, while it does
+    must_use: int | None = None
+
+    def rebind(options: list) -> None:
+        text, _, update = draw(st.sampled_from(options))
+        for name, value in update.items():
+            if value is None:
+                env.values.pop(name, None)
+            else:
+                env.values[name] = value
+        correct.append(text)
+        planted.append(text)
+
+    for n, item in enumerate(items):
+        if n in carriers:
+            must_use = carriers[n]
+            op = ops[items[must_use][1]]
+            expression = draw(st.sampled_from(_favour_indirect(env.expressions(op[1]))))
+            correct.append(f"{variable} = {expression}")
+            planted.append(f"{variable} = {expression}{read}")
+            carried = op[1]
+            moving = [r for r in _rebinds(env) if _touches(expression, r[1], holder) and _moves(env, r, expression, carried)]
+            if moving and draw(st.integers(0, 3)):  # rebind what the read named, before the use
+                rebind(moving)
+        if item[0] == "rebind":
+            rebind(_rebinds(env))
+            continue
+        if item[0] not in ("start", "finish"):
+            continue
+        kind, target, extra = ops[item[1]]
+        options = env.expressions(target)
+        if n == chosen and mutation in ("SEM002", "SEM004"):
+            options = [o for o in options if ".at[" in o] or options
+        good = draw(st.sampled_from(_favour_indirect(options)))
+        bad = good
+        if n == must_use or (carried == target and n > min(carriers, default=n) and draw(st.booleans())):
+            good = bad = variable
+        elif n == chosen and mutation != "none":
+            bad, planted_kind = _plant(mutation, good, read, draw)
+        for lines, arg in ((correct, good), (planted, bad)):
+            lines.extend(_site(kind, item[0], arg, extra))
+    return KernelCase(
+        _module(correct, holder, scoped, inline_scratch),
+        _module(planted, holder, scoped, inline_scratch),
+        planted_kind,
+        "\n".join(planted),
+    )
+
+
+def _plant(mutation: str, expression: str, read: str, draw: st.DrawFn) -> tuple[str, str]:
+    """The planted bug at one site and its rule (SEM002 and SEM004 need a view, else SEM001)."""
+    base, _, index = expression.partition(".at[")
+    if mutation == "SEM002" and index:
+        return f"{base}[{index}", mutation
+    if mutation == "SEM004" and index:
+        return draw(st.sampled_from([f"{base}.at[0:2]", base, f"{base}.at[:]"])), mutation
+    return expression + read, "SEM001"
+
+
+def _favour_indirect(options: list[str]) -> list[str]:
+    """Expressions through the holder, an alias or an index name twice as often as plain ones."""
+    return options + [o for o in options if re.search(r"\b(h|self|al|lst)\b|slot", o)]
+
+
+def _site(kind: str, phase: str, arg: str, extra: int) -> list[str]:
+    if kind == "sig":
+        return [f"pl.semaphore_{'signal' if phase == 'start' else 'wait'}({arg}, {extra})"]
+    rows = ROWS[extra]
+    copy = f"pltpu.make_async_copy(x_hbm.at[{rows}], o_hbm.at[{rows}], {arg})"
+    return [f"c{extra} = {copy}", f"c{extra}.start()"] if phase == "start" else [f"{copy}.wait()"]
