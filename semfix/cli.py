@@ -18,7 +18,7 @@ from semfix.config import find_pyproject, load_excludes, load_settings
 from semfix.files import FileError, check_writable, decode_source, read_text, write_atomic
 from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, split_lines, suggestion_diff
 from semfix.git import toplevel
-from semfix.report import error_line, finding_line, fix_mark, json_report, rules_table, summary, unified_diff
+from semfix.report import error_line, finding_line, fix_mark, json_report, summary, unified_diff
 from semfix.review import ReviewError, review as review_changes
 from semfix.runner import EXIT_ERROR, FileOutcome, RunOutcome, run, run_stdin
 from semfix.settings import Settings, SettingsError
@@ -392,6 +392,14 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
 
 
 @main.command()
-def rules() -> None:
-    """List every rule: its code, whether it fixes, how safely, and an example."""
-    click.echo(rules_table(), nl=False)
+@click.argument("code", required=False)
+def rules(code: str | None) -> None:
+    """List every rule (code, name, fix safety, default, summary), or one rule's docs and examples."""
+    from semfix import rules as catalog
+
+    if code is None:
+        click.echo(catalog.table(), nl=False)
+    elif code.upper() in catalog.RULES:
+        click.echo(catalog.describe(catalog.RULES[code.upper()]), nl=False)
+    else:
+        raise click.BadParameter(f"unknown rule {code!r} (see `semfix rules`)", param_hint="CODE")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from semfix import __version__
 from semfix.findings import Finding
-from semfix.rules import RULES
 from semfix.runner import FileOutcome, RunOutcome
 
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
@@ -138,18 +137,3 @@ def json_report(outcome: RunOutcome, *, command: str) -> str:
     }
     report = {"tool": "semfix", "version": __version__, "command": command, "dry_run": not outcome.written}
     return json.dumps({**report, "files": files, "totals": totals}, indent=2) + "\n"
-
-
-def rules_table() -> str:
-    """`semfix rules`: every rule, whether it fixes and how safely, and one example."""
-    lines = []
-    for rule in RULES.values():
-        state = "on" if rule.default else "off (enable with --select or --extend-select)"
-        lines.append(f"{rule.code}  {rule.name}")
-        lines.append(f"    fix: {rule.fix}; default: {state}")
-        lines.append(f"    {rule.summary}")
-        for label, example in (("before", rule.before), ("after ", rule.after)):
-            for index, line in enumerate(example.splitlines()):
-                lines.append(f"    {label if index == 0 else '      '}  {line}")
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"

@@ -195,10 +195,25 @@ def test_rules_lists_every_rule() -> None:
 
     result = semfix("rules", cwd=Path.cwd())
     assert result.returncode == 0
-    listed = [line.split()[0] for line in result.stdout.splitlines() if line[:3] == "SEM"]
-    assert listed == list(RULES)
+    listed = [line.split() for line in result.stdout.splitlines() if line[:3] == "SEM"]
+    assert listed == [[rule.code, rule.name] for rule in RULES.values()]
     for rule in RULES.values():
-        assert rule.before.splitlines()[0] in result.stdout
+        assert f"fix: {rule.fix}; default: {'on' if rule.default else 'off'}" in result.stdout
+        assert rule.summary in result.stdout
+
+
+def test_rules_code_prints_the_docs_and_every_example() -> None:
+    from semfix.rules import RULES
+
+    rule = RULES["SEM101"]
+    result = semfix("rules", "sem101", cwd=Path.cwd())
+    assert result.returncode == 0
+    assert "## Why is this bad?" in result.stdout and "removed in 0.11" in result.stdout
+    for example in rule.invalid:
+        assert example.source.rstrip() in result.stdout and (example.fixed or "").rstrip() in result.stdout
+    assert "(with --select SEM101)" in result.stdout
+    unknown = semfix("rules", "SEM9", cwd=Path.cwd())
+    assert unknown.returncode == 2 and "unknown rule 'SEM9'" in unknown.stderr
 
 
 def test_stdin_round_trip_uses_the_named_files_settings(tmp_path: Path) -> None:

@@ -1,0 +1,47 @@
+"""The rules, one module each (`semNNN.py`): docs, examples and, in time, the logic.
+
+`RULES` maps each code to its `Rule`, in the order `semfix rules` lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from semfix.rules import sem001, sem002, sem003, sem004, sem101, sem102
+from semfix.rules.base import Fix, Invalid, Rule
+
+__all__ = ["MIGRATIONS", "RULES", "Fix", "Invalid", "Rule", "describe", "table"]
+
+_ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem101, sem102))
+RULES: Mapping[str, Rule] = {rule.code: rule for rule in _ALL}
+SEM001, SEM002, SEM003, SEM004, SEM101, SEM102 = _ALL
+#: Rules that rewrite correct code: no scan for bug shapes can rule them out.
+MIGRATIONS = frozenset({SEM101.code, SEM102.code})
+
+
+def _heading(rule: Rule) -> list[str]:
+    state = "on" if rule.default else "off (enable with --select or --extend-select)"
+    return [f"{rule.code}  {rule.name}", f"    fix: {rule.fix}; default: {state}", f"    {rule.summary}"]
+
+
+def table() -> str:
+    """`semfix rules`: every rule's code, name, fix safety, default and summary."""
+    return "\n\n".join("\n".join(_heading(rule)) for rule in _ALL) + "\n"
+
+
+def describe(rule: Rule) -> str:
+    """`semfix rules CODE`: the rule's docs, then the examples its tests run."""
+    body = rule.docs.strip().partition("\n")[2].strip()  # the first line repeats the heading
+    lines = [*_heading(rule), "", body, ""]
+    for source in rule.valid:
+        lines += ["## Valid (no finding)", "```python", source.rstrip("\n"), "```", ""]
+    for example in rule.invalid:
+        needs = [f"--select {','.join(example.select)}"] * bool(example.select)
+        needs += ["--unsafe-fixes"] * example.unsafe_fixes
+        lines += [f"## Invalid{' (with ' + ' '.join(needs) + ')' if needs else ''}", "```python"]
+        lines += [example.source.rstrip("\n"), "```"]
+        if example.fixed is None:
+            lines += ["Reported, not fixed.", ""]
+        else:
+            lines += ["`semfix fix` gives:", "```python", example.fixed.rstrip("\n"), "```", ""]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,36 @@
+"""What a rule is: its code, its docs and the examples that test it, in the rule's own module.
+
+Each `semfix/rules/semNNN.py` opens with its docs (what it does, why it matters, an example,
+its fix safety) and defines `RULE`. Today the engines (`semfix/quick.py`, `semfix/transform.py`)
+decide findings and rewrites; the plan (issue 13) is that each rule's logic moves into its
+module and the one engine calls `RULE` for it, so docs, examples and logic sit together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Fix = Literal["safe", "safe with proof, else unsafe", "none"]
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag; `fixed` is the exact output of `semfix fix`, None if report-only."""
+
+    source: str
+    fixed: str | None
+    select: tuple[str, ...] = ()  # extra rules to turn on (the off-by-default migrations)
+    unsafe_fixes: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str
+    fix: Fix  # the best the rule can do; a finding may still be report-only
+    default: bool  # on without --select
+    docs: str  # the rule module's docstring: what, why, example, fix safety
+    valid: tuple[str, ...] = field(default=(), repr=False)  # code the rule must leave alone
+    invalid: tuple[Invalid, ...] = field(default=(), repr=False)

@@ -1,0 +1,93 @@
+'''SEM001 value-read-passed-as-semaphore
+
+## What it does
+Flags a semaphore argument written `sem[...]` or `sem[()]` (also `sems.at[i][...]`) and
+rewrites it to the Ref itself: `sem`, `sems.at[i]`.
+
+## Why is this bad?
+Indexing a Ref with `[...]` reads its value. Pallas needs the semaphore Ref, so tracing fails
+with `ValueError: Cannot signal on a non-semaphore Ref: semaphore[]` (`wait` likewise), or for
+a DMA with `DMA source/destination/semaphore arguments must be Refs.` at `.start()`.
+
+## Example
+```python
+pl.semaphore_wait(sem[...], 1)
+```
+Use instead:
+```python
+pl.semaphore_wait(sem, 1)
+```
+
+## Fix safety
+Safe: dropping the read passes the very Ref the read came from. `sem.at[...]` is already a view
+and is left alone. A comment inside the brackets makes the finding report-only, since the
+rewrite would drop it.
+'''
+
+from __future__ import annotations
+
+from semfix.rules.base import Invalid, Rule
+
+# Logic: today in semfix/quick.py (`_value_read`) and semfix/transform.py (SEM001 branch).
+
+RULE = Rule(
+    code="SEM001",
+    name="value-read-passed-as-semaphore",
+    summary="A semaphore argument reads the Ref with [...] or [()]; pass the Ref itself.",
+    fix="safe",
+    default=True,
+    docs=__doc__ or "",
+    valid=(
+        """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def copy_kernel(x_hbm, o_hbm, buf, sem):
+    copy = pltpu.make_async_copy(x_hbm, buf, sem)
+    copy.start()
+    copy.wait()
+    buf[...] = buf[...] + 1
+    pl.semaphore_signal(sem, 1)
+""",
+    ),
+    invalid=(
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def copy_kernel(x_hbm, o_hbm, buf, sem):
+    copy = pltpu.make_async_copy(x_hbm, buf, sem[...])
+    copy.start()
+    copy.wait()
+    pl.semaphore_signal(sem[()], 1)
+""",
+            """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def copy_kernel(x_hbm, o_hbm, buf, sem):
+    copy = pltpu.make_async_copy(x_hbm, buf, sem)
+    copy.start()
+    copy.wait()
+    pl.semaphore_signal(sem, 1)
+""",
+        ),
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+
+
+def ping_kernel(x_ref, o_ref, sem):
+    o_ref[...] = x_ref[...]
+    pl.semaphore_signal(sem[  # the ping semaphore
+        ...
+    ], 1)
+""",
+            None,  # a rewrite would drop the comment inside the brackets: reported only
+        ),
+    ),
+)

@@ -1,0 +1,63 @@
+'''SEM004 non-scalar-semaphore
+
+## What it does
+Flags a slice (`sems.at[0:2]`, `sems[1:]`) or a whole semaphore array passed where one
+semaphore is needed. Reported only.
+
+## Why is this bad?
+Semaphore operations take exactly one semaphore; tracing fails with
+`ValueError: Cannot signal on a non-()-shaped semaphore: (2,)`.
+
+## Example
+```python
+pl.semaphore_signal(sems.at[0:2], 1)
+```
+Use instead, for example:
+```python
+pl.semaphore_signal(sems.at[0], 1)
+pl.semaphore_signal(sems.at[1], 1)
+```
+
+## Fix safety
+No fix: which semaphore was meant (or whether a loop was) is the author's call.
+'''
+
+from __future__ import annotations
+
+from semfix.rules.base import Invalid, Rule
+
+# Logic: today in semfix/quick.py (`_non_scalar`) and semfix/transform.py (SEM004 branch).
+
+RULE = Rule(
+    code="SEM004",
+    name="non-scalar-semaphore",
+    summary="A slice or a whole semaphore array is passed where one semaphore is needed "
+    "(JAX: non-()-shaped semaphore); reported, never rewritten.",
+    fix="none",
+    default=True,
+    docs=__doc__ or "",
+    valid=(
+        """\
+from jax.experimental import pallas as pl
+
+
+def fan_out_kernel(x_ref, o_ref, sems):
+    o_ref[...] = x_ref[...]
+    for i in range(2):
+        pl.semaphore_signal(sems.at[i], 1)
+""",
+    ),
+    invalid=(
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+
+
+def fan_out_kernel(x_ref, o_ref, sems):
+    o_ref[...] = x_ref[...]
+    pl.semaphore_signal(sems.at[0:2], 1)
+""",
+            None,
+        ),
+    ),
+)

@@ -1,0 +1,43 @@
+"""Every rule's own VALID and INVALID examples, run through `fix_source` as `semfix fix` would."""
+
+from __future__ import annotations
+
+import pytest
+
+from semfix import fix_source
+from semfix.rules import RULES, Invalid, Rule
+from semfix.settings import Settings
+
+VALID = [(rule, source) for rule in RULES.values() for source in rule.valid]
+INVALID = [(rule, example) for rule in RULES.values() for example in rule.invalid]
+
+
+def _id(case: tuple[Rule, object]) -> str:
+    return case[0].code
+
+
+def test_every_rule_has_docs_and_examples() -> None:
+    for rule in RULES.values():
+        assert rule.docs.startswith(f"{rule.code} {rule.name}\n"), rule.code
+        for section in ("## What it does", "## Why is this bad?", "## Example", "## Fix safety"):
+            assert section in rule.docs, (rule.code, section)
+        assert rule.valid and rule.invalid, rule.code
+
+
+@pytest.mark.parametrize("case", VALID, ids=_id)
+def test_valid_examples_have_no_finding(case: tuple[Rule, str]) -> None:
+    rule, source = case
+    result = fix_source(source, settings=Settings.build(extend_select=[rule.code], unsafe_fixes=True))
+    assert result.source == source
+    assert [f for f in result.findings if f.rule == rule.code] == []
+
+
+@pytest.mark.parametrize("case", INVALID, ids=_id)
+def test_invalid_examples_are_flagged_and_fixed_exactly(case: tuple[Rule, Invalid]) -> None:
+    rule, example = case
+    settings = Settings.build(extend_select=example.select, unsafe_fixes=example.unsafe_fixes)
+    result = fix_source(example.source, settings=settings)
+    assert any(f.rule == rule.code for f in result.findings)
+    assert result.source == (example.source if example.fixed is None else example.fixed)
+    if example.fixed is None:
+        assert not any(f.applied for f in result.findings if f.rule == rule.code)
