@@ -1,0 +1,56 @@
+"""semfix run through `python -m libcst.tool codemod`: the same bytes as `semfix fix`."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from semfix.rules import RULES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# Encodings and line endings, an import migration, and a report-only finding.
+CASES = ("crlf", "latin1_cookie", "bom", "sem101_adds_pl_drops_pltpu", "sem003_carried_fixed", "sem004_non_scalar")
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(root.glob("*.py"))}
+
+
+def test_libcst_tool_writes_what_semfix_fix_writes(tmp_path: Path) -> None:
+    for folder in ("via_codemod", "via_semfix"):
+        (tmp_path / folder).mkdir()
+        for case in CASES:
+            shutil.copyfile(FIXTURES / case / "before.py", tmp_path / folder / f"{case}.py")
+    before = _tree(tmp_path / "via_codemod")
+    # The configured way: `modules` names the package, the command is `<module>.<class>`.
+    # `--no-format`: libcst would otherwise pipe the output through black.
+    (tmp_path / ".libcst.codemod.yaml").write_text("modules: ['semfix']\n")
+    tool = ["libcst.tool", "codemod", "codemod.SemfixCommand", "-j", "1", "--no-format", "--hide-progress"]
+    codemod = _run([*tool, "--select", "SEM", "via_codemod"], tmp_path)
+    semfix = _run(["semfix", "fix", "--select", "SEM", "via_semfix"], tmp_path)
+    assert codemod.returncode == 0, codemod.stderr
+    assert semfix.returncode == 1  # SEM004 is left in place
+    after = _tree(tmp_path / "via_codemod")
+    assert after == _tree(tmp_path / "via_semfix")
+    assert sum(after[name] != before[name] for name in after) == len(CASES) - 1
+    assert "WARNING: 7:25: SEM004" in codemod.stdout + codemod.stderr
+    assert "Skipped codemodding" in codemod.stdout + codemod.stderr  # nothing to fix: file untouched
+
+
+def test_libcst_tool_runs_the_command_by_its_full_name(tmp_path: Path) -> None:
+    example = RULES["SEM102"].invalid[0]
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(example.source)
+    tool = ["libcst.tool", "codemod", "-x", "semfix.codemod.SemfixCommand", "-j", "1", "--no-format", "--hide-progress"]
+    default = _run([*tool, "kernel.py"], tmp_path)
+    assert default.returncode == 0 and kernel.read_text() == example.source  # SEM102 is off by default
+    selected = _run([*tool, "--select", "SEM102", "kernel.py"], tmp_path)
+    assert selected.returncode == 0 and kernel.read_text() == example.fixed
+    typo = _run([*tool, "--select", "SEM9", "kernel.py"], tmp_path)
+    assert typo.returncode == 2 and "unknown rule selector 'SEM9'" in typo.stderr
