@@ -715,6 +715,7 @@ class _Rewrite:
     argument: ast.expr  # the original argument node
     replacement: ast.expr  # the node the verified new tree must hold in its place
     edits: list[tuple[int, int, str]]
+    keyword: ast.keyword | None = None  # SEM102: the `dec=` keyword renamed `value=` instead
 
 
 class _Engine:
@@ -925,17 +926,35 @@ class _Engine:
         argument_spans = []
         for call, operation in calls:
             scope = self.scopes.scope_of[id(call)]
-            if "SEM102" in self.settings.enabled and operation.name == "semaphore_wait":
-                if any(k.arg == "dec" for k in call.keywords):
-                    raise Defer("SEM102")
             for argument in _semaphore_arguments(operation, call):
                 argument_spans.append((self.text.start(argument)[2], self.text.end(argument)[2]))
                 self._argument(call, argument, scope)
+            if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
+                self._rename_dec(call)
         starts = sorted(self.text.start(call)[2] for call, _ in calls)
         for low, high in argument_spans:
             index = bisect.bisect_right(starts, low)
             if index < len(starts) and starts[index] < high:
                 raise Defer("a semaphore call inside a semaphore argument")
+
+    def _rename_dec(self, call: ast.Call) -> None:
+        """SEM102: `dec=` is `value=` since JAX 0.7.2, a rename of the keyword's name alone.
+        Where `value` is also given (by keyword or as the second positional argument), the
+        rename would repeat it: report only."""
+        given = any(k.arg == "value" for k in call.keywords)
+        given = given or sum(not isinstance(a, ast.Starred) for a in call.args) > 1
+        message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
+        for keyword in call.keywords:
+            if keyword.arg != "dec":
+                continue
+            name = ast.Name("dec", lineno=keyword.lineno, col_offset=keyword.col_offset)
+            name.end_lineno, name.end_col_offset = keyword.lineno, keyword.col_offset + len("dec")
+            if given:
+                self._report("SEM102", name, message + " (not fixed: `value` is also given)", None)
+            elif self._report("SEM102", name, message, "value"):
+                start = self.text.start(name)[2]
+                edit = (start, start + len("dec"), "value")
+                self.rewrites.append(_Rewrite(call, keyword.value, keyword.value, [edit], keyword=keyword))
 
     def _report(
         self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True
@@ -1158,6 +1177,9 @@ def _decode(source: str | bytes) -> tuple[str, str]:
 
 
 def _replace_in_tree(rewrite: _Rewrite) -> None:
+    if rewrite.keyword is not None:
+        rewrite.keyword.arg = "value"
+        return
     call = rewrite.call
     for index, argument in enumerate(call.args):
         if argument is rewrite.argument:
@@ -1308,6 +1330,7 @@ def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) 
     return not any(
         _read_target(r.replacement) is not None or _element_read(r.replacement) or _has_slice(r.replacement)
         for r in rewrites
+        if r.keyword is None
     )
 
 
