@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Callable, Iterator
 
-from semfix import messages
+from semfix import messages, migrations
 from semfix.compiles import compile_error, prove_compiles
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
@@ -715,6 +715,7 @@ class _Rewrite:
     argument: ast.expr  # the original argument node
     replacement: ast.expr  # the node the verified new tree must hold in its place
     edits: list[tuple[int, int, str]]
+    keyword: ast.keyword | None = None  # SEM102: the `dec=` keyword renamed `value=` instead
 
 
 class _Engine:
@@ -736,6 +737,10 @@ class _Engine:
         self.rewrites: list[_Rewrite] = []
         self.suppressions = _suppressions(text.text)
         self.comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
+        self.tree: ast.Module | None = None  # set for SEM101, which looks at every reference
+        self.fixing = True  # False: findings only, so SEM101's import edits do not matter
+        self.pallas_alias: str | None = None
+        self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: _Scope) -> set[str] | None:
@@ -922,20 +927,80 @@ class _Engine:
         candidates = self.scopes.relevant_calls() if self.focus is None else self.focus
         calls = [(call, op) for call in candidates if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
+        renames = self._renames()
         argument_spans = []
         for call, operation in calls:
+            while renames and _end(renames[-1].node) <= _end(call):  # libcst's order: callee, then call
+                self._migrate(renames.pop())
             scope = self.scopes.scope_of[id(call)]
-            if "SEM102" in self.settings.enabled and operation.name == "semaphore_wait":
-                if any(k.arg == "dec" for k in call.keywords):
-                    raise Defer("SEM102")
             for argument in _semaphore_arguments(operation, call):
                 argument_spans.append((self.text.start(argument)[2], self.text.end(argument)[2]))
                 self._argument(call, argument, scope)
+            if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
+                self._rename_dec(call)
+        while renames:
+            self._migrate(renames.pop())
+        self._check_migrated_imports()
         starts = sorted(self.text.start(call)[2] for call, _ in calls)
         for low, high in argument_spans:
             index = bisect.bisect_right(starts, low)
             if index < len(starts) and starts[index] < high:
                 raise Defer("a semaphore call inside a semaphore argument")
+
+    def _renames(self) -> list[migrations.Reference]:
+        """SEM101's references, last first (see semfix/migrations.py)."""
+        if "SEM101" not in self.settings.enabled or self.tree is None:
+            return []
+        try:
+            found = list(migrations.references(self.tree, self.scopes, self.qualified))
+            self.pallas_alias = migrations.pallas_alias(self.tree)
+        except migrations.NeedsLibcst as reason:
+            raise Defer(str(reason)) from None
+        return sorted(found, key=lambda r: _end(r.node), reverse=True)
+
+    def _migrate(self, reference: migrations.Reference) -> None:
+        """As transform.py's `_migrate`; the import edits it would need are the libcst engine's."""
+        alias = self.pallas_alias or migrations.DEFAULT_PALLAS_ALIAS
+        new_text = f"{alias}.{reference.function}"
+        message = f"`{self.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
+        if not migrations.alias_usable(reference.scope, alias, added=self.pallas_alias is None):
+            self._report("SEM101", reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
+            return
+        if not self._report("SEM101", reference.node, message, new_text) or not self.fixing:
+            return
+        if self.pallas_alias is None:
+            raise Defer("SEM101: the pallas import must be added")
+        self.migrated.append(reference.node)
+        start, end = self.text.start(reference.node)[2], self.text.end(reference.node)[2]
+        if _LINE_BREAK.search(self.text.text, start, end):
+            raise Defer("SEM101: a reference over several lines")
+        self.rewrites.append(_Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
+
+    def _check_migrated_imports(self) -> None:
+        if self.migrated:
+            try:
+                migrations.check_imports_unchanged(self.tree, self.migrated)  # type: ignore[arg-type]
+            except migrations.NeedsLibcst as reason:
+                raise Defer(str(reason)) from None
+
+    def _rename_dec(self, call: ast.Call) -> None:
+        """SEM102: `dec=` is `value=` since JAX 0.7.2, a rename of the keyword's name alone.
+        Where `value` is also given (by keyword or as the second positional argument), the
+        rename would repeat it: report only."""
+        given = any(k.arg == "value" for k in call.keywords)
+        given = given or sum(not isinstance(a, ast.Starred) for a in call.args) > 1
+        message = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
+        for keyword in call.keywords:
+            if keyword.arg != "dec":
+                continue
+            name = ast.Name("dec", lineno=keyword.lineno, col_offset=keyword.col_offset)
+            name.end_lineno, name.end_col_offset = keyword.lineno, keyword.col_offset + len("dec")
+            if given:
+                self._report("SEM102", name, message + " (not fixed: `value` is also given)", None)
+            elif self._report("SEM102", name, message, "value"):
+                start = self.text.start(name)[2]
+                edit = (start, start + len("dec"), "value")
+                self.rewrites.append(_Rewrite(call, keyword.value, keyword.value, [edit], keyword=keyword))
 
     def _report(
         self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True
@@ -1157,7 +1222,14 @@ def _decode(source: str | bytes) -> tuple[str, str]:
         raise Defer(f"encoding: {error}") from None
 
 
+def _end(node: ast.AST) -> tuple[int, int]:
+    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
+
+
 def _replace_in_tree(rewrite: _Rewrite) -> None:
+    if rewrite.keyword is not None:
+        rewrite.keyword.arg = "value"
+        return
     call = rewrite.call
     for index, argument in enumerate(call.args):
         if argument is rewrite.argument:
@@ -1187,8 +1259,6 @@ def analyse(
     text, encoding = _decode(source)
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         sparse = False  # the statement cutter splits lines at `\n` only
-    if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
-        raise Defer("SEM101")
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
     module = SparseModule.of(text) if sparse and focus and round_trips and not (settings.enabled & MIGRATIONS) else None
     if module is not None:
@@ -1265,6 +1335,8 @@ def _analyse_tree(
             return QuickResult(text, encoding, ())
     lines = _Text(text, sparse.starts if sparse is not None else None)
     engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
+    if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
+        engine.tree, engine.fixing = tree, apply_fixes
     engine.run()
     findings = engine.findings
     fixing = apply_fixes and bool(engine.rewrites)  # then `_prove` compiles the whole new text
@@ -1276,6 +1348,9 @@ def _analyse_tree(
         return QuickResult(text, encoding, tuple(findings))
     edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
     new_text = apply_edits(text, 0, len(text), edits)
+    if engine.migrated:
+        _prove_migrated(text, new_text, encoding, findings, engine.pallas_alias, settings)
+        return QuickResult(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
     settled = _settles_by_construction(findings, engine.rewrites)
@@ -1308,6 +1383,7 @@ def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) 
     return not any(
         _read_target(r.replacement) is not None or _element_read(r.replacement) or _has_slice(r.replacement)
         for r in rewrites
+        if r.keyword is None
     )
 
 
@@ -1358,6 +1434,26 @@ def _prove(
             again = analyse(new_text, settings, apply_fixes=True)
         else:
             again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
+    except Defer:
+        return  # the libcst engine's own idempotency check covers files it owns
+    if again.text != new_text or any(f.applied for f in again.findings):
+        raise QuickSafetyError("a second run would change the rewritten source again")
+
+
+def _prove_migrated(
+    text: str, new_text: str, encoding: str, findings: list[Finding], alias: str | None, settings: Settings
+) -> None:
+    """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
+    declared rewrites (which compiles the new text), then a second pass that changes nothing."""
+    from semfix.equivalence import check_rewrite
+    from semfix.errors import SafetyError
+
+    try:
+        check_rewrite(text, new_text, findings, migrations.DeclaredImports(migrated_to=alias))  # type: ignore[arg-type]
+    except SafetyError as error:
+        raise QuickSafetyError(str(error)) from None
+    try:
+        again = analyse(new_text, settings, apply_fixes=True)
     except Defer:
         return  # the libcst engine's own idempotency check covers files it owns
     if again.text != new_text or any(f.applied for f in again.findings):
