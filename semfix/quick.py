@@ -76,6 +76,7 @@ class _Scope:
     parent: _Scope | None
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" or "nonlocal"
+    node: ast.AST | None = None  # a function scope's def or lambda
 
     def _owner(self, name: str) -> _Scope:
         """Where a `global` or `nonlocal` declaration sends the name."""
@@ -219,7 +220,7 @@ class _ScopeBuilder:
 
     def _lambda(self, node: ast.Lambda, scope: _Scope) -> None:
         self._arguments_defaults(node.args, scope)
-        inner = _Scope("function", scope)
+        inner = _Scope("function", scope, node=node)
         self._parameters(node, node.args, inner)
         self.visit(node.body, inner)
 
@@ -330,7 +331,7 @@ class _ScopeBuilder:
         outer.bind(node.name, _Binding("def", node=node))
         self.functions.append(node)
         self.scope_of[id(node)] = scope
-        inner = _Scope("function", scope)
+        inner = _Scope("function", scope, node=node)
         self._parameters(node, node.args, inner)
         for statement in node.body:
             self.visit(statement, inner)
@@ -425,6 +426,98 @@ _SCALAR_FIELDS = frozenset(
     {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module"}
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscript
+
+
+@dataclass(eq=False)
+class _Access:
+    """A name read or deleted (libcst's access), with the attribute and subscript chain it
+    heads: `self` in `self.sems.at[i] = x` has top `self.sems.at[i]`, steps ("sems", "at",
+    None) and context Store."""
+
+    name: ast.Name
+    scope: _Scope
+    top: ast.expr
+    steps: Steps
+    context: type
+    called: bool  # the chain is a call's callee: `self.advance()`
+
+
+class _Tracking(_ScopeBuilder):
+    """The scope builder that also records every access to a name, for the rules that ask
+    whether a Ref expression keeps its value (see `_Engine.unstable`). Only files that ask
+    pay for it: `_analyse_tree` builds it when the engine raises `_NeedsAccesses`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.accesses: dict[str, list[_Access]] = {}
+        self.scope_of_read: dict[int, _Scope] = {}  # id(`v = X[...]`) -> the scope it is in
+        self._callees: set[int] = set()
+
+    def visit(self, node: ast.AST, scope: _Scope) -> None:
+        handler = _TRACKING_HANDLERS.get(type(node)) or _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node, scope)
+        elif type(node) not in _LEAVES:  # no Name inlined: every load is an access
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+
+    def _track_name(self, node: ast.Name, scope: _Scope) -> None:
+        if type(node.ctx) is ast.Store:
+            scope.bind(node.id, _Binding("other"))
+        else:
+            self._access(node, scope, node, (), False)
+
+    def _access(self, name: ast.Name, scope: _Scope, top: ast.expr, steps: Steps, called: bool) -> None:
+        access = _Access(name, scope, top, steps, type(top.ctx), called)  # type: ignore[attr-defined]
+        self.accesses.setdefault(name.id, []).append(access)
+
+    def _track_call(self, node: ast.Call, scope: _Scope) -> None:
+        self._callees.add(id(node.func))
+        self._call(node, scope)
+
+    def _track_chain(self, node: ast.Attribute | ast.Subscript, scope: _Scope) -> None:
+        """A whole `a.b[i].c` chain at once, from its outermost node: the access to its root
+        name, then what its subscripts hold."""
+        steps: list[str | None] = []
+        links: list[ast.Subscript] = []
+        root: ast.expr = node
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            if isinstance(root, ast.Subscript):
+                steps.append(None)
+                links.append(root)
+                self.scope_of[id(root)] = scope
+                self.subscripts.append(root)
+            else:
+                steps.append(root.attr)
+            root = root.value
+        if isinstance(root, ast.Name):
+            self._access(root, scope, node, tuple(reversed(steps)), id(node) in self._callees)
+        else:
+            self.visit(root, scope)
+        for link in reversed(links):
+            self.visit(link.slice, scope)
+
+    def _track_assign(self, node: ast.Assign, scope: _Scope) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _read_target(node.value) is not None:
+            self.scope_of_read[id(node)] = scope
+        self._assign(node, scope)
+
+    def references(self, name: str, scope: _Scope) -> list[_Access]:
+        """The accesses that resolve to the bindings `name` has where `scope` sees it."""
+        _, bindings = scope.lookup(name)
+        return [a for a in self.accesses.get(name, ()) if a.scope.lookup(name)[1] is bindings]
+
+
+_TRACKING_HANDLERS = {
+    ast.Name: _Tracking._track_name,
+    ast.Call: _Tracking._track_call,
+    ast.Attribute: _Tracking._track_chain,
+    ast.Subscript: _Tracking._track_chain,
+    ast.Assign: _Tracking._track_assign,
+}
 
 
 _ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
