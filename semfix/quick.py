@@ -1338,7 +1338,12 @@ class _Engine:
             assign: ast.Assign = binding.node  # type: ignore[assignment]
             scope, name = tracking.scope_of_read[id(assign)], assign.targets[0].id  # type: ignore[attr-defined]
             references = [] if name in scope.declared else tracking.references(name, scope)
-            uses = [a.name for a in references if id(a.name) in self.semaphore_args]
+            end = (assign.end_lineno, assign.end_col_offset)
+            uses = [  # as libcst links them: a read before the assignment, in its scope, is not its use
+                a.name
+                for a in references
+                if id(a.name) in self.semaphore_args and (a.scope is not scope or (a.name.lineno, a.name.col_offset) >= end)
+            ]
             plan = None
             if uses:
                 body = _body_of(tracking.tree, assign)
