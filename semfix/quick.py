@@ -2,10 +2,10 @@
 
 libcst with scope metadata runs at a few thousand lines a second; CPython's own parser is two
 orders of magnitude faster. This engine resolves imports and scopes on `ast`, applies SEM001,
-SEM002 and SEM004 as text edits, and proves each result: the new text must parse to exactly
+SEM002, SEM003 and SEM004 as text edits, and proves each result: the new text must parse to exactly
 the tree the rewrites declare, and a second pass must find nothing to fix. Whenever a file
-holds anything it does not model (values carried through variables, the migrations, star
-imports, syntax this Python cannot parse), it raises `Defer` and the libcst engine takes the
+holds anything it does not model (the migrations, star imports, syntax this Python
+cannot parse), it raises `Defer` and the libcst engine takes the
 file. Its output
 must equal the libcst engine's byte for byte, findings included; the tests hold it to that.
 """
@@ -561,7 +561,7 @@ def _suspicious_subscript(call: ast.Call) -> bool:
         if isinstance(argument, ast.Starred):
             argument = argument.value
         if isinstance(argument, ast.NamedExpr):
-            return True  # `f(s := sem[...])`: the libcst engine decides
+            return True  # `f(s := sem[...])`: the rules look at the value
         if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
             return True
     return False
@@ -1730,7 +1730,7 @@ def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) 
     calls to the same operations and gives each untouched argument the same verdict, except
     that new `.at` views may prove a Ref and turn an unsafe SEM002 into a safe one. Each
     rewritten argument is now a Ref expression; only a read, an element read or a slice
-    left in it could draw a fix.
+    left in it could draw a fix. SEM003 removes a binding and a read: not settled here.
     """
     if any(f.rule == "SEM002" and not f.applied for f in findings):
         return False
