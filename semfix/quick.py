@@ -2,10 +2,10 @@
 
 libcst with scope metadata runs at a few thousand lines a second; CPython's own parser is two
 orders of magnitude faster. This engine resolves imports and scopes on `ast`, applies SEM001,
-SEM002 and SEM004 as text edits, and proves each result: the new text must parse to exactly
+SEM002, SEM003 and SEM004 as text edits, and proves each result: the new text must parse to exactly
 the tree the rewrites declare, and a second pass must find nothing to fix. Whenever a file
-holds anything it does not model (values carried through variables, the migrations, star
-imports, syntax this Python cannot parse), it raises `Defer` and the libcst engine takes the
+holds anything it does not model (the migrations, star imports, syntax this Python
+cannot parse), it raises `Defer` and the libcst engine takes the
 file. Its output
 must equal the libcst engine's byte for byte, findings included; the tests hold it to that.
 """
@@ -76,6 +76,7 @@ class _Scope:
     parent: _Scope | None
     bindings: dict[str, list[_Binding]] = field(default_factory=dict)
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" or "nonlocal"
+    node: ast.AST | None = None  # a function scope's def or lambda
 
     def _owner(self, name: str) -> _Scope:
         """Where a `global` or `nonlocal` declaration sends the name."""
@@ -219,7 +220,7 @@ class _ScopeBuilder:
 
     def _lambda(self, node: ast.Lambda, scope: _Scope) -> None:
         self._arguments_defaults(node.args, scope)
-        inner = _Scope("function", scope)
+        inner = _Scope("function", scope, node=node)
         self._parameters(node, node.args, inner)
         self.visit(node.body, inner)
 
@@ -330,7 +331,7 @@ class _ScopeBuilder:
         outer.bind(node.name, _Binding("def", node=node))
         self.functions.append(node)
         self.scope_of[id(node)] = scope
-        inner = _Scope("function", scope)
+        inner = _Scope("function", scope, node=node)
         self._parameters(node, node.args, inner)
         for statement in node.body:
             self.visit(statement, inner)
@@ -427,6 +428,103 @@ _SCALAR_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscript
+
+
+@dataclass(eq=False)
+class _Access:
+    """A name read or deleted (libcst's access), with the attribute and subscript chain it
+    heads: `self` in `self.sems.at[i] = x` has top `self.sems.at[i]`, steps ("sems", "at",
+    None) and context Store."""
+
+    name: ast.Name
+    scope: _Scope
+    top: ast.expr
+    steps: Steps
+    context: type
+    called: bool  # the chain is a call's callee: `self.advance()`
+
+
+class _Tracking(_ScopeBuilder):
+    """The scope builder that also records every access to a name, for the rules that ask
+    whether a Ref expression keeps its value (see `_Engine.unstable`). Only files that ask
+    pay for it: `_analyse_tree` builds it when the engine raises `_NeedsAccesses`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.accesses: dict[str, list[_Access]] = {}
+        self.scope_of_read: dict[int, _Scope] = {}  # id(`v = X[...]`) -> the scope it is in
+        self._callees: set[int] = set()
+        self.tree = ast.Module(body=[], type_ignores=[])
+
+    def build(self, tree: ast.Module) -> None:
+        self.tree = tree
+        super().build(tree)
+
+    def visit(self, node: ast.AST, scope: _Scope) -> None:
+        handler = _TRACKING_HANDLERS.get(type(node)) or _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node, scope)
+        elif type(node) not in _LEAVES:  # no Name inlined: every load is an access
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+
+    def _track_name(self, node: ast.Name, scope: _Scope) -> None:
+        if type(node.ctx) is ast.Store:
+            scope.bind(node.id, _Binding("other"))
+        else:
+            self._access(node, scope, node, (), False)
+
+    def _access(self, name: ast.Name, scope: _Scope, top: ast.expr, steps: Steps, called: bool) -> None:
+        access = _Access(name, scope, top, steps, type(top.ctx), called)  # type: ignore[attr-defined]
+        self.accesses.setdefault(name.id, []).append(access)
+
+    def _track_call(self, node: ast.Call, scope: _Scope) -> None:
+        self._callees.add(id(node.func))
+        self._call(node, scope)
+
+    def _track_chain(self, node: ast.Attribute | ast.Subscript, scope: _Scope) -> None:
+        """A whole `a.b[i].c` chain at once, from its outermost node: the access to its root
+        name, then what its subscripts hold."""
+        steps: list[str | None] = []
+        links: list[ast.Subscript] = []
+        root: ast.expr = node
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            if isinstance(root, ast.Subscript):
+                steps.append(None)
+                links.append(root)
+                self.scope_of[id(root)] = scope
+                self.subscripts.append(root)
+            else:
+                steps.append(root.attr)
+            root = root.value
+        if isinstance(root, ast.Name):
+            self._access(root, scope, node, tuple(reversed(steps)), id(node) in self._callees)
+        else:
+            self.visit(root, scope)
+        for link in reversed(links):
+            self.visit(link.slice, scope)
+
+    def _track_assign(self, node: ast.Assign, scope: _Scope) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _read_target(node.value) is not None:
+            self.scope_of_read[id(node)] = scope
+        self._assign(node, scope)
+
+    def references(self, name: str, scope: _Scope) -> list[_Access]:
+        """The accesses that resolve to the bindings `name` has where `scope` sees it."""
+        _, bindings = scope.lookup(name)
+        return [a for a in self.accesses.get(name, ()) if a.scope.lookup(name)[1] is bindings]
+
+
+_TRACKING_HANDLERS = {
+    ast.Name: _Tracking._track_name,
+    ast.Call: _Tracking._track_call,
+    ast.Attribute: _Tracking._track_chain,
+    ast.Subscript: _Tracking._track_chain,
+    ast.Assign: _Tracking._track_assign,
+}
+
+
 _ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
 _CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
 _INTERESTING = FUNCTION_NAMES | {"pallas_call", "run_scoped", "partial"} | _ALLOCATION_TERMINALS
@@ -463,7 +561,7 @@ def _suspicious_subscript(call: ast.Call) -> bool:
         if isinstance(argument, ast.Starred):
             argument = argument.value
         if isinstance(argument, ast.NamedExpr):
-            return True  # `f(s := sem[...])`: the libcst engine decides
+            return True  # `f(s := sem[...])`: the rules look at the value
         if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
             return True
     return False
@@ -741,6 +839,12 @@ class _Engine:
         self.fixing = True  # False: findings only, so SEM101's import edits do not matter
         self.pallas_alias: str | None = None
         self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
+        self.proof_sites: dict[object, list[tuple[ast.expr, _Scope]]] = {}  # attribute-chain proofs
+        self.semaphore_args: set[int] = set()
+        self.held: str | None = None  # while set, findings are reported with this reason, not fixed
+        self.plans: dict[int, _Carried | None] = {}  # by the `v = X[...]` binding
+        self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []
+        self._changes: dict[int, list[tuple[str, Steps, ast.expr]]] = {}
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: _Scope) -> set[str] | None:
@@ -815,6 +919,8 @@ class _Engine:
                 proof = self.key(target, scope) if target is not None else None
                 if proof is not None:
                     self.proven.add(proof)
+                    if isinstance(target, ast.Attribute):
+                        self.proof_sites.setdefault(proof, []).append((target, scope))
         return self.proven
 
     def gather(self) -> None:
@@ -928,6 +1034,7 @@ class _Engine:
         calls = [(call, op) for call in candidates if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
         renames = self._renames()
+        self.semaphore_args = {id(a) for call, operation in calls for a in _semaphore_arguments(operation, call)}
         argument_spans = []
         for call, operation in calls:
             while renames and _end(renames[-1].node) <= _end(call):  # libcst's order: callee, then call
@@ -1003,12 +1110,24 @@ class _Engine:
                 self.rewrites.append(_Rewrite(call, keyword.value, keyword.value, [edit], keyword=keyword))
 
     def _report(
-        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True
+        self,
+        code: str,
+        node: ast.AST,
+        message: str,
+        replacement: str | None,
+        *,
+        safe: bool = True,
+        span: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None,
     ) -> bool | None:
-        if code not in self.settings.enabled or self._silenced(code, node):
+        """Record a finding (at `node`, or at `span`: (line, 0-based column, offset) twice);
+        whether its fix is accepted, None if the rule is off or silenced there."""
+        (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
+        if code not in self.settings.enabled or (
+            self.suppressions and suppressed(self.suppressions, code, (line, end_line))
+        ):
             return None
-        line, column, start = self.text.start(node)
-        end_line, end_column, end = self.text.end(node)
+        if self.held is not None and replacement is not None:
+            message, replacement = f"{message} (not fixed: {self.held})", None
         finding, accepted = decide(
             code, (line, column + 1, end_line, end_column + 1), message, self.text.text[start:end], replacement,
             safe=safe, unsafe_fixes=self.settings.unsafe_fixes, apply_fixes=True,
@@ -1081,13 +1200,14 @@ class _Engine:
             close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]
         return any(outermost <= c < start or end <= c < close for c in comments)
 
-    def _argument(self, call: ast.Call, original: ast.expr, scope: _Scope) -> None:
+    def _argument(self, call: ast.Call, original: ast.expr, scope: _Scope, *, carried: bool = True) -> None:
         if isinstance(original, ast.NamedExpr):
-            raise Defer("an assignment expression in a semaphore argument")
-        if isinstance(original, ast.Name):
+            self._walrus(call, original, scope)
+            return
+        if carried and isinstance(original, ast.Name):
             _, bindings = scope.lookup(original.id)
-            if any(b.kind == "read" for b in bindings):
-                raise Defer("a value carried through a variable (SEM003)")
+            if any(b.kind == "read" for b in bindings) and self._carried(call, original, bindings):
+                return
         if isinstance(original, ast.Subscript) and isinstance(original.slice, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in original.slice.elts) or (
                 len(original.slice.elts) == 1 and isinstance(original.slice.elts[0], ast.Constant)
@@ -1137,8 +1257,9 @@ class _Engine:
             return previous
         key = self.key(base, scope)
         safe = kind is Kind.ARRAY or (key is not None and key in self.proofs())
-        if safe and isinstance(base, ast.Attribute):
-            raise Defer("evidence about an attribute chain, which may be rebound")
+        if safe and isinstance(base, ast.Attribute):  # the text matches: both must keep their Ref
+            sites = self.proof_sites[key]
+            safe = self.unstable(base, scope) is None and any(self.unstable(p, s) is None for p, s in sites)
         cuts = self._cut(element, call, floor)
         if cuts is None:
             return previous
@@ -1166,6 +1287,306 @@ class _Engine:
         if self._report("SEM002", element, message, view, safe=safe):
             return _Rewrite(call, element, replacement, [insert])
         return None
+
+    # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
+    def _tracking(self) -> _Tracking:
+        """The accesses to every name: a sparse parse lacks statements, and a plain scope
+        builder records none; `_analyse_tree` then parses or builds more, and runs again."""
+        if self.sparse:
+            raise _WholeFileNeeded
+        if not isinstance(self.scopes, _Tracking):
+            raise _NeedsAccesses
+        return self.scopes
+
+    def unstable(self, node: ast.expr, scope: _Scope) -> str | None:
+        """Why `node` may not name the same Ref everywhere in its scope; None when it must.
+
+        Evidence about a Ref expression (SEM002's proof, SEM003's carried read) holds only
+        while its base name, each attribute in its chain and each name in its indices keep
+        their values. Flow is not followed: a name bound twice anywhere in the scope, or a
+        chain written, deleted, called a method on or handed away anywhere its base name is
+        seen (nested functions and later loop iterations included), voids the evidence.
+        """
+        for root, top, watched in _chains(node):
+            _, bindings = scope.lookup(root.id)
+            if len(bindings) > 1:
+                return f"`{root.id}` is reassigned, so the Ref could differ at the use"
+            if not watched:
+                continue
+            if not bindings:
+                return f"`{self._code(top)}` may be changed outside this file"
+            for how, changed, where in self._changes_of(root.id, scope):
+                through = watched[: len(changed)] == changed
+                if how == "write" and through:
+                    return f"`{self._code(top)}` may be rebound: `{self._code(where)}` is assigned or deleted"
+                if how == "handed" and through and len(changed) < len(watched):
+                    return f"`{self._code(top)}` may be rebound by other code given `{self._code(where)}`"
+        return None
+
+    def _code(self, node: ast.AST) -> str:
+        return " ".join(self.text.of(node).split())
+
+    def _changes_of(self, name: str, scope: _Scope) -> list[tuple[str, Steps, ast.expr]]:
+        """Every place the name's value, or a chain under it, may change: ("write", chain) for a
+        store or `del` target, ("handed", object) for an object given to code that may change
+        anything under it: a call's receiver, an argument, a container stored into, or any
+        other use that is not an attribute or subscript of it. With each, the expression there."""
+        tracking = self._tracking()
+        _, bindings = scope.lookup(name)
+        if id(bindings) not in self._changes:
+            found: list[tuple[str, Steps, ast.expr]] = []
+            for access in tracking.references(name, scope):
+                steps, top = access.steps, access.top
+                if access.context in (ast.Store, ast.Del):
+                    found.append(("write", steps, top))
+                    if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
+                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                elif access.called and steps:
+                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                else:
+                    found.append(("handed", steps, top))
+            self._changes[id(bindings)] = found
+        return self._changes[id(bindings)]
+
+    # -- an assignment expression in a semaphore argument -----------------------------------------
+    def _walrus(self, call: ast.Call, original: ast.NamedExpr, scope: _Scope) -> None:
+        """`f(s := sem[...])`: the rules apply to the value. The fix makes `s` hold the Ref
+        instead of the value read, so it is applied only when nothing can read `s`."""
+        held, count = self.held, len(self.rewrites)
+        self.held = held or self._walrus_blocker(original.target, scope)
+        try:
+            self._argument(call, original.value, scope, carried=False)
+        finally:
+            self.held = held
+        if len(self.rewrites) > count:
+            inner = self.rewrites.pop()
+            walrus = ast.NamedExpr(target=original.target, value=inner.replacement)
+            self.rewrites.append(_Rewrite(call, original, walrus, inner.edits))
+
+    def _walrus_blocker(self, target: ast.Name, scope: _Scope) -> str | None:
+        """Why `s` in `s := ...` may be read; by spelling, so `global s` and reads anywhere in
+        the function, nested ones and earlier loop iterations included, all count."""
+        if self.sparse:
+            raise _WholeFileNeeded  # the function may hold statements that were not parsed
+        if scope.kind != "function":
+            return f"`{self.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
+        if _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]
+            return f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
+        return None
+
+    # -- SEM003: a value carried through a variable -------------------------------------------------
+    def _carried(self, call: ast.Call, use: ast.Name, bindings: list[_Binding]) -> bool:
+        """`v = X[...]` then `f(v)`: pass `X`, and drop the assignment with its line. False when
+        no read plans for `v` (the other rules then look at it)."""
+        plan = next((p for b in reversed(bindings) if b.kind == "read" and (p := self._plan(b)) is not None), None)
+        if plan is None:
+            return False
+        ref_text = self.text.of(plan.ref)
+        decision = self._decide(plan)
+        message = (
+            f"`{use.id}` holds a value read from the semaphore Ref at line {plan.assign.lineno}; "
+            f"pass the Ref `{messages.one_line(ref_text)}`"
+        )
+        if plan.blocker is not None:
+            self._report("SEM003", use, f"{message} (not fixed: {plan.blocker})", None)
+        elif decision is None:
+            self._report("SEM003", use, f"{message} (not fixed: a use or the assignment is silenced)", None)
+        elif self._report("SEM003", use, message, ref_text) and decision:
+            start, end = self.text.start(use)[2], self.text.end(use)[2]
+            self.rewrites.append(_Rewrite(call, use, copy.deepcopy(plan.ref), [(start, end, ref_text)]))
+        return True
+
+    def _plan(self, binding: _Binding) -> _Carried | None:
+        """The plan for one `v = X[...]`, shared by its uses; None if no semaphore argument uses it."""
+        if id(binding) not in self.plans:
+            tracking = self._tracking()
+            assign: ast.Assign = binding.node  # type: ignore[assignment]
+            scope, name = tracking.scope_of_read[id(assign)], assign.targets[0].id  # type: ignore[attr-defined]
+            references = [] if name in scope.declared else tracking.references(name, scope)
+            end = (assign.end_lineno, assign.end_col_offset)
+            uses = [  # as libcst links them: a read before the assignment, in its scope, is not its use
+                a.name
+                for a in references
+                if id(a.name) in self.semaphore_args and (a.scope is not scope or (a.name.lineno, a.name.col_offset) >= end)
+            ]
+            plan = None
+            if uses:
+                body = _body_of(tracking.tree, assign)
+                plan = _Carried(assign, assign.value.value, uses, body, None)  # type: ignore[attr-defined]
+                plan.blocker = self._blocker(plan, scope, name, references)
+            self.plans[id(binding)] = plan
+        return self.plans[id(binding)]
+
+    def _blocker(self, plan: _Carried, scope: _Scope, name: str, references: list[_Access]) -> str | None:
+        """Why the rewrite is not safe; None when it is."""
+        assign, ref = plan.assign, plan.ref
+        if len(scope.bindings[name]) > 1:
+            return f"`{name}` is assigned more than once"
+        if len(plan.uses) != len(references):
+            return f"`{name}` is also used for something else"
+        if any(access.scope is not scope for access in references):
+            return f"`{name}` is used in a nested scope"
+        if plan.body is None or not _alone_on_its_lines(assign, self.text, _SOLE_END):
+            return "the assignment shares its line with other statements"
+        if self._commented(assign, plan.body):
+            return "a comment on the assignment would be lost"
+        if any(isinstance(n, ast.Call) for n in ast.walk(ref)) or not isinstance(ref, (ast.Name, ast.Attribute, ast.Subscript)):
+            return "the Ref expression is not a plain name or view"
+        if isinstance(ref, ast.Subscript) and not _is_at(ref.value):
+            return "the Ref expression reads an element"
+        rebound = self.unstable(ref, scope)
+        if rebound is not None:
+            return rebound
+        first, last = plan.body[0], plan.body[-1]
+        low, high = (_first_line(first), first.col_offset), (last.end_lineno, last.end_col_offset)
+        if any(not low <= (u.lineno, u.col_offset) <= high for u in plan.uses):
+            return f"`{name}` is assigned conditionally"
+        return None
+
+    def _commented(self, assign: ast.Assign, body: list[ast.stmt]) -> bool:
+        """A comment on the assignment's lines, or on the lines just above it that libcst
+        gives it (those not indented deeper than it after a block, which that block keeps)."""
+        text, starts = self.text.text, self.text.starts
+        end = starts[assign.end_lineno] if assign.end_lineno < len(starts) else len(text)  # type: ignore[operator]
+        own = text[starts[assign.lineno - 1] : end]
+        if "#" in own and any(t.type == tokenize.COMMENT for t in _tokens(own)):
+            return True
+        index = next(i for i, s in enumerate(body) if s is assign)
+        previous = body[index - 1] if index else None
+        floor = previous.end_lineno if previous is not None else 0
+        footer = previous is not None and hasattr(previous, "body")  # a block keeps deeper comments
+        above: list[int] = []  # the indentation of each comment line just above, up to code
+        for number in range(assign.lineno - 1, floor, -1):  # type: ignore[operator]
+            line = self.text.line(number)
+            stripped = line.lstrip(" \t")
+            if stripped.startswith("#"):
+                above.append(len(line) - len(stripped))
+            elif stripped.strip():
+                break
+        for indent in reversed(above):  # from the top: a block keeps the deeper ones
+            footer = footer and indent > assign.col_offset
+            if not footer:
+                return True
+        return False
+
+    def _decide(self, plan: _Carried) -> bool | None:
+        """Decided once per assignment: all its uses are rewritten and it is removed, or none.
+        True: rewrite; False: report only; None: the rule is off or silenced here."""
+        if plan.decision is not _UNDECIDED:
+            return plan.decision  # type: ignore[return-value]
+        plan.decision = False
+        if plan.blocker is None:
+            lines = {u.lineno for u in plan.uses} | {plan.assign.lineno}
+            if "SEM003" not in self.settings.enabled or (
+                self.suppressions and suppressed(self.suppressions, "SEM003", lines)
+            ):
+                plan.decision = None
+                return None
+            assign, starts, text = plan.assign, self.text.starts, self.text.text
+            first, last = assign.lineno, assign.end_lineno
+            start = (first, 0, starts[first - 1])
+            if last >= len(starts):  # type: ignore[operator]  # the last line, without a line break
+                end = (last, len(text) - starts[last - 1], len(text))  # type: ignore[index]
+            else:
+                end = (last + 1, 0, starts[last])  # type: ignore[operator]
+            message = f"`{messages.one_line(self.text.of(assign))}` only carried the read to semaphore arguments; removed with them"
+            applied = self._report("SEM003", assign, message, "", span=(start, end))  # type: ignore[arg-type]
+            if applied:
+                self.removals.append((plan.body, assign, (start[2], end[2], "")))  # type: ignore[arg-type]
+            plan.decision = bool(applied)
+        return plan.decision  # type: ignore[return-value]
+
+
+class _NeedsAccesses(Exception):
+    """The engine needs the accesses `_Tracking` records: build them and run again."""
+
+
+_UNDECIDED = object()
+
+
+@dataclass(eq=False)
+class _Carried:
+    """`v = X[...]` whose `v` reaches semaphore arguments (SEM003)."""
+
+    assign: ast.Assign
+    ref: ast.expr  # X, the Ref the value was read from
+    uses: list[ast.Name]
+    body: list[ast.stmt] | None  # the statement list holding the assignment
+    blocker: str | None  # why the rewrite is not safe; None when it is
+    decision: object = _UNDECIDED
+
+
+# After a statement alone on its lines: an optional `;`, then a comment.
+_SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
+
+
+def _body_of(tree: ast.Module, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list that holds `statement` itself; None if it shares a line with a
+    statement that holds it (`if x: v = ...`)."""
+    chain = _enclosing(tree, statement.lineno, {})
+    if not chain or chain[-1] is not statement:
+        return None
+    owner: ast.AST = chain[-2] if len(chain) > 1 else tree
+    lists = [getattr(owner, name, None) for name in ("body", "orelse", "finalbody")]
+    lists += [clause.body for clause in (*getattr(owner, "handlers", ()), *getattr(owner, "cases", ()))]
+    return next((body for body in lists if isinstance(body, list) and any(s is statement for s in body)), None)
+
+
+def _chains(node: ast.expr) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
+    """Each name in `node`, in source order, with the part of its attribute and subscript
+    chain that lies inside `node`: (`self`, `self.sems.at[i]`, ("sems", "at", None)), then (`i`, `i`, ())."""
+    parents: dict[int, ast.AST] = {}
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        children = list(ast.iter_child_nodes(current))
+        for child in children:
+            parents[id(child)] = current
+        stack.extend(reversed(children))
+        if isinstance(current, ast.Name):
+            steps: list[str | None] = []
+            top: ast.expr = current
+            while top is not node:
+                parent = parents[id(top)]
+                if isinstance(parent, ast.Attribute) and parent.value is top:
+                    steps.append(parent.attr)
+                elif isinstance(parent, ast.Subscript) and parent.value is top:
+                    steps.append(None)
+                else:
+                    break
+                top = parent  # type: ignore[assignment]
+            yield current, top, tuple(steps)
+
+
+def _spelled(node: ast.AST, name: str) -> int:
+    """How often `name` is written as a name anywhere in `node`, as libcst counts its Name
+    nodes: reads and stores, attributes, keywords, parameters, definitions, imports,
+    `global` and `nonlocal`, `except ... as`, and capture patterns."""
+    count = 0
+    for current in ast.walk(node):
+        if isinstance(current, ast.Name):
+            count += current.id == name
+        elif isinstance(current, ast.Attribute):
+            count += current.attr == name
+        elif isinstance(current, (ast.keyword, ast.arg)):
+            count += current.arg == name
+        elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
+            count += current.name == name
+        elif isinstance(current, (ast.Global, ast.Nonlocal)):
+            count += current.names.count(name)
+        elif isinstance(current, ast.alias):
+            count += current.name.split(".").count(name) + (current.asname == name)
+        elif isinstance(current, ast.ImportFrom):
+            count += (current.module or "").split(".").count(name)
+        elif isinstance(current, (ast.MatchAs, ast.MatchStar)):
+            count += current.name == name
+        elif isinstance(current, ast.MatchMapping):
+            count += current.rest == name
+        elif isinstance(current, ast.MatchClass):
+            count += current.kwd_attrs.count(name)
+        elif type(current).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+            count += getattr(current, "name", None) == name
+    return count
 
 
 def _suppressions(text: str) -> Suppressions:
@@ -1337,7 +1758,15 @@ def _analyse_tree(
     engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         engine.tree, engine.fixing = tree, apply_fixes
-    engine.run()
+    try:
+        engine.run()
+    except _NeedsAccesses:  # few files ask whether a Ref expression keeps its value
+        scopes = _Tracking()
+        scopes.build(tree)
+        tree_for_migrations, fixing = engine.tree, engine.fixing
+        engine = _Engine(lines, scopes, settings, found if focus else None)
+        engine.tree, engine.fixing = tree_for_migrations, fixing
+        engine.run()
     findings = engine.findings
     fixing = apply_fixes and bool(engine.rewrites)  # then `_prove` compiles the whole new text
     if findings and sparse is not None and not fixing and not sparse.rest_parses():
@@ -1346,14 +1775,16 @@ def _analyse_tree(
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
         return QuickResult(text, encoding, tuple(findings))
-    edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
+    edits = sorted([*(edit for rewrite in engine.rewrites for edit in rewrite.edits), *(r[2] for r in engine.removals)])
     new_text = apply_edits(text, 0, len(text), edits)
     if engine.migrated:
         _prove_migrated(text, new_text, encoding, findings, engine.pallas_alias, settings)
         return QuickResult(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
-    settled = _settles_by_construction(findings, engine.rewrites)
+    for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
+        body.remove(statement)
+    settled = not engine.removals and _settles_by_construction(findings, engine.rewrites)
     _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled, sparse=sparse is not None)
     return QuickResult(new_text, encoding, tuple(findings))
 
@@ -1376,15 +1807,16 @@ def _settles_by_construction(findings: list[Finding], rewrites: list[_Rewrite]) 
     calls to the same operations and gives each untouched argument the same verdict, except
     that new `.at` views may prove a Ref and turn an unsafe SEM002 into a safe one. Each
     rewritten argument is now a Ref expression; only a read, an element read or a slice
-    left in it could draw a fix.
+    left in it could draw a fix. SEM003 removes a binding and a read: not settled here.
     """
     if any(f.rule == "SEM002" and not f.applied for f in findings):
         return False
-    return not any(
-        _read_target(r.replacement) is not None or _element_read(r.replacement) or _has_slice(r.replacement)
+    replacements = [
+        r.replacement.value if isinstance(r.replacement, ast.NamedExpr) else r.replacement
         for r in rewrites
         if r.keyword is None
-    )
+    ]
+    return not any(_read_target(r) is not None or _element_read(r) or _has_slice(r) for r in replacements)
 
 
 def _prove(
@@ -1520,7 +1952,7 @@ def _enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.s
 _TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
-def _alone_on_its_lines(statement: ast.stmt, old: _Text) -> bool:
+def _alone_on_its_lines(statement: ast.stmt, old: _Text, trailer: re.Pattern[str] = _TRAILER) -> bool:
     """Does the statement start its first line (after indentation, or `@`) and end its last
     (before a comment), and not continue a line before it with a backslash?"""
     decorators = getattr(statement, "decorator_list", [])
@@ -1532,7 +1964,7 @@ def _alone_on_its_lines(statement: ast.stmt, old: _Text) -> bool:
     if prefix.strip(" \t") != ("@" if head is not statement else ""):
         return False
     ending = old.line(last)[old.column(last, statement.end_col_offset) :]  # type: ignore[arg-type]
-    return _TRAILER.match(ending) is not None
+    return trailer.match(ending) is not None
 
 
 def _parses_back(statement: ast.stmt, new_text: str, new_start: Callable[[int], int]) -> bool:

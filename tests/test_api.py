@@ -189,3 +189,23 @@ def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
         fix_source(source, engine="quick")
     monkeypatch.undo()
     assert "sem[...]" not in fix_source(source, engine="quick").source  # the real cut is accepted
+
+
+def test_a_quick_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEM003 drops the assignment's line; an edit that also drops the line after it (which
+    compiles) leaves a tree other than the declared one, and the whole-tree proof refuses it."""
+    original_decide = semfix.quick._Engine._decide
+
+    def greedy(self, plan):  # type: ignore[no-untyped-def]
+        decision = original_decide(self, plan)
+        if self.removals:
+            body, statement, (start, end, _) = self.removals[-1]
+            self.removals[-1] = (body, statement, (start, self.text.text.index("\n", end) + 1, ""))
+        return decision
+
+    monkeypatch.setattr(semfix.quick._Engine, "_decide", greedy)
+    source = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    v = sem[...]\n    n = 1\n    pl.semaphore_wait(v, 1)\n"
+    with pytest.raises(SafetyError, match="differs from the declared"):
+        fix_source(source, engine="quick")
+    monkeypatch.undo()
+    assert fix_source(source, engine="quick").source.endswith("    n = 1\n    pl.semaphore_wait(sem, 1)\n")

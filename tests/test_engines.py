@@ -54,7 +54,7 @@ def test_quick_engine_takes_most_fixtures() -> None:
 
 # What the quick engine still hands to libcst: the rules a later step of issue 13 takes over,
 # and syntax this Python cannot parse.
-_STILL_DEFERRED = re.compile(r"SEM003|SEM101: (a reference outside a call|the pallas import must be added|an import may become unused|a local import|the imported name is rebound|a reference over several lines)|^ast: |attribute chain|assignment expression")
+_STILL_DEFERRED = re.compile(r"SEM101: (a reference outside a call|the pallas import must be added|an import may become unused|a local import|the imported name is rebound|a reference over several lines)|^ast: ")
 
 
 def _quick_takes(source: str | bytes, settings: Settings) -> bool:
@@ -235,3 +235,72 @@ def test_quick_engine_takes_sem101_renames(apply_fixes: bool) -> None:
     assert quick is not None
     assert (quick.source, quick.findings) == (reference.source, reference.findings)
     assert [f.rule for f in quick.findings].count("SEM101") == 3
+
+
+_EDGES = {  # each a kernel body after the pallas import
+    "semicolon": "def f(sem):\n    v = sem[...] ;\n    pl.semaphore_wait(v)\n",
+    "shares line": "def f(sem):\n    x = 1; v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "suite": "def f(sem, c):\n    if c: v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "comment above": "def f(sem):\n    x = 1\n    # note\n\n    v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "footer comment": "def f(sem, c):\n    if c:\n        x = 1\n        # deeper\n\n    v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "footer then own": "def f(sem, c):\n    if c:\n        x = 1\n        # deeper\n    # own\n    v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "first in block": "def f(sem):\n    # first\n    v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "comment inside": "def f(sems, i):\n    v = sems.at[  # why\n        i][...]\n    pl.semaphore_wait(v)\n",
+    "hash in string": "def f(sems):\n    v = sems.at['#'][...]\n    pl.semaphore_wait(v)\n",
+    "deleted": "def f(sem):\n    v = sem[...]\n    pl.semaphore_wait(v)\n    del v\n",
+    "no final newline": "def f(sem):\n    pl.semaphore_signal(sem)\nv = SEM[...]\npl.semaphore_wait(v)\nv2 = SEM[...]",
+    "last line removed": "def f(sem):\n    pl.semaphore_wait(w)\n    w = sem[...]",
+    "two uses": "def f(sems, i):\n    v = sems.at[i][...]\n    pl.semaphore_signal(v)\n    pl.semaphore_wait(sem_or_view=(v))\n",
+    "silenced use": "def f(sem):\n    v = sem[...]\n    pl.semaphore_wait(v)  # semfix: ignore[SEM003]\n",
+    "silenced after": "def f(sem):\n    v = sem[...]\n    # semfix: ignore\n    pl.semaphore_wait(v)\n",
+    "loop use before": "def f(sem, n):\n    for _ in range(n):\n        v = sem[...]\n        pl.semaphore_wait(v)\n",
+    "comprehension use": "def f(sem, n):\n    v = sem[...]\n    [pl.semaphore_wait(v) for _ in range(n)]\n",
+    "global read": "def f(sem):\n    global v\n    v = sem[...]\n    pl.semaphore_wait(v)\n",
+    "call in ref": "def f(g):\n    v = g().sem[...]\n    pl.semaphore_wait(v)\n",
+    "element ref": "def f(sems):\n    v = sems[0][...]\n    pl.semaphore_wait(v)\n",
+    "module level": "v = SEM[...]\npl.semaphore_wait(v)\n",
+    "class body": "class K:\n    v = SEM[...]\n    pl.semaphore_wait(v)\n",
+    "walrus in lambda": "k = lambda sem: pl.semaphore_wait(s := sem[...])\n",
+    "walrus in class": "class K:\n    pl.semaphore_wait(s := SEM[...])\n",
+    "walrus comprehension": "def f(sem, n):\n    [pl.semaphore_wait(s := sem[...]) for _ in range(n)]\n",
+    "walrus attribute named": "def f(sem, o):\n    pl.semaphore_wait(s := sem[...])\n    o.s = 1\n",
+    "walrus keyword named": "def f(sem, g):\n    pl.semaphore_wait(s := sem[...])\n    g(s=1)\n",
+    "walrus param named": "def f(sem, s=None):\n    pl.semaphore_wait(s := sem[...])\n",
+    "walrus nested": "def f(sem):\n    pl.semaphore_wait(s := (t := sem[...]))\n",
+    "walrus element view": "def f(sems, i):\n    pl.semaphore_signal(sems.at[0])\n    pl.semaphore_wait(s := sems[i][...])\n",
+    "walrus of carried": "def f(sem):\n    v = sem[...]\n    pl.semaphore_wait(s := v)\n",
+    "attr proof in comprehension": "class K:\n    def f(self, n):\n        [pl.semaphore_signal(self.sems.at[i]) for i in range(n)]\n        pl.semaphore_wait(self.sems[1])\n",
+    "attr proof subscript store": "class K:\n    def f(self, o):\n        pl.semaphore_signal(self.sems.at[0])\n        self.sems[2] = o\n        pl.semaphore_wait(self.sems[1])\n",
+    "attr proof free base": "def f():\n    pl.semaphore_signal(STATE.sems.at[0])\n    pl.semaphore_wait(STATE.sems[1])\n",
+    "attr proof nested index": "class K:\n    def f(self, i):\n        pl.semaphore_signal(self.sems.at[i])\n        pl.semaphore_wait(self.sems[self.slot])\n        self.slot = 2\n",
+    "attr read then view": "class K:\n    def f(self):\n        pl.semaphore_signal(self.sems.at[0])\n        pl.semaphore_wait(self.sems[1][...])\n",
+    "ref multi line": "def f(sems, i):\n    v = sems.at[\n        i\n    ][...]\n    pl.semaphore_wait(v, 1)\n",
+    "decorated next": "def f(sem):\n    v = sem[...]\n    @g\n    def h():\n        pass\n    pl.semaphore_wait(v)\n",
+}
+
+
+@pytest.mark.parametrize("body", _EDGES.values(), ids=_EDGES.keys())
+def test_carried_reads_walrus_and_attribute_evidence_agree(body: str) -> None:
+    """SEM003, assignment expressions and evidence about attribute chains are the quick
+    engine's own: it takes each case, and agrees with libcst on output and findings."""
+    source = "from jax.experimental import pallas as pl\n\n\n" + body
+    for settings in (Settings.build(), Settings.build(select=["SEM0"]), Settings.build(unsafe_fixes=True)):
+        assert _quick_takes(source, settings)
+        for apply_fixes in (True, False):
+            reference, quick = _both(source.encode(), settings, apply_fixes)
+            assert (quick.source, quick.findings) == (reference.source, reference.findings)
+
+
+def test_a_read_before_the_assignment_in_a_loop_blocks_sem003() -> None:
+    """`out_ref[0] = v` reads the previous iteration's `v`: dropping `v = sem[...]` would leave
+    it unbound. libcst links that read to no assignment (it precedes it) and so fixes; the
+    quick engine counts every read of `v` in its scope, and reports."""
+    source = (
+        "from jax.experimental import pallas as pl\n\n\ndef f(sem, out_ref, n):\n    for _ in range(n):\n"
+        "        if n > 1:\n            out_ref[0] = v\n        v = sem[...]\n        pl.semaphore_wait(v)\n"
+    )
+    result = fix_source(source, engine="quick")
+    assert result.source == source
+    [finding] = result.findings
+    assert finding.rule == "SEM003" and not finding.applied
+    assert finding.message.endswith("(not fixed: `v` is also used for something else)")
