@@ -27,13 +27,17 @@ class NeedsLibcst(Exception):
 
 
 @dataclass
-class DeclaredImports:
-    """What equivalence.check_rewrite reads of imports.ImportChanges, without importing libcst:
-    the quick engine's renames drop and add no import."""
+class ImportChanges:
+    """SEM101's import edits, declared for equivalence.check_rewrite. The libcst engine's
+    transformer fills the first three and imports.apply_import_changes the rest; the quick
+    engine fills the rest from its `ast` analysis. Kept here so the quick path needs no libcst."""
 
-    dropped: dict[int, set[str]] = field(default_factory=dict)
-    added: int = 0
-    migrated_to: str | None = None
+    add_pallas_as: str | None = None  # bind jax.experimental.pallas to this name where needed
+    maybe_unused: set[str] = field(default_factory=set)  # names whose import may now be unused
+    bound_by: dict[object, int] = field(default_factory=dict)  # the imports (libcst nodes) the rewritten names came from, and their lines
+    dropped: dict[int, set[str]] = field(default_factory=dict)  # line of an old import: names it lost
+    added: int = 0  # pallas imports added
+    migrated_to: str | None = None  # the name the rewritten references use for the pallas module
 
 
 @dataclass

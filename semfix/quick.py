@@ -1449,7 +1449,7 @@ def _prove_migrated(
     from semfix.errors import SafetyError
 
     try:
-        check_rewrite(text, new_text, findings, migrations.DeclaredImports(migrated_to=alias))  # type: ignore[arg-type]
+        check_rewrite(text, new_text, findings, migrations.ImportChanges(migrated_to=alias))  # type: ignore[arg-type]
     except SafetyError as error:
         raise QuickSafetyError(str(error)) from None
     try:
