@@ -741,6 +741,8 @@ class _Engine:
         self.fixing = True  # False: findings only, so SEM101's import edits do not matter
         self.pallas_alias: str | None = None
         self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
+        self.import_edits: list[tuple[int, int, str]] = []  # and the import edits they need
+        self.imports: migrations.ImportChanges | None = None
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: _Scope) -> set[str] | None:
@@ -968,8 +970,6 @@ class _Engine:
             return
         if not self._report("SEM101", reference.node, message, new_text) or not self.fixing:
             return
-        if self.pallas_alias is None:
-            raise Defer("SEM101: the pallas import must be added")
         self.migrated.append(reference.node)
         start, end = self.text.start(reference.node)[2], self.text.end(reference.node)[2]
         if _LINE_BREAK.search(self.text.text, start, end):
@@ -979,7 +979,9 @@ class _Engine:
     def _check_migrated_imports(self) -> None:
         if self.migrated:
             try:
-                migrations.check_imports_unchanged(self.tree, self.migrated)  # type: ignore[arg-type]
+                alias = self.pallas_alias or migrations.DEFAULT_PALLAS_ALIAS
+                add = self.pallas_alias is None
+                self.import_edits, self.imports = migrations.import_edits(self.tree, self.text.text, self.migrated, alias, add)  # type: ignore[arg-type]
             except migrations.NeedsLibcst as reason:
                 raise Defer(str(reason)) from None
 
@@ -1346,10 +1348,10 @@ def _analyse_tree(
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
         return QuickResult(text, encoding, tuple(findings))
-    edits = sorted(edit for rewrite in engine.rewrites for edit in rewrite.edits)
+    edits = sorted([*(edit for rewrite in engine.rewrites for edit in rewrite.edits), *engine.import_edits])
     new_text = apply_edits(text, 0, len(text), edits)
     if engine.migrated:
-        _prove_migrated(text, new_text, encoding, findings, engine.pallas_alias, settings)
+        _prove_migrated(text, new_text, encoding, findings, engine.imports, settings)
         return QuickResult(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
@@ -1441,7 +1443,7 @@ def _prove(
 
 
 def _prove_migrated(
-    text: str, new_text: str, encoding: str, findings: list[Finding], alias: str | None, settings: Settings
+    text: str, new_text: str, encoding: str, findings: list[Finding], imports: migrations.ImportChanges | None, settings: Settings
 ) -> None:
     """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
     declared rewrites (which compiles the new text), then a second pass that changes nothing."""
@@ -1449,7 +1451,7 @@ def _prove_migrated(
     from semfix.errors import SafetyError
 
     try:
-        check_rewrite(text, new_text, findings, migrations.ImportChanges(migrated_to=alias))  # type: ignore[arg-type]
+        check_rewrite(text, new_text, findings, imports)  # type: ignore[arg-type]
     except SafetyError as error:
         raise QuickSafetyError(str(error)) from None
     try:
