@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
 DEFAULT_PALLAS_ALIAS = "pl"
-_FUNCTIONS = frozenset(DEPRECATED_TPU.values())
+FUNCTIONS = frozenset(DEPRECATED_TPU.values())
 
 
 class NeedsLibcst(Exception):
@@ -63,24 +63,29 @@ def pallas_alias(tree: ast.Module) -> str | None:
 
 
 def references(tree: ast.Module, scopes: _ScopeBuilder, qualified) -> Iterator[Reference]:  # type: ignore[no-untyped-def]
-    """Every reference to a deprecated TPU semaphore function; each must be a call's callee,
-    whose scope the scope builder knows."""
+    """Every reference to a deprecated TPU semaphore function; each must be a call's callee or
+    an attribute passed to a call, whose scope the scope builder knows."""
     callees = {id(call.func): call for call in scopes.calls}
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))
+    imported_as = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
+        alias.asname or alias.name
+        for node in nodes
+        if isinstance(node, ast.ImportFrom) and node.module == "jax.experimental.pallas.tpu"
+        for alias in node.names
+        if alias.name in FUNCTIONS
+    }
+    for node in nodes:
         if isinstance(node, ast.Attribute):
-            name = node.attr
-        elif isinstance(node, ast.Name):
-            name = node.id
-        else:
-            continue
-        if name not in _FUNCTIONS:
+            if node.attr not in FUNCTIONS:
+                continue
+        elif not isinstance(node, ast.Name) or node.id not in FUNCTIONS | imported_as:
             continue
         call = callees.get(id(node))
-        if call is None:
+        scope = scopes.scope_of[id(call)] if call is not None else scopes.scope_of.get(id(node))
+        if scope is None:
             if isinstance(node, ast.Attribute) and not isinstance(_root(node), ast.Name):
                 continue  # `f().semaphore_wait`: resolves to no import
             raise NeedsLibcst("SEM101: a reference outside a call")
-        scope = scopes.scope_of[id(call)]
         names = qualified(node, scope)
         if names and len(names) == 1 and next(iter(names)) in DEPRECATED_TPU:
             yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))])
@@ -341,7 +346,8 @@ def _insert_sorted(tree: ast.Module, text: str, starts: list[int], anchor: ast.s
 
     def before(i: int) -> bool:
         s = body[i]
-        return sorts_before_pallas(isinstance(s, ast.Import), None if s.level else s.module)  # type: ignore[union-attr]
+        plain = isinstance(s, ast.Import)
+        return sorts_before_pallas(plain, None if plain or s.level else s.module)  # type: ignore[union-attr]
 
     start, at = place_in_block(body.index(anchor), imports, blank, before)
     if at == start:

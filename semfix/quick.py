@@ -176,10 +176,10 @@ class _ScopeBuilder:
         self.scope_of[id(node)] = scope
         self.calls.append(node)
         self.visit(node.func, scope)
-        for argument in node.args:
+        for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
+            if (type(argument) is ast.Attribute and argument.attr in migrations.FUNCTIONS) or (type(argument) is ast.Name and argument.id in migrations.FUNCTIONS):
+                self.scope_of[id(argument)] = scope  # `partial(pltpu.semaphore_wait, ...)`: SEM101's
             self.visit(argument, scope)
-        for keyword in node.keywords:
-            self.visit(keyword.value, scope)
 
     def _subscript(self, node: ast.Subscript, scope: _Scope) -> None:
         self.scope_of[id(node)] = scope
