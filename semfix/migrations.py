@@ -80,6 +80,8 @@ def references(tree: ast.Module, scopes: _ScopeBuilder, qualified) -> Iterator[R
                 continue
         elif not isinstance(node, ast.Name) or node.id not in FUNCTIONS | imported_as:
             continue
+        elif isinstance(node.ctx, ast.Store):
+            continue  # `semaphore_wait = ...` binds a name of this module: no reference to the TPU one
         call = callees.get(id(node))
         scope = scopes.scope_of[id(call)] if call is not None else scopes.scope_of.get(id(node))
         if scope is None:
