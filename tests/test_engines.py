@@ -256,6 +256,7 @@ def test_quick_engine_makes_sem101_import_edits(source: str) -> None:
     """Import edits (names dropped, statements cut down, the pallas import placed) are the
     quick engine's too, byte for byte as the libcst engine makes them."""
     settings = Settings.build(select=["SEM"])
+    assert _quick_takes(source, settings)  # past the prefilter too
     for apply_fixes in (True, False):
         reference, quick = _both(source, settings, apply_fixes)
         assert quick is not None
