@@ -246,7 +246,7 @@ _IMPORT_EDITS = {
     "nested function uses the module import": "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    def inner():\n        return pltpu.VMEM\n    pltpu.semaphore_wait(sem, 1)\n    return inner\n",
     "windows line breaks": "from jax.experimental.pallas import tpu as pltpu\r\nimport os\r\n\r\n\r\ndef kernel(sem):\r\n    pltpu.semaphore_signal(sem, 1)\r\n    return os\r\n",
     "imported under another name": "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas.tpu import semaphore_read as read_sem\n\n\ndef kernel(sem):\n    return read_sem(sem)\n",
-    "a name of the same spelling assigned": "import typing\n\nfrom jax._src.tpu import primitives as _p\n\nif typing.TYPE_CHECKING:\n    semaphore_wait = _p.semaphore_wait\n",
+    "a name of the same spelling assigned": "import typing\n\nfrom jax._src.tpu import primitives as _p\n\nif typing.TYPE_CHECKING:\n    semaphore_wait = _p.wait\n",
     "passed to a call": "import functools\n\nfrom jax.experimental.pallas.tpu import semaphore_wait\n\n\ndef kernel(sem):\n    return functools.partial(semaphore_wait, sem)\n",
 }
 
