@@ -17,8 +17,7 @@ Every edit is recorded in ImportChanges, and equivalence.py accepts exactly thos
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -26,20 +25,11 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import GlobalScope, ImportAssignment, MetadataWrapper, ScopeProvider
 
 from semfix.equivalence import PALLAS_PARENT  # `from jax.experimental import pallas as <alias>`
+from semfix.migrations import ImportChanges
+
+__all__ = ["ImportChanges", "apply_import_changes", "place_in_block", "sorts_before_pallas", "without_unused"]
 
 _Import = cst.Import | cst.ImportFrom
-
-
-@dataclass
-class ImportChanges:
-    """Filled by the transformer (the first three) and by `apply_import_changes` (the rest)."""
-
-    add_pallas_as: str | None = None  # bind jax.experimental.pallas to this name where needed
-    maybe_unused: set[str] = field(default_factory=set)  # names whose import may now be unused
-    bound_by: dict[_Import, int] = field(default_factory=dict)  # the imports the rewritten names came from, and their lines
-    dropped: dict[int, set[str]] = field(default_factory=dict)  # line of an old import: names it lost
-    added: int = 0  # pallas imports added
-    migrated_to: str | None = None  # the name the rewritten references use for the pallas module
 
 
 def pallas_import(alias: str) -> cst.SimpleStatementLine:
@@ -81,14 +71,49 @@ def _blank(line: cst.EmptyLine) -> bool:
 
 
 def _sorts_before_pallas(statement: cst.BaseStatement) -> bool:
-    """Would isort put this import ahead of `from jax.experimental import pallas`?"""
     small = _import_of(statement)
-    if isinstance(small, cst.Import):
+    if not isinstance(small, cst.ImportFrom):
+        return isinstance(small, cst.Import)
+    module = None if small.relative or small.module is None else cst.Module([]).code_for_node(small.module)
+    return sorts_before_pallas(False, module)
+
+
+def sorts_before_pallas(plain_import: bool, module: str | None) -> bool:
+    """Would isort put this import (`import x`, or `from <module> import`, module None when
+    relative) ahead of `from jax.experimental import pallas`?"""
+    if plain_import:
         return True  # `import x` lines come before `from` lines within a section
-    if small is None or small.relative or small.module is None:
-        return False
-    module = cst.Module([]).code_for_node(small.module)
-    return module == "__future__" or module.lower() <= PALLAS_PARENT
+    return module is not None and (module == "__future__" or module.lower() <= PALLAS_PARENT)
+
+
+def place_in_block(
+    anchor: int, imports: Sequence[bool], blank_before: Sequence[bool], before: Callable[[int], bool]
+) -> tuple[int, int]:
+    """The block of imports around body[anchor] (no blank line inside it) starts at `start`;
+    the pallas import goes at `at`, its sorted place in that block. Shared by both engines."""
+    start = anchor
+    while start > 0 and imports[start - 1] and not blank_before[start]:
+        start -= 1
+    end = anchor + 1
+    while end < len(imports) and imports[end] and not blank_before[end]:
+        end += 1
+    return start, max((i + 1 for i in range(start, end) if before(i)), default=start)
+
+
+def without_unused(statement: cst.SimpleStatementLine, unused: set[str]) -> cst.SimpleStatementLine | None:
+    """The one-import statement minus the names it binds in `unused` (None when nothing of it
+    is left). Shared by both engines: the quick one parses just that statement."""
+    if not unused:
+        return statement
+    small = statement.body[0]
+    is_from = isinstance(small, cst.ImportFrom)
+    bound = [_bound_name(a, is_from) for a in small.names]  # type: ignore[union-attr]
+    names = [a for a, name in zip(small.names, bound) if name not in unused]  # type: ignore[arg-type]
+    if not names:
+        return None
+    if names[-1] is not small.names[-1] and not (is_from and small.lpar):  # type: ignore[union-attr,index]
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return statement.with_changes(body=[small.with_changes(names=names)])
 
 
 class _Editor(cst.CSTTransformer):
@@ -162,13 +187,9 @@ class _Editor(cst.CSTTransformer):
 
     def _insert_sorted(self, body: list[cst.BaseStatement], anchor: int) -> None:
         """Put the pallas import in the anchor's block of imports, at its sorted place."""
-        start = anchor
-        while start > 0 and _import_of(body[start - 1]) and not any(map(_blank, body[start].leading_lines)):
-            start -= 1
-        end = anchor + 1
-        while end < len(body) and _import_of(body[end]) and not any(map(_blank, body[end].leading_lines)):
-            end += 1
-        at = max((i + 1 for i in range(start, end) if _sorts_before_pallas(body[i])), default=start)
+        imports = [_import_of(s) is not None for s in body]
+        blank = [any(map(_blank, s.leading_lines)) for s in body]
+        start, at = place_in_block(anchor, imports, blank, lambda i: _sorts_before_pallas(body[i]))
         new = pallas_import(self.changes.add_pallas_as)  # type: ignore[arg-type]
         if at == start:  # first in the block: it takes the block's leading lines
             new = new.with_changes(leading_lines=body[start].leading_lines)
@@ -179,18 +200,10 @@ class _Editor(cst.CSTTransformer):
 
     def _without_unused(self, statement: cst.SimpleStatementLine, small: _Import) -> tuple[cst.SimpleStatementLine | None, set[str]]:
         """The statement minus unused migrated names (None when nothing of it is left), and those names."""
-        is_from = isinstance(small, cst.ImportFrom)
-        bound = [_bound_name(a, is_from) for a in small.names]  # type: ignore[union-attr]
+        bound = [_bound_name(a, isinstance(small, cst.ImportFrom)) for a in small.names]  # type: ignore[union-attr]
         candidates = self.changes.maybe_unused if small in self.changes.bound_by else set()
         unused = {name for name in bound if name in candidates and self._unused(small, name)}
-        if not unused:
-            return statement, unused
-        names = [a for a, name in zip(small.names, bound) if name not in unused]  # type: ignore[arg-type]
-        if not names:
-            return None, unused
-        if names[-1] is not small.names[-1] and not (is_from and small.lpar):  # type: ignore[union-attr,index]
-            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return statement.with_changes(body=[small.with_changes(names=names)]), unused
+        return without_unused(statement, unused), unused
 
     def _unused(self, small: _Import, name: str) -> bool:
         """Every binding of `name` in the import's scope is an import nothing references."""

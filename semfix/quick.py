@@ -177,10 +177,10 @@ class _ScopeBuilder:
         self.scope_of[id(node)] = scope
         self.calls.append(node)
         self.visit(node.func, scope)
-        for argument in node.args:
+        for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
+            if (type(argument) is ast.Attribute and argument.attr in migrations.FUNCTIONS) or (type(argument) is ast.Name and argument.id in migrations.FUNCTIONS):
+                self.scope_of[id(argument)] = scope  # `partial(pltpu.semaphore_wait, ...)`: SEM101's
             self.visit(argument, scope)
-        for keyword in node.keywords:
-            self.visit(keyword.value, scope)
 
     def _subscript(self, node: ast.Subscript, scope: _Scope) -> None:
         self.scope_of[id(node)] = scope
@@ -845,6 +845,8 @@ class _Engine:
         self.plans: dict[int, _Carried | None] = {}  # by the `v = X[...]` binding
         self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []
         self._changes: dict[int, list[tuple[str, Steps, ast.expr]]] = {}
+        self.import_edits: list[tuple[int, int, str]] = []  # and the import edits they need
+        self.imports: migrations.ImportChanges | None = None
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: _Scope) -> set[str] | None:
@@ -1075,8 +1077,6 @@ class _Engine:
             return
         if not self._report("SEM101", reference.node, message, new_text) or not self.fixing:
             return
-        if self.pallas_alias is None:
-            raise Defer("SEM101: the pallas import must be added")
         self.migrated.append(reference.node)
         start, end = self.text.start(reference.node)[2], self.text.end(reference.node)[2]
         if _LINE_BREAK.search(self.text.text, start, end):
@@ -1086,7 +1086,9 @@ class _Engine:
     def _check_migrated_imports(self) -> None:
         if self.migrated:
             try:
-                migrations.check_imports_unchanged(self.tree, self.migrated)  # type: ignore[arg-type]
+                alias = self.pallas_alias or migrations.DEFAULT_PALLAS_ALIAS
+                add = self.pallas_alias is None
+                self.import_edits, self.imports = migrations.import_edits(self.tree, self.text.text, self.migrated, alias, add)  # type: ignore[arg-type]
             except migrations.NeedsLibcst as reason:
                 raise Defer(str(reason)) from None
 
@@ -1775,10 +1777,14 @@ def _analyse_tree(
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
         return QuickResult(text, encoding, tuple(findings))
-    edits = sorted([*(edit for rewrite in engine.rewrites for edit in rewrite.edits), *(r[2] for r in engine.removals)])
+    edits = sorted([
+        *(edit for rewrite in engine.rewrites for edit in rewrite.edits),
+        *(r[2] for r in engine.removals),
+        *engine.import_edits,
+    ])
     new_text = apply_edits(text, 0, len(text), edits)
     if engine.migrated:
-        _prove_migrated(text, new_text, encoding, findings, engine.pallas_alias, settings)
+        _prove_migrated(text, new_text, encoding, findings, engine.imports, settings)
         return QuickResult(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
@@ -1873,7 +1879,7 @@ def _prove(
 
 
 def _prove_migrated(
-    text: str, new_text: str, encoding: str, findings: list[Finding], alias: str | None, settings: Settings
+    text: str, new_text: str, encoding: str, findings: list[Finding], imports: migrations.ImportChanges | None, settings: Settings
 ) -> None:
     """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
     declared rewrites (which compiles the new text), then a second pass that changes nothing."""
@@ -1881,7 +1887,7 @@ def _prove_migrated(
     from semfix.errors import SafetyError
 
     try:
-        check_rewrite(text, new_text, findings, migrations.DeclaredImports(migrated_to=alias))  # type: ignore[arg-type]
+        check_rewrite(text, new_text, findings, imports)  # type: ignore[arg-type]
     except SafetyError as error:
         raise QuickSafetyError(str(error)) from None
     try:
