@@ -25,14 +25,13 @@ from enum import Enum
 from typing import Callable, Iterator
 
 from semfix import messages
-from semfix.compiles import compile_error, prove_compiles
+from semfix.compiles import prove_compiles
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
 from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
 from semfix.skim import clears
-from semfix.sparse import SparseModule
 from semfix.text import Suppressions, apply_edits, line_starts, note_suppression, suppressed
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -51,10 +50,6 @@ _LINE_BREAK = re.compile(r"[\r\n]")
 
 class Defer(Exception):
     """The file needs the libcst engine; the message says why (for tests and debugging)."""
-
-
-class _WholeFileNeeded(Exception):
-    """An analysis of some statements needs the others: parse the whole file instead."""
 
 
 class Kind(Enum):
@@ -535,32 +530,6 @@ def survey(scopes: _ScopeBuilder) -> _Survey:
     return _Survey(found, kinded)
 
 
-def _kinded_kernels(scopes: _ScopeBuilder) -> set[str]:
-    """The names of the functions an allocation may give an array or a tuple kind to, by name."""
-    found: set[str] = set()
-    for call in scopes.calls:
-        meant = scopes.meanings(call.func)
-        if "pallas_call" in meant:
-            kernel, scratch = _kernel_and_scratch(call)
-            if kernel is not None and scratch is not None:
-                literal = isinstance(scratch, (ast.List, ast.Tuple))
-                if not literal or any(isinstance(e, ast.Starred) or _kinded(e) for e in scratch.elts):  # type: ignore[attr-defined]
-                    found |= _kernel_names(kernel)
-        if "run_scoped" in meant and call.args:
-            for item in [*call.args[1:], *call.keywords]:
-                value = item.value if isinstance(item, ast.keyword) else item
-                if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None) or _kinded(value):
-                    found |= _kernel_names(call.args[0])
-    return found
-
-
-def _kernel_names(node: ast.AST) -> set[str]:
-    """The function names `_named_functions` would look up for this kernel expression."""
-    if isinstance(node, ast.Call) and node.args:
-        return _kernel_names(node.args[0])
-    return {node.id} if isinstance(node, ast.Name) else set()
-
-
 def _looked_at(argument: ast.expr) -> Iterator[str]:
     """The names whose kind the rules may ask about for this argument: `x`, `x[i]`, `x[i][j]`."""
     while isinstance(argument, ast.Subscript):
@@ -678,9 +647,9 @@ def _element_read(node: ast.expr) -> bool:
 class _Text:
     """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
 
-    def __init__(self, text: str, starts: list[int] | None = None) -> None:
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = line_starts(text) if starts is None else starts
+        self.starts = line_starts(text)
 
     def column(self, line: int, byte_column: int) -> int:
         start = self.starts[line - 1]
@@ -721,10 +690,9 @@ class _Engine:
     """Analysis of one parsed file, mirroring the libcst transformer's rules and order."""
 
     def __init__(
-        self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None, sparse: bool = False
+        self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None
     ) -> None:
         """With `focus` (and no kinds to learn from allocations), only its calls are analysed."""
-        self.sparse = sparse
         self.text = text
         self.settings = settings
         self.focus = focus.calls if focus is not None and not focus.kinded else None
@@ -800,8 +768,6 @@ class _Engine:
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
         """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
-        if self.sparse:
-            raise _WholeFileNeeded  # the evidence may sit in a statement that was not parsed
         if self.proven is None:
             self.proven = set()
             for subscript in self.scopes.subscripts:
@@ -1177,53 +1143,19 @@ class QuickResult:
     findings: tuple[Finding, ...]
 
 
-def analyse(
-    source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True, sparse: bool = True
-) -> QuickResult:
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True) -> QuickResult:
     """The new text and findings, exactly as the libcst engine would give them, or Defer.
 
-    `focus` and `sparse` (see `_analyse_tree` and semfix/sparse.py) only save time; the tests
-    turn them off to check they change nothing."""
+    `focus` (see `_analyse_tree`) only saves time; the tests turn it off to check it changes
+    nothing."""
     text, encoding = _decode(source)
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
-        sparse = False  # the statement cutter splits lines at `\n` only
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         raise Defer("SEM101")
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
-    module = SparseModule.of(text) if sparse and focus and round_trips and not (settings.enabled & MIGRATIONS) else None
-    if module is not None:
-        try:
-            return _analyse_sparse(text, encoding, module, settings, apply_fixes)
-        except _WholeFileNeeded:
-            pass
     tree = _parse_whole(text)
     if not round_trips:
         raise Defer("the encoding does not round-trip")
     return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
-
-
-def _analyse_sparse(
-    text: str, encoding: str, module: SparseModule, settings: Settings, apply_fixes: bool
-) -> QuickResult:
-    """Parse only what `module` keeps, keeping more until what was parsed needs nothing else."""
-    for _ in range(3):
-        try:
-            tree = _parse(module.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            raise _WholeFileNeeded from None  # the whole file says what is wrong, if anything is
-        if not module.holds_exactly(tree):
-            raise _WholeFileNeeded
-        scopes = _ScopeBuilder()
-        scopes.build(tree)
-        wider = module.keeping(scopes.read_names, _kinded_kernels(scopes))
-        if wider is None:
-            raise _WholeFileNeeded
-        if wider is module:
-            for name, kind in module.stubs:
-                scopes.module.bind(name, _Binding(kind if kind == "def" else "other"))
-            return _analyse_tree(text, tree, encoding, settings, apply_fixes, scopes=scopes, sparse=module)
-        module = wider
-    raise _WholeFileNeeded
 
 
 def _parse_whole(text: str) -> ast.Module:
@@ -1248,28 +1180,19 @@ def _analyse_tree(
     apply_fixes: bool,
     *,
     focus: bool = True,
-    scopes: _ScopeBuilder | None = None,
-    sparse: SparseModule | None = None,
 ) -> QuickResult:
     """Only the calls the survey cannot clear are analysed: no other call can hold a finding.
-    The migrations look at every call, so with them every call is analysed. A `sparse` tree
-    holds only some statements (see `_analyse_sparse`); whatever needs more raises
-    _WholeFileNeeded."""
-    if scopes is None:
-        scopes = _ScopeBuilder()
-        scopes.build(tree)
+    The migrations look at every call, so with them every call is analysed."""
+    scopes = _ScopeBuilder()
+    scopes.build(tree)
     found = None
     if not (settings.enabled & MIGRATIONS):
         found = survey(scopes)
         if not found.calls:
             return QuickResult(text, encoding, ())
-    lines = _Text(text, sparse.starts if sparse is not None else None)
-    engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
+    engine = _Engine(_Text(text), scopes, settings, found if focus else None)
     engine.run()
     findings = engine.findings
-    fixing = apply_fixes and bool(engine.rewrites)  # then `_prove` compiles the whole new text
-    if findings and sparse is not None and not fixing and not sparse.rest_parses():
-        raise _WholeFileNeeded  # a file semfix reports on must parse: the whole parse says why not
     if not apply_fixes:
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
@@ -1279,7 +1202,7 @@ def _analyse_tree(
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
     settled = _settles_by_construction(findings, engine.rewrites)
-    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled, sparse=sparse is not None)
+    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
     return QuickResult(new_text, encoding, tuple(findings))
 
 
@@ -1320,14 +1243,12 @@ def _prove(
     settings: Settings,
     *,
     settled: bool = False,
-    sparse: bool = False,
 ) -> None:
     """The new text must compile, parse to exactly the declared tree, and settle on a second pass.
 
     CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
     a function or a `nonlocal` without a binding need more than one statement, and parsing
-    alone misses them. This also shows the statements a sparse parse skipped parse, so the
-    symbol-table pass `_analyse_tree` would otherwise run on them is skipped when fixing.
+    alone misses them.
 
     Edits change text only inside the statements that hold them; when none removes a line
     break (cutting brackets that span lines does, and then the whole trees are compared),
@@ -1339,25 +1260,17 @@ def _prove(
     second pass cannot change it; nor when the first pass settles it by construction (see
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
-    if not sparse:
-        prove_compiles(old.text, new_text, QuickSafetyError)
-    elif compile_error(new_text) is not None:
-        raise _WholeFileNeeded  # the whole-file run tells a broken file from a broken rewrite
+    prove_compiles(old.text, new_text, QuickSafetyError)
     changed_lines = {old.line_of(start) for start, _, _ in edits}
     shifted = any(_LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
     if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
-        if sparse:
-            raise _WholeFileNeeded  # the whole-file proof compares whole trees
         actual = _prove_whole(expected, new_text, changed_lines, shifted=shifted)
     elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
         return
     else:
-        actual = None if sparse else _prove_whole(expected, new_text, changed_lines)
+        actual = _prove_whole(expected, new_text, changed_lines)
     try:
-        if actual is None:  # the statements are proved: the second pass may parse sparsely too
-            again = analyse(new_text, settings, apply_fixes=True)
-        else:
-            again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
+        again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     except Defer:
         return  # the libcst engine's own idempotency check covers files it owns
     if again.text != new_text or any(f.applied for f in again.findings):

@@ -1,13 +1,10 @@
-"""The quick engine analyses only the calls its survey cannot clear, and parses only the
-top-level statements that could matter (semfix/sparse.py). Neither may ever change a result:
-whatever the focused, sparse analysis gives, the whole-file analysis gives too, findings and
+"""The quick engine analyses only the calls its survey cannot clear. That may never change a
+result: whatever the focused analysis gives, the analysis of every call gives too, findings and
 text alike."""
 
 from __future__ import annotations
 
 import ast
-import functools
-import signal
 
 import pytest
 from conftest import fixture_cases
@@ -16,17 +13,12 @@ from hypothesis import strategies as st
 from test_real_kernels import _kernel_files, _plant
 from test_skim import kernels
 
-from semfix import SourceError, fix_source, quick, sparse
+from semfix import SourceError, fix_source, quick
 from semfix.cst_engine import fix_with_libcst
 from semfix.quick import Defer, QuickResult, analyse, survey
 from semfix.settings import Settings
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
-
-
-@pytest.fixture(autouse=True)
-def _sparse_even_for_small_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sparse, "_SMALL", 0)
 SAFE_ONLY = Settings.build(select=["SEM0"])
 
 
@@ -145,8 +137,7 @@ HEADER = (
     "from jax.experimental.pallas import tpu as pltpu\n"
     "FLAG = True\n"
 )
-# Top-level pieces that stress the statement cutter and the choice of what to blank; {n} keeps
-# names apart. Some hold bugs, some only look as if they did.
+# Top-level pieces that mix suspect calls, allocations and look-alikes; {n} keeps names apart. Some hold bugs, some only look as if they did.
 PIECES = [
     "def clean_{n}(x_ref, sem):\n    pltpu.semaphore_wait(sem, 1)\n",
     "def buggy_{n}(x_ref, sem, sems):\n    pltpu.semaphore_wait(sem[...], 1)\n    pl.semaphore_signal(sems[0], 1)\n",
@@ -200,95 +191,19 @@ def modules(draw: st.DrawFn) -> str:
     return text.replace("\n", "\r\n") if draw(st.booleans()) else text
 
 
-def _statements_match(source: str, *, blank_every_definition: bool = False) -> bool:
-    """The sparse text parses to exactly the statements it keeps, positions included; the
-    statements it blanks are definitions binding the names it gives as stubs. With
-    `blank_every_definition`, the cut itself is put to the test, whatever the selection."""
-    module = sparse.SparseModule.of(source)
-    if blank_every_definition:
-        starts = [0] + [i + 1 for i, char in enumerate(source) if char == "\n"]
-        statements = sparse._statements(source, starts)
-        every = frozenset(i for i, s in enumerate(statements or ()) if s.name is not None)
-        module = sparse.SparseModule._build(source, statements, every, starts) if statements else None
-    if module is None:
-        return False
-    whole = ast.parse(source).body
-    kept = ast.parse(module.text).body
-    dump = functools.partial(ast.dump, include_attributes=True)
-    kept_dumps = [dump(s) for s in kept]
-    blanked = [s for s in whole if dump(s) not in kept_dumps]
-    assert [dump(s) for s in whole if dump(s) in kept_dumps] == kept_dumps
-    kinds = {ast.FunctionDef: "def", ast.AsyncFunctionDef: "def", ast.ClassDef: "class"}
-    assert [(s.name, kinds[type(s)]) for s in blanked] == module.stubs  # type: ignore[attr-defined]
-    return True
-
-
-@settings(max_examples=300, deadline=None)
-@given(modules())
-def test_sparse_text_keeps_exactly_whole_statements(source: str) -> None:
-    _statements_match(source)
-
-
 @settings(max_examples=300, deadline=None)
 @given(modules(), st.sampled_from([NO_MIGRATIONS, SAFE_ONLY]))
-def test_generated_top_level_mixes_come_out_the_same_sparse_or_whole(source: str, config: Settings) -> None:
+def test_generated_top_level_mixes_come_out_the_same_focused_or_whole(source: str, config: Settings) -> None:
     _same_either_way(source, config)
 
 
-def test_the_sparse_path_is_really_taken() -> None:
-    # A value read into a name defers to libcst; rebinding pltpu would leave nothing to find.
-    pieces = [p for p in PIECES if "READ" not in p and "def pltpu" not in p]
-    source = HEADER + "\n\n".join(piece.format(n=n) for n, piece in enumerate(pieces))
-    assert _statements_match(source)
-    result = analyse(source, NO_MIGRATIONS, True)
-    module = sparse.SparseModule.of(source)
-    assert module is not None and {"clean_0", "decorated_3"} <= {name for name, _ in module.stubs}
-    assert result == analyse(source, NO_MIGRATIONS, True, sparse=False)
-
-
-def test_real_kernels_cut_into_exact_statements() -> None:
-    cut = 0
-    for path in _kernel_files():
-        planted, _ = _plant(path.read_bytes())
-        cut += _statements_match(planted.decode())
-    assert cut >= 5
-
-
-def test_a_syntax_error_in_a_blanked_definition_is_still_reported_and_nothing_is_fixed() -> None:
+def test_a_syntax_error_in_a_definition_without_suspect_calls_is_reported_and_nothing_is_fixed() -> None:
     source = (
         HEADER
         + "\ndef buggy(sem):\n    pltpu.semaphore_wait(sem[...], 1)\n"
-        + "\ndef broken(sem):\n    return sem +\n"  # blanked: no call in it could be a finding
+        + "\ndef broken(sem):\n    return sem +\n"  # no call in it could be a finding
     )
-    module = sparse.SparseModule.of(source)
-    assert module is not None and ("broken", "def") in module.stubs
     with pytest.raises(SourceError, match="line 11"):
         fix_source(source)
     with pytest.raises(SourceError):
         fix_source(source, apply_fixes=False)
-
-
-def test_every_jax_module_cuts_into_exact_statements() -> None:
-    """The cut, with every definition blanked, on every module of the installed JAX."""
-    root = next(folder for folder in _kernel_files()[0].parents if folder.name == "jax")
-    cut = 0
-    for path in sorted(root.rglob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        cut += _statements_match(source, blank_every_definition=True)
-    assert cut >= 300
-
-
-def test_a_line_of_hashes_after_a_subscript_does_not_stall_the_cut() -> None:
-    """A comment may follow an argument's `]`; reading it must not backtrack over its `#`s."""
-    source = HEADER + "def k(sems):\n    f(sems[0]  " + "#" * 80 + "\n      + 1)\n" + "\ndef other(sem):\n    return sem\n"
-
-    def stalled(signum: int, frame: object) -> None:
-        raise TimeoutError("the statement cutter backtracked")
-
-    previous = signal.signal(signal.SIGALRM, stalled)
-    signal.alarm(10)
-    try:
-        assert _statements_match(source)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
