@@ -5,8 +5,8 @@ orders of magnitude faster. This engine resolves imports and scopes on `ast`, ap
 SEM002 and SEM004 as text edits, and proves each result: the new text must parse to exactly
 the tree the rewrites declare, and a second pass must find nothing to fix. Whenever a file
 holds anything it does not model (values carried through variables, the migrations, star
-imports, syntax this Python cannot parse), it raises `Defer` and the libcst engine takes the
-file. Its output
+imports), it raises `Defer` and the libcst engine takes the file. Syntax this Python cannot
+parse is refused with a SourceError (semfix/syntax.py). Its output
 must equal the libcst engine's byte for byte, findings included; the tests hold it to that.
 """
 
@@ -32,6 +32,7 @@ from semfix.findings import Finding, decide
 from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
 from semfix.skim import clears
+from semfix.syntax import syntax_error
 from semfix.text import Suppressions, apply_edits, line_starts, note_suppression, suppressed
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -1159,7 +1160,7 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus
 
 
 def _parse_whole(text: str) -> ast.Module:
-    """The whole file's tree; the parser's complaints as SourceError or Defer."""
+    """The whole file's tree; the parser's complaints as SourceError."""
     try:
         return _parse(text)
     except (RecursionError, MemoryError):
@@ -1169,7 +1170,7 @@ def _parse_whole(text: str) -> ast.Module:
     except SyntaxError as error:
         if any(word in str(error.msg) for word in ("too many nested", "too complex", "statically nested")):
             raise SourceError(f"too deeply nested for the parser: {error.msg}") from None
-        raise Defer(f"ast: {error.msg}") from None
+        raise syntax_error(text, error) from None
 
 
 def _analyse_tree(
