@@ -123,10 +123,6 @@ class _ScopeBuilder:
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
-        # For the survey, which reads names without scopes: what each imported alias may mean,
-        # and every name assigned a value read out of a Ref.
-        self.aliases: dict[str, set[str]] = {}
-        self.read_names: set[str] = set()
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names
@@ -233,7 +229,6 @@ class _ScopeBuilder:
     def _import(self, node: ast.Import, scope: _Scope) -> None:
         for alias in node.names:
             if alias.asname:
-                self._alias(alias)
                 scope.bind(alias.asname, _Binding("import", alias.name))
                 if alias.name.rpartition(".")[2] in _CALLED:
                     self.callee_names.add(alias.asname)
@@ -247,26 +242,10 @@ class _ScopeBuilder:
             if alias.name == "*":
                 raise Defer("star import")
             scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
-            self._alias(alias)
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)
 
-    def meanings(self, node: ast.expr) -> set[str]:
-        """What the name a callee ends in may stand for, by name alone: itself, or what any
-        import in the file aliases to it."""
-        name = _terminal(node)
-        if name is None:
-            return set()
-        return self.aliases[name] | {name} if name in self.aliases else {name}
-
-    def _alias(self, alias: ast.alias) -> None:
-        name = alias.name.rpartition(".")[2]
-        if alias.asname and name in _INTERESTING:
-            self.aliases.setdefault(alias.asname, set()).add(name)
-
     def _assign(self, node: ast.Assign, scope: _Scope) -> None:
-        if _read_target(node.value) is not None:
-            self.read_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         self.visit(node.value, scope)
         for target in node.targets:
             self._assign_target(target, node, scope, single=len(node.targets) == 1)
@@ -423,9 +402,7 @@ _SCALAR_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-_ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
 _CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
-_INTERESTING = FUNCTION_NAMES | {"pallas_call", "run_scoped", "partial"} | _ALLOCATION_TERMINALS
 
 
 @functools.lru_cache(maxsize=None)
@@ -437,174 +414,6 @@ def _terminal(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _arrayish(node: ast.AST) -> bool:
-    """Could this scratch or run_scoped entry allocate a semaphore array? (any call with args)"""
-    if isinstance(node, ast.keyword):
-        node = node.value
-    return node is _ANY_ENTRY or (isinstance(node, ast.Call) and bool(node.args or node.keywords))
-
-
-def _kinded(node: ast.AST) -> bool:
-    """Could this entry give its parameter any kind at all: an array, or a tuple of Refs?"""
-    return _arrayish(node) or isinstance(node, (ast.List, ast.Tuple, ast.BinOp))
-
-
-_ANY_ENTRY = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=[ast.Constant(0)], keywords=[])  # unknown: anything
-
-
-def _suspicious_subscript(call: ast.Call) -> bool:
-    for argument in (*call.args, *(k.value for k in call.keywords)):
-        if isinstance(argument, ast.Starred):
-            argument = argument.value
-        if isinstance(argument, ast.NamedExpr):
-            return True  # `f(s := sem[...])`: the libcst engine decides
-        if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
-            return True
-    return False
-
-
-@dataclass
-class _Survey:
-    """What the calls and bindings show without scopes: an over-approximation of every rule.
-
-    `calls`: the catalog-named calls that may hold a finding; no other call can. `kinded`:
-    whether an allocation could give a kind (array, tuple) to a name those calls look at, so
-    the allocation sites must be analysed with scopes.
-    """
-
-    calls: list[ast.Call]
-    kinded: bool
-
-
-def nothing_to_find(tree: ast.Module) -> bool:
-    """True only if no rule can fire: see `survey`."""
-    scopes = _ScopeBuilder()
-    try:
-        scopes.build(tree)
-    except Defer:
-        return False
-    return not survey(scopes).calls
-
-
-def survey(scopes: _ScopeBuilder) -> _Survey:
-    """The calls that may hold a finding, found without resolving a name.
-
-    Every finding sits on an argument of a call whose callee ends in a catalog name (or an
-    alias imported for one), and is a subscript other than a plain `.at[i]` view, or a name
-    that is assigned a read or could be a semaphore-array parameter. Names are matched
-    without scopes and allocations without resolving their callees, so this can only
-    over-report, and a call it clears needs no analysis at all.
-    """
-    aliases = scopes.aliases
-    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    for function in scopes.functions:
-        functions.setdefault(function.name, []).append(function)
-
-    pairs: list[tuple[str, ast.AST]] = []  # (parameter name, the allocation entry bound to it)
-    catalog_calls = []
-    spelled = _INTERESTING | aliases.keys()
-    for call in scopes.calls:
-        if _terminal(call.func) not in spelled:
-            continue
-        names = scopes.meanings(call.func)
-        if names & FUNCTION_NAMES:
-            catalog_calls.append(call)
-        if "pallas_call" in names:
-            pairs += _scratch_pairs(call, functions)
-        if "run_scoped" in names and call.args:
-            pairs += _scoped_pairs(call.args[0], [*call.args[1:], *call.keywords], functions)
-        if "partial" in names and call.args and "run_scoped" in scopes.meanings(call.args[0]):
-            for function in scopes.functions:
-                if call in function.decorator_list:
-                    pairs += _scoped_pairs(function, [*call.args[1:], *call.keywords], functions)
-    unique = {(name, id(entry)): (name, entry) for name, entry in pairs}.values()  # kernels share names
-    suspicious_names = scopes.read_names | {name for name, entry in unique if _arrayish(entry)}
-    kinded_names = {name for name, entry in unique if _kinded(entry)}
-    found, kinded = [], False
-    for call in catalog_calls:
-        arguments = [a.value if isinstance(a, ast.Starred) else a for a in (*call.args, *(k.value for k in call.keywords))]
-        if _suspicious_subscript(call) or any(isinstance(a, ast.Name) and a.id in suspicious_names for a in arguments):
-            found.append(call)
-            kinded = kinded or any(name in kinded_names for a in arguments for name in _looked_at(a))
-    return _Survey(found, kinded)
-
-
-def _looked_at(argument: ast.expr) -> Iterator[str]:
-    """The names whose kind the rules may ask about for this argument: `x`, `x[i]`, `x[i][j]`."""
-    while isinstance(argument, ast.Subscript):
-        argument = argument.value
-    if isinstance(argument, ast.Name):
-        yield argument.id
-
-
-def _named_functions(node: ast.AST, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]) -> list:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [node]
-    if isinstance(node, ast.Call) and node.args:  # functools.partial(kernel, ...)
-        return _named_functions(node.args[0], functions)
-    return functions.get(node.id, []) if isinstance(node, ast.Name) else []
-
-
-def _positional(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
-    return [*function.args.posonlyargs, *function.args.args]
-
-
-def _kernel_and_scratch(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
-    """A pallas_call's kernel and scratch_shapes (which a grid spec may hold)."""
-    keywords = {k.arg: k.value for k in call.keywords}
-    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
-    kernel = keywords.get("kernel", positional[0] if positional else None)
-    scratch = keywords.get("scratch_shapes")
-    if scratch is None and isinstance(keywords.get("grid_spec"), ast.Call):
-        scratch = next((k.value for k in keywords["grid_spec"].keywords if k.arg == "scratch_shapes"), None)
-    return kernel, scratch
-
-
-def _signatures(node: ast.AST, functions: dict) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """(positional, keyword-only parameter names) of each function `node` may name, once each:
-    nested helpers often share a name and a signature."""
-    return {
-        (tuple(p.arg for p in _positional(f)), tuple(p.arg for p in f.args.kwonlyargs))
-        for f in _named_functions(node, functions)
-    }
-
-
-def _scratch_pairs(call: ast.Call, functions: dict) -> list[tuple[str, ast.AST]]:
-    """(parameter, entry) for every scratch entry that may be bound to a kernel parameter."""
-    kernel, scratch = _kernel_and_scratch(call)
-    if kernel is None or scratch is None:
-        return []
-    pairs: list[tuple[str, ast.AST]] = []
-    for params, _ in _signatures(kernel, functions):
-        if isinstance(scratch, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in scratch.elts):
-            entries = scratch.elts
-            pairs += zip(params[max(len(params) - len(entries), 0) :], entries)
-        else:  # a name or an expression: any parameter, any allocation
-            pairs += [(p, _ANY_ENTRY) for p in params]
-    return pairs
-
-
-def _scoped_pairs(body: ast.AST, allocations: list[ast.AST], functions: dict) -> list[tuple[str, ast.AST]]:
-    """(parameter, entry) for every run_scoped allocation that may be bound to a body parameter."""
-    pairs: list[tuple[str, ast.AST]] = []
-    for params, keyword_only in _signatures(body, functions):
-        position = 0
-        for item in allocations:
-            if isinstance(item, ast.keyword):
-                if item.arg is None:
-                    pairs += [(p, _ANY_ENTRY) for p in (*params, *keyword_only)]
-                else:
-                    pairs.append((item.arg, item.value))
-                continue
-            if isinstance(item, ast.Starred):
-                pairs += [(p, _ANY_ENTRY) for p in params]
-                continue
-            if position < len(params):
-                pairs.append((params[position], item))
-            position += 1
-    return pairs
 
 
 def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
@@ -690,13 +499,9 @@ class _Rewrite:
 class _Engine:
     """Analysis of one parsed file, mirroring the libcst transformer's rules and order."""
 
-    def __init__(
-        self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None
-    ) -> None:
-        """With `focus` (and no kinds to learn from allocations), only its calls are analysed."""
+    def __init__(self, text: _Text, scopes: _ScopeBuilder, settings: Settings) -> None:
         self.text = text
         self.settings = settings
-        self.focus = focus.calls if focus is not None and not focus.kinded else None
         self.scopes = scopes
         self.param_kinds: dict[int, Kind] = {}
         self.proven: set[object] | None = None
@@ -884,10 +689,8 @@ class _Engine:
 
     # -- rules --------------------------------------------------------------------------
     def run(self) -> None:
-        if self.focus is None:
-            self.gather()
-        candidates = self.scopes.relevant_calls() if self.focus is None else self.focus
-        calls = [(call, op) for call in candidates if (op := self.operation(call)) is not None]
+        self.gather()
+        calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
         argument_spans = []
         for call, operation in calls:
@@ -1144,11 +947,8 @@ class QuickResult:
     findings: tuple[Finding, ...]
 
 
-def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True) -> QuickResult:
-    """The new text and findings, exactly as the libcst engine would give them, or Defer.
-
-    `focus` (see `_analyse_tree`) only saves time; the tests turn it off to check it changes
-    nothing."""
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
+    """The new text and findings, exactly as the libcst engine would give them, or Defer."""
     text, encoding = _decode(source)
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         raise Defer("SEM101")
@@ -1156,7 +956,7 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool, *, focus
     tree = _parse_whole(text)
     if not round_trips:
         raise Defer("the encoding does not round-trip")
-    return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
+    return _analyse_tree(text, tree, encoding, settings, apply_fixes)
 
 
 def _parse_whole(text: str) -> ast.Module:
@@ -1179,19 +979,10 @@ def _analyse_tree(
     encoding: str,
     settings: Settings,
     apply_fixes: bool,
-    *,
-    focus: bool = True,
 ) -> QuickResult:
-    """Only the calls the survey cannot clear are analysed: no other call can hold a finding.
-    The migrations look at every call, so with them every call is analysed."""
     scopes = _ScopeBuilder()
     scopes.build(tree)
-    found = None
-    if not (settings.enabled & MIGRATIONS):
-        found = survey(scopes)
-        if not found.calls:
-            return QuickResult(text, encoding, ())
-    engine = _Engine(_Text(text), scopes, settings, found if focus else None)
+    engine = _Engine(_Text(text), scopes, settings)
     engine.run()
     findings = engine.findings
     if not apply_fixes:
