@@ -18,6 +18,7 @@ from semfix.evidence import EvidenceCollector
 from semfix.findings import Finding
 from semfix.imports import ImportChanges, apply_import_changes
 from semfix.settings import Settings
+from semfix.syntax import syntax_error
 from semfix.transform import SemaphoreTransformer
 
 Source = TypeVar("Source", str, bytes)
@@ -39,6 +40,14 @@ def _parse(source: str | bytes) -> cst.Module:
     regenerated = module.bytes if isinstance(source, bytes) else module.code
     if regenerated != source:
         raise SourceError("cannot reproduce this file byte for byte (lone carriage returns?)")
+    try:  # libcst parses syntax newer than this Python, which CPython could not prove: refused
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except SyntaxError as error:
+        raise syntax_error(module.code, error) from None
+    except (ValueError, RecursionError, MemoryError):
+        pass  # libcst's own checks stand, as before
     return module
 
 
@@ -49,7 +58,7 @@ def _describe_syntax_error(source: str | bytes, error: cst.ParserSyntaxError) ->
             warnings.simplefilter("ignore")
             ast.parse(source)
     except SyntaxError as python_error:
-        return f"syntax error at line {python_error.lineno}, column {python_error.offset}: {python_error.msg}"
+        return str(syntax_error(source if isinstance(source, str) else source.decode("utf-8", "replace"), python_error))
     except (ValueError, RecursionError, MemoryError):
         pass
     reason = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"

@@ -4,9 +4,9 @@ libcst with scope metadata runs at a few thousand lines a second; CPython's own 
 orders of magnitude faster. This engine resolves imports and scopes on `ast`, applies SEM001,
 SEM002, SEM003 and SEM004 as text edits, and proves each result: the new text must parse to exactly
 the tree the rewrites declare, and a second pass must find nothing to fix. Whenever a file
-holds anything it does not model (the migrations, star imports, syntax this Python
-cannot parse), it raises `Defer` and the libcst engine takes the
-file. Its output
+holds anything it does not model (rare placements of SEM101's import edits, star imports),
+it raises `Defer` and the libcst engine takes the file. Syntax this Python cannot parse is
+refused with a SourceError (semfix/syntax.py). Its output
 must equal the libcst engine's byte for byte, findings included; the tests hold it to that.
 """
 
@@ -25,14 +25,14 @@ from enum import Enum
 from typing import Callable, Iterator
 
 from semfix import messages, migrations
-from semfix.compiles import compile_error, prove_compiles
+from semfix.compiles import prove_compiles
 from semfix.errors import SourceError
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.findings import Finding, decide
 from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
 from semfix.skim import clears
-from semfix.sparse import SparseModule
+from semfix.syntax import syntax_error
 from semfix.text import Suppressions, apply_edits, line_starts, note_suppression, suppressed
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -51,10 +51,6 @@ _LINE_BREAK = re.compile(r"[\r\n]")
 
 class Defer(Exception):
     """The file needs the libcst engine; the message says why (for tests and debugging)."""
-
-
-class _WholeFileNeeded(Exception):
-    """An analysis of some statements needs the others: parse the whole file instead."""
 
 
 class Kind(Enum):
@@ -128,10 +124,6 @@ class _ScopeBuilder:
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
-        # For the survey, which reads names without scopes: what each imported alias may mean,
-        # and every name assigned a value read out of a Ref.
-        self.aliases: dict[str, set[str]] = {}
-        self.read_names: set[str] = set()
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names
@@ -238,7 +230,6 @@ class _ScopeBuilder:
     def _import(self, node: ast.Import, scope: _Scope) -> None:
         for alias in node.names:
             if alias.asname:
-                self._alias(alias)
                 scope.bind(alias.asname, _Binding("import", alias.name))
                 if alias.name.rpartition(".")[2] in _CALLED:
                     self.callee_names.add(alias.asname)
@@ -252,26 +243,10 @@ class _ScopeBuilder:
             if alias.name == "*":
                 raise Defer("star import")
             scope.bind(alias.asname or alias.name, _Binding("import", f"{module}.{alias.name}"))
-            self._alias(alias)
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)
 
-    def meanings(self, node: ast.expr) -> set[str]:
-        """What the name a callee ends in may stand for, by name alone: itself, or what any
-        import in the file aliases to it."""
-        name = _terminal(node)
-        if name is None:
-            return set()
-        return self.aliases[name] | {name} if name in self.aliases else {name}
-
-    def _alias(self, alias: ast.alias) -> None:
-        name = alias.name.rpartition(".")[2]
-        if alias.asname and name in _INTERESTING:
-            self.aliases.setdefault(alias.asname, set()).add(name)
-
     def _assign(self, node: ast.Assign, scope: _Scope) -> None:
-        if _read_target(node.value) is not None:
-            self.read_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         self.visit(node.value, scope)
         for target in node.targets:
             self._assign_target(target, node, scope, single=len(node.targets) == 1)
@@ -525,9 +500,7 @@ _TRACKING_HANDLERS = {
 }
 
 
-_ALLOCATION_TERMINALS = frozenset({"DMA", "REGULAR", "BARRIER"})
 _CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
-_INTERESTING = FUNCTION_NAMES | {"pallas_call", "run_scoped", "partial"} | _ALLOCATION_TERMINALS
 
 
 @functools.lru_cache(maxsize=None)
@@ -539,200 +512,6 @@ def _terminal(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _arrayish(node: ast.AST) -> bool:
-    """Could this scratch or run_scoped entry allocate a semaphore array? (any call with args)"""
-    if isinstance(node, ast.keyword):
-        node = node.value
-    return node is _ANY_ENTRY or (isinstance(node, ast.Call) and bool(node.args or node.keywords))
-
-
-def _kinded(node: ast.AST) -> bool:
-    """Could this entry give its parameter any kind at all: an array, or a tuple of Refs?"""
-    return _arrayish(node) or isinstance(node, (ast.List, ast.Tuple, ast.BinOp))
-
-
-_ANY_ENTRY = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=[ast.Constant(0)], keywords=[])  # unknown: anything
-
-
-def _suspicious_subscript(call: ast.Call) -> bool:
-    for argument in (*call.args, *(k.value for k in call.keywords)):
-        if isinstance(argument, ast.Starred):
-            argument = argument.value
-        if isinstance(argument, ast.NamedExpr):
-            return True  # `f(s := sem[...])`: the rules look at the value
-        if isinstance(argument, ast.Subscript) and (not _is_at(argument.value) or _has_slice(argument)):
-            return True
-    return False
-
-
-@dataclass
-class _Survey:
-    """What the calls and bindings show without scopes: an over-approximation of every rule.
-
-    `calls`: the catalog-named calls that may hold a finding; no other call can. `kinded`:
-    whether an allocation could give a kind (array, tuple) to a name those calls look at, so
-    the allocation sites must be analysed with scopes.
-    """
-
-    calls: list[ast.Call]
-    kinded: bool
-
-
-def nothing_to_find(tree: ast.Module) -> bool:
-    """True only if no rule can fire: see `survey`."""
-    scopes = _ScopeBuilder()
-    try:
-        scopes.build(tree)
-    except Defer:
-        return False
-    return not survey(scopes).calls
-
-
-def survey(scopes: _ScopeBuilder) -> _Survey:
-    """The calls that may hold a finding, found without resolving a name.
-
-    Every finding sits on an argument of a call whose callee ends in a catalog name (or an
-    alias imported for one), and is a subscript other than a plain `.at[i]` view, or a name
-    that is assigned a read or could be a semaphore-array parameter. Names are matched
-    without scopes and allocations without resolving their callees, so this can only
-    over-report, and a call it clears needs no analysis at all.
-    """
-    aliases = scopes.aliases
-    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    for function in scopes.functions:
-        functions.setdefault(function.name, []).append(function)
-
-    pairs: list[tuple[str, ast.AST]] = []  # (parameter name, the allocation entry bound to it)
-    catalog_calls = []
-    spelled = _INTERESTING | aliases.keys()
-    for call in scopes.calls:
-        if _terminal(call.func) not in spelled:
-            continue
-        names = scopes.meanings(call.func)
-        if names & FUNCTION_NAMES:
-            catalog_calls.append(call)
-        if "pallas_call" in names:
-            pairs += _scratch_pairs(call, functions)
-        if "run_scoped" in names and call.args:
-            pairs += _scoped_pairs(call.args[0], [*call.args[1:], *call.keywords], functions)
-        if "partial" in names and call.args and "run_scoped" in scopes.meanings(call.args[0]):
-            for function in scopes.functions:
-                if call in function.decorator_list:
-                    pairs += _scoped_pairs(function, [*call.args[1:], *call.keywords], functions)
-    unique = {(name, id(entry)): (name, entry) for name, entry in pairs}.values()  # kernels share names
-    suspicious_names = scopes.read_names | {name for name, entry in unique if _arrayish(entry)}
-    kinded_names = {name for name, entry in unique if _kinded(entry)}
-    found, kinded = [], False
-    for call in catalog_calls:
-        arguments = [a.value if isinstance(a, ast.Starred) else a for a in (*call.args, *(k.value for k in call.keywords))]
-        if _suspicious_subscript(call) or any(isinstance(a, ast.Name) and a.id in suspicious_names for a in arguments):
-            found.append(call)
-            kinded = kinded or any(name in kinded_names for a in arguments for name in _looked_at(a))
-    return _Survey(found, kinded)
-
-
-def _kinded_kernels(scopes: _ScopeBuilder) -> set[str]:
-    """The names of the functions an allocation may give an array or a tuple kind to, by name."""
-    found: set[str] = set()
-    for call in scopes.calls:
-        meant = scopes.meanings(call.func)
-        if "pallas_call" in meant:
-            kernel, scratch = _kernel_and_scratch(call)
-            if kernel is not None and scratch is not None:
-                literal = isinstance(scratch, (ast.List, ast.Tuple))
-                if not literal or any(isinstance(e, ast.Starred) or _kinded(e) for e in scratch.elts):  # type: ignore[attr-defined]
-                    found |= _kernel_names(kernel)
-        if "run_scoped" in meant and call.args:
-            for item in [*call.args[1:], *call.keywords]:
-                value = item.value if isinstance(item, ast.keyword) else item
-                if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None) or _kinded(value):
-                    found |= _kernel_names(call.args[0])
-    return found
-
-
-def _kernel_names(node: ast.AST) -> set[str]:
-    """The function names `_named_functions` would look up for this kernel expression."""
-    if isinstance(node, ast.Call) and node.args:
-        return _kernel_names(node.args[0])
-    return {node.id} if isinstance(node, ast.Name) else set()
-
-
-def _looked_at(argument: ast.expr) -> Iterator[str]:
-    """The names whose kind the rules may ask about for this argument: `x`, `x[i]`, `x[i][j]`."""
-    while isinstance(argument, ast.Subscript):
-        argument = argument.value
-    if isinstance(argument, ast.Name):
-        yield argument.id
-
-
-def _named_functions(node: ast.AST, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]) -> list:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [node]
-    if isinstance(node, ast.Call) and node.args:  # functools.partial(kernel, ...)
-        return _named_functions(node.args[0], functions)
-    return functions.get(node.id, []) if isinstance(node, ast.Name) else []
-
-
-def _positional(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
-    return [*function.args.posonlyargs, *function.args.args]
-
-
-def _kernel_and_scratch(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
-    """A pallas_call's kernel and scratch_shapes (which a grid spec may hold)."""
-    keywords = {k.arg: k.value for k in call.keywords}
-    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
-    kernel = keywords.get("kernel", positional[0] if positional else None)
-    scratch = keywords.get("scratch_shapes")
-    if scratch is None and isinstance(keywords.get("grid_spec"), ast.Call):
-        scratch = next((k.value for k in keywords["grid_spec"].keywords if k.arg == "scratch_shapes"), None)
-    return kernel, scratch
-
-
-def _signatures(node: ast.AST, functions: dict) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """(positional, keyword-only parameter names) of each function `node` may name, once each:
-    nested helpers often share a name and a signature."""
-    return {
-        (tuple(p.arg for p in _positional(f)), tuple(p.arg for p in f.args.kwonlyargs))
-        for f in _named_functions(node, functions)
-    }
-
-
-def _scratch_pairs(call: ast.Call, functions: dict) -> list[tuple[str, ast.AST]]:
-    """(parameter, entry) for every scratch entry that may be bound to a kernel parameter."""
-    kernel, scratch = _kernel_and_scratch(call)
-    if kernel is None or scratch is None:
-        return []
-    pairs: list[tuple[str, ast.AST]] = []
-    for params, _ in _signatures(kernel, functions):
-        if isinstance(scratch, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in scratch.elts):
-            entries = scratch.elts
-            pairs += zip(params[max(len(params) - len(entries), 0) :], entries)
-        else:  # a name or an expression: any parameter, any allocation
-            pairs += [(p, _ANY_ENTRY) for p in params]
-    return pairs
-
-
-def _scoped_pairs(body: ast.AST, allocations: list[ast.AST], functions: dict) -> list[tuple[str, ast.AST]]:
-    """(parameter, entry) for every run_scoped allocation that may be bound to a body parameter."""
-    pairs: list[tuple[str, ast.AST]] = []
-    for params, keyword_only in _signatures(body, functions):
-        position = 0
-        for item in allocations:
-            if isinstance(item, ast.keyword):
-                if item.arg is None:
-                    pairs += [(p, _ANY_ENTRY) for p in (*params, *keyword_only)]
-                else:
-                    pairs.append((item.arg, item.value))
-                continue
-            if isinstance(item, ast.Starred):
-                pairs += [(p, _ANY_ENTRY) for p in params]
-                continue
-            if position < len(params):
-                pairs.append((params[position], item))
-            position += 1
-    return pairs
 
 
 def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
@@ -776,9 +555,9 @@ def _element_read(node: ast.expr) -> bool:
 class _Text:
     """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
 
-    def __init__(self, text: str, starts: list[int] | None = None) -> None:
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = line_starts(text) if starts is None else starts
+        self.starts = line_starts(text)
 
     def column(self, line: int, byte_column: int) -> int:
         start = self.starts[line - 1]
@@ -819,14 +598,9 @@ class _Rewrite:
 class _Engine:
     """Analysis of one parsed file, mirroring the libcst transformer's rules and order."""
 
-    def __init__(
-        self, text: _Text, scopes: _ScopeBuilder, settings: Settings, focus: _Survey | None = None, sparse: bool = False
-    ) -> None:
-        """With `focus` (and no kinds to learn from allocations), only its calls are analysed."""
-        self.sparse = sparse
+    def __init__(self, text: _Text, scopes: _ScopeBuilder, settings: Settings) -> None:
         self.text = text
         self.settings = settings
-        self.focus = focus.calls if focus is not None and not focus.kinded else None
         self.scopes = scopes
         self.param_kinds: dict[int, Kind] = {}
         self.proven: set[object] | None = None
@@ -911,8 +685,6 @@ class _Engine:
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
         """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
-        if self.sparse:
-            raise _WholeFileNeeded  # the evidence may sit in a statement that was not parsed
         if self.proven is None:
             self.proven = set()
             for subscript in self.scopes.subscripts:
@@ -1030,10 +802,8 @@ class _Engine:
 
     # -- rules --------------------------------------------------------------------------
     def run(self) -> None:
-        if self.focus is None:
-            self.gather()
-        candidates = self.scopes.relevant_calls() if self.focus is None else self.focus
-        calls = [(call, op) for call in candidates if (op := self.operation(call)) is not None]
+        self.gather()
+        calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
         renames = self._renames()
         self.semaphore_args = {id(a) for call, operation in calls for a in _semaphore_arguments(operation, call)}
@@ -1292,10 +1062,8 @@ class _Engine:
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
     def _tracking(self) -> _Tracking:
-        """The accesses to every name: a sparse parse lacks statements, and a plain scope
-        builder records none; `_analyse_tree` then parses or builds more, and runs again."""
-        if self.sparse:
-            raise _WholeFileNeeded
+        """The accesses to every name: a plain scope builder records none; `_analyse_tree` then
+        builds a tracking one, and runs again."""
         if not isinstance(self.scopes, _Tracking):
             raise _NeedsAccesses
         return self.scopes
@@ -1368,8 +1136,6 @@ class _Engine:
     def _walrus_blocker(self, target: ast.Name, scope: _Scope) -> str | None:
         """Why `s` in `s := ...` may be read; by spelling, so `global s` and reads anywhere in
         the function, nested ones and earlier loop iterations included, all count."""
-        if self.sparse:
-            raise _WholeFileNeeded  # the function may hold statements that were not parsed
         if scope.kind != "function":
             return f"`{self.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
         if _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]
@@ -1672,55 +1438,18 @@ class QuickResult:
     findings: tuple[Finding, ...]
 
 
-def analyse(
-    source: str | bytes, settings: Settings, apply_fixes: bool, *, focus: bool = True, sparse: bool = True
-) -> QuickResult:
-    """The new text and findings, exactly as the libcst engine would give them, or Defer.
-
-    `focus` and `sparse` (see `_analyse_tree` and semfix/sparse.py) only save time; the tests
-    turn them off to check they change nothing."""
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
+    """The new text and findings, exactly as the libcst engine would give them, or Defer."""
     text, encoding = _decode(source)
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
-        sparse = False  # the statement cutter splits lines at `\n` only
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
-    module = SparseModule.of(text) if sparse and focus and round_trips and not (settings.enabled & MIGRATIONS) else None
-    if module is not None:
-        try:
-            return _analyse_sparse(text, encoding, module, settings, apply_fixes)
-        except _WholeFileNeeded:
-            pass
     tree = _parse_whole(text)
     if not round_trips:
         raise Defer("the encoding does not round-trip")
-    return _analyse_tree(text, tree, encoding, settings, apply_fixes, focus=focus)
-
-
-def _analyse_sparse(
-    text: str, encoding: str, module: SparseModule, settings: Settings, apply_fixes: bool
-) -> QuickResult:
-    """Parse only what `module` keeps, keeping more until what was parsed needs nothing else."""
-    for _ in range(3):
-        try:
-            tree = _parse(module.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            raise _WholeFileNeeded from None  # the whole file says what is wrong, if anything is
-        if not module.holds_exactly(tree):
-            raise _WholeFileNeeded
-        scopes = _ScopeBuilder()
-        scopes.build(tree)
-        wider = module.keeping(scopes.read_names, _kinded_kernels(scopes))
-        if wider is None:
-            raise _WholeFileNeeded
-        if wider is module:
-            for name, kind in module.stubs:
-                scopes.module.bind(name, _Binding(kind if kind == "def" else "other"))
-            return _analyse_tree(text, tree, encoding, settings, apply_fixes, scopes=scopes, sparse=module)
-        module = wider
-    raise _WholeFileNeeded
+    return _analyse_tree(text, tree, encoding, settings, apply_fixes)
 
 
 def _parse_whole(text: str) -> ast.Module:
-    """The whole file's tree; the parser's complaints as SourceError or Defer."""
+    """The whole file's tree; the parser's complaints as SourceError."""
     try:
         return _parse(text)
     except (RecursionError, MemoryError):
@@ -1730,7 +1459,7 @@ def _parse_whole(text: str) -> ast.Module:
     except SyntaxError as error:
         if any(word in str(error.msg) for word in ("too many nested", "too complex", "statically nested")):
             raise SourceError(f"too deeply nested for the parser: {error.msg}") from None
-        raise Defer(f"ast: {error.msg}") from None
+        raise syntax_error(text, error) from None
 
 
 def _analyse_tree(
@@ -1739,25 +1468,11 @@ def _analyse_tree(
     encoding: str,
     settings: Settings,
     apply_fixes: bool,
-    *,
-    focus: bool = True,
-    scopes: _ScopeBuilder | None = None,
-    sparse: SparseModule | None = None,
 ) -> QuickResult:
-    """Only the calls the survey cannot clear are analysed: no other call can hold a finding.
-    The migrations look at every call, so with them every call is analysed. A `sparse` tree
-    holds only some statements (see `_analyse_sparse`); whatever needs more raises
-    _WholeFileNeeded."""
-    if scopes is None:
-        scopes = _ScopeBuilder()
-        scopes.build(tree)
-    found = None
-    if not (settings.enabled & MIGRATIONS):
-        found = survey(scopes)
-        if not found.calls:
-            return QuickResult(text, encoding, ())
-    lines = _Text(text, sparse.starts if sparse is not None else None)
-    engine = _Engine(lines, scopes, settings, found if focus else None, sparse=sparse is not None)
+    scopes = _ScopeBuilder()
+    scopes.build(tree)
+    lines = _Text(text)
+    engine = _Engine(lines, scopes, settings)
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
         engine.tree, engine.fixing = tree, apply_fixes
     try:
@@ -1766,13 +1481,10 @@ def _analyse_tree(
         scopes = _Tracking()
         scopes.build(tree)
         tree_for_migrations, fixing = engine.tree, engine.fixing
-        engine = _Engine(lines, scopes, settings, found if focus else None)
+        engine = _Engine(lines, scopes, settings)
         engine.tree, engine.fixing = tree_for_migrations, fixing
         engine.run()
     findings = engine.findings
-    fixing = apply_fixes and bool(engine.rewrites)  # then `_prove` compiles the whole new text
-    if findings and sparse is not None and not fixing and not sparse.rest_parses():
-        raise _WholeFileNeeded  # a file semfix reports on must parse: the whole parse says why not
     if not apply_fixes:
         return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
@@ -1791,7 +1503,7 @@ def _analyse_tree(
     for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
         body.remove(statement)
     settled = not engine.removals and _settles_by_construction(findings, engine.rewrites)
-    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled, sparse=sparse is not None)
+    _prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
     return QuickResult(new_text, encoding, tuple(findings))
 
 
@@ -1834,14 +1546,12 @@ def _prove(
     settings: Settings,
     *,
     settled: bool = False,
-    sparse: bool = False,
 ) -> None:
     """The new text must compile, parse to exactly the declared tree, and settle on a second pass.
 
     CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
     a function or a `nonlocal` without a binding need more than one statement, and parsing
-    alone misses them. This also shows the statements a sparse parse skipped parse, so the
-    symbol-table pass `_analyse_tree` would otherwise run on them is skipped when fixing.
+    alone misses them.
 
     Edits change text only inside the statements that hold them; when none removes a line
     break (cutting brackets that span lines does, and then the whole trees are compared),
@@ -1853,25 +1563,17 @@ def _prove(
     second pass cannot change it; nor when the first pass settles it by construction (see
     `_settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
-    if not sparse:
-        prove_compiles(old.text, new_text, QuickSafetyError)
-    elif compile_error(new_text) is not None:
-        raise _WholeFileNeeded  # the whole-file run tells a broken file from a broken rewrite
+    prove_compiles(old.text, new_text, QuickSafetyError)
     changed_lines = {old.line_of(start) for start, _, _ in edits}
     shifted = any(_LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
     if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
-        if sparse:
-            raise _WholeFileNeeded  # the whole-file proof compares whole trees
         actual = _prove_whole(expected, new_text, changed_lines, shifted=shifted)
     elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
         return
     else:
-        actual = None if sparse else _prove_whole(expected, new_text, changed_lines)
+        actual = _prove_whole(expected, new_text, changed_lines)
     try:
-        if actual is None:  # the statements are proved: the second pass may parse sparsely too
-            again = analyse(new_text, settings, apply_fixes=True)
-        else:
-            again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
+        again = _analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     except Defer:
         return  # the libcst engine's own idempotency check covers files it owns
     if again.text != new_text or any(f.applied for f in again.findings):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,5 +51,12 @@ class Case:
         return fix_source(source, settings=Settings.build(**self.spec.get("settings", {})))
 
 
-def fixture_cases() -> list[Case]:
-    return [Case(folder) for folder in sorted(FIXTURES.iterdir()) if (folder / "before.py").exists()]
+def _parses_here(case: Case) -> bool:
+    """case.json "python": the oldest Python whose parser reads the fixture."""
+    return sys.version_info >= tuple(int(part) for part in case.spec.get("python", "3").split("."))
+
+
+def fixture_cases(*, newer: bool = False) -> list[Case]:
+    """The fixtures this Python parses; with `newer`, those it cannot (semfix refuses them)."""
+    cases = [Case(folder) for folder in sorted(FIXTURES.iterdir()) if (folder / "before.py").exists()]
+    return [case for case in cases if _parses_here(case) != newer]

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import ast
-import io
-import tokenize
-
 from conftest import fixture_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semfix.catalog import MODULES, may_contain_calls
 from semfix.cst_engine import fix_with_libcst
-from semfix.quick import nothing_to_find
 from semfix.settings import Settings
 
 EVERYTHING = Settings.build(select=["ALL"], unsafe_fixes=True)
@@ -56,42 +51,3 @@ def test_prefilter_keeps_every_fixture_with_findings() -> None:
             flagged += 1
             assert may_contain_calls(case.before), case.name
     assert flagged > 20
-
-
-NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
-
-
-def _precheck_is_sound(source: bytes | str) -> bool:
-    """nothing_to_find may clear a file only if the full engine finds nothing there."""
-    text = source.decode(tokenize_encoding(source)) if isinstance(source, bytes) else source
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return True
-    if not nothing_to_find(tree):
-        return True
-    _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
-    return findings == ()
-
-
-def tokenize_encoding(data: bytes) -> str:
-    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-
-
-def test_ast_precheck_never_clears_a_fixture_with_findings() -> None:
-    cleared = 0
-    for case in fixture_cases():
-        for source in (case.before, case.after):
-            assert _precheck_is_sound(source), case.name
-            text = source.decode(tokenize_encoding(source))
-            try:
-                cleared += nothing_to_find(ast.parse(text))
-            except SyntaxError:
-                pass
-    assert cleared >= 10  # the decoys and fixed files: the precheck does clear real files
-
-
-@settings(max_examples=150, deadline=None)
-@given(modules())
-def test_ast_precheck_never_clears_a_generated_module_with_findings(source: str) -> None:
-    assert _precheck_is_sound(source)
