@@ -11,7 +11,7 @@ from typing import Generic, Literal, TypeVar
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
-from semfix.quick import Defer, QuickSafetyError, analyse
+from semfix.engine import Defer, QuickSafetyError, analyse
 from semfix.settings import Settings
 from semfix.rules import MIGRATIONS
 from semfix.skim import clears

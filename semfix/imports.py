@@ -25,7 +25,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import GlobalScope, ImportAssignment, MetadataWrapper, ScopeProvider
 
 from semfix.equivalence import PALLAS_PARENT  # `from jax.experimental import pallas as <alias>`
-from semfix.migrations import ImportChanges
+from semfix.engine.migrations import ImportChanges
 
 __all__ = ["ImportChanges", "apply_import_changes", "place_in_block", "sorts_before_pallas", "without_unused"]
 

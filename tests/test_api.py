@@ -7,7 +7,7 @@ import pytest
 
 import semfix.api
 import semfix.cst_engine
-import semfix.quick
+import semfix.engine.analysis
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
 from semfix.settings import Settings
@@ -97,13 +97,13 @@ def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch, transformer
 
 def test_a_wrong_quick_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """A quick-engine cut one character short leaves `sem.`: the new tree is not the declared one."""
-    original_cut = semfix.quick._Engine._cut
+    original_cut = semfix.engine.analysis.Engine._cut
 
     def short_cut(self, subscript, *where):  # type: ignore[no-untyped-def]
         start, end = original_cut(self, subscript, *where)
         return start + 1, end
 
-    monkeypatch.setattr(semfix.quick._Engine, "_cut", short_cut)
+    monkeypatch.setattr(semfix.engine.analysis.Engine, "_cut", short_cut)
     source = BUGGY.replace("sem[...]", "sem[(...)]")
     with pytest.raises(SafetyError, match="does not parse|does not compile|differs from the declared"):
         fix_source(source, engine="quick")
@@ -178,8 +178,8 @@ def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
 ) -> None:
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
     statement around the edit must still differ from the declared one, however nested."""
-    original_cut = semfix.quick._Engine._cut
-    monkeypatch.setattr(semfix.quick._Engine, "_cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
+    original_cut = semfix.engine.analysis.Engine._cut
+    monkeypatch.setattr(semfix.engine.analysis.Engine, "_cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
     source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source, engine="quick")
@@ -190,7 +190,7 @@ def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
 def test_a_quick_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """SEM003 drops the assignment's line; an edit that also drops the line after it (which
     compiles) leaves a tree other than the declared one, and the whole-tree proof refuses it."""
-    original_decide = semfix.quick._Engine._decide
+    original_decide = semfix.engine.analysis.Engine._decide
 
     def greedy(self, plan):  # type: ignore[no-untyped-def]
         decision = original_decide(self, plan)
@@ -199,7 +199,7 @@ def test_a_quick_sem003_removal_that_takes_another_line_is_refused(monkeypatch: 
             self.removals[-1] = (body, statement, (start, self.text.text.index("\n", end) + 1, ""))
         return decision
 
-    monkeypatch.setattr(semfix.quick._Engine, "_decide", greedy)
+    monkeypatch.setattr(semfix.engine.analysis.Engine, "_decide", greedy)
     source = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    v = sem[...]\n    n = 1\n    pl.semaphore_wait(v, 1)\n"
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source, engine="quick")

@@ -12,7 +12,7 @@ from conftest import Case, fixture_cases
 
 from semfix import FixResult, fix_source
 from semfix.findings import Finding
-from semfix.quick import Defer, analyse
+from semfix.engine import Defer, analyse
 from semfix.settings import Settings
 from semfix.text import line_starts
 

@@ -7,11 +7,13 @@ import ast
 import pytest
 
 from semfix import fix_source
+from semfix.engine import QuickSafetyError
+from semfix.engine.nodes import Text
+from semfix.engine.proof import prove
 from semfix.equivalence import check_rewrite
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.imports import ImportChanges
-from semfix.quick import QuickSafetyError, _prove, _Text
 from semfix.settings import Settings
 
 
@@ -39,7 +41,7 @@ def test_quick_proof_rejects_source_that_does_not_compile(old: str, new: str, er
     edits = [(start, start + 1, new[start])]
     expected = ast.parse(new)  # the declared tree, so the statement-by-statement proof passes
     with pytest.raises(QuickSafetyError, match=error):
-        _prove(expected, _Text(old), new, edits, "utf-8", Settings(), settled=True)
+        prove(expected, Text(old), new, edits, "utf-8", Settings(), settled=True)
 
 
 def test_a_file_that_never_compiled_is_not_fixed() -> None:

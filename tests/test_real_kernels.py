@@ -14,7 +14,7 @@ from semfix import fix_source
 from semfix.catalog import MODULES, may_contain_calls
 from semfix.cst_engine import fix_with_libcst
 from semfix.findings import Finding
-from semfix.quick import Defer, analyse
+from semfix.engine import Defer, analyse
 from semfix.settings import Settings
 from semfix.skim import clears
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
-    from semfix.quick import _Scope, _ScopeBuilder
+    from semfix.engine.scopes import Scope, ScopeBuilder
 
 DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
 DEFAULT_PALLAS_ALIAS = "pl"
@@ -44,7 +44,7 @@ class ImportChanges:
 @dataclass
 class Reference:
     node: ast.Name | ast.Attribute
-    scope: _Scope
+    scope: Scope
     function: str  # semaphore_signal, semaphore_wait or semaphore_read
 
 
@@ -62,7 +62,7 @@ def pallas_alias(tree: ast.Module) -> str | None:
     return None
 
 
-def references(tree: ast.Module, scopes: _ScopeBuilder, qualified) -> Iterator[Reference]:  # type: ignore[no-untyped-def]
+def references(tree: ast.Module, scopes: ScopeBuilder, qualified) -> Iterator[Reference]:  # type: ignore[no-untyped-def]
     """Every reference to a deprecated TPU semaphore function; each must be a call's callee or
     an attribute passed to a call, whose scope the scope builder knows."""
     callees = {id(call.func): call for call in scopes.calls}
@@ -93,7 +93,7 @@ def references(tree: ast.Module, scopes: _ScopeBuilder, qualified) -> Iterator[R
             yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))])
 
 
-def alias_usable(scope: _Scope, alias: str, *, added: bool) -> bool:
+def alias_usable(scope: Scope, alias: str, *, added: bool) -> bool:
     """`alias` at this spot is the module's pallas import, or free when that import is to be
     `added` (`_alias_usable`)."""
     _, bindings = scope.lookup(alias)

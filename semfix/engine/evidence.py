@@ -1,0 +1,321 @@
+"""What the file shows about its Refs: resolution, allocations, proofs, and their stability.
+
+A mixin of the engine: imports resolved to qualified names and catalog operations; kernels'
+scratch shapes and `run_scoped` allocations giving parameters a kind (one semaphore, or a
+tuple or array of them); `X.at[...]` and `X[...]` elsewhere proving X a Ref; and whether a
+Ref expression keeps its value where that evidence is used.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from enum import Enum
+from typing import TYPE_CHECKING, Iterator
+
+from semfix.catalog import (
+    FUNCTION_NAMES,
+    PALLAS_CALL,
+    PARTIAL,
+    RUN_SCOPED,
+    SEMAPHORE_TYPE_OWNERS,
+    Operation,
+    lookup,
+)
+from semfix.engine.nodes import is_at, read_target, source_order
+from semfix.engine.scopes import Scope, Steps, Tracking
+
+if TYPE_CHECKING:
+    from semfix.engine.nodes import Text
+    from semfix.engine.scopes import ScopeBuilder
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class Kind(Enum):
+    ARRAY = "array"
+    TUPLE = "tuple"
+    UNKNOWN = "unknown"
+
+
+class NeedsAccesses(Exception):
+    """The engine needs the accesses `Tracking` records: build them and run again."""
+
+
+class Evidence:
+    """The engine's resolution and evidence; `Engine` holds the state it reads and caches."""
+
+    text: Text
+    scopes: ScopeBuilder
+    param_kinds: dict[int, Kind]
+    proven: set[object] | None
+    operations: dict[int, Operation | None]
+    proof_sites: dict[object, list[tuple[ast.expr, Scope]]]
+    _changes: dict[int, list[tuple[str, Steps, ast.expr]]]
+
+    # -- resolution ---------------------------------------------------------------------
+    def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        _, bindings = scope.lookup(node.id)
+        if not bindings or any(b.kind != "import" for b in bindings):
+            return None
+        suffix = "".join(f".{p}" for p in reversed(parts))
+        return {f"{b.qualname}{suffix}" for b in bindings}
+
+    def resolves_to(self, node: ast.expr, scope: Scope, targets: frozenset[str]) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):
+            return False  # a qualified name ends in the attribute itself: no need to resolve
+        names = self.qualified(node, scope)
+        return bool(names) and names <= targets  # type: ignore[operator]
+
+    def operation(self, call: ast.Call) -> Operation | None:
+        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
+            return None
+        if id(call) not in self.operations:
+            self.operations[id(call)] = self._operation(call)
+        return self.operations[id(call)]
+
+    def _operation(self, call: ast.Call) -> Operation | None:
+        names = self.qualified(call.func, self.scopes.scope_of[id(call)])
+        if not names:
+            return None
+        operations = {lookup(name) for name in names}
+        return operations.pop() if len(operations) == 1 and None not in operations else None  # type: ignore[return-value]
+
+    def key(self, node: ast.expr, scope: Scope) -> object | None:
+        if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
+            found, bindings = scope.lookup(node.id)
+            if len(bindings) > 1:
+                return None
+            return ("bound", id(found), node.id) if bindings else ("free", node.id)
+        if isinstance(node, ast.Attribute):
+            return ("text", id(scope.function_scope()), "".join(self.text.of(node).split()))
+        return None
+
+    def kind(self, node: ast.expr, scope: Scope) -> Kind:
+        if not isinstance(node, ast.Name):
+            return Kind.UNKNOWN
+        _, bindings = scope.lookup(node.id)
+        kinds = set()
+        for binding in bindings:
+            if binding.kind in ("star_param", "unpack", "tuple_literal"):
+                kinds.add(Kind.TUPLE)
+            elif binding.kind == "param":
+                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
+            else:
+                kinds.add(Kind.UNKNOWN)
+        if Kind.TUPLE in kinds:
+            return Kind.TUPLE
+        return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    # -- evidence -----------------------------------------------------------------------
+    def proofs(self) -> set[object]:
+        """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
+        if self.proven is None:
+            self.proven = set()
+            for subscript in self.scopes.subscripts:
+                scope = self.scopes.scope_of[id(subscript)]
+                target = subscript.value.value if is_at(subscript.value) else read_target(subscript)  # type: ignore[attr-defined]
+                proof = self.key(target, scope) if target is not None else None
+                if proof is not None:
+                    self.proven.add(proof)
+                    if isinstance(target, ast.Attribute):
+                        self.proof_sites.setdefault(proof, []).append((target, scope))
+        return self.proven
+
+    def gather(self) -> None:
+        kernels, scoped = [], []
+        for call in self.scopes.relevant_calls():
+            scope = self.scopes.scope_of[id(call)]
+            if self.operation(call) is not None:
+                continue
+            if self.resolves_to(call.func, scope, PALLAS_CALL):
+                keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+                positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+                kernel = keywords.get("kernel", positional[0] if positional else None)
+                scratch = keywords.get("scratch_shapes")
+                grid_spec = keywords.get("grid_spec")
+                if scratch is None and isinstance(grid_spec, ast.Call):
+                    scratch = next((k.value for k in grid_spec.keywords if k.arg == "scratch_shapes"), None)
+                if kernel is not None and scratch is not None:
+                    kernels.append((kernel, scratch, scope))
+            elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
+                scoped.append((call.args[0], source_order(call)[1:], scope))
+        for function in self.scopes.functions:
+            scope = self.scopes.scope_of[id(function)]
+            for decorator in function.decorator_list:
+                if (
+                    isinstance(decorator, ast.Call)
+                    and self.resolves_to(decorator.func, scope, PARTIAL)
+                    and decorator.args
+                    and self.resolves_to(decorator.args[0], scope, RUN_SCOPED)
+                ):
+                    scoped.append((function, source_order(decorator)[1:], scope))
+        for kernel, scratch, scope in kernels:
+            self._bind_scratch(kernel, scratch, scope)
+        for body, allocations, scope in scoped:
+            self._bind_scoped(body, allocations, scope)
+
+    def _function(self, node: ast.AST, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        if isinstance(node, _FUNCTIONS):
+            return node
+        if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
+            return self._function(node.args[0], scope)
+        if isinstance(node, ast.Name):
+            _, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "def":
+                return bindings[0].node  # type: ignore[return-value]
+        return None
+
+    def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
+        if isinstance(node, ast.Name):
+            _, bindings = scope.lookup(node.id)
+            if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
+                return None
+            node = bindings[0].node.value  # type: ignore[union-attr]
+        if not isinstance(node, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        return list(node.elts)
+
+    def _allocation(self, node: ast.expr, scope: Scope) -> Kind:
+        if isinstance(node, (ast.Tuple, ast.List)) or (
+            isinstance(node, ast.BinOp) and isinstance(node.left, (ast.List, ast.Tuple))
+        ):
+            return Kind.TUPLE
+        if isinstance(node, ast.Call):
+            names = self.qualified(node.func, scope)
+            if names and all(n.startswith(SEMAPHORE_TYPE_OWNERS) for n in names):
+                items = source_order(node)
+                if items:  # libcst's first Arg, whatever its kind: its value is the shape
+                    first = items[0]
+                    shape = first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
+                    if not (isinstance(shape, ast.Tuple) and not shape.elts):
+                        return Kind.ARRAY
+        return Kind.UNKNOWN
+
+    def _set_kind(self, parameter: ast.arg, kind: Kind) -> None:
+        previous = self.param_kinds.get(id(parameter))
+        self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
+
+    def _bind_scratch(self, kernel: ast.expr, scratch: ast.expr, scope: Scope) -> None:
+        function, entries = self._function(kernel, scope), self._entries(scratch, scope)
+        if function is None or not entries:
+            return
+        parameters = [*function.args.posonlyargs, *function.args.args]
+        if function.args.vararg is not None or len(entries) > len(parameters):
+            return
+        for parameter, entry in zip(parameters[len(parameters) - len(entries) :], entries):
+            self._set_kind(parameter, self._allocation(entry, scope))
+
+    def _bind_scoped(self, body: ast.AST, allocations: list[ast.AST], scope: Scope) -> None:
+        function = self._function(body, scope)
+        if function is None:
+            return
+        parameters = [*function.args.posonlyargs, *function.args.args]
+        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs]}
+        position = 0
+        for item in allocations:
+            if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
+                return
+            if isinstance(item, ast.keyword):
+                parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
+            else:
+                parameter = parameters[position] if position < len(parameters) else None
+                value = item  # type: ignore[assignment]
+                position += 1
+            if parameter is not None:
+                self._set_kind(parameter, self._allocation(value, scope))  # type: ignore[arg-type]
+
+    # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
+    def _tracking(self) -> Tracking:
+        """The accesses to every name: a plain scope builder records none; `analyse_tree` then
+        builds a tracking one, and runs again."""
+        if not isinstance(self.scopes, Tracking):
+            raise NeedsAccesses
+        return self.scopes
+
+    def unstable(self, node: ast.expr, scope: Scope) -> str | None:
+        """Why `node` may not name the same Ref everywhere in its scope; None when it must.
+
+        Evidence about a Ref expression (SEM002's proof, SEM003's carried read) holds only
+        while its base name, each attribute in its chain and each name in its indices keep
+        their values. Flow is not followed: a name bound twice anywhere in the scope, or a
+        chain written, deleted, called a method on or handed away anywhere its base name is
+        seen (nested functions and later loop iterations included), voids the evidence.
+        """
+        for root, top, watched in _chains(node):
+            _, bindings = scope.lookup(root.id)
+            if len(bindings) > 1:
+                return f"`{root.id}` is reassigned, so the Ref could differ at the use"
+            if not watched:
+                continue
+            if not bindings:
+                return f"`{self._code(top)}` may be changed outside this file"
+            for how, changed, where in self._changes_of(root.id, scope):
+                through = watched[: len(changed)] == changed
+                if how == "write" and through:
+                    return f"`{self._code(top)}` may be rebound: `{self._code(where)}` is assigned or deleted"
+                if how == "handed" and through and len(changed) < len(watched):
+                    return f"`{self._code(top)}` may be rebound by other code given `{self._code(where)}`"
+        return None
+
+    def _code(self, node: ast.AST) -> str:
+        return " ".join(self.text.of(node).split())
+
+    def _changes_of(self, name: str, scope: Scope) -> list[tuple[str, Steps, ast.expr]]:
+        """Every place the name's value, or a chain under it, may change: ("write", chain) for a
+        store or `del` target, ("handed", object) for an object given to code that may change
+        anything under it: a call's receiver, an argument, a container stored into, or any
+        other use that is not an attribute or subscript of it. With each, the expression there."""
+        tracking = self._tracking()
+        _, bindings = scope.lookup(name)
+        if id(bindings) not in self._changes:
+            found: list[tuple[str, Steps, ast.expr]] = []
+            for access in tracking.references(name, scope):
+                steps, top = access.steps, access.top
+                if access.context in (ast.Store, ast.Del):
+                    found.append(("write", steps, top))
+                    if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
+                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                elif access.called and steps:
+                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                else:
+                    found.append(("handed", steps, top))
+            self._changes[id(bindings)] = found
+        return self._changes[id(bindings)]
+
+
+@functools.lru_cache(maxsize=None)
+def _last_parts(targets: frozenset[str]) -> frozenset[str]:
+    return frozenset(name.rpartition(".")[2] for name in targets)
+
+
+def _chains(node: ast.expr) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
+    """Each name in `node`, in source order, with the part of its attribute and subscript
+    chain that lies inside `node`: (`self`, `self.sems.at[i]`, ("sems", "at", None)), then (`i`, `i`, ())."""
+    parents: dict[int, ast.AST] = {}
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        children = list(ast.iter_child_nodes(current))
+        for child in children:
+            parents[id(child)] = current
+        stack.extend(reversed(children))
+        if isinstance(current, ast.Name):
+            steps: list[str | None] = []
+            top: ast.expr = current
+            while top is not node:
+                parent = parents[id(top)]
+                if isinstance(parent, ast.Attribute) and parent.value is top:
+                    steps.append(parent.attr)
+                elif isinstance(parent, ast.Subscript) and parent.value is top:
+                    steps.append(None)
+                else:
+                    break
+                top = parent  # type: ignore[assignment]
+            yield current, top, tuple(steps)

@@ -1,0 +1,169 @@
+"""The syntax the engine works on: subscript shapes, source positions, statement geometry.
+
+Small facts about `ast` nodes and the text they came from, shared by the analysis, the rules
+and the proof: what a subscript reads (`X[...]`, `X[i]`, `X.at[i]`), where a node starts and
+ends in characters (ast counts UTF-8 bytes), which statements hold a line, and the tokens
+(only the tokenizer tells a comment from a `#` in a string).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import io
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass
+
+from semfix.text import line_starts
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+LINE_BREAK = re.compile(r"[\r\n]")
+
+
+class Defer(Exception):
+    """The file needs the libcst engine; the message says why (for tests and debugging)."""
+
+
+def is_at(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "at"
+
+
+def _elements(subscript: ast.Subscript) -> list[ast.expr]:
+    inner = subscript.slice
+    return list(inner.elts) if isinstance(inner, ast.Tuple) and inner.elts else [inner]
+
+
+def read_target(node: ast.expr) -> ast.expr | None:
+    """`X[...]` or `X[()]`: the Ref X; None otherwise, and for `X.at[...]`."""
+    if not isinstance(node, ast.Subscript) or is_at(node.value):
+        return None
+    inner = node.slice
+    whole = (isinstance(inner, ast.Constant) and inner.value is Ellipsis) or (
+        isinstance(inner, ast.Tuple) and not inner.elts
+    )
+    return node.value if whole else None
+
+
+def has_slice(node: ast.expr) -> bool:
+    return isinstance(node, ast.Subscript) and any(isinstance(e, ast.Slice) for e in _elements(node))
+
+
+def element_read(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Subscript) or is_at(node.value) or read_target(node) is not None:
+        return False
+    return not any(
+        isinstance(e, (ast.Slice, ast.Starred)) or (isinstance(e, ast.Constant) and e.value is Ellipsis)
+        for e in _elements(node)
+    )
+
+
+class Text:
+    """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = line_starts(text)
+
+    def column(self, line: int, byte_column: int) -> int:
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        row = self.text[start:end]
+        return byte_column if row.isascii() else len(row.encode("utf-8")[:byte_column].decode("utf-8"))
+
+    def start(self, node: ast.AST) -> tuple[int, int, int]:
+        """(line, 0-based character column, offset) where the node starts."""
+        column = self.column(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        return node.lineno, column, self.starts[node.lineno - 1] + column  # type: ignore[attr-defined]
+
+    def end(self, node: ast.AST) -> tuple[int, int, int]:
+        column = self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        return node.end_lineno, column, self.starts[node.end_lineno - 1] + column  # type: ignore[attr-defined]
+
+    def line(self, number: int) -> str:
+        """The text of a line (1-based), with its line break."""
+        end = self.starts[number] if number < len(self.starts) else len(self.text)
+        return self.text[self.starts[number - 1] : end]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def of(self, node: ast.AST) -> str:
+        return self.text[self.start(node)[2] : self.end(node)[2]]
+
+
+@dataclass
+class Rewrite:
+    """A fix a rule declares: its text edits, and the node the proof expects in the new tree."""
+
+    call: ast.Call
+    argument: ast.expr  # the original argument node
+    replacement: ast.expr  # the node the verified new tree must hold in its place
+    edits: list[tuple[int, int, str]]
+    keyword: ast.keyword | None = None  # SEM102: the `dec=` keyword renamed `value=` instead
+
+
+def first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(d.lineno for d in decorators)])
+
+
+def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> list[ast.stmt]:
+    """The statements whose lines hold `line`, outermost first. `bodies` caches, by owner, the
+    statements directly inside it, in order, with their first lines."""
+    chain: list[ast.stmt] = []
+    owner: ast.AST = module
+    while True:
+        if id(owner) not in bodies:
+            inner = [*getattr(owner, "body", ()), *getattr(owner, "orelse", ()), *getattr(owner, "finalbody", ())]
+            for clause in (*getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
+                inner += clause.body
+            inner.sort(key=first_line)
+            bodies[id(owner)] = (inner, [first_line(s) for s in inner])
+        body, firsts = bodies[id(owner)]
+        index = bisect.bisect_right(firsts, line) - 1
+        if index < 0 or body[index].end_lineno < line:  # type: ignore[operator]
+            return chain
+        owner = body[index]
+        chain.append(owner)  # type: ignore[arg-type]
+
+
+_TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
+
+
+def alone_on_its_lines(statement: ast.stmt, old: Text, trailer: re.Pattern[str] = _TRAILER) -> bool:
+    """Does the statement start its first line (after indentation, or `@`) and end its last
+    (before a comment), and not continue a line before it with a backslash?"""
+    decorators = getattr(statement, "decorator_list", [])
+    head = min([statement, *decorators], key=lambda node: node.lineno)
+    first, last = head.lineno, statement.end_lineno
+    if first > 1 and old.line(first - 1).rstrip(" \t\r\n").endswith("\\"):
+        return False
+    prefix = old.line(first)[: old.column(first, head.col_offset)]
+    if prefix.strip(" \t") != ("@" if head is not statement else ""):
+        return False
+    ending = old.line(last)[old.column(last, statement.end_col_offset) :]  # type: ignore[arg-type]
+    return trailer.match(ending) is not None
+
+
+def tokens(text: str) -> list[tokenize.TokenInfo]:
+    """Python's tokens, on lines numbered as `ast` numbers them: a lone CR ends a line there,
+    while the tokenize module splits lines at `\n` only."""
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(_LONE_CR.sub("\n", text)).readline))
+    except (tokenize.TokenError, SyntaxError) as error:
+        raise Defer(f"the tokenizer: {error}") from None
+
+
+def source_order(call: ast.Call) -> list[ast.AST]:
+    """Positional and keyword arguments in the order they are written, as libcst lists them."""
+    items: list[ast.AST] = [*call.args, *call.keywords]
+    return sorted(items, key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+
+
+def parse(text: str) -> ast.Module:
+    """CPython's parser, without the SyntaxWarnings it prints about the user's code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)

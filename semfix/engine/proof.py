@@ -1,0 +1,209 @@
+"""The proof of every rewrite: the new text compiles, parses to exactly the declared tree,
+and a second pass changes nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from typing import TYPE_CHECKING, Callable
+
+from semfix.compiles import prove_compiles
+from semfix.engine.nodes import (
+    LINE_BREAK,
+    Defer,
+    Text,
+    alone_on_its_lines,
+    element_read,
+    enclosing,
+    first_line,
+    has_slice,
+    parse,
+    read_target,
+)
+from semfix.findings import Finding
+from semfix.rules import MIGRATIONS
+from semfix.settings import Settings
+from semfix.skim import clears
+
+if TYPE_CHECKING:
+    from semfix.engine import migrations
+    from semfix.engine.nodes import Rewrite
+
+class QuickSafetyError(Exception):
+    """The quick engine's rewrite failed its proof."""
+
+
+def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
+    """Can a second pass apply nothing, whatever else it finds? Cheaper than running it.
+
+    Rewrites add and remove no binding, call or allocation, so a second pass resolves the same
+    calls to the same operations and gives each untouched argument the same verdict, except
+    that new `.at` views may prove a Ref and turn an unsafe SEM002 into a safe one. Each
+    rewritten argument is now a Ref expression; only a read, an element read or a slice
+    left in it could draw a fix. SEM003 removes a binding and a read: not settled here.
+    """
+    if any(f.rule == "SEM002" and not f.applied for f in findings):
+        return False
+    replacements = [
+        r.replacement.value if isinstance(r.replacement, ast.NamedExpr) else r.replacement
+        for r in rewrites
+        if r.keyword is None
+    ]
+    return not any(read_target(r) is not None or element_read(r) or has_slice(r) for r in replacements)
+
+
+def prove(
+    expected: ast.Module,
+    old: Text,
+    new_text: str,
+    edits: list[tuple[int, int, str]],
+    encoding: str,
+    settings: Settings,
+    *,
+    settled: bool = False,
+) -> None:
+    """The new text must compile, parse to exactly the declared tree, and settle on a second pass.
+
+    CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
+    a function or a `nonlocal` without a binding need more than one statement, and parsing
+    alone misses them.
+
+    Edits change text only inside the statements that hold them; when none removes a line
+    break (cutting brackets that span lines does, and then the whole trees are compared),
+    around each edit the innermost statement with its lines to itself is re-parsed
+    alone (as the body of an `if 1:` when indented) and compared node for node with what it
+    should be. It starts a logical line, where the tokenizer is clean, and parses whole, so it
+    leaves the tokenizer clean for the text after it, which is unchanged: the whole new text
+    parses to the declared tree. When the new text skims clean, no rule can fire on it, so a
+    second pass cannot change it; nor when the first pass settles it by construction (see
+    `settles_by_construction`); otherwise the whole file is parsed and analysed again.
+    """
+    prove_compiles(old.text, new_text, QuickSafetyError)
+    changed_lines = {old.line_of(start) for start, _, _ in edits}
+    shifted = any(LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
+    if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
+        actual = _prove_whole(expected, new_text, changed_lines, shifted=shifted)
+    elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
+        return
+    else:
+        actual = _prove_whole(expected, new_text, changed_lines)
+    from semfix.engine import run  # imported late: run imports this module
+
+    try:
+        again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
+    except Defer:
+        return  # the libcst engine's own idempotency check covers files it owns
+    if again.text != new_text or any(f.applied for f in again.findings):
+        raise QuickSafetyError("a second run would change the rewritten source again")
+
+
+def prove_migrated(
+    text: str, new_text: str, encoding: str, findings: list[Finding], imports: migrations.ImportChanges | None, settings: Settings
+) -> None:
+    """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
+    declared rewrites (which compiles the new text), then a second pass that changes nothing."""
+    from semfix.equivalence import check_rewrite
+    from semfix.errors import SafetyError
+
+    try:
+        check_rewrite(text, new_text, findings, imports)  # type: ignore[arg-type]
+    except SafetyError as error:
+        raise QuickSafetyError(str(error)) from None
+    from semfix.engine import run
+
+    try:
+        again = run.analyse(new_text, settings, apply_fixes=True)
+    except Defer:
+        return  # the libcst engine's own idempotency check covers files it owns
+    if again.text != new_text or any(f.applied for f in again.findings):
+        raise QuickSafetyError("a second run would change the rewritten source again")
+
+
+def _prove_statements(
+    expected: ast.Module, old: Text, new_text: str, edits: list[tuple[int, int, str]], changed_lines: set[int]
+) -> bool:
+    """Re-parse, around each edit, the innermost statement that has its lines to itself; False
+    if that cannot settle it."""
+    edit_starts, shifts, shift = [0], [0], 0
+    for start, end, replacement in edits:  # sorted; none crosses a line break
+        shift += len(replacement) - (end - start)
+        edit_starts.append(start + 1)
+        shifts.append(shift)
+
+    def new_start(line: int) -> int:
+        """Where a line starts in the new text: where it started, moved by the edits before it."""
+        if line > len(old.starts):
+            return len(new_text)
+        start = old.starts[line - 1]
+        return start + shifts[bisect.bisect_right(edit_starts, start) - 1]
+
+    proven: set[int] = set()
+    bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+    for line in sorted(changed_lines):
+        for statement in reversed(enclosing(expected, line, bodies)):
+            if id(statement) in proven:
+                break
+            if alone_on_its_lines(statement, old) and _parses_back(statement, new_text, new_start):
+                proven.add(id(statement))
+                break
+        else:
+            return False
+    return True
+
+
+def _parses_back(statement: ast.stmt, new_text: str, new_start: Callable[[int], int]) -> bool:
+    """Do the statement's lines of the new text parse, alone, to exactly the declared statement?
+    An indented statement is parsed as the body of an `if 1:`."""
+    first, last = first_line(statement), statement.end_lineno
+    lines = new_text[new_start(first) : new_start(last + 1)]  # type: ignore[operator]
+    indented = lines[:1] in (" ", "\t")
+    try:
+        tree = parse("if 1:\n" + lines if indented else lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False  # e.g. a `__future__` import that changes the grammar: parse more
+    body = tree.body[0].body if indented and len(tree.body) == 1 else tree.body  # type: ignore[attr-defined]
+    return len(body) == 1 and _same_tree(body[0], statement)
+
+
+def _same_tree(first: object, second: object) -> bool:
+    """`ast.dump(first) == ast.dump(second)` (positions ignored), without building the strings."""
+    stack = [(first, second)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, ast.AST):
+            stack.extend((getattr(a, name, None), getattr(b, name, None)) for name in a._fields)
+        elif type(a) is list:
+            if len(a) != len(b):  # type: ignore[arg-type]
+                return False
+            stack.extend(zip(a, b))  # type: ignore[call-overload]
+        elif a != b and a == a:  # a NaN constant is the same NaN
+            return False
+    return True
+
+
+def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int], *, shifted: bool = False) -> ast.Module:
+    """The new text parses to the declared tree: compared at the edited statements, or whole
+    when an edit removed line breaks and so moved every line after it."""
+    try:
+        actual = parse(new_text)
+    except SyntaxError as error:
+        raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
+    if shifted:
+        if not _same_tree(expected, actual):
+            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+        return actual
+    if len(actual.body) != len(expected.body):
+        raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+    edited = sorted(changed_lines)
+    for old, new in zip(expected.body, actual.body):
+        span = (old.lineno, old.end_lineno, old.col_offset)
+        if span != (new.lineno, new.end_lineno, new.col_offset):
+            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+        first = bisect.bisect_left(edited, first_line(old))  # decorators come first
+        if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
+            if not _same_tree(old, new):
+                raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+    return actual

@@ -1,0 +1,124 @@
+"""One file through the engine: decode, parse, analyse, apply the edits, prove the result."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, replace
+
+from semfix.engine.analysis import Engine
+from semfix.engine.evidence import NeedsAccesses
+from semfix.engine.nodes import Defer, Rewrite, Text, parse
+from semfix.engine.proof import prove, prove_migrated, settles_by_construction
+from semfix.engine.scopes import ScopeBuilder, Tracking
+from semfix.errors import SourceError
+from semfix.findings import Finding
+from semfix.settings import Settings
+from semfix.syntax import syntax_error
+from semfix.text import apply_edits
+
+_MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
+
+
+def _decode(source: str | bytes) -> tuple[str, str]:
+    if isinstance(source, str):
+        return source, "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding), encoding
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        raise Defer(f"encoding: {error}") from None
+
+
+def _replace_in_tree(rewrite: Rewrite) -> None:
+    if rewrite.keyword is not None:
+        rewrite.keyword.arg = "value"
+        return
+    call = rewrite.call
+    for index, argument in enumerate(call.args):
+        if argument is rewrite.argument:
+            call.args[index] = rewrite.replacement
+            return
+    for keyword in call.keywords:
+        if keyword.value is rewrite.argument:
+            keyword.value = rewrite.replacement
+            return
+    raise Defer("rewrite target not found")
+
+
+@dataclass(frozen=True)
+class QuickResult:
+    text: str
+    encoding: str
+    findings: tuple[Finding, ...]
+
+
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
+    """The new text and findings, exactly as the libcst engine would give them, or Defer."""
+    text, encoding = _decode(source)
+    round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
+    tree = _parse_whole(text)
+    if not round_trips:
+        raise Defer("the encoding does not round-trip")
+    return analyse_tree(text, tree, encoding, settings, apply_fixes)
+
+
+def _parse_whole(text: str) -> ast.Module:
+    """The whole file's tree; the parser's complaints as SourceError."""
+    try:
+        return parse(text)
+    except (RecursionError, MemoryError):
+        raise SourceError("too deeply nested for the parser") from None  # libcst would crash
+    except ValueError as error:  # NUL bytes, on Python before 3.12
+        raise SourceError(f"not Python source: {error}") from None
+    except SyntaxError as error:
+        if any(word in str(error.msg) for word in ("too many nested", "too complex", "statically nested")):
+            raise SourceError(f"too deeply nested for the parser: {error.msg}") from None
+        raise syntax_error(text, error) from None
+
+
+def analyse_tree(
+    text: str,
+    tree: ast.Module,
+    encoding: str,
+    settings: Settings,
+    apply_fixes: bool,
+) -> QuickResult:
+    scopes = ScopeBuilder()
+    scopes.build(tree)
+    lines = Text(text)
+    engine = Engine(lines, scopes, settings)
+    if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
+        engine.tree, engine.fixing = tree, apply_fixes
+    try:
+        engine.run()
+    except NeedsAccesses:  # few files ask whether a Ref expression keeps its value
+        scopes = Tracking()
+        scopes.build(tree)
+        tree_for_migrations, fixing = engine.tree, engine.fixing
+        engine = Engine(lines, scopes, settings)
+        engine.tree, engine.fixing = tree_for_migrations, fixing
+        engine.run()
+    findings = engine.findings
+    if not apply_fixes:
+        return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
+    if not engine.rewrites:
+        return QuickResult(text, encoding, tuple(findings))
+    edits = sorted([
+        *(edit for rewrite in engine.rewrites for edit in rewrite.edits),
+        *(r[2] for r in engine.removals),
+        *engine.import_edits,
+    ])
+    new_text = apply_edits(text, 0, len(text), edits)
+    if engine.migrated:
+        prove_migrated(text, new_text, encoding, findings, engine.imports, settings)
+        return QuickResult(new_text, encoding, tuple(findings))
+    for rewrite in engine.rewrites:
+        _replace_in_tree(rewrite)
+    for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
+        body.remove(statement)
+    settled = not engine.removals and settles_by_construction(findings, engine.rewrites)
+    prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
+    return QuickResult(new_text, encoding, tuple(findings))
