@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from semfix.engine.nodes import Rewrite
 
 class QuickSafetyError(Exception):
-    """The quick engine's rewrite failed its proof."""
+    """The engine's rewrite failed its proof."""
 
 
 def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
