@@ -6,17 +6,17 @@ Nothing here touches files; the CLI and other tools build on `fix_source`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
-from semfix.engine import Defer, QuickSafetyError, analyse
+from semfix.engine import QuickSafetyError, analyse
 from semfix.settings import Settings
 from semfix.rules import MIGRATIONS
 from semfix.skim import clears
 
-__all__ = ["Engine", "FixResult", "SafetyError", "SourceError", "fix_source"]
+__all__ = ["FixResult", "SafetyError", "SourceError", "fix_source"]
 
 Source = TypeVar("Source", str, bytes)
 
@@ -33,40 +33,24 @@ class FixResult(Generic[Source]):
         return tuple(f for f in self.findings if f.applied)
 
 
-Engine = Literal["auto", "libcst", "quick"]
-
-
-def fix_source(
-    source: Source, *, settings: Settings | None = None, apply_fixes: bool = True, engine: Engine = "auto"
-) -> FixResult[Source]:
+def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[Source]:
     """Find (and by default fix) semaphore arguments that read the Ref instead of passing it.
 
     Source the byte scan or the skim clears is never parsed, so it returns no findings even
     if it would not parse. Raises SourceError for source semfix must parse but cannot read,
     and SafetyError if the rewrite fails its checks: the new source must parse, and fixing
     it again must change nothing.
-    `engine="auto"` tries the quick stdlib-ast engine first and hands libcst whatever it
-    defers; "libcst" forces the libcst engine; "quick" raises `Defer` instead of handing over.
     """
     settings = settings or Settings()
     if not may_contain_calls(source) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
-    if engine != "libcst":
-        try:
-            quick = analyse(source, settings, apply_fixes)
-        except Defer:
-            if engine == "quick":
-                raise
-        except QuickSafetyError as error:
-            raise SafetyError(str(error)) from None
-        else:
-            changed = any(f.applied for f in quick.findings)
-            new = quick.text if isinstance(source, str) else quick.text.encode(quick.encoding)
-            return FixResult(new if changed else source, quick.findings, quick.encoding)  # type: ignore[arg-type]
-    from semfix.cst_engine import fix_with_libcst  # deferred: libcst is slow to import
-
-    new_source, findings, encoding = fix_with_libcst(source, settings, apply_fixes)
-    return FixResult(new_source, findings, encoding)
+    try:
+        result = analyse(source, settings, apply_fixes)
+    except QuickSafetyError as error:
+        raise SafetyError(str(error)) from None
+    changed = any(f.applied for f in result.findings)
+    new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
+    return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:

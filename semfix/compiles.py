@@ -1,10 +1,10 @@
 """The last check before a write: CPython must compile the new source, not only parse it.
 
 `ast.parse` accepts code the compiler refuses (`f(value=1, value=2)`, `return` at module level,
-a late `from __future__` import, a `nonlocal` whose binding is gone, ...). Both engines' proofs
+a late `from __future__` import, a `nonlocal` whose binding is gone, ...). The engine's proofs
 call `compile_error` on the new source: the whole of it, since some of those checks need the
 enclosing scopes and the file's `__future__` imports. Compiling costs about what CPython's
-symbol-table pass costs (both engines parse it anyway, and a parse builds Python objects
+symbol-table pass costs (the engine parses it anyway, and a parse builds Python objects
 compile does not need), and it runs only when a file is rewritten.
 """
 

@@ -1,4 +1,4 @@
-"""The two ways a source can fail, shared by both engines and the API."""
+"""The two ways a source can fail, shared by the engine and the API."""
 
 
 class SourceError(Exception):

@@ -347,7 +347,7 @@ def _dma_evidence(
 
 def _fix(result: Explanation, path: Path, frame: Frame) -> None:
     data = read_source(path)
-    analysis = fix_source(data, settings=_ANALYSIS, apply_fixes=False, engine="libcst")
+    analysis = fix_source(data, settings=_ANALYSIS, apply_fixes=False)
     text = data.decode(analysis.encoding)
     tree = ast.parse(text)
     fixes = [f for f in analysis.findings if f.replacement is not None and f.rule in ("SEM001", "SEM002")]
@@ -382,7 +382,7 @@ def _fix(result: Explanation, path: Path, frame: Frame) -> None:
         result.lines.append(f"Fix: line {finding.line}: `{finding.original}` -> `{finding.replacement}`{note}")
     result.chosen, result.encoding = chosen, analysis.encoding
     result.old, result.new = data, splice(text, chosen).encode(analysis.encoding)
-    fix_source(result.new, settings=_ANALYSIS, apply_fixes=False, engine="libcst")  # it must still parse
+    fix_source(result.new, settings=_ANALYSIS, apply_fixes=False)  # it must still parse
 
 
 def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, bytes, bytes]]:

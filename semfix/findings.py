@@ -39,7 +39,7 @@ def decide(
     unsafe_fixes: bool,
     apply_fixes: bool,
 ) -> tuple[Finding, bool]:
-    """The finding both engines record, and whether its fix is accepted (safe, or allowed)."""
+    """The finding the engine records, and whether its fix is accepted (safe, or allowed)."""
     accepted = replacement is not None and (safe or unsafe_fixes)
     if replacement is not None and not accepted:
         message += UNSAFE_SUFFIX

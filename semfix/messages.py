@@ -1,4 +1,4 @@
-"""The words of every finding, shared by both engines so their output is identical."""
+"""The words of every finding, in one place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Source text by offsets: where lines start, and applying edits, shared by both engines."""
+"""Source text by offsets: where lines start, and applying edits, shared by the engine and its proofs."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -16,7 +17,9 @@ CASES = fixture_cases()
 
 
 def _without_imports(source: bytes) -> list[bytes]:
-    return [line for line in source.splitlines() if not line.lstrip().startswith((b"import ", b"from "))]
+    """The lines of no import statement (a parenthesized import's lines included)."""
+    spans = [(n.lineno, n.end_lineno) for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return [line for number, line in enumerate(source.splitlines(), 1) if not any(a <= number <= b for a, b in spans)]
 
 
 def _splice(source: bytes, result_findings, encoding: str) -> bytes:
@@ -82,3 +85,25 @@ def test_check_mode_reports_what_fix_mode_applies(case: Case) -> None:
     checked = fix_source(case.before, settings=settings, apply_fixes=False)
     assert checked.source == case.before
     assert checked.findings == tuple(replace(f, applied=False) for f in fixed.findings)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_lone_carriage_returns_are_line_breaks(case: Case) -> None:
+    """CPython ends a line at a lone CR, as at `\\n`: the file with every `\\n` made a CR gets
+    the `\\n` file's result, line breaks made CRs."""
+    settings = Settings.build(**case.spec.get("settings", {}))
+    try:
+        reference = fix_source(case.before, settings=settings)
+    except Exception:  # noqa: BLE001 - the error fixtures: test_bad_input.py and their own tests
+        return
+    text = case.before.decode(reference.encoding)
+    if "\r" in text:
+        return
+
+    def lone(value: object) -> object:
+        return value.replace("\n", "\r") if isinstance(value, str) else value
+
+    result = fix_source(text.replace("\n", "\r"), settings=settings)
+    findings = tuple(replace(f, **{k: lone(v) for k, v in vars(f).items()}) for f in reference.findings)
+    assert result.findings == findings
+    assert result.source == reference.source.decode(reference.encoding).replace("\n", "\r")

@@ -1,5 +1,5 @@
-"""Syntax newer than the running Python: one clear error naming the Python it needs (exit 2),
-from either engine; where this Python parses it, it is analysed and fixed like any other."""
+"""Syntax newer than the running Python: one clear error naming the Python it needs (exit 2);
+where this Python parses it, it is analysed and fixed like any other."""
 
 from __future__ import annotations
 
@@ -34,18 +34,17 @@ def _needs(version: str) -> bool:
     return sys.version_info < tuple(int(part) for part in version.split("."))
 
 
-@pytest.mark.parametrize("engine", ["auto", "libcst"])
 @pytest.mark.parametrize(("name", "line", "version", "words"), CONSTRUCTS, ids=[c[0] for c in CONSTRUCTS])
-def test_newer_syntax_is_refused_naming_the_python_it_needs(name: str, line: str, version: str, words: str, engine: str) -> None:
+def test_newer_syntax_is_refused_naming_the_python_it_needs(name: str, line: str, version: str, words: str) -> None:
     source = HEADER + line
     if not _needs(version):  # this Python parses it: it is analysed like any other code
-        assert fix_source(source, engine=engine).source == FIXED + line  # type: ignore[arg-type]
+        assert fix_source(source).source == FIXED + line
         return
     # the line that holds the construct: `except*` comes after its `try:` block
     at = 6 + next(i for i, text in enumerate(line.splitlines()) if not text.strip().startswith(("try", "pass")))
     expected = f"uses syntax Python {RUNNING} cannot parse \\({re.escape(words)}.*, Python {version}\\+\\) at line {at}"
     with pytest.raises(SourceError, match=expected):
-        fix_source(source, engine=engine)  # type: ignore[arg-type]
+        fix_source(source)
 
 
 @pytest.mark.skipif(not _needs("3.11"), reason="this Python parses `x[*i]`: the test above fixes it")

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semfix.catalog import MODULES, may_contain_calls
-from semfix.cst_engine import fix_with_libcst
+from semfix.engine import analyse
 from semfix.settings import Settings
 
 EVERYTHING = Settings.build(select=["ALL"], unsafe_fixes=True)
@@ -38,7 +38,7 @@ def modules(draw: st.DrawFn) -> str:
 @settings(max_examples=150, deadline=None)
 @given(modules())
 def test_prefilter_keeps_every_file_the_engine_flags(source: str) -> None:
-    _, findings, _ = fix_with_libcst(source, EVERYTHING, apply_fixes=False)
+    findings = analyse(source, EVERYTHING, apply_fixes=False).findings
     if findings:
         assert may_contain_calls(source) and may_contain_calls(source.encode())
 
@@ -46,7 +46,7 @@ def test_prefilter_keeps_every_file_the_engine_flags(source: str) -> None:
 def test_prefilter_keeps_every_fixture_with_findings() -> None:
     flagged = 0
     for case in fixture_cases():
-        _, findings, _ = fix_with_libcst(case.before, EVERYTHING, apply_fixes=False)
+        findings = analyse(case.before, EVERYTHING, apply_fixes=False).findings
         if findings:
             flagged += 1
             assert may_contain_calls(case.before), case.name

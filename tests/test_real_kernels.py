@@ -12,9 +12,8 @@ import pytest
 
 from semfix import fix_source
 from semfix.catalog import MODULES, may_contain_calls
-from semfix.cst_engine import fix_with_libcst
 from semfix.findings import Finding
-from semfix.engine import Defer, analyse
+from semfix.engine import analyse
 from semfix.settings import Settings
 from semfix.skim import clears
 
@@ -36,11 +35,8 @@ def _kernel_files() -> list[Path]:
 
 
 def _findings(source: bytes) -> tuple[Finding, ...]:
-    """Every finding, by the quick engine or, where it defers, libcst; never skimmed."""
-    try:
-        return analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
-    except Defer:
-        return fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)[1]
+    """Every finding, never skimmed."""
+    return analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
 
 
 def _plant(source: bytes) -> tuple[bytes, int]:

@@ -41,3 +41,17 @@ def test_invalid_examples_are_flagged_and_fixed_exactly(case: tuple[Rule, Invali
     assert result.source == (example.source if example.fixed is None else example.fixed)
     if example.fixed is None:
         assert not any(f.applied for f in result.findings if f.rule == rule.code)
+
+
+def test_a_read_before_the_assignment_in_a_loop_blocks_sem003() -> None:
+    """`out_ref[0] = v` reads the previous iteration's `v`: dropping `v = sem[...]` would leave
+    it unbound. Every read of `v` in its scope counts, so this is reported, not fixed."""
+    source = (
+        "from jax.experimental import pallas as pl\n\n\ndef f(sem, out_ref, n):\n    for _ in range(n):\n"
+        "        if n > 1:\n            out_ref[0] = v\n        v = sem[...]\n        pl.semaphore_wait(v)\n"
+    )
+    result = fix_source(source)
+    assert result.source == source
+    [finding] = result.findings
+    assert finding.rule == "SEM003" and not finding.applied
+    assert finding.message.endswith("(not fixed: `v` is also used for something else)")

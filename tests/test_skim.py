@@ -1,4 +1,4 @@
-"""The skim may clear a file (skip parsing it) only if the libcst engine finds nothing there."""
+"""The skim may clear a file (skip parsing it) only if the engine finds nothing there."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from semfix.api import fix_source
-from semfix.cst_engine import fix_with_libcst
+from semfix.engine import analyse
 from semfix.settings import Settings
 from semfix.skim import clears
 
@@ -93,8 +93,8 @@ def _sound(source: str) -> bool:
     if not clears(source.encode()):
         return True
     try:
-        _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
-    except Exception:  # noqa: BLE001 - a file libcst cannot read has no findings either
+        findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
+    except Exception:  # noqa: BLE001 - a file semfix cannot read has no findings either
         return True
     return findings == ()
 
@@ -109,7 +109,7 @@ def test_skim_never_clears_a_fixture_with_findings() -> None:
     for case in fixture_cases():
         for source in (case.before, case.after):
             text = source.decode("utf-8", "surrogateescape")
-            _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+            findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
             if clears(source):
                 cleared += 1
                 assert findings == (), (case.name, text)
@@ -181,7 +181,7 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
     }
     for label, (old, new) in mutations.items():
         source = _mutated(old, new)
-        _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+        findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
         assert findings, label  # the mutation really is a bug
         assert not clears(source.encode()), label
 
@@ -192,7 +192,7 @@ def test_aliases_are_followed() -> None:
     assert clears(source.replace("s[...]", "s").encode())
     far = "from jax.experimental.pallas import (\n    semaphore_wait  # " + "x" * 500 + "\n    as w,\n)\n"
     source = far + "\n\ndef k(s):\n    w(s[...])\n"
-    _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+    findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
     assert findings and not clears(source.encode())
 
 
@@ -212,14 +212,14 @@ def test_non_ascii_names_are_parsed() -> None:
         "def run(x):\n    return pl.pallas_call(körnel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n"
     )
     for source in (header + alias, header + kernel):
-        _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+        findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
         assert findings and not clears(source.encode()), source
 
 
 def test_a_triple_quoted_string_does_not_shift_positions() -> None:
     body = 'pltpu.make_async_copy("""a", "b""", x_hbm, sems[0])'
     source = CORRECT.replace("pl.semaphore_wait(ready_sem, 1)", body)
-    _, findings, _ = fix_with_libcst(source, NO_MIGRATIONS, apply_fixes=False)
+    findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings
     assert findings and not clears(source.encode())
 
 

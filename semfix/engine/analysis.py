@@ -23,7 +23,6 @@ from semfix.engine.carried import Carried, CarriedReads
 from semfix.engine.evidence import Evidence, Kind
 from semfix.engine.nodes import (
     LINE_BREAK,
-    Defer,
     Rewrite,
     Text,
     element_read,
@@ -67,7 +66,6 @@ class Engine(Evidence, CarriedReads):
         self.suppressions = _suppressions(text.text)
         self.comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
         self.tree: ast.Module | None = None  # set for SEM101, which looks at every reference
-        self.fixing = True  # False: findings only, so SEM101's import edits do not matter
         self.pallas_alias: str | None = None
         self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
@@ -78,6 +76,7 @@ class Engine(Evidence, CarriedReads):
         self._changes: dict[int, list[tuple[str, Steps, ast.expr]]] = {}
         self.import_edits: list[tuple[int, int, str]] = []  # and the import edits they need
         self.imports: migrations.ImportChanges | None = None
+        self.unsure: list[str] = []  # why SEM101's import edits cannot be made sure of, if so
 
     # -- rules --------------------------------------------------------------------------
     def run(self) -> None:
@@ -102,44 +101,58 @@ class Engine(Evidence, CarriedReads):
         starts = sorted(self.text.start(call)[2] for call, _ in calls)
         for low, high in argument_spans:
             index = bisect.bisect_right(starts, low)
-            if index < len(starts) and starts[index] < high:
-                raise Defer("a semaphore call inside a semaphore argument")
+            if index < len(starts) and starts[index] < high:  # the fixes would nest: none is made
+                self._hold("a semaphore call inside a semaphore argument")
+                return
+
+    def _hold(self, reason: str, rule: str | None = None) -> None:
+        """Report without fixing the findings of `rule` (SEM101 when its import edits are
+        unsure; its rewrites are the ones without a call), or of every rule."""
+        self.findings = [
+            replace(f, message=f"{f.message} (not fixed: {reason})", replacement=None, applied=False, safety=None)
+            if f.replacement is not None and rule in (None, f.rule) else f
+            for f in self.findings
+        ]
+        self.rewrites = [r for r in self.rewrites if rule is not None and r.call is not None]
+        self.migrated, self.import_edits, self.imports = [], [], None
+        if rule is None:
+            self.removals = []
 
     def _renames(self) -> list[migrations.Reference]:
         """SEM101's references, last first (see migrations.py)."""
         if "SEM101" not in self.settings.enabled or self.tree is None:
             return []
-        try:
-            found = list(migrations.references(self.tree, self.scopes, self.qualified))
-            self.pallas_alias = migrations.pallas_alias(self.tree)
-        except migrations.NeedsLibcst as reason:
-            raise Defer(str(reason)) from None
+        found = list(migrations.references(self.tree, self.scopes, self.qualified, self.unsure))
+        self.pallas_alias = migrations.pallas_alias(self.tree)
         return sorted(found, key=lambda r: _end(r.node), reverse=True)
 
     def _migrate(self, reference: migrations.Reference) -> None:
-        """As transform.py's `_migrate`; the import edits it would need are the libcst engine's."""
+        """One reference renamed; the import edits come after every rename (`_check_migrated_imports`)."""
         alias = self.pallas_alias or migrations.DEFAULT_PALLAS_ALIAS
         new_text = f"{alias}.{reference.function}"
         message = f"`{self.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
         if not migrations.alias_usable(reference.scope, alias, added=self.pallas_alias is None):
             self._report("SEM101", reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             return
-        if not self._report("SEM101", reference.node, message, new_text) or not self.fixing:
-            return
-        self.migrated.append(reference.node)
         start, end = self.text.start(reference.node)[2], self.text.end(reference.node)[2]
         if LINE_BREAK.search(self.text.text, start, end):
-            raise Defer("SEM101: a reference over several lines")
+            self._report("SEM101", reference.node, message + " (not fixed: a reference over several lines)", None)
+            return
+        if not self._report("SEM101", reference.node, message, new_text):
+            return
+        self.migrated.append(reference.node)
         self.rewrites.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
 
     def _check_migrated_imports(self) -> None:
-        if self.migrated:
+        if self.unsure:
+            self._hold(self.unsure[0], "SEM101")
+        elif self.migrated:
             try:
                 alias = self.pallas_alias or migrations.DEFAULT_PALLAS_ALIAS
                 add = self.pallas_alias is None
                 self.import_edits, self.imports = migrations.import_edits(self.tree, self.text.text, self.migrated, alias, add)  # type: ignore[arg-type]
-            except migrations.NeedsLibcst as reason:
-                raise Defer(str(reason)) from None
+            except migrations.Unsure as reason:
+                self._hold(str(reason), "SEM101")
 
     def _rename_dec(self, call: ast.Call) -> None:
         """SEM102: `dec=` is `value=` since JAX 0.7.2, a rename of the keyword's name alone.
@@ -200,8 +213,8 @@ class Engine(Evidence, CarriedReads):
         text = self.text.text
         value_end, end = self.text.end(subscript.value)[2], self.text.end(subscript)[2]
         gap = _AFTER_VALUE.match(text, value_end)
-        if gap is None:
-            raise Defer("unexpected text before the bracket")
+        if gap is None:  # text the pattern does not know: no cut is sure
+            return None
         if not _SIMPLE_WHITESPACE.match(gap.group("after")):
             return None
         comments = self._comments(call)
@@ -251,7 +264,7 @@ class Engine(Evidence, CarriedReads):
             close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]
         return any(outermost <= c < start or end <= c < close for c in comments)
 
-    def _argument(self, call: ast.Call, original: ast.expr, scope: Scope, *, carried: bool = True) -> None:
+    def _argument(self, call: ast.Call, original: ast.expr, scope: Scope, *, carried: bool = True, unusual: bool = True) -> None:
         if isinstance(original, ast.NamedExpr):
             self._walrus(call, original, scope)
             return
@@ -259,11 +272,16 @@ class Engine(Evidence, CarriedReads):
             _, bindings = scope.lookup(original.id)
             if any(b.kind == "read" for b in bindings) and self._carried(call, original, bindings):
                 return
-        if isinstance(original, ast.Subscript) and isinstance(original.slice, ast.Tuple):
+        if unusual and isinstance(original, ast.Subscript) and isinstance(original.slice, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in original.slice.elts) or (
                 len(original.slice.elts) == 1 and isinstance(original.slice.elts[0], ast.Constant)
-            ):
-                raise Defer("an unusual subscript")
+            ):  # `sems[0,]`, `sems[(0,)]`, `sems[*i]`: reported, never rewritten
+                held, self.held = self.held, self.held or "an unusual subscript"
+                try:
+                    self._argument(call, original, scope, carried=carried, unusual=False)
+                finally:
+                    self.held = held
+                return
         whole = read_target(original)
         if has_slice(original) or self.kind(original, scope) is Kind.ARRAY or (
             whole is not None and self.kind(whole, scope) is Kind.ARRAY

@@ -1,11 +1,9 @@
-"""SEM101 on the stdlib `ast`: `pltpu.semaphore_*` references renamed `pl.semaphore_*` as text.
+"""SEM101 on the stdlib `ast`: `pltpu.semaphore_*` references renamed `pl.semaphore_*` as text,
+with the import edits the renames need (semfix/imports.py says where they go).
 
-The quick engine takes the renames that need no import edit: the file already binds
-`jax.experimental.pallas` at module level, and the name each rewritten reference starts from
-stays in use, by the same module-level import, after the rewrite. Any other file (an import to
-add, drop or cut down, a reference outside a call, a name bound by more than its imports) it
-defers to the libcst engine, whose import editor (semfix/imports.py) places those edits.
-The decisions mirror transform.py's `_migrate`, `_alias_usable` and `_schedule_import_removal`.
+Where the import edits are not sure (a reference outside a call, a name bound by more than its
+imports, an import in a class body or sharing its line, a block an import would leave empty, no
+import block for the pallas import), the findings are reported without a fix: `Unsure`.
 """
 
 from __future__ import annotations
@@ -23,19 +21,15 @@ DEFAULT_PALLAS_ALIAS = "pl"
 FUNCTIONS = frozenset(DEPRECATED_TPU.values())
 
 
-class NeedsLibcst(Exception):
-    """The migration needs what only the libcst engine does (import edits); the reason says which."""
+class Unsure(Exception):
+    """The import edits are not sure here (rare placements): SEM101 reports without fixing."""
 
 
 @dataclass
 class ImportChanges:
-    """SEM101's import edits, declared for equivalence.check_rewrite. The libcst engine's
-    transformer fills the first three and imports.apply_import_changes the rest; the quick
-    engine fills the rest from its `ast` analysis. Kept here so the quick path needs no libcst."""
+    """SEM101's import edits, declared for equivalence.check_rewrite, which accepts exactly these."""
 
     add_pallas_as: str | None = None  # bind jax.experimental.pallas to this name where needed
-    maybe_unused: set[str] = field(default_factory=set)  # names whose import may now be unused
-    bound_by: dict[object, int] = field(default_factory=dict)  # the imports (libcst nodes) the rewritten names came from, and their lines
     dropped: dict[int, set[str]] = field(default_factory=dict)  # line of an old import: names it lost
     added: int = 0  # pallas imports added
     migrated_to: str | None = None  # the name the rewritten references use for the pallas module
@@ -62,9 +56,10 @@ def pallas_alias(tree: ast.Module) -> str | None:
     return None
 
 
-def references(tree: ast.Module, scopes: ScopeBuilder, qualified) -> Iterator[Reference]:  # type: ignore[no-untyped-def]
-    """Every reference to a deprecated TPU semaphore function; each must be a call's callee or
-    an attribute passed to a call, whose scope the scope builder knows."""
+def references(tree: ast.Module, scopes: ScopeBuilder, qualified, unsure: list[str]) -> Iterator[Reference]:  # type: ignore[no-untyped-def]
+    """Every reference to a deprecated TPU semaphore function that is a call's callee or an
+    attribute passed to a call, whose scope the scope builder knows; for any other, a reason
+    in `unsure` (an import edit could then break it)."""
     callees = {id(call.func): call for call in scopes.calls}
     nodes = list(ast.walk(tree))
     imported_as = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
@@ -87,7 +82,8 @@ def references(tree: ast.Module, scopes: ScopeBuilder, qualified) -> Iterator[Re
         if scope is None:
             if isinstance(node, ast.Attribute) and not isinstance(_root(node), ast.Name):
                 continue  # `f().semaphore_wait`: resolves to no import
-            raise NeedsLibcst("SEM101: a reference outside a call")
+            unsure.append("a reference outside a call")
+            continue
         names = qualified(node, scope)
         if names and len(names) == 1 and next(iter(names)) in DEPRECATED_TPU:
             yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))])
@@ -128,7 +124,7 @@ class _Site:
 
 class _Uses(ast.NodeVisitor):
     """The imports of `names` and their loads, each with its chain of function scopes.
-    Anything else that binds one of `names` (or a class-level import of one) is NeedsLibcst."""
+    Anything else that binds one of `names` (or a class-level import of one) is Unsure."""
 
     def __init__(self, names: set[str]) -> None:
         self.names, self.chain = names, ()  # type: tuple[ast.AST, ...]
@@ -185,13 +181,13 @@ class _Uses(ast.NodeVisitor):
 
     def _binds(self, name: str | None) -> None:
         if name in self.names:
-            raise NeedsLibcst("SEM101: the imported name is rebound")
+            raise Unsure("the imported name is rebound")
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         bound = {_bound(alias, node) for alias in node.names} & self.names
         if bound:
             if self.in_class:
-                raise NeedsLibcst("SEM101: an import in a class body")
+                raise Unsure("an import in a class body")
             self.sites.append(_Site(node, self.chain[-1] if self.chain else None, self.body, bound))
 
     visit_Import = visit_ImportFrom = _import
@@ -199,12 +195,12 @@ class _Uses(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.names:
             if not isinstance(node.ctx, ast.Load):
-                raise NeedsLibcst("SEM101: the imported name is rebound")
+                raise Unsure("the imported name is rebound")
             self.loads.append((node, self.chain))
 
     def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
         if self.names & set(node.names):
-            raise NeedsLibcst("SEM101: the imported name is rebound")
+            raise Unsure("the imported name is rebound")
 
     visit_Nonlocal = visit_Global
 
@@ -220,7 +216,7 @@ class _Uses(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and any(re.search(rf"\b{name}\b", node.value) for name in self.names):
-            raise NeedsLibcst("SEM101: a string may name the import")  # libcst reads string annotations
+            raise Unsure("a string may name the import")  # libcst reads string annotations
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
@@ -230,11 +226,10 @@ class _Uses(ast.NodeVisitor):
 def import_edits(
     tree: ast.Module, text: str, rewritten: list[ast.Name | ast.Attribute], alias: str, add: bool
 ) -> tuple[list[tuple[int, int, str]], ImportChanges]:
-    """The import edits the libcst engine (imports.apply_import_changes) makes after these
-    renames, as text edits, and their declaration. The analysis is the `ast`'s; each import
-    statement to cut down is parsed alone by libcst and edited by imports.without_unused.
-    NeedsLibcst wherever the analysis is unsure or the libcst engine would place the pallas
-    import by AddImportsVisitor."""
+    """The import edits these renames need (see semfix/imports.py), as text edits, and their
+    declaration. The analysis is the `ast`'s; each import statement to cut down is parsed
+    alone by libcst and edited by imports.without_unused. Unsure for the rare placements it
+    does not handle (the findings are then reported without a fix)."""
     from semfix.text import line_starts
 
     changes = ImportChanges(add_pallas_as=alias if add else None, migrated_to=alias)
@@ -282,7 +277,7 @@ def import_edits(
         if not new_text and not (local or swap):
             emptied[id(site.body)] = emptied.get(id(site.body), 0) + 1
             if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and _gap(site.body, index)):
-                raise NeedsLibcst("SEM101: an import dropped at the end of a block")
+                raise Unsure("an import dropped at the end of a block")
         if local or swap:
             new_text = indent + new_import + new_text
             changes.added += 1
@@ -293,20 +288,20 @@ def import_edits(
             edits.append((start, end, new_text))
     if add and any(s.scope is None for s in bound_by) and not placed:
         if not kept_at_module:
-            raise NeedsLibcst("SEM101: the pallas import goes where AddImportsVisitor puts it")
+            raise Unsure("no import block to put the pallas import in")
         edits.append(_insert_sorted(tree, text, starts, min(kept_at_module, key=lambda s: s.lineno), new_import))
         changes.added += 1
     return edits, changes
 
 
 def _own_lines(text: str, starts: list[int], statement: ast.stmt) -> tuple[int, int]:
-    """The statement's lines (with the line break), or NeedsLibcst if it shares them."""
+    """The statement's lines (with the line break), or Unsure if it shares them."""
     start = starts[statement.lineno - 1]
     end = starts[statement.end_lineno] if statement.end_lineno < len(starts) else len(text)  # type: ignore[operator]
     before = text[start : start + statement.col_offset]
     after = text[starts[statement.end_lineno - 1] + statement.end_col_offset : end]  # type: ignore[operator]
     if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
-        raise NeedsLibcst("SEM101: an import that shares its line")
+        raise Unsure("an import that shares its line")
     return start, end
 
 
@@ -318,7 +313,7 @@ def _gap(body: list[ast.stmt], index: int) -> bool:
 
 def _cut_down(snippet: str, unused: set[str]) -> str | None:
     """The import statement (its text from its first token to its line break) minus `unused`,
-    edited as libcst edits it in the libcst engine."""
+    edited by libcst."""
     import libcst as cst
 
     from semfix.imports import without_unused
@@ -339,7 +334,7 @@ def _insert_sorted(tree: ast.Module, text: str, starts: list[int], anchor: ast.s
     def alone(statement: ast.stmt) -> bool:
         try:
             _own_lines(text, starts, statement)
-        except NeedsLibcst:
+        except Unsure:
             return False
         return True
 

@@ -16,14 +16,11 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
+from semfix.errors import SourceError
 from semfix.text import line_starts
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 LINE_BREAK = re.compile(r"[\r\n]")
-
-
-class Defer(Exception):
-    """The file needs the libcst engine; the message says why (for tests and debugging)."""
 
 
 def is_at(node: ast.expr) -> bool:
@@ -153,7 +150,7 @@ def tokens(text: str) -> list[tokenize.TokenInfo]:
     try:
         return list(tokenize.generate_tokens(io.StringIO(_LONE_CR.sub("\n", text)).readline))
     except (tokenize.TokenError, SyntaxError) as error:
-        raise Defer(f"the tokenizer: {error}") from None
+        raise SourceError(f"cannot tokenize: {error}") from None
 
 
 def source_order(call: ast.Call) -> list[ast.AST]:

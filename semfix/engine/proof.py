@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Callable
 from semfix.compiles import prove_compiles
 from semfix.engine.nodes import (
     LINE_BREAK,
-    Defer,
     Text,
     alone_on_its_lines,
     element_read,
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from semfix.engine.nodes import Rewrite
 
 class QuickSafetyError(Exception):
-    """The quick engine's rewrite failed its proof."""
+    """The engine's rewrite failed its proof."""
 
 
 def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
@@ -90,10 +89,7 @@ def prove(
         actual = _prove_whole(expected, new_text, changed_lines)
     from semfix.engine import run  # imported late: run imports this module
 
-    try:
-        again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
-    except Defer:
-        return  # the libcst engine's own idempotency check covers files it owns
+    again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
         raise QuickSafetyError("a second run would change the rewritten source again")
 
@@ -112,10 +108,7 @@ def prove_migrated(
         raise QuickSafetyError(str(error)) from None
     from semfix.engine import run
 
-    try:
-        again = run.analyse(new_text, settings, apply_fixes=True)
-    except Defer:
-        return  # the libcst engine's own idempotency check covers files it owns
+    again = run.analyse(new_text, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
         raise QuickSafetyError("a second run would change the rewritten source again")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from semfix.engine.analysis import Engine
 from semfix.engine.evidence import NeedsAccesses
-from semfix.engine.nodes import Defer, Rewrite, Text, parse
+from semfix.engine.nodes import Rewrite, Text, parse
 from semfix.engine.proof import prove, prove_migrated, settles_by_construction
 from semfix.engine.scopes import ScopeBuilder, Tracking
 from semfix.errors import SourceError
@@ -28,8 +28,12 @@ def _decode(source: str | bytes) -> tuple[str, str]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         return source.decode(encoding), encoding
-    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
-        raise Defer(f"encoding: {error}") from None
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            f"cannot decode as {error.encoding}: byte {error.object[error.start]:#04x} at offset {error.start}"
+        ) from None
+    except (SyntaxError, LookupError) as error:  # a bad or unknown coding cookie
+        raise SourceError(f"bad encoding declaration: {error}") from None
 
 
 def _replace_in_tree(rewrite: Rewrite) -> None:
@@ -45,7 +49,7 @@ def _replace_in_tree(rewrite: Rewrite) -> None:
         if keyword.value is rewrite.argument:
             keyword.value = rewrite.replacement
             return
-    raise Defer("rewrite target not found")
+    raise AssertionError("a rewrite's argument is not in its call")
 
 
 @dataclass(frozen=True)
@@ -56,12 +60,12 @@ class QuickResult:
 
 
 def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
-    """The new text and findings, exactly as the libcst engine would give them, or Defer."""
+    """The new text and findings; SourceError for a file that cannot be read or written back."""
     text, encoding = _decode(source)
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
     tree = _parse_whole(text)
-    if not round_trips:
-        raise Defer("the encoding does not round-trip")
+    if not round_trips:  # a fix would rewrite bytes it did not mean to
+        raise SourceError(f"cannot write this file back byte for byte in {encoding}")
     return analyse_tree(text, tree, encoding, settings, apply_fixes)
 
 
@@ -91,15 +95,15 @@ def analyse_tree(
     lines = Text(text)
     engine = Engine(lines, scopes, settings)
     if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
-        engine.tree, engine.fixing = tree, apply_fixes
+        engine.tree = tree  # checking too works out the import edits: they decide what is fixable
     try:
         engine.run()
     except NeedsAccesses:  # few files ask whether a Ref expression keeps its value
         scopes = Tracking()
         scopes.build(tree)
-        tree_for_migrations, fixing = engine.tree, engine.fixing
+        tree_for_migrations = engine.tree
         engine = Engine(lines, scopes, settings)
-        engine.tree, engine.fixing = tree_for_migrations, fixing
+        engine.tree = tree_for_migrations
         engine.run()
     findings = engine.findings
     if not apply_fixes:

@@ -14,12 +14,12 @@ from typing import Iterator
 
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, RUN_SCOPED
 from semfix.engine import migrations
-from semfix.engine.nodes import Defer, read_target
+from semfix.engine.nodes import read_target
 
 
 @dataclass(eq=False)
 class Binding:
-    kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, other
+    kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
     qualname: str | None = None  # for imports
     node: ast.AST | None = None  # the def, the parameter, or the Assign statement
 
@@ -31,6 +31,7 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" or "nonlocal"
     node: ast.AST | None = None  # a function scope's def or lambda
+    star: bool = False  # a module with `from m import *`: any of its names may come from m
 
     def _owner(self, name: str) -> Scope:
         """Where a `global` or `nonlocal` declaration sends the name."""
@@ -60,6 +61,8 @@ class Scope:
         while scope is not None:  # a class is seen from an annotation scope just inside it, as in libcst
             if (below is None or scope.kind != "class" or below.kind == "annotation") and name in scope.bindings:
                 return scope, scope.bindings[name]
+            if scope.star:  # the star import may bind it: one binding of unknown kind, kept per name
+                return scope, scope.bindings.setdefault(name, [Binding("star")])
             below, scope = scope, scope.parent
         return None, []
 
@@ -90,6 +93,9 @@ class ScopeBuilder:
     def build(self, tree: ast.Module) -> None:
         for statement in tree.body:
             self.visit(statement, self.module)
+        if self.module.star:  # a name bound here may also be rebound by the star import: unresolved
+            for bindings in self.module.bindings.values():
+                bindings.append(Binding("star"))
 
     def visit(self, node: ast.AST, scope: Scope) -> None:
         """Dispatch on the node's exact type; most nodes only pass their scope down."""
@@ -198,8 +204,9 @@ class ScopeBuilder:
     def _import_from(self, node: ast.ImportFrom, scope: Scope) -> None:
         module = "." * node.level + (node.module or "")
         for alias in node.names:
-            if alias.name == "*":
-                raise Defer("star import")
+            if alias.name == "*":  # only legal at module level
+                scope.star = True
+                continue
             scope.bind(alias.asname or alias.name, Binding("import", f"{module}.{alias.name}"))
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)

@@ -1,7 +1,7 @@
 """What a rule is: its code, its docs and the examples that test it, in the rule's own module.
 
 Each `semfix/rules/semNNN.py` opens with its docs (what it does, why it matters, an example,
-its fix safety) and defines `RULE`. Today the engines (`semfix/engine/`, `semfix/transform.py`)
+its fix safety) and defines `RULE`. Today the engine (`semfix/engine/`)
 decide findings and rewrites; the plan (issue 13) is that each rule's logic moves into its
 module and the one engine calls `RULE` for it, so docs, examples and logic sit together.
 """

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/analysis.py (`_value_read`) and semfix/transform.py (SEM001 branch).
+# Logic: today in semfix/engine/analysis.py (`_argument`).
 
 RULE = Rule(
     code="SEM001",

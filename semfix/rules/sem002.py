@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/analysis.py (`_element_read`) and semfix/transform.py with semfix/evidence.py.
+# Logic: today in semfix/engine/analysis.py (`_element`) with semfix/engine/evidence.py.
 
 _UNPROVEN = """\
 from jax.experimental import pallas as pl

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today only in the libcst engine, semfix/transform.py (carried values) with semfix/resolve.py.
+# Logic: today in semfix/engine/carried.py.
 
 RULE = Rule(
     code="SEM003",

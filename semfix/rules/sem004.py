@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/analysis.py (`_non_scalar`) and semfix/transform.py (SEM004 branch).
+# Logic: today in semfix/engine/analysis.py (`_argument`).
 
 RULE = Rule(
     code="SEM004",

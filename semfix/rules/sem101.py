@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today only in the libcst engine, semfix/transform.py with semfix/imports.py.
+# Logic: today in semfix/engine/migrations.py with semfix/imports.py.
 
 RULE = Rule(
     code="SEM101",

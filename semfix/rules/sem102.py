@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today only in the libcst engine, semfix/transform.py (SEM102 branch).
+# Logic: today in semfix/engine/analysis.py (`_rename_dec`).
 
 RULE = Rule(
     code="SEM102",
