@@ -13,8 +13,7 @@ from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.engine import QuickSafetyError, analyse
 from semfix.settings import Settings
-from semfix.rules import MIGRATIONS
-from semfix.skim import clears
+from semfix.skim import clears_for
 
 __all__ = ["FixResult", "SafetyError", "SourceError", "fix_source"]
 
@@ -56,4 +55,4 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
 def skims_clean(source: str | bytes, settings: Settings) -> bool:
     """True when the bytes alone prove no enabled rule can fire (see semfix/skim.py)."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    return not (settings.enabled & MIGRATIONS) and clears(raw)
+    return clears_for(raw, settings.enabled)

@@ -99,6 +99,28 @@ def clears(data: bytes) -> bool:
         return False
 
 
+_MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
+
+
+def may_migrate(data: bytes, enabled: frozenset[str]) -> bool:
+    """Could an enabled migration fire, by the bytes alone?
+
+    SEM101 rewrites a reference that resolves to `jax.experimental.pallas.tpu.semaphore_*`,
+    so the source spells `tpu` (in the import) and the function's name (in the import or the
+    attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
+    whose name the source spells the same way.
+    """
+    if "SEM101" in enabled and b"tpu" in data and _MIGRATED_NAME.search(data) is not None:
+        return True
+    return "SEM102" in enabled and b"dec" in data and b"semaphore_wait" in data
+
+
+def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
+    """True only if no enabled rule can fire: the skim for SEM001-SEM004, and the spelling
+    every migration needs."""
+    return not may_migrate(data, enabled) and clears(data)
+
+
 def aliases_of(source: str) -> dict[str, set[str]] | None:
     """Every `x as y` where x may be a name of interest: y -> the names it may stand for.
     None where an alias is not ASCII."""

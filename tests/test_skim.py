@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from semfix.api import fix_source
 from semfix.engine import analyse
 from semfix.settings import Settings
-from semfix.skim import clears
+from semfix.skim import clears, clears_for
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 
@@ -116,6 +116,47 @@ def test_skim_never_clears_a_fixture_with_findings() -> None:
             flagged += bool(findings)
     assert flagged > 20 and cleared >= 10  # it is tested on real findings, and it does clear files
 
+
+
+EVERY_RULE = Settings.build(select=["ALL"], unsafe_fixes=True)
+
+
+def test_skim_with_every_rule_never_clears_a_fixture_with_findings() -> None:
+    """With the migrations on, a file is cleared only if it also lacks the spelling each
+    migration needs; the engine itself, run without the skim, must then find nothing."""
+    cleared = 0
+    for case in fixture_cases():
+        for source in (case.before, case.after):
+            findings = analyse(source, EVERY_RULE, apply_fixes=False).findings
+            if clears_for(source, EVERY_RULE.enabled):
+                cleared += 1
+                assert findings == (), case.name
+    assert cleared >= 5
+
+
+DMA_ONLY = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_hbm, o_hbm, sems):
+    copy = pltpu.make_async_copy(x_hbm, o_hbm, sems.at[0])
+    copy.start()
+    copy.wait()
+
+
+def run(x):
+    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((1,))])(x)
+"""
+
+
+def test_with_every_rule_a_kernel_no_migration_can_touch_is_not_parsed() -> None:
+    result = fix_source(DMA_ONLY, settings=EVERY_RULE)
+    assert not result.parsed and result.findings == ()
+    migrated = DMA_ONLY.replace("    copy.wait()\n", "    copy.wait()\n    pltpu.semaphore_signal(sems.at[0], 1)\n")
+    result = fix_source(migrated, settings=EVERY_RULE)
+    assert result.parsed and [f.rule for f in result.findings] == ["SEM101"]
+    assert "pl.semaphore_signal(sems.at[0], 1)" in result.source
 
 CORRECT = """\
 from jax.experimental import pallas as pl

@@ -21,9 +21,8 @@ from semfix.engine.nodes import (
     read_target,
 )
 from semfix.findings import Finding
-from semfix.rules import MIGRATIONS
 from semfix.settings import Settings
-from semfix.skim import clears
+from semfix.skim import clears_for
 
 if TYPE_CHECKING:
     from semfix.engine import migrations
@@ -83,7 +82,7 @@ def prove(
     shifted = any(LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
     if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
         actual = _prove_whole(expected, new_text, changed_lines, shifted=shifted)
-    elif settled or (not (settings.enabled & MIGRATIONS) and clears(new_text.encode("utf-8", "surrogatepass"))):
+    elif settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled):
         return
     else:
         actual = _prove_whole(expected, new_text, changed_lines)
