@@ -84,7 +84,6 @@ _OPEN_CATALOG_CALL = re.compile(
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
-_DOTTED = re.compile(_IDENT + rb"(?:\s*\.\s*" + _IDENT + rb")*")  # an entry that gives no kind
 
 
 class _GiveUp(Exception):
@@ -121,39 +120,11 @@ def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
     return not may_migrate(data, enabled) and clears(data)
 
 
-def aliases_of(source: str) -> dict[str, set[str]] | None:
-    """Every `x as y` where x may be a name of interest: y -> the names it may stand for.
-    None where an alias is not ASCII."""
-    try:
-        return _Skim(source.encode("utf-8", "surrogatepass")).meanings
-    except _GiveUp:
-        return None
-
-
-def allocations(data: bytes, meanings: dict[str, set[str]]) -> tuple[bool, set[str]] | None:
-    """By name, without scopes, for the allocations in `data` (a part of a file whose aliases
-    are `meanings`, from `aliases_of`): whether any could give a kind (an array, a tuple of
-    Refs) to a parameter, which it cannot when every entry is a plain dotted name like
-    `pltpu.SemaphoreType.DMA`; and the parameters of functions defined in `data` that a
-    semaphore array may be bound to. None when the skim cannot read them."""
-    try:
-        skim = _Skim(data, meanings)
-        skim.reading = _ALLOCATORS | {"partial"}
-        entries = skim.entries()
-        if not any(entry is None or not _DOTTED.fullmatch(entry) for entry in entries):
-            return False, set()
-        return True, {n.decode() for n, e in skim.pairs() if e is None or _arrayish(e)}
-    except _GiveUp:
-        return None
-
-
 class _Skim:
-    def __init__(self, data: bytes, meanings: dict[str, set[str]] | None = None) -> None:
+    def __init__(self, data: bytes) -> None:
         self.data = data
         self.meanings: dict[str, set[str]] = {}  # a spelled name -> the catalog names it may mean
-        if meanings is not None:  # read from the whole file, of which `data` is a part
-            self.meanings = meanings
-        for match in _AS.finditer(data if meanings is None else b""):
+        for match in _AS.finditer(data):
             if data[match.end() : match.end() + 1] >= b"\x80":
                 raise _GiveUp("a non-ASCII name after `as`")
             window = data[max(0, match.start() - 300) : match.start()]
@@ -259,24 +230,6 @@ class _Skim:
         for meanings, arguments in self._calls(_ALLOCATORS):
             keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
             yield meanings, arguments, keywords
-
-    def entries(self) -> list[bytes | None]:
-        """Every allocation entry of every allocation, None where it could be anything."""
-        found: list[bytes | None] = []
-        for meanings, arguments, keywords in self._allocations():
-            if "pallas_call" in meanings:
-                scratch = keywords.get(b"scratch_shapes")
-                grid_spec = keywords.get(b"grid_spec")
-                if scratch is None and grid_spec is not None:
-                    scratch = grid_spec  # whatever it holds, its entries are in its text
-                if scratch is not None:
-                    literal = _literal_entries(scratch)
-                    found += [None] if literal is None else literal
-            if "run_scoped" in meanings:
-                for argument in arguments[1:]:
-                    keyword = _KEYWORD_ARG.match(argument)
-                    found.append(None if argument.startswith(b"*") else argument[keyword.end() :].strip() if keyword else argument)
-        return found
 
     def pairs(self) -> list[tuple[bytes, bytes | None]]:
         """(parameter, allocation entry) for every entry that may be bound to a parameter; the
