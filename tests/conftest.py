@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import settings as hypothesis_settings
 
 from semfix import FixResult, fix_source
@@ -60,3 +61,13 @@ def fixture_cases(*, newer: bool = False) -> list[Case]:
     """The fixtures this Python parses; with `newer`, those it cannot (semfix refuses them)."""
     cases = [Case(folder) for folder in sorted(FIXTURES.iterdir()) if (folder / "before.py").exists()]
     return [case for case in cases if _parses_here(case) != newer]
+
+
+def require_jax() -> None:
+    """The runtime tier needs JAX: skip its module without it, unless SEMFIX_REQUIRE_JAX=1 (CI)."""
+    try:
+        import jax  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the environment
+        if os.environ.get("SEMFIX_REQUIRE_JAX") == "1":
+            raise RuntimeError("SEMFIX_REQUIRE_JAX=1 but JAX is not installed: the runtime tier cannot run") from None
+        pytest.skip("JAX is not installed: pip install -e '.[test,jax]' to run the runtime tier", allow_module_level=True)

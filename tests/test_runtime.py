@@ -8,23 +8,17 @@ failure, so CI cannot pass without having run them.
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import Case, fixture_cases
+from conftest import Case, fixture_cases, require_jax
 
 
-try:
-    import jax  # noqa: F401
-    import numpy as np
-except ImportError:  # pragma: no cover - depends on the environment
-    if os.environ.get("SEMFIX_REQUIRE_JAX") == "1":
-        raise RuntimeError("SEMFIX_REQUIRE_JAX=1 but JAX is not installed: the runtime tier cannot run")
-    pytest.skip("JAX is not installed: pip install -e '.[test,jax]' to run the runtime tier", allow_module_level=True)
+require_jax()
+import numpy as np  # noqa: E402 (JAX brings NumPy)
 
 pytestmark = pytest.mark.jax
 

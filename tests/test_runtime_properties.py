@@ -22,17 +22,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from conftest import require_jax
 from kernelgen import COPIES, KernelCase, kernel_cases
 
 from semfix import fix_source
 from semfix.settings import Settings
 
-try:
-    import jax  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the environment
-    if os.environ.get("SEMFIX_REQUIRE_JAX") == "1":
-        raise RuntimeError("SEMFIX_REQUIRE_JAX=1 but JAX is not installed: the runtime tier cannot run")
-    pytest.skip("JAX is not installed: pip install -e '.[test,jax]' to run the runtime tier", allow_module_level=True)
+require_jax()
 
 pytestmark = pytest.mark.jax
 
