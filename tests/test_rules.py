@@ -55,3 +55,19 @@ def test_a_read_before_the_assignment_in_a_loop_blocks_sem003() -> None:
     [finding] = result.findings
     assert finding.rule == "SEM003" and not finding.applied
     assert finding.message.endswith("(not fixed: `v` is also used for something else)")
+
+
+def test_a_store_through_the_objects_own_dict_blocks_sem003_and_sem002() -> None:
+    """`holder.__dict__["sem"] = other` rebinds `holder.sem` without naming it: a dunder
+    attribute is the object's own state, so a write or hand-off through it voids evidence
+    about every attribute of the object."""
+    source = (
+        "from jax.experimental import pallas as pl\n\n\ndef f(holder, other):\n"
+        "    v = holder.sem[...]\n    holder.__dict__['sem'] = other\n    pl.semaphore_wait(v)\n\n\n"
+        "def g(holder, i):\n    pl.semaphore_signal(holder.sems.at[0])\n"
+        "    holder.__dict__.update(sems=(i, i))\n    pl.semaphore_wait(holder.sems[1])\n"
+    )
+    result = fix_source(source)
+    assert result.source == source
+    assert [(f.rule, f.applied) for f in result.findings] == [("SEM003", False), ("SEM002", False)]
+    assert "holder.__dict__" in result.findings[0].message

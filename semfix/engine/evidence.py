@@ -271,13 +271,18 @@ class Evidence:
         """Every place the name's value, or a chain under it, may change: ("write", chain) for a
         store or `del` target, ("handed", object) for an object given to code that may change
         anything under it: a call's receiver, an argument, a container stored into, or any
-        other use that is not an attribute or subscript of it. With each, the expression there."""
+        other use that is not an attribute or subscript of it. A chain through a dunder attribute
+        (`x.__dict__[k] = v`) hands away the object itself. With each, the expression there."""
         tracking = self._tracking()
         _, bindings = scope.lookup(name)
         if id(bindings) not in self._changes:
             found: list[tuple[str, Steps, ast.expr]] = []
             for access in tracking.references(name, scope):
                 steps, top = access.steps, access.top
+                own = next((i for i, s in enumerate(steps) if s is not None and s[:2] == s[-2:] == "__"), None)
+                if own is not None:  # `x.__dict__`, `x.__class__`: the object's own state
+                    found.append(("handed", steps[:own], top))
+                    continue
                 if access.context in (ast.Store, ast.Del):
                     found.append(("write", steps, top))
                     if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
