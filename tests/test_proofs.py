@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from semfix import fix_source
+from semfix import compiles, fix_source
 from semfix.engine import QuickSafetyError
 from semfix.engine.nodes import Text
 from semfix.engine.proof import prove
@@ -42,6 +42,34 @@ def test_quick_proof_rejects_source_that_does_not_compile(old: str, new: str, er
     expected = ast.parse(new)  # the declared tree, so the statement-by-statement proof passes
     with pytest.raises(QuickSafetyError, match=error):
         prove(expected, Text(old), new, edits, "utf-8", Settings(), settled=True)
+
+
+def test_quick_proof_compiles_the_tree_it_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEM003 drops a line, so the whole new text is parsed: the compiler gets that tree, and
+    neither the parser nor the compiler reads the new text a second time."""
+    source = (
+        "from jax.experimental import pallas as pl\n\n\n"
+        "def kernel(sem):\n    token = sem[...]\n    pl.semaphore_signal(token, 1)\n"
+    )
+    compiled: list[object] = []
+    real_compile_error = compiles.compile_error
+    monkeypatch.setattr(compiles, "compile_error", lambda code: compiled.append(code) or real_compile_error(code))
+    result = fix_source(source)
+    assert result.applied and {f.rule for f in result.applied} == {"SEM003"}
+    assert [type(code) for code in compiled] == [ast.Module]
+
+
+def test_quick_proof_compiles_the_whole_tree_it_parsed() -> None:
+    """A cut line break sends the proof to the whole tree, which must still compile."""
+    old, new = "f(a=1,\n  b=2)\n", "f(a=1, a=2)\n"
+    with pytest.raises(QuickSafetyError, match="keyword argument repeated"):
+        prove(ast.parse(new), Text(old), new, [(0, len(old), new)], "utf-8", Settings(), settled=True)
+
+
+def test_quick_proof_names_a_file_that_never_compiled_when_the_new_text_does_not_parse() -> None:
+    old, new = "return\nf(a=\n  1)\n", "return\nf(a=\n"
+    with pytest.raises(SourceError, match="'return' outside function"):
+        prove(ast.parse(old), Text(old), new, [(9, len(old), "")], "utf-8", Settings(), settled=True)
 
 
 def test_a_file_that_never_compiled_is_not_fixed() -> None:

@@ -65,7 +65,8 @@ def prove(
 
     CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
     a function or a `nonlocal` without a binding need more than one statement, and parsing
-    alone misses them.
+    alone misses them. Where the whole text is parsed anyway, the compiler is handed that
+    tree, the very one CPython would build from the text, instead of parsing it again.
 
     Edits change text only inside the statements that hold them; when none removes a line
     break (cutting brackets that span lines does, and then the whole trees are compared),
@@ -77,15 +78,14 @@ def prove(
     second pass cannot change it; nor when the first pass settles it by construction (see
     `settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
-    prove_compiles(old.text, new_text, QuickSafetyError)
     changed_lines = {old.line_of(start) for start, _, _ in edits}
     shifted = any(LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
-    if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
-        actual = _prove_whole(expected, new_text, changed_lines, shifted=shifted)
-    elif settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled):
+    proven = not shifted and _prove_statements(expected, old, new_text, edits, changed_lines)
+    if proven and (settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled)):
+        prove_compiles(old.text, new_text, QuickSafetyError)
         return
-    else:
-        actual = _prove_whole(expected, new_text, changed_lines)
+    actual = _prove_whole(expected, old.text, new_text, changed_lines, shifted=shifted)
+    prove_compiles(old.text, actual, QuickSafetyError)
     from semfix.engine import run  # imported late: run imports this module
 
     again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
@@ -176,12 +176,13 @@ def _same_tree(first: object, second: object) -> bool:
     return True
 
 
-def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int], *, shifted: bool = False) -> ast.Module:
+def _prove_whole(expected: ast.Module, old_text: str, new_text: str, changed_lines: set[int], *, shifted: bool) -> ast.Module:
     """The new text parses to the declared tree: compared at the edited statements, or whole
     when an edit removed line breaks and so moved every line after it."""
     try:
         actual = parse(new_text)
-    except SyntaxError as error:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        prove_compiles(old_text, new_text, QuickSafetyError)  # a file that never compiled: SourceError
         raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
     if shifted:
         if not _same_tree(expected, actual):
