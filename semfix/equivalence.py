@@ -155,16 +155,24 @@ def _bound_name(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str
 
 
 def check_rewrite(
-    old_source: str | bytes, new_source: str | bytes, findings: Iterable[Finding], imports: ImportChanges | None = None
-) -> None:
+    old_source: str | bytes | ast.Module,
+    new_source: str | bytes,
+    findings: Iterable[Finding],
+    imports: ImportChanges | None = None,
+) -> ast.Module | None:
     """Raise SafetyError unless every difference between the two trees is a declared rewrite
-    and CPython compiles the new tree."""
+    and CPython compiles the new tree; the new tree, for a second pass to reuse (None when this
+    Python cannot parse either text).
+
+    The old tree may be handed in: it is only read here."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's code may warn; that is not ours to print
-            old, new = ast.parse(old_source), ast.parse(new_source)
+            old = old_source if isinstance(old_source, ast.Module) else ast.parse(old_source)
+            new = ast.parse(new_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return  # syntax newer than this Python: libcst's own parse and idempotency checks stand
+        return None  # syntax newer than this Python: libcst's own parse and idempotency checks stand
     walker = _Walker(old, findings, imports)
     walker.compare(old, new, old)
     prove_compiles(old, new, SafetyError)
+    return new

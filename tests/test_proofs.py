@@ -9,7 +9,7 @@ import pytest
 from semfix import compiles, fix_source
 from semfix.engine import QuickSafetyError
 from semfix.engine.nodes import Text
-from semfix.engine.proof import prove
+from semfix.engine.proof import prove, prove_migrated
 from semfix.equivalence import check_rewrite
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
@@ -115,3 +115,21 @@ def test_libcst_proof_accepts_only_the_declared_import_edits(new: str, imports: 
 def test_libcst_proof_refuses_imports_that_differ_undeclared() -> None:
     with pytest.raises(SafetyError):
         check_rewrite("import os\nimport sys\n\nf()\n", "import os\n\nf()\n", [])
+
+
+def test_migration_proof_parses_each_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEM101's proof reads the engine's old tree and hands its parse of the new text to the
+    compiler and to the second pass: each whole text goes through the parser once."""
+    source = "from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem)\n"
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
+    result = fix_source(source, settings=Settings(enabled=frozenset({"SEM101"})))
+    assert [f.rule for f in result.applied] == ["SEM101"]
+    assert sorted(text for text in parsed if text.count("\n") > 2) == sorted([source, result.source])
+
+
+def test_migration_proof_refuses_a_new_text_that_does_not_parse() -> None:
+    """A rewrite that breaks the syntax is the fix's fault (SafetyError), not the file's."""
+    with pytest.raises(QuickSafetyError, match="the rewritten source does not"):
+        prove_migrated(ast.parse(_OLD_MIGRATION), "pl.semaphore_wait(s\n", "utf-8", [_sem101(4)], _DECLARED, Settings())

@@ -94,20 +94,29 @@ def prove(
 
 
 def prove_migrated(
-    text: str, new_text: str, encoding: str, findings: list[Finding], imports: migrations.ImportChanges | None, settings: Settings
+    tree: ast.Module,
+    new_text: str,
+    encoding: str,
+    findings: list[Finding],
+    imports: migrations.ImportChanges | None,
+    settings: Settings,
 ) -> None:
     """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
-    declared rewrites (which compiles the new text), then a second pass that changes nothing."""
+    declared rewrites against the untouched old tree (it compiles the new tree), then a second
+    pass over that same new tree that changes nothing."""
     from semfix.equivalence import check_rewrite
     from semfix.errors import SafetyError
 
     try:
-        check_rewrite(text, new_text, findings, imports)  # type: ignore[arg-type]
+        actual = check_rewrite(tree, new_text, findings, imports)  # type: ignore[arg-type]
     except SafetyError as error:
         raise QuickSafetyError(str(error)) from None
+    if actual is None:  # the old tree parsed with this Python, so the new text is the fault
+        prove_compiles(tree, new_text, QuickSafetyError)  # a file that never compiled: SourceError
+        raise QuickSafetyError("the rewritten source does not parse")
     from semfix.engine import run
 
-    again = run.analyse(new_text, settings, apply_fixes=True)
+    again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
         raise QuickSafetyError("a second run would change the rewritten source again")
 

@@ -117,7 +117,7 @@ def analyse_tree(
     ])
     new_text = apply_edits(text, 0, len(text), edits)
     if engine.migrated:
-        prove_migrated(text, new_text, encoding, findings, engine.imports, settings)
+        prove_migrated(tree, new_text, encoding, findings, engine.imports, settings)
         return QuickResult(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
