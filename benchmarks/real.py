@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import random
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -63,6 +64,8 @@ def fetch(work: Path) -> Path:
 
 def pallas_tree(source: Path, target: Path) -> list[Path]:
     """Hard-link every file that spells `pallas` into target; return the links."""
+    if target.exists():  # a --work folder from an earlier run
+        shutil.rmtree(target)
     files = []
     for path in sorted(source.rglob("*.py")):
         if b"pallas" in path.read_bytes():

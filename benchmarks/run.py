@@ -141,6 +141,8 @@ def tree_size(root: Path) -> tuple[int, int]:
 
 
 def link_copies(base: Path, target: Path, copies: int) -> None:
+    if target.exists():  # a --work folder from an earlier run
+        shutil.rmtree(target)
     for copy in range(copies):
         for source in base.rglob("*.py"):
             destination = target / f"copy{copy:02}" / source.relative_to(base)
@@ -308,7 +310,7 @@ def main() -> None:
     parser.add_argument("--dense-files", type=int, default=80)
     parser.add_argument("--bugs", type=int, default=500)
     parser.add_argument("--libcst-scales", default="1,4", help="scales at which to run the slow libcst codemod peer")
-    parser.add_argument("--work", type=Path, default=None, help="folder for the corpora (default: a temporary one)")
+    parser.add_argument("--work", type=Path, default=None, help="folder for the corpora, kept, so a later run reuses its downloaded wheels (default: a temporary one)")
     args = parser.parse_args()
     corpora = set(args.corpus.split(","))
     scales = [int(s) for s in args.scales.split(",")]

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from real import dense_corpus
+from real import dense_corpus, pallas_tree
+from run import link_copies
 
 from semfix.api import fix_source
 from semfix.settings import Settings
@@ -43,3 +44,14 @@ def test_planted_reads_sit_on_refs_and_sem001_restores_them(tmp_path: Path) -> N
 def test_files_without_a_plantable_site_are_left_out(tmp_path: Path) -> None:
     (tmp_path / "plain.py").write_text("from jax.experimental import pallas as pl\nx = pl.program_id(0)\n")
     assert dense_corpus(tmp_path, files=80, bugs=500, rng=random.Random(0)) == []
+
+
+def test_a_kept_work_folder_can_be_used_again(tmp_path: Path) -> None:
+    """`run.py --work FOLDER` reuses its downloaded wheels: the linked trees are built afresh."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "kernel.py").write_text(KERNEL)
+    for _ in range(2):
+        assert [p.name for p in pallas_tree(source, tmp_path / "pallas")] == ["kernel.py"]
+        link_copies(source, tmp_path / "large", 1)
+    assert [p.name for p in (tmp_path / "large").rglob("*.py")] == ["kernel.py"]
