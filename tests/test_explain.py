@@ -229,3 +229,55 @@ def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) ->
     kernel.write_text(kernel.read_text().replace("make_async_copy(src[...], dst", "make_async_copy(src, dst"))
     fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
+
+
+# -- logs as people paste them: pytest's output, CI and launcher prefixes, mixed ----------
+@pytest.fixture
+def ptlib(tmp_path: Path) -> Path:
+    """The package the pytest_*.log and gpu_copy.log files (made by real JAX, see ptlib/check_kernels.py) point into."""
+    shutil.copytree(TRACEBACKS / "ptlib", tmp_path / "ptlib")
+    return tmp_path
+
+
+STAMP = "2026-12-04T05:20:11.1234567Z "  # what GitHub Actions puts before every line of a raw log
+
+
+def _prefixed(log: str, *prefixes: str) -> list[str]:
+    return ["".join(prefixes) + line for line in (TRACEBACKS / log).read_text().splitlines()]
+
+
+def _interleaved(*streams: list[str]) -> str:
+    """Lines of several processes as a launcher writes them: one of each in turn."""
+    longest = max(map(len, streams))
+    return "".join(f"{s[i]}\n" for i in range(longest) for s in streams if i < len(s))
+
+
+TPU_FIXED = ("pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags.at[1], 2)", "make_async_copy(x_hbm, o_hbm, sems.at[1]).wait()")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        pytest.param((TRACEBACKS / "pytest_short.log").read_text(), id="pytest-short"),
+        pytest.param((TRACEBACKS / "pytest_long.log").read_text(), id="pytest-long"),
+        pytest.param("\n".join(_prefixed("pytest_short.log", STAMP)), id="github-actions"),
+        pytest.param("\n".join(_prefixed("pytest_long.log", "[rank0]: ")), id="torchrun"),
+        pytest.param("\n".join(_prefixed("pytest_short.log", "[1,0]<stderr>:")), id="mpirun"),
+        pytest.param("\n".join(_prefixed("pytest_long.log", STAMP, "[rank3]: ")), id="github-actions-and-torchrun"),
+    ],
+)
+def test_pytest_output_as_pasted(ptlib: Path, log: str) -> None:
+    result = cli("explain", "-", "--fix", cwd=ptlib, stdin=log)
+    assert "raised from ptlib/kernels.py:7, in ping_kernel" in result.stdout, result.stdout + result.stderr
+    assert "raised from ptlib/kernels.py:14, in drain_kernel" in result.stdout
+    assert "Expected the destination semaphore to be a reference" in result.stdout
+    assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
+    assert result.stdout.count("raised from") == 5  # once per failure: not again from the summary
+
+
+def test_processes_interleaved_in_one_log(ptlib: Path) -> None:
+    log = _interleaved(_prefixed("pytest_short.log", STAMP, "[rank0]: "), _prefixed("gpu_copy.log", STAMP, "[rank1]: "))
+    result = cli("explain", "-", "--fix", cwd=ptlib, stdin=log)
+    assert result.stdout.count("raised from") == 8, result.stdout + result.stderr
+    assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
+    assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in (ptlib / "ptlib" / "gpu.py").read_text()
