@@ -48,7 +48,9 @@ _KNOWN = [
     ("dma", re.compile(r"DMA source/destination/semaphore arguments must be Refs")),
     ("dma_send", re.compile(r"DMA source semaphore must be a Ref")),
     ("dma_wait", re.compile(r"Expected the destination semaphore to be a reference")),
-    ("barrier", re.compile(r"Can only call `(?P<verb>\w+)` on a `Ref`:? ?(?P<aval>.*)")),
+    # JAX's generic Ref check: the Mosaic GPU copies check source, destination, barrier in turn.
+    ("copy", re.compile(r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)")),
+    ("barrier", re.compile(r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)")),
 ]
 #: The DMA functions' leading parameters, in order (catalog.py lists only the semaphore ones).
 _DMA_PARAMETERS = {
@@ -56,6 +58,8 @@ _DMA_PARAMETERS = {
     "async_copy": ("src_ref", "dst_ref", "sem"),
     "make_async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
     "async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
+    "copy_gmem_to_smem": ("src", "dst", "barrier"),
+    "copy_smem_to_gmem": ("src", "dst"),
 }
 #: Which parameters each DMA error is about. `.start()` checks source, destination and the
 #: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
@@ -64,11 +68,13 @@ _SUSPECTS = {
     "dma": {"src_ref", "dst_ref", "sem", "recv_sem"},
     "dma_send": {"send_sem"},
     "dma_wait": {"sem", "send_sem", "recv_sem"},
+    "copy": {"src", "dst", "barrier"},
 }
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
+    "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
 _ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 
@@ -144,13 +150,13 @@ def _read_stream(lines: list[str]) -> list[Failure]:
 
 
 def _describe_aval(aval: str) -> str:
-    match = re.match(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval.strip())
-    if match is None:
-        return f"the value `{aval.strip()}`"
-    what = _AVALS.get(match["name"], f"a `{match['name']}` value")
+    aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
+    match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
+    if match is None or match["name"] not in _AVALS:
+        return f"the value `{aval}`"
     if match["shape"]:
-        return f"{what}, of shape ({match['shape']},): a read of a whole semaphore array"
-    return what
+        return f"{_AVALS[match['name']]}, of shape ({match['shape']},): a read of a whole array of them"
+    return _AVALS[match["name"]]
 
 
 def _is_jax(path: str) -> bool:
@@ -246,6 +252,11 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.lines.append("A remote DMA was given a value where it needs its send semaphore Ref.")
     elif result.kind == "dma_wait":
         result.lines.append("A DMA wait was given a value where it needs the semaphore Ref.")
+    elif result.kind == "copy":
+        result.lines.append(
+            f"A Mosaic GPU copy (`{groups['verb']}`) was given {_describe_aval(groups['aval'])} where it needs a Ref"
+            " (source, destination or barrier)."
+        )
     else:
         result.lines.append(f"`{groups['verb']}` was given {_describe_aval(groups['aval'] or 'a value')}, not the barrier Ref.")
     user = [f for f in failure.frames if not _is_jax(f.path)]

@@ -281,3 +281,16 @@ def test_processes_interleaved_in_one_log(ptlib: Path) -> None:
     assert result.stdout.count("raised from") == 8, result.stdout + result.stderr
     assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
     assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in (ptlib / "ptlib" / "gpu.py").read_text()
+def test_mosaic_gpu_copies_are_not_barrier_errors(ptlib: Path) -> None:
+    result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), "--fix", cwd=ptlib)
+    assert result.returncode == 1, result.stdout + result.stderr  # flush_kernel's buf[...] is a buffer
+    assert "not the barrier Ref" not in result.stdout and "Mosaic GPU copy" in result.stdout
+    assert "the value read out of a Mosaic GPU barrier Ref" in result.stdout  # JitTracer(barrier[])
+    assert "`buf[...]` (src)" in result.stdout
+    text = (ptlib / "ptlib" / "gpu.py").read_text()
+    assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in text  # stage_kernel: the one suspect
+    assert "copy_smem_to_gmem(buf[...], o_gmem)" in text
+    # relay_kernel: JAX checks the source first, so the error proves neither; `bars[0]` is
+    # fixed all the same, as `fix` would: `bars.at[0]` on the next line proves `bars` a Ref.
+    assert "proves none of them: `x_gmem[...]` (src), `bars[0]` (barrier)" in result.stdout
+    assert "copy_gmem_to_smem(x_gmem[...], buf, bars.at[0])" in text
