@@ -76,6 +76,8 @@ _AVALS = {
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
     "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
+#: How many folders the search for a traceback's file visits before it gives up (see `locate`).
+SEARCH_LIMIT = 10_000
 _ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 
 
@@ -163,16 +165,24 @@ def _is_jax(path: str) -> bool:
     return bool(re.search(r"[/\\](jax|jaxlib)[/\\]", path)) or path.startswith("<")
 
 
-def locate(path: str, root: Path) -> Path | None:
-    """The file on this machine: the path itself (relative ones under `root`), else the file
-    under `root` with the longest matching path suffix. The caller checks it is under `root`."""
+def locate(path: str, root: Path) -> tuple[list[Path], bool]:
+    """The files on this machine `path` may name, and whether the search stopped early.
+
+    The path itself (relative ones under `root`), else the files under `root` with the longest
+    matching path suffix: one, several equally good, or none. The search visits at most
+    SEARCH_LIMIT folders, so that a log pasted at `/` does not walk the whole machine. The
+    caller checks the file is under `root`.
+    """
     direct = root / path
     if direct.is_file():
-        return direct
+        return [direct], False
     wanted = Path(path.replace("\\", "/")).parts
-    best, best_score, tie = None, 0, False
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and not d.startswith(".")]
+    best: list[Path] = []
+    best_score = 0
+    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
+        if visited == SEARCH_LIMIT:
+            return best, True
+        dirs[:] = [d for d in dirs if not _skipped(folder, d)]
         if wanted[-1] not in files:
             continue
         candidate = Path(folder, wanted[-1])
@@ -181,10 +191,39 @@ def locate(path: str, root: Path) -> Path | None:
         while score < min(len(parts), len(wanted)) and parts[-1 - score] == wanted[-1 - score]:
             score += 1
         if score > best_score:
-            best, best_score, tie = candidate, score, False
+            best, best_score = [candidate], score
         elif score == best_score:
-            tie = True
-    return None if best is None or tie else best
+            best.append(candidate)
+    return best, False
+
+
+def _skipped(folder: str, name: str) -> bool:
+    """Folders a traceback of the user's own code does not point into: tools' caches, hidden
+    folders, installed packages, virtual environments (whatever their name), and the kernel's."""
+    full = os.path.join(folder, name)
+    return (
+        name in EXCLUDED_DIRS
+        or name.startswith(".")
+        or name == "dist-packages"
+        or full in ("/proc", "/sys", "/dev")
+        or os.path.isfile(os.path.join(full, "pyvenv.cfg"))
+    )
+
+
+def _not_found(frame: Frame, root: Path, found: list[Path], stopped: bool) -> str | None:
+    """Why the frame's file cannot be chosen, if it cannot: none, several, or a search cut short."""
+    names = ", ".join(sorted(os.path.relpath(p, root) for p in found))
+    if stopped:
+        so_far = f" (the best so far: {names})" if found else ""
+        return (
+            f"Cannot say where {frame.path} is: the search stopped early, after {SEARCH_LIMIT} folders"
+            f" under {os.path.abspath(root)}{so_far}; pass --root closer to the code."
+        )
+    if len(found) > 1:
+        return f"{frame.path} is ambiguous: {names} match its path equally well; pass --root to choose."
+    if not found:
+        return f"Cannot find {frame.path} here (looked under {root}, by the longest matching path suffix)."
+    return None
 
 
 def _calls_at(tree: ast.Module, line: int) -> list[ast.Call]:
@@ -264,11 +303,12 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
         return result
     frame = user[-1]
-    path = locate(frame.path, root)
-    if path is None:
-        result.lines.append(f"Cannot find {frame.path} here (looked under {root}, by the longest matching path suffix).")
+    found, stopped = locate(frame.path, root)
+    problem = _not_found(frame, root, found, stopped)
+    if problem:
+        result.lines.append(problem)
         return result
-    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    real, top = Path(os.path.realpath(found[0])), Path(os.path.realpath(root))
     if not real.is_relative_to(top):
         result.lines.append(f"{frame.path} is outside --root, not touched (--root is {root}).")
         return result

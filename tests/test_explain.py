@@ -294,3 +294,32 @@ def test_mosaic_gpu_copies_are_not_barrier_errors(ptlib: Path) -> None:
     # fixed all the same, as `fix` would: `bars.at[0]` on the next line proves `bars` a Ref.
     assert "proves none of them: `x_gmem[...]` (src), `bars[0]` (barrier)" in result.stdout
     assert "copy_gmem_to_smem(x_gmem[...], buf, bars.at[0])" in text
+def test_equally_good_matches_are_ambiguous(tmp_path: Path) -> None:
+    for copy in ("a", "b"):
+        shutil.copytree(TRACEBACKS / "ptlib", tmp_path / copy / "ptlib")
+    result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), cwd=tmp_path)
+    assert "Cannot find" not in result.stdout, result.stdout
+    assert f"ambiguous: {Path('a/ptlib/gpu.py')}, {Path('b/ptlib/gpu.py')}" in result.stdout
+
+
+def test_the_search_skips_virtual_environments(ptlib: Path) -> None:
+    installed = ptlib / "env" / "lib" / "ptlib"  # an environment not named like one: pyvenv.cfg says it is
+    shutil.copytree(TRACEBACKS / "ptlib", installed)
+    (ptlib / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), cwd=ptlib)
+    assert "raised from ptlib/gpu.py:6, in stage_kernel" in result.stdout, result.stdout
+
+
+def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log pasted at `/` must not walk the whole machine: the search gives up and says so."""
+    from semfix import explain as module
+
+    for index in range(8):
+        (tmp_path / f"d{index}").mkdir()
+    (tmp_path / "d3" / "kernels.py").write_text("")
+    monkeypatch.setattr(module, "SEARCH_LIMIT", 4)
+    log = 'Traceback (most recent call last):\n  File "/ci/kernels.py", line 3, in k\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n'
+    lines = module.explain(module.parse_log(log)[0], tmp_path).lines
+    assert any("the search stopped early, after 4 folders" in line for line in lines), lines
+    assert not any("raised from" in line for line in lines)  # a better match may lie beyond: none is chosen
+    assert module._skipped("/", "proc") and not module._skipped("/work", "proc")  # the kernel's own, at `/` only
