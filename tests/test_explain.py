@@ -275,6 +275,13 @@ def test_pytest_output_as_pasted(ptlib: Path, log: str) -> None:
     assert result.stdout.count("raised from") == 5  # once per failure: not again from the summary
 
 
+def test_colours_kept_in_a_raw_log(ptlib: Path) -> None:
+    """`pytest --color=yes` (or FORCE_COLOR in a workflow): GitHub Actions keeps the escape codes."""
+    result = cli("explain", "-", "--fix", cwd=ptlib, stdin="\n".join(_prefixed("pytest_color.log", STAMP)))
+    assert "raised from ptlib/kernels.py:7, in ping_kernel" in result.stdout, result.stdout + result.stderr
+    assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
+
+
 def test_processes_interleaved_in_one_log(ptlib: Path) -> None:
     log = _interleaved(_prefixed("pytest_short.log", STAMP, "[rank0]: "), _prefixed("gpu_copy.log", STAMP, "[rank1]: "))
     result = cli("explain", "-", "--fix", cwd=ptlib, stdin=log)

@@ -1,4 +1,4 @@
-"""Runs the kernels as a project's own tests would (the Mosaic GPU ones need absl-py). The stored logs: `pytest --tb=short` and `--tb=long` on this file, and gpu_copy.log: `python -c "from ptlib import check_kernels as c; c.test_gpu(NAME)"`."""
+"""Runs the kernels as a project's own tests would (the Mosaic GPU ones need absl-py). The stored logs: `pytest --tb=short` and `--tb=long` on this file, pytest_color.log: `--tb=short --color=yes -k "ping or drain"`, and gpu_copy.log: `python -c "from ptlib import check_kernels as c; c.test_gpu(NAME)"`."""
 import jax
 import jax.numpy as jnp
 import pytest
