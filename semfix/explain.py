@@ -30,7 +30,7 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fun
 _EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
 #: pytest's frames: `path:12: in function` (--tb=short), `path:12: ` and `path:12: ValueError` (--tb=long).
 _PYTEST_FRAME = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): ?(?:in (?P<function>\S+)|[\w.]*)$")
-_PYTEST_ERROR = re.compile(r"^E +(?:[\w.]+: )*[A-Za-z_][\w.]*(?:Error|Exception): (?P<message>.*)$")
+_PYTEST_ERROR = re.compile(r"^E +" + _EXCEPTION.pattern[1:])  # pytest's `E   ValueError: ...`
 _DEF = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)")
 #: Where one traceback ends and another begins: a new traceback, an exception chained to the
 #: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
@@ -132,10 +132,10 @@ def _read_stream(lines: list[str]) -> list[Failure]:
     frames: list[Frame] = []
     message, python, last_def = None, False, "?"
     for line in [*lines, "==="]:  # a rule, as pytest closes its report with: ends the last one
-        if line.startswith(_STARTS) or _SECTION.match(line):
+        if line.lstrip().startswith(_STARTS) or _SECTION.match(line):
             if message is not None:
                 failures.append(Failure(frames, message))
-            frames, message, python = [], None, line.startswith(_STARTS[0])
+            frames, message, python = [], None, line.lstrip().startswith(_STARTS[0])
         elif frame := _FRAME.match(line):
             frames.append(Frame(frame["path"], int(frame["line"]), frame["function"].strip()))
         elif frame := _PYTEST_FRAME.match(line):
