@@ -28,13 +28,29 @@ from semfix.text import splice
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
 _EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
+#: pytest's frames: `path:12: in function` (--tb=short), `path:12: ` and `path:12: ValueError` (--tb=long).
+_PYTEST_FRAME = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): ?(?:in (?P<function>\S+)|[\w.]*)$")
+_PYTEST_ERROR = re.compile(r"^E +" + _EXCEPTION.pattern[1:])  # pytest's `E   ValueError: ...`
+_DEF = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)")
+#: Where one traceback ends and another begins: a new traceback, an exception chained to the
+#: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
+_STARTS = ("Traceback (most recent call last):", "The above exception was", "During handling of the above")
+_SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
+#: What CI systems and launchers put before each line: GitHub Actions' timestamp, torchrun's
+#: `[rank0]: `, Open MPI's `[1,0]<stderr>:`, in any order and number.
+_PREFIX = re.compile(
+    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |(?P<rank>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?))"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colours (pytest --color=yes in CI)
 _KNOWN = [
     ("value", re.compile(r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)")),
     ("shape", re.compile(r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<aval>.+)")),
     ("dma", re.compile(r"DMA source/destination/semaphore arguments must be Refs")),
     ("dma_send", re.compile(r"DMA source semaphore must be a Ref")),
     ("dma_wait", re.compile(r"Expected the destination semaphore to be a reference")),
-    ("barrier", re.compile(r"Can only call `(?P<verb>\w+)` on a `Ref`:? ?(?P<aval>.*)")),
+    # JAX's generic Ref check: the Mosaic GPU copies check source, destination, barrier in turn.
+    ("copy", re.compile(r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)")),
+    ("barrier", re.compile(r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)")),
 ]
 #: The DMA functions' leading parameters, in order (catalog.py lists only the semaphore ones).
 _DMA_PARAMETERS = {
@@ -42,6 +58,8 @@ _DMA_PARAMETERS = {
     "async_copy": ("src_ref", "dst_ref", "sem"),
     "make_async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
     "async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
+    "copy_gmem_to_smem": ("src", "dst", "barrier"),
+    "copy_smem_to_gmem": ("src", "dst"),
 }
 #: Which parameters each DMA error is about. `.start()` checks source, destination and the
 #: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
@@ -50,12 +68,16 @@ _SUSPECTS = {
     "dma": {"src_ref", "dst_ref", "sem", "recv_sem"},
     "dma_send": {"send_sem"},
     "dma_wait": {"sem", "send_sem", "recv_sem"},
+    "copy": {"src", "dst", "barrier"},
 }
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
+    "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
+#: How many folders the search for a traceback's file visits before it gives up (see `locate`).
+SEARCH_LIMIT = 10_000
 _ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 
 
@@ -89,49 +111,78 @@ class Explanation:
 
 
 def parse_log(text: str) -> list[Failure]:
-    """Every traceback in a log: its frames and its final exception line."""
-    failures, frames, inside = [], [], False
-    for line in text.splitlines():
-        if line.strip().startswith("Traceback (most recent call last):"):
-            frames, inside = [], True
-            continue
-        if not inside:
-            continue
-        frame = _FRAME.match(line)
-        if frame:
+    """Every traceback in a log: its frames and its final exception line.
+
+    Reads Python's tracebacks and pytest's (`--tb=long`, `--tb=short`), under the prefixes CI
+    systems and launchers put before each line. Each process's lines (told apart by their rank
+    prefix) are read on their own, so tracebacks of processes that wrote at once do not mix.
+    """
+    streams: dict[str, list[str]] = {}
+    for raw in text.splitlines():
+        line, stream = _ANSI.sub("", raw), ""
+        while match := _PREFIX.match(line):
+            stream, line = (match["rank"] or stream).strip(), line[match.end() :]
+        streams.setdefault(stream, []).append(line.rstrip())
+    return [failure for lines in streams.values() for failure in _read_stream(lines)]
+
+
+def _read_stream(lines: list[str]) -> list[Failure]:
+    """One process's tracebacks. pytest's long form names a frame after its source, hence `last_def`."""
+    failures: list[Failure] = []
+    frames: list[Frame] = []
+    message, python, last_def = None, False, "?"
+    for line in [*lines, "==="]:  # a rule, as pytest closes its report with: ends the last one
+        if line.lstrip().startswith(_STARTS) or _SECTION.match(line):
+            if message is not None:
+                failures.append(Failure(frames, message))
+            frames, message, python = [], None, line.lstrip().startswith(_STARTS[0])
+        elif frame := _FRAME.match(line):
             frames.append(Frame(frame["path"], int(frame["line"]), frame["function"].strip()))
-            continue
-        exception = _EXCEPTION.match(line)
-        if exception and not line.startswith((" ", "\t")):
-            failures.append(Failure(frames, exception["message"].strip()))
-            inside = False
+        elif frame := _PYTEST_FRAME.match(line):
+            frames.append(Frame(frame["path"], int(frame["line"]), frame["function"] or last_def))
+            last_def = "?"
+        elif (definition := _DEF.match(line)) and not python:
+            last_def = definition[1]
+        elif (error := _PYTEST_ERROR.match(line)) and message is None:
+            message = error["message"].strip()
+        elif python and (error := _EXCEPTION.match(line)):
+            failures.append(Failure(frames, error["message"].strip()))
+            frames, python = [], False
     return failures
 
 
 def _describe_aval(aval: str) -> str:
-    match = re.match(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval.strip())
-    if match is None:
-        return f"the value `{aval.strip()}`"
-    what = _AVALS.get(match["name"], f"a `{match['name']}` value")
+    aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
+    match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
+    if match is None or match["name"] not in _AVALS:
+        return f"the value `{aval}`"
     if match["shape"]:
-        return f"{what}, of shape ({match['shape']},): a read of a whole semaphore array"
-    return what
+        return f"{_AVALS[match['name']]}, of shape ({match['shape']},): a read of a whole array of them"
+    return _AVALS[match["name"]]
 
 
 def _is_jax(path: str) -> bool:
     return bool(re.search(r"[/\\](jax|jaxlib)[/\\]", path)) or path.startswith("<")
 
 
-def locate(path: str, root: Path) -> Path | None:
-    """The file on this machine: the path itself (relative ones under `root`), else the file
-    under `root` with the longest matching path suffix. The caller checks it is under `root`."""
+def locate(path: str, root: Path) -> tuple[list[Path], bool]:
+    """The files on this machine `path` may name, and whether the search stopped early.
+
+    The path itself (relative ones under `root`), else the files under `root` with the longest
+    matching path suffix: one, several equally good, or none. The search visits at most
+    SEARCH_LIMIT folders, so that a log pasted at `/` does not walk the whole machine. The
+    caller checks the file is under `root`.
+    """
     direct = root / path
     if direct.is_file():
-        return direct
+        return [direct], False
     wanted = Path(path.replace("\\", "/")).parts
-    best, best_score, tie = None, 0, False
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in EXCLUDED_DIRS and not d.startswith(".")]
+    best: list[Path] = []
+    best_score = 0
+    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
+        if visited == SEARCH_LIMIT:
+            return best, True
+        dirs[:] = [d for d in dirs if not _skipped(folder, d)]
         if wanted[-1] not in files:
             continue
         candidate = Path(folder, wanted[-1])
@@ -140,10 +191,39 @@ def locate(path: str, root: Path) -> Path | None:
         while score < min(len(parts), len(wanted)) and parts[-1 - score] == wanted[-1 - score]:
             score += 1
         if score > best_score:
-            best, best_score, tie = candidate, score, False
+            best, best_score = [candidate], score
         elif score == best_score:
-            tie = True
-    return None if best is None or tie else best
+            best.append(candidate)
+    return best, False
+
+
+def _skipped(folder: str, name: str) -> bool:
+    """Folders a traceback of the user's own code does not point into: tools' caches, hidden
+    folders, installed packages, virtual environments (whatever their name), and the kernel's."""
+    full = os.path.join(folder, name)
+    return (
+        name in EXCLUDED_DIRS
+        or name.startswith(".")
+        or name == "dist-packages"
+        or full in ("/proc", "/sys", "/dev")
+        or os.path.isfile(os.path.join(full, "pyvenv.cfg"))
+    )
+
+
+def _not_found(frame: Frame, root: Path, found: list[Path], stopped: bool) -> str | None:
+    """Why the frame's file cannot be chosen, if it cannot: none, several, or a search cut short."""
+    names = ", ".join(sorted(os.path.relpath(p, root) for p in found))
+    if stopped:
+        so_far = f" (the best so far: {names})" if found else ""
+        return (
+            f"Cannot say where {frame.path} is: the search stopped early, after {SEARCH_LIMIT} folders"
+            f" under {os.path.abspath(root)}{so_far}; pass --root closer to the code."
+        )
+    if len(found) > 1:
+        return f"{frame.path} is ambiguous: {names} match its path equally well; pass --root to choose."
+    if not found:
+        return f"Cannot find {frame.path} here (looked under {root}, by the longest matching path suffix)."
+    return None
 
 
 def _calls_at(tree: ast.Module, line: int) -> list[ast.Call]:
@@ -211,6 +291,11 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.lines.append("A remote DMA was given a value where it needs its send semaphore Ref.")
     elif result.kind == "dma_wait":
         result.lines.append("A DMA wait was given a value where it needs the semaphore Ref.")
+    elif result.kind == "copy":
+        result.lines.append(
+            f"A Mosaic GPU copy (`{groups['verb']}`) was given {_describe_aval(groups['aval'])} where it needs a Ref"
+            " (source, destination or barrier)."
+        )
     else:
         result.lines.append(f"`{groups['verb']}` was given {_describe_aval(groups['aval'] or 'a value')}, not the barrier Ref.")
     user = [f for f in failure.frames if not _is_jax(f.path)]
@@ -218,11 +303,12 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
         return result
     frame = user[-1]
-    path = locate(frame.path, root)
-    if path is None:
-        result.lines.append(f"Cannot find {frame.path} here (looked under {root}, by the longest matching path suffix).")
+    found, stopped = locate(frame.path, root)
+    problem = _not_found(frame, root, found, stopped)
+    if problem:
+        result.lines.append(problem)
         return result
-    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    real, top = Path(os.path.realpath(found[0])), Path(os.path.realpath(root))
     if not real.is_relative_to(top):
         result.lines.append(f"{frame.path} is outside --root, not touched (--root is {root}).")
         return result

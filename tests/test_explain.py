@@ -229,3 +229,104 @@ def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) ->
     kernel.write_text(kernel.read_text().replace("make_async_copy(src[...], dst", "make_async_copy(src, dst"))
     fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
+
+
+# -- logs as people paste them: pytest's output, CI and launcher prefixes, mixed ----------
+@pytest.fixture
+def ptlib(tmp_path: Path) -> Path:
+    """The package the pytest_*.log and gpu_copy.log files (made by real JAX, see ptlib/check_kernels.py) point into."""
+    shutil.copytree(TRACEBACKS / "ptlib", tmp_path / "ptlib")
+    return tmp_path
+
+
+STAMP = "2026-12-04T05:20:11.1234567Z "  # what GitHub Actions puts before every line of a raw log
+
+
+def _prefixed(log: str, *prefixes: str) -> list[str]:
+    return ["".join(prefixes) + line for line in (TRACEBACKS / log).read_text().splitlines()]
+
+
+def _interleaved(*streams: list[str]) -> str:
+    """Lines of several processes as a launcher writes them: one of each in turn."""
+    longest = max(map(len, streams))
+    return "".join(f"{s[i]}\n" for i in range(longest) for s in streams if i < len(s))
+
+
+TPU_FIXED = ("pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags.at[1], 2)", "make_async_copy(x_hbm, o_hbm, sems.at[1]).wait()")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        pytest.param((TRACEBACKS / "pytest_short.log").read_text(), id="pytest-short"),
+        pytest.param((TRACEBACKS / "pytest_long.log").read_text(), id="pytest-long"),
+        pytest.param("\n".join(_prefixed("pytest_short.log", STAMP)), id="github-actions"),
+        pytest.param("\n".join(_prefixed("pytest_long.log", "[rank0]: ")), id="torchrun"),
+        pytest.param("\n".join(_prefixed("pytest_short.log", "[1,0]<stderr>:")), id="mpirun"),
+        pytest.param("\n".join(_prefixed("pytest_long.log", STAMP, "[rank3]: ")), id="github-actions-and-torchrun"),
+    ],
+)
+def test_pytest_output_as_pasted(ptlib: Path, log: str) -> None:
+    result = cli("explain", "-", "--fix", cwd=ptlib, stdin=log)
+    assert "raised from ptlib/kernels.py:7, in ping_kernel" in result.stdout, result.stdout + result.stderr
+    assert "raised from ptlib/kernels.py:14, in drain_kernel" in result.stdout
+    assert "Expected the destination semaphore to be a reference" in result.stdout
+    assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
+    assert result.stdout.count("raised from") == 5  # once per failure: not again from the summary
+
+
+def test_colours_kept_in_a_raw_log(ptlib: Path) -> None:
+    """`pytest --color=yes` (or FORCE_COLOR in a workflow): GitHub Actions keeps the escape codes."""
+    result = cli("explain", "-", "--fix", cwd=ptlib, stdin="\n".join(_prefixed("pytest_color.log", STAMP)))
+    assert "raised from ptlib/kernels.py:7, in ping_kernel" in result.stdout, result.stdout + result.stderr
+    assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
+
+
+def test_processes_interleaved_in_one_log(ptlib: Path) -> None:
+    log = _interleaved(_prefixed("pytest_short.log", STAMP, "[rank0]: "), _prefixed("gpu_copy.log", STAMP, "[rank1]: "))
+    result = cli("explain", "-", "--fix", cwd=ptlib, stdin=log)
+    assert result.stdout.count("raised from") == 8, result.stdout + result.stderr
+    assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
+    assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in (ptlib / "ptlib" / "gpu.py").read_text()
+def test_mosaic_gpu_copies_are_not_barrier_errors(ptlib: Path) -> None:
+    result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), "--fix", cwd=ptlib)
+    assert result.returncode == 1, result.stdout + result.stderr  # flush_kernel's buf[...] is a buffer
+    assert "not the barrier Ref" not in result.stdout and "Mosaic GPU copy" in result.stdout
+    assert "the value read out of a Mosaic GPU barrier Ref" in result.stdout  # JitTracer(barrier[])
+    assert "`buf[...]` (src)" in result.stdout
+    text = (ptlib / "ptlib" / "gpu.py").read_text()
+    assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in text  # stage_kernel: the one suspect
+    assert "copy_smem_to_gmem(buf[...], o_gmem)" in text
+    # relay_kernel: JAX checks the source first, so the error proves neither; `bars[0]` is
+    # fixed all the same, as `fix` would: `bars.at[0]` on the next line proves `bars` a Ref.
+    assert "proves none of them: `x_gmem[...]` (src), `bars[0]` (barrier)" in result.stdout
+    assert "copy_gmem_to_smem(x_gmem[...], buf, bars.at[0])" in text
+def test_equally_good_matches_are_ambiguous(tmp_path: Path) -> None:
+    for copy in ("a", "b"):
+        shutil.copytree(TRACEBACKS / "ptlib", tmp_path / copy / "ptlib")
+    result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), cwd=tmp_path)
+    assert "Cannot find" not in result.stdout, result.stdout
+    assert f"ambiguous: {Path('a/ptlib/gpu.py')}, {Path('b/ptlib/gpu.py')}" in result.stdout
+
+
+def test_the_search_skips_virtual_environments(ptlib: Path) -> None:
+    installed = ptlib / "env" / "lib" / "ptlib"  # an environment not named like one: pyvenv.cfg says it is
+    shutil.copytree(TRACEBACKS / "ptlib", installed)
+    (ptlib / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), cwd=ptlib)
+    assert "raised from ptlib/gpu.py:6, in stage_kernel" in result.stdout, result.stdout
+
+
+def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log pasted at `/` must not walk the whole machine: the search gives up and says so."""
+    from semfix import explain as module
+
+    for index in range(8):
+        (tmp_path / f"d{index}").mkdir()
+    (tmp_path / "d3" / "kernels.py").write_text("")
+    monkeypatch.setattr(module, "SEARCH_LIMIT", 4)
+    log = 'Traceback (most recent call last):\n  File "/ci/kernels.py", line 3, in k\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n'
+    lines = module.explain(module.parse_log(log)[0], tmp_path).lines
+    assert any("the search stopped early, after 4 folders" in line for line in lines), lines
+    assert not any("raised from" in line for line in lines)  # a better match may lie beyond: none is chosen
+    assert module._skipped("/", "proc") and not module._skipped("/work", "proc")  # the kernel's own, at `/` only
