@@ -34,24 +34,16 @@ def from_root(path: Path, root: Path) -> str:
     return Path(absolute if outside else relative).as_posix()
 
 
-def _finding_json(path: Path, finding: Finding) -> dict[str, Any]:
-    return {
-        "path": path.as_posix(),
-        "cell": finding.cell,
-        "rule": finding.rule,
-        "line": finding.line,
-        "column": finding.column,
-        "end_line": finding.end_line,
-        "end_column": finding.end_column,
-        "message": finding.message,
-        "original": finding.original,
-        "replacement": finding.replacement,
-        "safety": finding.safety,
-    }
+_FIELDS = ("cell", "rule", "line", "column", "end_line", "end_column", "message", "original", "replacement", "safety")
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """A finding as `--format json` and the `--report` file give it."""
+    return {field: getattr(finding, field) for field in _FIELDS}
 
 
 def as_json(findings: Iterable[tuple[Path, Finding]]) -> str:
-    return json.dumps([_finding_json(p, f) for p, f in findings], indent=2) + "\n"
+    return json.dumps([{"path": p.as_posix(), **finding_json(f)} for p, f in findings], indent=2) + "\n"
 
 
 def _escape_data(text: str) -> str:
@@ -66,16 +58,15 @@ def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
     """GitHub Actions workflow commands: one `::error ...::message` line per finding."""
     lines = []
     for path, finding in findings:
+        title = f"semfix {finding.rule}" if finding.cell is None else f"semfix {finding.rule} (cell {finding.cell})"
         properties = {
             "file": from_root(path, root),
             "line": finding.line,
             "col": finding.column,
             "endLine": finding.end_line,
             "endColumn": finding.end_column,
-            "title": f"semfix {finding.rule}",
+            "title": title,
         }
-        if finding.cell is not None:
-            properties["title"] += f" (cell {finding.cell})"
         rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
         lines.append(f"::error {rendered}::{_escape_data(finding.message)}")
     return "".join(line + "\n" for line in lines)
@@ -101,17 +92,10 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
         }
         if finding.replacement is not None and finding.cell is None:
-            result["fixes"] = [
-                {
-                    "description": {"text": f"Replace with `{finding.replacement.strip()}`" if finding.replacement.strip() else "Remove"},
-                    "artifactChanges": [
-                        {
-                            "artifactLocation": {"uri": uri},
-                            "replacements": [{"deletedRegion": region, "insertedContent": {"text": finding.replacement}}],
-                        }
-                    ],
-                }
-            ]
+            new = finding.replacement
+            described = f"Replace with `{new.strip()}`" if new.strip() else "Remove"
+            change = {"artifactLocation": {"uri": uri}, "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}]}
+            result["fixes"] = [{"description": {"text": described}, "artifactChanges": [change]}]
         results.append(result)
     rules = [
         {
@@ -122,27 +106,15 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
         }
         for rule in RULES.values()
     ]
-    log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "semfix", "version": __version__, "rules": rules}},
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
-    }
+    driver = {"name": "semfix", "version": __version__, "rules": rules}
+    run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}
+    log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
 
 
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split where Python's tokenizer splits them (not at \\f)."""
     return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
-
-
-def _byte_column(line_text: str, column: int) -> int:
-    return len(line_text[: column - 1].encode("utf-8")) + 1
 
 
 def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_lines: Callable[[Path], list[str]]) -> str:
@@ -153,7 +125,7 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_lines: Callable[[Pa
 
         def position(line: int, column: int) -> dict[str, int]:
             text = lines[line - 1] if 0 < line <= len(lines) else ""
-            return {"line": line, "column": _byte_column(text, column)}
+            return {"line": line, "column": len(text[: column - 1].encode("utf-8")) + 1}
 
         span = {"start": position(finding.line, finding.column), "end": position(finding.end_line, finding.end_column)}
         diagnostic: dict[str, Any] = {
@@ -176,12 +148,10 @@ def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> 
     diff = difflib.unified_diff(
         split_lines(text), split_lines(splice(text, [finding])), f"a/{path.as_posix()}", f"b/{path.as_posix()}", n=1
     )
-    out = []
+    out = ""
     for line in diff:
         line = line if line.endswith("\n") else line + "\n"
-        if color and line.startswith("+") and not line.startswith("+++"):
-            line = click.style(line, fg="green")
-        elif color and line.startswith("-") and not line.startswith("---"):
-            line = click.style(line, fg="red")
-        out.append(line)
-    return "".join(out)
+        if color and line[:1] in ("+", "-") and line[:3] not in ("+++", "---"):
+            line = click.style(line, fg="green" if line[0] == "+" else "red")
+        out += line
+    return out

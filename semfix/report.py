@@ -8,6 +8,7 @@ from pathlib import Path
 
 from semfix import __version__
 from semfix.findings import Finding
+from semfix.formats import finding_json
 from semfix.runner import FileOutcome, RunOutcome
 
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
@@ -42,10 +43,9 @@ def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
     )
     out = bytearray()
     for line in lines:
-        if line.startswith((b"---", b"+++")) or line.endswith(b"\n"):
-            out += line if line.endswith(b"\n") else line + b"\n"
-        else:  # a last line without a newline
-            out += line + _NO_NEWLINE
+        out += line
+        if not line.endswith(b"\n"):  # a header, or a last line without a newline
+            out += b"\n" if line.startswith((b"---", b"+++")) else _NO_NEWLINE
     return bytes(out)
 
 
@@ -92,39 +92,27 @@ def summary(
     return f"{text[0].upper()}{text[1:]}. {', '.join(stats)}."
 
 
+def review_summary(outcome: RunOutcome, base: str) -> str:
+    files = sum(1 for f in outcome.files if f.findings)
+    return f"{_plural(len(outcome.findings), 'finding')} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
+
+
 def json_report(outcome: RunOutcome, *, command: str) -> str:
     """`--report FILE`: every change and finding per file, and the totals, for machines.
 
     In a dry run (`fix --diff`, `fix --check`), `dry_run` is true and `changed`, `applied`
     and the totals say what a plain `fix` would do, as the summary line does.
     """
-    files = []
-    for result in outcome.files:
-        if not (result.findings or result.error or result.changed):
-            continue
-        files.append(
-            {
-                "path": result.path.as_posix(),
-                "changed": result.changed,
-                "error": result.error,
-                "findings": [
-                    {
-                        "rule": f.rule,
-                        "cell": f.cell,
-                        "line": f.line,
-                        "column": f.column,
-                        "end_line": f.end_line,
-                        "end_column": f.end_column,
-                        "message": f.message,
-                        "original": f.original,
-                        "replacement": f.replacement,
-                        "safety": f.safety,
-                        "applied": f.applied and result.error is None,
-                    }
-                    for f in result.findings
-                ],
-            }
-        )
+    files = [
+        {
+            "path": result.path.as_posix(),
+            "changed": result.changed,
+            "error": result.error,
+            "findings": [{**finding_json(f), "applied": f.applied and result.error is None} for f in result.findings],
+        }
+        for result in outcome.files
+        if result.findings or result.error or result.changed
+    ]
     applied = sum(1 for r in outcome.files if r.error is None for f in r.findings if f.applied)
     totals = {
         "files_scanned": outcome.scanned,
