@@ -15,13 +15,14 @@ from typing import Any, Callable, NoReturn
 import click
 
 from semfix import __version__
-from semfix.config import find_pyproject, load_excludes, load_settings
 from semfix.files import SOURCE_SUFFIXES, FileError, check_writable, decode_source, read_source, write_atomic
-from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, split_lines, suggestion_diff
 from semfix.git import changed_lines, default_base, resolve_base, toplevel
-from semfix.report import error_line, finding_line, fix_mark, json_report, review_summary, summary, unified_diff
+from semfix.report import (
+    FORMATS, as_github, as_json, as_rdjson, as_sarif, error_line, finding_line, fix_mark, json_report, review_summary,
+    split_lines, suggestion_diff, summary, unified_diff,
+)
 from semfix.runner import EXIT_ERROR, Progress, RunOutcome, run, run_stdin
-from semfix.settings import Settings, SettingsError
+from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
 _PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
