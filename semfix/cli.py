@@ -21,10 +21,9 @@ from semfix.report import (
     FORMATS, as_github, as_json, as_rdjson, as_sarif, error_line, finding_line, fix_mark, json_report, review_summary,
     split_lines, suggestion_diff, summary, unified_diff,
 )
-from semfix.runner import EXIT_ERROR, Progress, RunOutcome, run, run_stdin
+from semfix.runner import EXIT_ERROR, Progress, RunOutcome, dirty_refusals, run, run_stdin
 from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
-_PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
 _STDIN = Path("-")
 _STDIN_FILENAME = click.option(
@@ -106,7 +105,7 @@ class _ProgressBar(Progress):
 def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Rule selection, file selection and parallelism, gathered into `options`."""
 
-    @_PATHS
+    @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
     @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (SEM0, SEM1), comma-separated.")
     @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
     @click.option("--ignore", multiple=True, help="Rules not to run.")
@@ -173,15 +172,11 @@ def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bo
     sys.exit(outcome.exit_code)
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 class _Group(click.Group):
     """Turns SIGTERM into an interrupt, and says what an interrupt leaves behind."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
         # Parsing makes millions of short-lived, acyclic nodes; collecting after every 700
         # allocations costs a tenth of a run and frees nothing.
         gc.set_threshold(100_000, 50, 100)
@@ -299,12 +294,10 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
         for path in sorted(changed)
         if path.suffix in SOURCE_SUFFIXES and path.exists() and any(path == root or root in path.parents for root in roots)
     ]
-    outcome = RunOutcome()
-    if selected:
-        outcome = run(
-            selected, settings=options.settings, apply_fixes=False, write=False, excludes=options.excludes,
-            force_exclude=True, jobs=options.jobs,
-        )
+    outcome = run(
+        selected, settings=options.settings, apply_fixes=False, write=False, excludes=options.excludes,
+        force_exclude=True, jobs=options.jobs,
+    )
     for result in outcome.files:
         lines = changed.get(Path(os.path.abspath(result.path)), set())
         if result.path.suffix != ".ipynb":
@@ -347,13 +340,11 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
     from semfix.explain import explain as explain_failure, merged_fixes, parse_log
-    from semfix.runner import dirty_refusals
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]
     if not known:
-        click.echo("error: no JAX semaphore or DMA error found in the text", err=True)
-        sys.exit(EXIT_ERROR)
+        _usage_error("no JAX semaphore or DMA error found in the text")
     for item in known:
         click.echo(f"{item.failure.message}")
         for line in item.lines:

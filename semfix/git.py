@@ -102,8 +102,10 @@ def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     None when `folder` is not in a git work tree or `base` is not a revision there.
     """
     root = toplevel(folder)
-    diff = None if root is None else _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
-    if root is None or diff is None:
+    if root is None:
+        return None
+    diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
+    if diff is None:
         return None
     changed: dict[Path, set[int]] = {}
     current: set[int] | None = None

@@ -48,17 +48,15 @@ def as_json(findings: Iterable[tuple[Path, Finding]]) -> str:
     return json.dumps([{"path": p.as_posix(), **finding_json(f)} for p, f in findings], indent=2) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def _escape(text: str, *, in_property: bool = False) -> str:
+    """Escapes for a workflow command; a property value also escapes the separators."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
 
 
 def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
     """GitHub Actions workflow commands: one `::error ...::message` line per finding."""
-    lines = []
+    out = ""
     for path, finding in findings:
         title = f"semfix {finding.rule}" if finding.cell is None else f"semfix {finding.rule} (cell {finding.cell})"
         properties = {
@@ -69,9 +67,9 @@ def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
             "endColumn": finding.end_column,
             "title": title,
         }
-        rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
-        lines.append(f"::error {rendered}::{_escape_data(finding.message)}")
-    return "".join(line + "\n" for line in lines)
+        rendered = ",".join(f"{key}={_escape(str(value), in_property=True)}" for key, value in properties.items())
+        out += f"::error {rendered}::{_escape(finding.message)}\n"
+    return out
 
 
 def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:

@@ -66,9 +66,7 @@ class RunOutcome:
 
     @property
     def exit_code(self) -> int:
-        if self.errors:
-            return EXIT_ERROR
-        return EXIT_FOUND if self.findings else EXIT_CLEAN
+        return EXIT_ERROR if self.errors else EXIT_FOUND if self.findings else EXIT_CLEAN
 
 
 class Progress:
