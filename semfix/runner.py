@@ -206,21 +206,18 @@ def run(
     return outcome
 
 
+_REFUSED = {  # by whether the file is untracked
+    True: "is not tracked by git, so semfix's edits could not be reviewed apart from the file; not rewritten: `git add` it first",
+    False: "has unstaged changes, so semfix's edits could not be reviewed apart from them; not rewritten: stage or commit them first",
+}
+
+
 def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
     """Of `paths`, those git says have edits of their own, and why each is not rewritten.
 
     `fix` and `explain --fix` refuse them alike, unless --allow-dirty.
     """
-    return {
-        path: (
-            "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
-            "not rewritten: `git add` it first, or pass --allow-dirty"
-            if untracked
-            else "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
-            "not rewritten: stage or commit them first, or pass --allow-dirty"
-        )
-        for path, untracked in dirty(paths).items()
-    }
+    return {path: f"{_REFUSED[untracked]}, or pass --allow-dirty" for path, untracked in dirty(paths).items()}
 
 
 def _write_one(result: FileOutcome) -> None:
