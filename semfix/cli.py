@@ -1,4 +1,4 @@
-"""The `semfix` command line: argument parsing and printing only."""
+"""The `semfix` command line: argument parsing, printing, and what each command runs."""
 
 from __future__ import annotations
 
@@ -6,24 +6,24 @@ import gc
 import os
 import signal
 import sys
+from contextlib import suppress
 from dataclasses import dataclass
-from functools import wraps
+from functools import cached_property, wraps
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 import click
 
 from semfix import __version__
-from semfix.config import find_pyproject, load_excludes, load_settings
-from semfix.files import FileError, check_writable, decode_source, read_text, write_atomic
-from semfix.formats import FORMATS, as_github, as_json, as_rdjson, as_sarif, split_lines, suggestion_diff
-from semfix.git import toplevel
-from semfix.report import error_line, finding_line, fix_mark, json_report, summary, unified_diff
-from semfix.review import ReviewError, review as review_changes
-from semfix.runner import EXIT_ERROR, FileOutcome, RunOutcome, run, run_stdin
-from semfix.settings import Settings, SettingsError
+from semfix.files import SOURCE_SUFFIXES, FileError, check_writable, decode_source, read_source, write_atomic
+from semfix.git import changed_lines, default_base, resolve_base, toplevel
+from semfix.report import (
+    FORMATS, as_github, as_json, as_rdjson, as_sarif, error_line, finding_line, fix_mark, json_report, review_summary,
+    split_lines, suggestion_diff, summary, unified_diff,
+)
+from semfix.runner import EXIT_ERROR, Progress, RunOutcome, dirty_refusals, run, run_stdin
+from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
-_PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
 _STDIN = Path("-")
 _STDIN_FILENAME = click.option(
@@ -52,29 +52,37 @@ class RunOptions:
     force_exclude: bool
     jobs: int
     report: Path | None
+    stdin_name: Path  # with PATH '-': the name the source on stdin goes by
 
     @property
     def stdin(self) -> bool:
         return self.paths == (_STDIN,)
 
-    def run(self, **kwargs: Any) -> RunOutcome:
+    @cached_property
+    def stdin_data(self) -> bytes:
+        return sys.stdin.buffer.read()
+
+    def run(self, *, apply_fixes: bool, write: bool = False, allow_dirty: bool = True) -> RunOutcome:
+        """The run over PATHS, or over the source on stdin (then nothing is written)."""
+        if self.stdin:
+            return run_stdin(
+                self.stdin_name, self.stdin_data, settings=self.settings, apply_fixes=apply_fixes,
+                excludes=self.excludes, force_exclude=self.force_exclude,
+            )
         return run(
-            self.paths,
-            settings=self.settings,
-            excludes=self.excludes,
-            force_exclude=self.force_exclude,
-            jobs=self.jobs,
-            progress=_ProgressBar() if sys.stderr.isatty() else None,
-            **kwargs,
+            self.paths, settings=self.settings, apply_fixes=apply_fixes, write=write, jobs=self.jobs,
+            excludes=self.excludes, force_exclude=self.force_exclude, allow_dirty=allow_dirty,
+            progress=_ProgressBar() if sys.stderr.isatty() else Progress(),
         )
 
-    def run_stdin(self, name: Path, data: bytes, *, apply_fixes: bool) -> RunOutcome:
-        return run_stdin(
-            name, data, settings=self.settings, apply_fixes=apply_fixes, excludes=self.excludes, force_exclude=self.force_exclude
-        )
+    def text(self, path: Path) -> str:
+        """A file's text as Python decodes it (for '-', the source on stdin); '' if unreadable."""
+        with suppress(FileError):
+            return decode_source(self.stdin_data if self.stdin else read_source(path))
+        return ""
 
 
-class _ProgressBar:
+class _ProgressBar(Progress):
     """click's progress bar on a terminal, only for runs long enough to need one."""
 
     def __init__(self) -> None:
@@ -97,7 +105,7 @@ class _ProgressBar:
 def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Rule selection, file selection and parallelism, gathered into `options`."""
 
-    @_PATHS
+    @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
     @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (SEM0, SEM1), comma-separated.")
     @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
     @click.option("--ignore", multiple=True, help="Rules not to run.")
@@ -124,7 +132,7 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         paths = paths or (Path("."),)
         if _STDIN in paths and len(paths) > 1:
             _usage_error("'-' (source on stdin) cannot be given with other paths")
-        stdin_name = kwargs.get("stdin_filename")
+        stdin_name = kwargs.pop("stdin_filename", None)
         located = (stdin_name,) if paths == (_STDIN,) and stdin_name else paths  # where settings live
         try:
             pyproject = config_path or find_pyproject(located)
@@ -132,14 +140,14 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 pyproject, select=select or None, extend_select=extend_select, ignore=ignore, unsafe_fixes=unsafe_fixes
             )
             excludes = (*load_excludes(pyproject), *exclude)
+            if report_path is not None:
+                check_writable(report_path)
         except SettingsError as error:
             _usage_error(str(error))
-        if report_path is not None:
-            try:
-                check_writable(report_path)
-            except FileError as error:
-                _usage_error(f"{report_path}: cannot write the report: {error}")
-        options = RunOptions(paths, settings, excludes, force_exclude, jobs or os.cpu_count() or 1, report_path)
+        except FileError as error:
+            _usage_error(f"{report_path}: cannot write the report: {error}")
+        jobs = jobs or os.cpu_count() or 1
+        options = RunOptions(paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or _STDIN)
         return command(options=options, **kwargs)
 
     return wrapper
@@ -150,32 +158,25 @@ def _usage_error(message: str) -> NoReturn:
     sys.exit(EXIT_ERROR)
 
 
-def _write_report(outcome: RunOutcome, options: RunOptions, command: str) -> None:
+def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "", **words: Any) -> None:
+    """Print the errors, write the report, print the summary `line` (by default the usual one), exit."""
+    for failed in outcome.errors:
+        click.echo(error_line(failed), err=True)
     if options.report is not None:
         try:
             options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
         except OSError as error:
             _usage_error(f"{options.report}: cannot write the report: {error.strerror}")
-
-
-def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, **summary_words: Any) -> None:
-    for failed in outcome.errors:
-        click.echo(error_line(failed), err=True)
-    _write_report(outcome, options, command)
     if not quiet:
-        click.echo(summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, **summary_words), err=True)
+        click.echo(line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, **words), err=True)
     sys.exit(outcome.exit_code)
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 class _Group(click.Group):
     """Turns SIGTERM into an interrupt, and says what an interrupt leaves behind."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
         # Parsing makes millions of short-lived, acyclic nodes; collecting after every 700
         # allocations costs a tenth of a run and frees nothing.
         gc.set_threshold(100_000, 50, 100)
@@ -200,11 +201,9 @@ def entry() -> None:
         if isinstance(done.code, str):  # `sys.exit(message)` prints the message
             click.echo(done.code, err=True)
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    try:
+    with suppress(BrokenPipeError, ValueError):  # a reader that went away, or a closed stream
         sys.stdout.flush()
         sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # a reader that went away, or a closed stream
-        pass
     os._exit(code)
 
 
@@ -221,7 +220,7 @@ def main() -> None:
 @click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
 @_STDIN_FILENAME
 @_QUIET
-def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, stdin_filename: Path | None, quiet: bool) -> None:
+def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, quiet: bool) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
 
     Each finding is printed, [fixed] marking the fixes written. In a git work tree, files
@@ -232,43 +231,24 @@ def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, st
     2 a file could not be processed.
     """
     dry = diff or check_only
-    command = "fix --diff" if diff else "fix --check" if check_only else "fix"
-    if options.stdin:
-        _fix_stdin(options, stdin_filename or _STDIN, diff=diff, check_only=check_only, command=command)
     outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
-    unsafe = options.settings.unsafe_fixes
+    if options.stdin:
+        outcome.written = not dry  # the fixed source is the output
     for result in outcome.files:
         if diff and result.changed:
             sys.stdout.buffer.write(unified_diff(result.path, result.old, result.new))
-            sys.stdout.flush()
+        elif options.stdin and not dry:  # on an error the source goes back out unchanged: a pipe never loses it
+            sys.stdout.buffer.write(result.new if result.changed else options.stdin_data)
+        sys.stdout.flush()
         for finding in result.findings:
             fixed = finding.applied and outcome.written and result.error is None
-            line = finding_line(result.path, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=unsafe))
-            if not diff:
+            line = finding_line(result.path, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=options.settings.unsafe_fixes))
+            if not (diff or options.stdin):
                 click.echo(line)
-            elif not (finding.applied and result.changed):  # the diff shows the applied ones
+            elif options.stdin or not (finding.applied and result.changed):  # a diff shows the applied ones
                 click.echo(line, err=True)
-    _finish(outcome, options, command=command, quiet=quiet, applied_verb="Would fix" if dry else "Fixed")
-
-
-def _fix_stdin(options: RunOptions, name: Path, *, diff: bool, check_only: bool, command: str) -> None:
-    """`semfix fix -`: source on stdin; the fixed source (or with --diff a diff, or with
-    --check nothing) on stdout; findings on stderr. On an error the source goes back out
-    unchanged, so a pipe never loses it."""
-    data = sys.stdin.buffer.read()
-    outcome = options.run_stdin(name, data, apply_fixes=True)
-    outcome.written = not (diff or check_only)  # the fixed source is the output
-    result = outcome.files[0] if outcome.files else FileOutcome(name)  # none: excluded
-    new = result.new if result.changed else data
-    if diff:
-        sys.stdout.buffer.write(unified_diff(name, data, new) if result.changed else b"")
-    elif not check_only:
-        sys.stdout.buffer.write(new)
-    sys.stdout.flush()
-    for finding in result.findings:
-        fixed = finding.applied and outcome.written and result.error is None
-        click.echo(finding_line(name, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=options.settings.unsafe_fixes)), err=True)
-    _finish(outcome, options, command=command, quiet=True, applied_verb="Fixed")
+    command = "fix --diff" if diff else "fix --check" if check_only else "fix"
+    _finish(outcome, options, command=command, quiet=quiet or options.stdin, applied_verb="Would fix" if dry else "Fixed")
 
 
 @main.command()
@@ -276,21 +256,14 @@ def _fix_stdin(options: RunOptions, name: Path, *, diff: bool, check_only: bool,
 @_format("one line per finding")
 @_STDIN_FILENAME
 @_QUIET
-def check(options: RunOptions, output_format: str, stdin_filename: Path | None, quiet: bool) -> None:
+def check(options: RunOptions, output_format: str, quiet: bool) -> None:
     """List problems under PATHS without changing anything ([*]: `semfix fix` can fix it).
 
     PATH '-' reads the source from stdin. Exit status: 0 nothing found, 1 something found,
     2 a file could not be processed.
     """
-    if options.stdin:
-        name = stdin_filename or _STDIN
-        data = sys.stdin.buffer.read()
-        outcome = options.run_stdin(name, data, apply_fixes=False)
-        text = decode_source(data)
-        _print_findings(outcome, output_format, options, with_diffs=False, read=lambda path: text)
-    else:
-        outcome = options.run(apply_fixes=False, write=False)
-        _print_findings(outcome, output_format, options, with_diffs=False)
+    outcome = options.run(apply_fixes=False)
+    _print_findings(outcome, output_format, options, with_diffs=False)
     _finish(outcome, options, command="check", quiet=quiet, applied_verb="Fixed", left_label="found", fix_hint=True)
 
 
@@ -303,28 +276,37 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     """Review what a branch changed: findings on changed lines only, with suggestions.
 
     Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
-    written. Exit status: 1 if a finding touches a changed line, else 0; 2 on an error.
+    written. A finding on an untouched line of a changed file is not the author's doing, so it
+    is left out; a notebook's lines are cell-relative, so a changed notebook keeps them all.
+    Exit status: 1 if a finding touches a changed line, else 0; 2 on an error.
     """
     if options.stdin:
         _usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
-    try:
-        result = review_changes(options.paths, base=base, settings=options.settings, excludes=options.excludes, jobs=options.jobs)
-    except ReviewError as error:
-        _usage_error(str(error))
-    _print_findings(result.outcome, output_format, options, with_diffs=True)
-    for failed in result.outcome.errors:
-        click.echo(error_line(failed), err=True)
-    _write_report(result.outcome, options, "review")
-    if not quiet:
-        count = len(result.outcome.findings)
-        files = sum(1 for f in result.outcome.files if f.findings)
-        click.echo(f"{count} finding{'s' if count != 1 else ''} on changed lines in {files} file{'s' if files != 1 else ''} (compared with {result.base[:12]}).", err=True)
-    sys.exit(result.outcome.exit_code)
+    here = Path.cwd()
+    named = base or default_base(here)
+    base = resolve_base(here, named)
+    changed = changed_lines(here, base) if base is not None else None
+    if base is None or changed is None:
+        _usage_error(f"cannot compare with {named!r}: not a git work tree, or no such revision")
+    roots = [Path(os.path.abspath(p)) for p in options.paths]
+    selected = [
+        Path(os.path.relpath(path, here))
+        for path in sorted(changed)
+        if path.suffix in SOURCE_SUFFIXES and path.exists() and any(path == root or root in path.parents for root in roots)
+    ]
+    outcome = run(
+        selected, settings=options.settings, apply_fixes=False, write=False, excludes=options.excludes,
+        force_exclude=True, jobs=options.jobs,
+    )
+    for result in outcome.files:
+        lines = changed.get(Path(os.path.abspath(result.path)), set())
+        if result.path.suffix != ".ipynb":
+            result.findings = tuple(f for f in result.findings if not lines.isdisjoint(range(f.line, f.end_line + 1)))
+    _print_findings(outcome, output_format, options, with_diffs=True)
+    _finish(outcome, options, command="review", quiet=quiet, line=review_summary(outcome, base))
 
 
-def _print_findings(
-    outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool, read: Callable[[Path], str] = read_text
-) -> None:
+def _print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:
     findings = outcome.findings
     if output_format == "json":
         click.echo(as_json(findings), nl=False)
@@ -332,17 +314,15 @@ def _print_findings(
         root = toplevel(Path.cwd()) or Path.cwd()
         click.echo((as_github if output_format == "github" else as_sarif)(findings, root), nl=False)
     elif output_format == "rdjson":
-        click.echo(as_rdjson(findings, lambda path: split_lines(read(path))), nl=False)
+        click.echo(as_rdjson(findings, lambda path: split_lines(options.text(path))), nl=False)
     else:
-        color = sys.stdout.isatty()
         texts: dict[Path, str] = {}
         for path, finding in findings:
             click.echo(finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes)))
-            if not with_diffs:
-                continue
-            if path not in texts:
-                texts[path] = read(path)
-            click.echo(suggestion_diff(path, texts[path], finding, color=color), nl=False)
+            if with_diffs:
+                if path not in texts:
+                    texts[path] = options.text(path)
+                click.echo(suggestion_diff(path, texts[path], finding, color=sys.stdout.isatty()), nl=False)
 
 
 @main.command()
@@ -360,13 +340,11 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
     from semfix.explain import explain as explain_failure, merged_fixes, parse_log
-    from semfix.runner import dirty_refusals
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]
     if not known:
-        click.echo("error: no JAX semaphore or DMA error found in the text", err=True)
-        sys.exit(EXIT_ERROR)
+        _usage_error("no JAX semaphore or DMA error found in the text")
     for item in known:
         click.echo(f"{item.failure.message}")
         for line in item.lines:
@@ -383,11 +361,10 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
             if path in refused:
                 raise FileError(refused[path])
             write_atomic(path, new, expected=old)
+            click.echo(f"Fixed {name}.")
         except FileError as error:
             click.echo(f"error: {name}: {error}", err=True)
             failed = True
-            continue
-        click.echo(f"Fixed {name}.")
     sys.exit(EXIT_ERROR if failed else 0 if all(item.fixed for item in known) else 1)
 
 

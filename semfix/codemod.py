@@ -17,8 +17,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from semfix.api import fix_source
-from semfix.config import find_pyproject, load_settings
-from semfix.settings import SettingsError, expand
+from semfix.settings import SettingsError, expand, find_pyproject, load_settings
 
 
 class SemfixCommand(CodemodCommand):

@@ -84,19 +84,12 @@ def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclu
     found = Discovery()
     seen: set[Path] = set()
     for path in paths:
-        if path.is_dir():
-            candidates: Iterable[Path] = _tree(path, excludes)
-        elif path.exists():
-            if force_exclude and excluded(PurePosixPath(path.as_posix()), excludes):
-                continue
-            candidates = [path]
-        elif path.is_symlink():
-            found.errors.append((path, "broken symbolic link"))
+        if not path.exists():
+            found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
             continue
-        else:
-            found.errors.append((path, "no such file or folder"))
+        if force_exclude and not path.is_dir() and excluded(PurePosixPath(path.as_posix()), excludes):
             continue
-        for candidate in candidates:
+        for candidate in _tree(path, excludes) if path.is_dir() else [path]:
             key = Path(os.path.normpath(candidate))
             if key not in seen:
                 seen.add(key)
@@ -143,13 +136,11 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
         if current != expected:
             raise FileError("changed on disk while semfix ran; left as the other writer left it")
         os.replace(temporary, real)
-    except OSError as error:
+    except BaseException as error:
         with suppress(OSError):
             os.unlink(temporary)
-        raise FileError(f"cannot write: {error.strerror or error}") from None
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise FileError(f"cannot write: {error.strerror or error}") from None
         raise
 
 
@@ -164,14 +155,6 @@ def check_writable(path: Path) -> None:
             path.unlink()
     except OSError as error:
         raise FileError(f"cannot write: {error.strerror or error}") from None
-
-
-def read_text(path: Path) -> str:
-    """A source file as text, decoded the way Python would (coding cookie, BOM); '' if unreadable."""
-    try:
-        return decode_source(path.read_bytes())
-    except OSError:
-        return ""
 
 
 def decode_source(data: bytes) -> str:

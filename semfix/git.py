@@ -102,7 +102,7 @@ def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     None when `folder` is not in a git work tree or `base` is not a revision there.
     """
     root = toplevel(folder)
-    if root is None or _git(folder, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}") is None:
+    if root is None:
         return None
     diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
     if diff is None:

@@ -1,14 +1,161 @@
-"""Turning a run's outcome into text: finding lines, unified diffs and the summary."""
+"""Findings and a run's outcome as text: finding lines, diffs and the summary for people;
+JSON, GitHub annotations, SARIF 2.1.0 and reviewdog rdjson for other tools.
+
+Every machine format carries each finding's suggested replacement where there is one, so a
+reviewer (or reviewdog posting GitHub suggested changes) can apply exactly what `semfix fix`
+would. Lines are 1-based; columns are characters, except rdjson's, which are UTF-8 bytes.
+"""
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
+import re
 from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
 
 from semfix import __version__
 from semfix.findings import Finding
+from semfix.rules import RULES
 from semfix.runner import FileOutcome, RunOutcome
+from semfix.text import splice
+
+FORMATS = ("text", "json", "github", "sarif", "rdjson")
+
+
+def from_root(path: Path, root: Path) -> str:
+    """`path` relative to `root` (the repository root), as GitHub and SARIF consumers resolve
+    paths: not the current folder, which a workflow's `working-directory:` may move. A path
+    outside `root` stays absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root)
+    outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+    return Path(absolute if outside else relative).as_posix()
+
+
+_FIELDS = ("cell", "rule", "line", "column", "end_line", "end_column", "message", "original", "replacement", "safety")
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """A finding as `--format json` and the `--report` file give it."""
+    return {field: getattr(finding, field) for field in _FIELDS}
+
+
+def as_json(findings: Iterable[tuple[Path, Finding]]) -> str:
+    return json.dumps([{"path": p.as_posix(), **finding_json(f)} for p, f in findings], indent=2) + "\n"
+
+
+def _escape(text: str, *, in_property: bool = False) -> str:
+    """Escapes for a workflow command; a property value also escapes the separators."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
+
+
+def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
+    """GitHub Actions workflow commands: one `::error ...::message` line per finding."""
+    out = ""
+    for path, finding in findings:
+        title = f"semfix {finding.rule}" if finding.cell is None else f"semfix {finding.rule} (cell {finding.cell})"
+        properties = {
+            "file": from_root(path, root),
+            "line": finding.line,
+            "col": finding.column,
+            "endLine": finding.end_line,
+            "endColumn": finding.end_column,
+            "title": title,
+        }
+        rendered = ",".join(f"{key}={_escape(str(value), in_property=True)}" for key, value in properties.items())
+        out += f"::error {rendered}::{_escape(finding.message)}\n"
+    return out
+
+
+def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
+    """SARIF 2.1.0, one run, with each suggested replacement as a `fix`."""
+    codes = list(RULES)
+    results = []
+    for path, finding in findings:
+        uri = from_root(path, root)
+        region = {
+            "startLine": finding.line,
+            "startColumn": finding.column,
+            "endLine": finding.end_line,
+            "endColumn": finding.end_column,
+        }
+        result: dict[str, Any] = {
+            "ruleId": finding.rule,
+            "ruleIndex": codes.index(finding.rule),
+            "level": "error",
+            "message": {"text": finding.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+        }
+        if finding.replacement is not None and finding.cell is None:
+            new = finding.replacement
+            described = f"Replace with `{new.strip()}`" if new.strip() else "Remove"
+            change = {"artifactLocation": {"uri": uri}, "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}]}
+            result["fixes"] = [{"description": {"text": described}, "artifactChanges": [change]}]
+        results.append(result)
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "properties": {"fix": rule.fix, "enabledByDefault": rule.default},
+        }
+        for rule in RULES.values()
+    ]
+    driver = {"name": "semfix", "version": __version__, "rules": rules}
+    run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}
+    log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2) + "\n"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split where Python's tokenizer splits them (not at \\f)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+
+
+def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_lines: Callable[[Path], list[str]]) -> str:
+    """reviewdog's rdjson: diagnostics with `suggestions`, columns in UTF-8 bytes."""
+    diagnostics = []
+    for path, finding in findings:
+        lines = read_lines(path) if finding.cell is None else []
+
+        def position(line: int, column: int) -> dict[str, int]:
+            text = lines[line - 1] if 0 < line <= len(lines) else ""
+            return {"line": line, "column": len(text[: column - 1].encode("utf-8")) + 1}
+
+        span = {"start": position(finding.line, finding.column), "end": position(finding.end_line, finding.end_column)}
+        diagnostic: dict[str, Any] = {
+            "message": finding.message,
+            "location": {"path": path.as_posix(), "range": span},
+            "severity": "ERROR",
+            "code": {"value": finding.rule},
+        }
+        if finding.replacement is not None and finding.cell is None:
+            diagnostic["suggestions"] = [{"range": span, "text": finding.replacement}]
+        diagnostics.append(diagnostic)
+    report = {"source": {"name": "semfix"}, "severity": "ERROR", "diagnostics": diagnostics}
+    return json.dumps(report, indent=2) + "\n"
+
+
+def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> str:
+    """The finding's own replacement as a small unified diff under it (text format)."""
+    if finding.replacement is None or finding.cell is not None:
+        return ""
+    diff = difflib.unified_diff(
+        split_lines(text), split_lines(splice(text, [finding])), f"a/{path.as_posix()}", f"b/{path.as_posix()}", n=1
+    )
+    out = ""
+    for line in diff:
+        line = line if line.endswith("\n") else line + "\n"
+        if color and line[:1] in ("+", "-") and line[:3] not in ("+++", "---"):
+            line = click.style(line, fg="green" if line[0] == "+" else "red")
+        out += line
+    return out
+
 
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
 
@@ -42,10 +189,9 @@ def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
     )
     out = bytearray()
     for line in lines:
-        if line.startswith((b"---", b"+++")) or line.endswith(b"\n"):
-            out += line if line.endswith(b"\n") else line + b"\n"
-        else:  # a last line without a newline
-            out += line + _NO_NEWLINE
+        out += line
+        if not line.endswith(b"\n"):  # a header, or a last line without a newline
+            out += b"\n" if line.startswith((b"---", b"+++")) else _NO_NEWLINE
     return bytes(out)
 
 
@@ -92,39 +238,27 @@ def summary(
     return f"{text[0].upper()}{text[1:]}. {', '.join(stats)}."
 
 
+def review_summary(outcome: RunOutcome, base: str) -> str:
+    files = sum(1 for f in outcome.files if f.findings)
+    return f"{_plural(len(outcome.findings), 'finding')} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
+
+
 def json_report(outcome: RunOutcome, *, command: str) -> str:
     """`--report FILE`: every change and finding per file, and the totals, for machines.
 
     In a dry run (`fix --diff`, `fix --check`), `dry_run` is true and `changed`, `applied`
     and the totals say what a plain `fix` would do, as the summary line does.
     """
-    files = []
-    for result in outcome.files:
-        if not (result.findings or result.error or result.changed):
-            continue
-        files.append(
-            {
-                "path": result.path.as_posix(),
-                "changed": result.changed,
-                "error": result.error,
-                "findings": [
-                    {
-                        "rule": f.rule,
-                        "cell": f.cell,
-                        "line": f.line,
-                        "column": f.column,
-                        "end_line": f.end_line,
-                        "end_column": f.end_column,
-                        "message": f.message,
-                        "original": f.original,
-                        "replacement": f.replacement,
-                        "safety": f.safety,
-                        "applied": f.applied and result.error is None,
-                    }
-                    for f in result.findings
-                ],
-            }
-        )
+    files = [
+        {
+            "path": result.path.as_posix(),
+            "changed": result.changed,
+            "error": result.error,
+            "findings": [{**finding_json(f), "applied": f.applied and result.error is None} for f in result.findings],
+        }
+        for result in outcome.files
+        if result.findings or result.error or result.changed
+    ]
     applied = sum(1 for r in outcome.files if r.error is None for f in r.findings if f.applied)
     totals = {
         "files_scanned": outcome.scanned,

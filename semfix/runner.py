@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator, Protocol, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from semfix.api import FixResult, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
@@ -39,7 +39,6 @@ class FileOutcome:
     error: str | None = None
     parsed: bool = False
     given: bool = False  # the error is about a path as given (missing, no Python files), not a file
-
 
     @property
     def changed(self) -> bool:
@@ -67,13 +66,11 @@ class RunOutcome:
 
     @property
     def exit_code(self) -> int:
-        if self.errors:
-            return EXIT_ERROR
-        return EXIT_FOUND if self.findings else EXIT_CLEAN
+        return EXIT_ERROR if self.errors else EXIT_FOUND if self.findings else EXIT_CLEAN
 
 
-class Progress(Protocol):
-    """What the CLI's progress bar needs to hear; the runner works without one."""
+class Progress:
+    """What the CLI's progress bar hears; this default one draws nothing."""
 
     def start(self, total: int) -> None: ...
     def advance(self) -> None: ...
@@ -119,27 +116,22 @@ def analyse(task: _Task) -> FileOutcome:
     return outcome
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-
-
-def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress | None) -> Iterator[FileOutcome]:
+def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress) -> Iterator[FileOutcome]:
     """Results in task order. No pool at all unless there are several files to parse."""
-    if progress is not None:
-        progress.start(len(tasks))
+    progress.start(len(tasks))
     if jobs <= 1 or len(tasks) <= 1:
         results: Iterable[FileOutcome] = map(analyse, tasks)
         executor = None
     else:
-        executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=_pool_context())
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
         chunk = max(1, min(16, len(tasks) // (jobs * 8)))
         results = executor.map(analyse, tasks, chunksize=chunk)
     done = 0
     try:
         for result in results:
             done += 1
-            if progress is not None:
-                progress.advance()
+            progress.advance()
             yield result
     except BrokenProcessPool:  # a worker died (a crash in a native parser): name what is left
         for task in tasks[done:]:
@@ -147,8 +139,7 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress | None) -
     finally:
         if executor is not None:
             executor.shutdown(cancel_futures=True)
-        if progress is not None:
-            progress.finish()
+        progress.finish()
 
 
 def run(
@@ -184,47 +175,41 @@ def run(
             slots.append(_Task(path, data, settings, apply_fixes))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
-    tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    if len(tasks) <= _SKIM_HERE:  # a few files (a pre-commit run): no pool unless one needs parsing
+    # A few files (a pre-commit run) are skimmed here: no pool starts unless one needs parsing.
+    if sum(isinstance(slot, _Task) for slot in slots) <= _SKIM_HERE:
         for index, slot in enumerate(slots):
             if isinstance(slot, _Task) and slot.path.suffix != ".ipynb" and skims_clean(slot.data, settings):
                 slots[index] = FileOutcome(slot.path)
-        tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
-    if write and allow_dirty and len(tasks) > 1:
-        # Nothing to check first: each file is written while the others are still analysed.
-        with ThreadPoolExecutor(max_workers=_WRITERS) as writers:
-            results, writes = [], []
-            for slot in slots:
-                result = next(analysed) if isinstance(slot, _Task) else slot
-                if result.changed:
+    tasks = [slot for slot in slots if isinstance(slot, _Task)]
+    analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress or Progress()))
+    results: list[FileOutcome] = []
+    # A few threads write, since each waits for its fsync. With nothing to check first, each
+    # file is written while the others are still analysed; else once git has seen them all.
+    with ThreadPoolExecutor(max_workers=_WRITERS) as writers:
+        writes = []
+        for slot in slots:
+            results.append(next(analysed) if isinstance(slot, _Task) else slot)
+            if write and allow_dirty and results[-1].changed:
+                writes.append(writers.submit(_write_one, results[-1]))
+        if write and not allow_dirty:
+            changed = [r for r in results if r.changed]
+            refused = dirty_refusals([r.path for r in changed])
+            for result in changed:
+                if result.path in refused:
+                    result.error = refused[result.path]
+                else:
                     writes.append(writers.submit(_write_one, result))
-                results.append(result)
-            for write_done in writes:
-                write_done.result()  # a failure other than the file's own error is not swallowed
-    else:
-        results = [next(analysed) if isinstance(slot, _Task) else slot for slot in slots]
-        if write:
-            _write(results, allow_dirty)
+        for write_done in writes:
+            write_done.result()  # a failure other than the file's own error is not swallowed
     outcome.files.extend(results)
     outcome.seconds = time.perf_counter() - started
     return outcome
 
 
-def _write(results: list[FileOutcome], allow_dirty: bool) -> None:
-    """Write every changed file; a few threads at once, since each waits for its fsync."""
-    changed = [r for r in results if r.changed]
-    refused = {} if allow_dirty or not changed else dirty_refusals([r.path for r in changed])
-    for result in changed:
-        if result.path in refused:
-            result.error = refused[result.path]
-    writable = [r for r in changed if r.error is None]
-    if len(writable) > 1:
-        with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writable))) as writers:
-            list(writers.map(_write_one, writable))
-    else:
-        for result in writable:
-            _write_one(result)
+_REFUSED = {  # by whether the file is untracked
+    True: "is not tracked by git, so semfix's edits could not be reviewed apart from the file; not rewritten: `git add` it first",
+    False: "has unstaged changes, so semfix's edits could not be reviewed apart from them; not rewritten: stage or commit them first",
+}
 
 
 def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
@@ -232,16 +217,7 @@ def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
 
     `fix` and `explain --fix` refuse them alike, unless --allow-dirty.
     """
-    return {
-        path: (
-            "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
-            "not rewritten: `git add` it first, or pass --allow-dirty"
-            if untracked
-            else "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
-            "not rewritten: stage or commit them first, or pass --allow-dirty"
-        )
-        for path, untracked in dirty(paths).items()
-    }
+    return {path: f"{_REFUSED[untracked]}, or pass --allow-dirty" for path, untracked in dirty(paths).items()}
 
 
 def _write_one(result: FileOutcome) -> None:
@@ -258,7 +234,7 @@ def run_stdin(
     `force_exclude`, as for a file named on the command line). Nothing is written."""
     started = time.perf_counter()
     if force_exclude and excluded(PurePosixPath(name.as_posix()), excludes):
-        return RunOutcome()
+        return RunOutcome([FileOutcome(name)])  # nothing scanned, nothing found
     outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)
     outcome.seconds = time.perf_counter() - started
     return outcome

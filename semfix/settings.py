@@ -1,11 +1,20 @@
-"""Which rules run and how far their fixes may go, from CLI options or [tool.semfix]."""
+"""Which rules run and how far their fixes may go, from CLI options or `[tool.semfix]` in the
+project's pyproject.toml, found the way black finds it."""
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
-from typing import Iterable
+from pathlib import Path
+from typing import Any, Iterable, Mapping
 
 from semfix.rules import RULES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 
 class SettingsError(ValueError):
@@ -47,3 +56,81 @@ class Settings:
         enabled = expand(select) if select is not None else DEFAULT_CODES
         enabled = (enabled | expand(extend_select)) - expand(ignore)
         return cls(enabled, unsafe_fixes)
+
+
+_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude"}
+
+
+def find_pyproject(paths: Iterable[Path]) -> Path | None:
+    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder.
+
+    The search stops at the repository root (a folder holding .git or .hg).
+    """
+    try:
+        absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
+    except FileNotFoundError:
+        raise SettingsError("the current folder no longer exists; cd to a real folder and run again") from None
+    common = Path(os.path.commonpath([str(p) for p in absolute]))
+    folder = common if common.is_dir() else common.parent
+    for candidate in (folder, *folder.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file() and "semfix" in _read(pyproject).get("tool", {}):
+            return pyproject
+        if (candidate / ".git").exists() or (candidate / ".hg").exists():
+            return None
+    return None
+
+
+def _read(path: Path) -> Mapping[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise SettingsError(f"{path}: cannot read: {error}") from None
+
+
+def _strings(path: Path, key: str, value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise SettingsError(f"{path}: [tool.semfix] {key} must be a list of rule codes")
+
+
+def load_settings(
+    pyproject: Path | None,
+    *,
+    select: Iterable[str] | None = None,
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    unsafe_fixes: bool | None = None,
+) -> Settings:
+    """Settings from pyproject.toml (if any), overridden by what the command line says."""
+    table: Mapping[str, Any] = _read(pyproject).get("tool", {}).get("semfix", {}) if pyproject else {}
+    unknown = set(table) - _KEYS
+    if unknown:
+        raise SettingsError(f"{pyproject}: [tool.semfix] has unknown key(s): {', '.join(sorted(unknown))}")
+    assert pyproject is not None or not table
+    file_select = _strings(pyproject, "select", table["select"]) if "select" in table else None  # type: ignore[arg-type]
+    file_unsafe = table.get("unsafe-fixes", False)
+    if not isinstance(file_unsafe, bool):
+        raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
+    file_extend = _strings(pyproject, "extend-select", table["extend-select"]) if "extend-select" in table else []  # type: ignore[arg-type]
+    file_ignore = _strings(pyproject, "ignore", table["ignore"]) if "ignore" in table else []  # type: ignore[arg-type]
+    # As in ruff, a command-line `--select` starts over: it replaces the file's `select` and
+    # `extend-select` alike. The file's `ignore` still applies: a rule the project turned off
+    # stays off.
+    return Settings.build(
+        select=list(select) if select else file_select,
+        extend_select=list(extend_select) if select else [*file_extend, *extend_select],
+        ignore=[*file_ignore, *ignore],
+        unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
+    )
+
+
+def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
+    """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
+    if pyproject is None:
+        return ()
+    table = _read(pyproject).get("tool", {}).get("semfix", {})
+    return tuple(_strings(pyproject, "extend-exclude", table["extend-exclude"])) if "extend-exclude" in table else ()
