@@ -11,7 +11,8 @@ from typing import Generic, TypeVar
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
-from semfix.engine import QuickSafetyError, analyse
+from semfix.engine.proof import QuickSafetyError
+from semfix.engine.run import analyse
 from semfix.settings import Settings
 from semfix.skim import clears_for
 

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from semfix import fix_source
-from semfix.engine import QuickSafetyError
+from semfix.engine.proof import QuickSafetyError
 from semfix.engine.nodes import Text
 from semfix.engine.proof import prove
 from semfix.equivalence import check_rewrite

@@ -1,6 +1,7 @@
 """What the file shows about its Refs: resolution, allocations, proofs, and their stability.
 
-A mixin of the engine: imports resolved to qualified names and catalog operations; kernels'
+`Evidence` is computed once per file and cached, and rules read it through their `Context`
+(semfix/engine/context.py): imports resolved to qualified names and catalog operations; kernels'
 scratch shapes and `run_scoped` allocations giving parameters a kind (one semaphore, or a
 tuple or array of them); `X.at[...]` and `X[...]` elsewhere proving X a Ref; and whether a
 Ref expression keeps its value where that evidence is used.
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from enum import Enum
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from semfix.catalog import (
     FUNCTION_NAMES,
@@ -43,15 +45,15 @@ class NeedsAccesses(Exception):
 
 
 class Evidence:
-    """The engine's resolution and evidence; `Engine` holds the state it reads and caches."""
+    """Resolution and evidence for one file, each computed on first use and cached."""
 
-    text: Text
-    scopes: ScopeBuilder
-    param_kinds: dict[int, Kind]
-    proven: set[object] | None
-    operations: dict[int, Operation | None]
-    proof_sites: dict[object, list[tuple[ast.expr, Scope]]]
-    _changes: dict[int, list[tuple[str, Steps, ast.expr]]]
+    def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
+        self.text, self.scopes = text, scopes
+        self.param_kinds: dict[int, Kind] = {}
+        self.proven: set[object] | None = None
+        self.operations: dict[int, Operation | None] = {}
+        self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
+        self._changes: dict[int, list[tuple[str, Steps, ast.expr]]] = {}
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
@@ -232,7 +234,7 @@ class Evidence:
                 self._set_kind(parameter, self._allocation(value, scope))  # type: ignore[arg-type]
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
-    def _tracking(self) -> Tracking:
+    def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
         builds a tracking one, and runs again."""
         if not isinstance(self.scopes, Tracking):
@@ -273,7 +275,7 @@ class Evidence:
         anything under it: a call's receiver, an argument, a container stored into, or any
         other use that is not an attribute or subscript of it. A chain through a dunder attribute
         (`x.__dict__[k] = v`) hands away the object itself. With each, the expression there."""
-        tracking = self._tracking()
+        tracking = self.tracking()
         _, bindings = scope.lookup(name)
         if id(bindings) not in self._changes:
             found: list[tuple[str, Steps, ast.expr]] = []
