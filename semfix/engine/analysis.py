@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 
 from semfix.catalog import Operation
 from semfix.engine.context import Context
-from semfix.engine.nodes import Rewrite, element_read, read_target, source_order
+from semfix.engine.nodes import Rewrite, element_read, read_target
 from semfix.engine.scopes import Scope
 from semfix.rules import sem001, sem002, sem003, sem004, sem101, sem102
 
@@ -95,50 +96,35 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope)
         ctx.rewrites.append(Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits))
 
 
+# Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).
+_SPELLINGS = {
+    "Name": "id", "Attribute": "attr", "keyword": "arg", "arg": "arg", "Global": "names", "Nonlocal": "names",
+    "FunctionDef": "name", "AsyncFunctionDef": "name", "ClassDef": "name", "ExceptHandler": "name",
+    "MatchAs": "name", "MatchStar": "name", "MatchMapping": "rest", "MatchClass": "kwd_attrs",
+    "TypeVar": "name", "ParamSpec": "name", "TypeVarTuple": "name",
+}
+
+
 def _spelled(node: ast.AST, name: str) -> int:
     """How often `name` is written as a name anywhere in `node`, as libcst counts its Name
     nodes: reads and stores, attributes, keywords, parameters, definitions, imports,
-    `global` and `nonlocal`, `except ... as`, and capture patterns."""
+    `global` and `nonlocal`, `except ... as`, capture patterns and type parameters."""
     count = 0
     for current in ast.walk(node):
-        if isinstance(current, ast.Name):
-            count += current.id == name
-        elif isinstance(current, ast.Attribute):
-            count += current.attr == name
-        elif isinstance(current, (ast.keyword, ast.arg)):
-            count += current.arg == name
-        elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
-            count += current.name == name
-        elif isinstance(current, (ast.Global, ast.Nonlocal)):
-            count += current.names.count(name)
-        elif isinstance(current, ast.alias):
-            count += current.name.split(".").count(name) + (current.asname == name)
-        elif isinstance(current, ast.ImportFrom):
-            count += (current.module or "").split(".").count(name)
-        elif isinstance(current, (ast.MatchAs, ast.MatchStar)):
-            count += current.name == name
-        elif isinstance(current, ast.MatchMapping):
-            count += current.rest == name
-        elif isinstance(current, ast.MatchClass):
-            count += current.kwd_attrs.count(name)
-        elif type(current).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
-            count += getattr(current, "name", None) == name
+        kind = type(current).__name__
+        if kind == "alias":
+            count += current.name.split(".").count(name) + (current.asname == name)  # type: ignore[attr-defined]
+        elif kind == "ImportFrom":
+            count += (current.module or "").split(".").count(name)  # type: ignore[attr-defined]
+        elif kind in _SPELLINGS:
+            spelled = getattr(current, _SPELLINGS[kind])
+            count += spelled.count(name) if isinstance(spelled, list) else spelled == name
     return count
 
 
 def _semaphore_arguments(operation: Operation, call: ast.Call) -> list[ast.expr]:
-    by_position = {p.position for p in operation.sem_params if p.position is not None}
-    by_name = {p.name for p in operation.sem_params}
-    found: list[ast.expr] = []
-    position: int | None = 0
-    for item in source_order(call):
-        if isinstance(item, ast.keyword):
-            if item.arg in by_name:
-                found.append(item.value)
-        elif isinstance(item, ast.Starred):
-            position = None
-        elif position is not None:
-            if position in by_position:
-                found.append(item)  # type: ignore[arg-type]
-            position += 1
-    return found
+    """The call's semaphore arguments in source order: by position (up to a `*args`) and by keyword."""
+    positions, names = {p.position for p in operation.sem_params}, {p.name for p in operation.sem_params}
+    positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
+    found = [a for i, a in enumerate(positional) if i in positions] + [k.value for k in call.keywords if k.arg in names]
+    return sorted(found, key=lambda a: (a.lineno, a.col_offset))

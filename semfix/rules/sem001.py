@@ -26,17 +26,13 @@ rewrite would drop it.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from semfix import messages
+from semfix.engine.context import Context
 from semfix.engine.nodes import Rewrite, read_target
 from semfix.rules.base import Invalid, Rule
-
-if TYPE_CHECKING:
-    import ast
-
-    from semfix.engine.context import Context
 
 CODE = "SEM001"
 

@@ -31,17 +31,14 @@ import ast
 import copy
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from semfix import messages
+from semfix.engine.context import Context
 from semfix.engine.evidence import Kind
 from semfix.engine.nodes import Rewrite
+from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 from semfix.text import apply_edits
-
-if TYPE_CHECKING:
-    from semfix.engine.context import Context
-    from semfix.engine.scopes import Scope
 
 CODE = "SEM002"
 
@@ -118,15 +115,8 @@ def proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
 
 
 def check(
-    ctx: Context,
-    call: ast.Call,
-    element: ast.Subscript,
-    scope: Scope,
-    previous: Rewrite | None,
-    floor: int | None,
-    *,
-    code: str = CODE,
-    words: Callable[..., str] = messages.element_read,
+    ctx: Context, call: ast.Call, element: ast.Subscript, scope: Scope, previous: Rewrite | None, floor: int | None,
+    *, code: str = CODE, words: Callable[..., str] = messages.element_read,
 ) -> Rewrite | None:
     """`X[i]` to `X.at[i]`: safe where X is allocated as an array or `proven`, never for a tuple.
     After SEM001's rewrite `previous` (`X[i][...]`) the view joins it: one rewrite, one finding.

@@ -30,9 +30,9 @@ import copy
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from semfix import messages
+from semfix.engine.context import Context
 from semfix.engine.nodes import (
     Rewrite,
     alone_on_its_lines,
@@ -41,11 +41,8 @@ from semfix.engine.nodes import (
     is_at,
     tokens,
 )
+from semfix.engine.scopes import Access, Binding, Scope
 from semfix.rules.base import Invalid, Rule
-
-if TYPE_CHECKING:
-    from semfix.engine.context import Context
-    from semfix.engine.scopes import Access, Binding, Scope
 
 CODE = "SEM003"
 #: What a use and the dropped assignment are told; another rule passes its own.
@@ -132,8 +129,8 @@ class Carried:
 
 
 def check(
-    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope, *,
-    code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None,
+    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope,
+    *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None,
 ) -> bool:
     """`v = X[...]` then `f(v)`: pass `X`, and drop the assignment with its line. False when
     no read plans for `v` (the other rules then look at it). A use is one of `arguments`
@@ -221,9 +218,7 @@ def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: l
 def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
     """A comment on the assignment's lines, or on the lines just above it that libcst
     gives it (those not indented deeper than it after a block, which that block keeps)."""
-    text, starts = ctx.text.text, ctx.text.starts
-    end = starts[assign.end_lineno] if assign.end_lineno < len(starts) else len(text)  # type: ignore[operator]
-    own = text[starts[assign.lineno - 1] : end]
+    own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(assign.end_lineno)]  # type: ignore[arg-type]
     if "#" in own and any(t.type == tokenize.COMMENT for t in tokens(own)):
         return True
     index = next(i for i, s in enumerate(body) if s is assign)

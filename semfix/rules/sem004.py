@@ -24,18 +24,14 @@ No fix: which semaphore was meant (or whether a loop was) is the author's call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ast
 
 from semfix import messages
+from semfix.engine.context import Context
 from semfix.engine.evidence import Kind
 from semfix.engine.nodes import has_slice, read_target
+from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
-
-if TYPE_CHECKING:
-    import ast
-
-    from semfix.engine.context import Context
-    from semfix.engine.scopes import Scope
 
 CODE = "SEM004"
 

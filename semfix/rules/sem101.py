@@ -29,14 +29,11 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from semfix.engine.context import Context
 from semfix.engine.nodes import LINE_BREAK, Rewrite
+from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
-
-if TYPE_CHECKING:
-    from semfix.engine.context import Context
-    from semfix.engine.scopes import Scope
 
 CODE = "SEM101"
 
@@ -182,8 +179,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(renames.unsure[0], CODE)
     elif ctx.migrated:
         try:
-            alias, add = renames.alias or DEFAULT_PALLAS_ALIAS, renames.alias is None
-            ctx.import_edits, ctx.imports = import_edits(ctx.tree, ctx.text.text, ctx.migrated, alias, add)  # type: ignore[arg-type]
+            ctx.import_edits, ctx.imports = import_edits(ctx, renames.alias or DEFAULT_PALLAS_ALIAS, add=renames.alias is None)
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
 
@@ -257,7 +253,6 @@ def _bound(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str:
     return alias.name if isinstance(statement, ast.ImportFrom) else alias.name.split(".")[0]
 
 
-_FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -283,7 +278,7 @@ class _Uses(ast.NodeVisitor):
         self.in_class = False
 
     def generic_visit(self, node: ast.AST) -> None:
-        for field_name, value in ast.iter_fields(node):
+        for _, value in ast.iter_fields(node):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 outer, self.body = self.body, value
                 for statement in value:
@@ -372,17 +367,16 @@ class _Uses(ast.NodeVisitor):
             self.visit(node.value)  # a docstring names nothing
 
 
-def import_edits(
-    tree: ast.Module, text: str, rewritten: list[ast.Name | ast.Attribute], alias: str, add: bool
-) -> tuple[list[tuple[int, int, str]], ImportChanges]:
-    """The import edits these renames need (see semfix/imports.py), as text edits, and their
-    declaration. The analysis is the `ast`'s; each import statement to cut down is parsed
-    alone by libcst and edited by imports.without_unused. Unsure for the rare placements it
-    does not handle (the findings are then reported without a fix)."""
-    from semfix.text import line_starts
-
+def import_edits(ctx: Context, alias: str, *, add: bool) -> tuple[list[tuple[int, int, str]], ImportChanges]:
+    """The import edits the renames (`ctx.migrated`) need (see semfix/imports.py), as text
+    edits, and their declaration; `add`: the pallas import is to be added, as `alias`. The
+    analysis is the `ast`'s; each import statement to cut down is parsed alone by libcst and
+    edited by imports.without_unused. Unsure for the rare placements it does not handle (the
+    findings are then reported without a fix)."""
+    tree: ast.Module = ctx.tree  # type: ignore[assignment]
+    text, starts = ctx.text.text, ctx.text.starts
     changes = ImportChanges(add_pallas_as=alias if add else None, migrated_to=alias)
-    roots = [_root(node) for node in rewritten]
+    roots = [_root(node) for node in ctx.migrated]
     names = {root.id for root in roots}  # type: ignore[attr-defined]
     uses = _Uses(names)
     uses.visit(tree)
@@ -402,7 +396,6 @@ def import_edits(
     bound_by = [s for s in uses.sites if any((n, s.scope) in resolved for n in s.names)]
     rewritten_ids = {id(root) for root in roots}
     still_used = {(node.id, resolve(node.id, chain)) for node, chain in uses.loads if id(node) not in rewritten_ids}
-    starts = line_starts(text)
     first_newline = _NEWLINE.search(text)
     newline = first_newline.group() if first_newline else "\n"
     new_import = f"from jax.experimental import pallas as {alias}{newline}"

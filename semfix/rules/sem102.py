@@ -24,13 +24,10 @@ Safe: the keyword names the same parameter. Report-only where `value` is also gi
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
+from semfix.engine.context import Context
 from semfix.engine.nodes import Rewrite
 from semfix.rules.base import Invalid, Rule
-
-if TYPE_CHECKING:
-    from semfix.engine.context import Context
 
 CODE = "SEM102"
 _MESSAGE = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
