@@ -57,8 +57,8 @@ def test_prefilter_skips_files_without_pallas_or_names() -> None:
     assert not may_contain_calls("from jax.experimental import pallas as pl\npl.program_id(0)\n")
 
 
-def test_a_wrong_quick_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A quick-engine cut one character short leaves `sem.`: the new tree is not the declared one."""
+def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine cut one character short leaves `sem.`: the new tree is not the declared one."""
     original_cut = semfix.engine.context.Context.cut
 
     def short_cut(self, subscript, *where):  # type: ignore[no-untyped-def]
@@ -105,7 +105,7 @@ PLACES = {
 
 
 @pytest.mark.parametrize("place", list(PLACES), ids=list(PLACES))
-def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
+def test_a_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
     monkeypatch: pytest.MonkeyPatch, place: str
 ) -> None:
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
@@ -119,7 +119,7 @@ def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
     assert "sem[...]" not in fix_source(source).source  # the real cut is accepted
 
 
-def test_a_quick_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """SEM003 drops the assignment's line; an edit that also drops the line after it (which
     compiles) leaves a tree other than the declared one, and the whole-tree proof refuses it."""
     original_decide = semfix.rules.sem003.decide

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from semfix import fix_source
-from semfix.engine.proof import QuickSafetyError
+from semfix.errors import SafetyError
 from semfix.engine.nodes import Text
 from semfix.engine.proof import prove
 from semfix.equivalence import check_rewrite
@@ -36,11 +36,11 @@ def test_libcst_proof_rejects_a_repeated_keyword() -> None:
         ("def f():\n    pass\nreturn_(1)\n", "def f():\n    pass\nreturn (1)\n", "'return' outside function"),
     ],
 )
-def test_quick_proof_rejects_source_that_does_not_compile(old: str, new: str, error: str) -> None:
+def test_proof_rejects_source_that_does_not_compile(old: str, new: str, error: str) -> None:
     start = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b)
     edits = [(start, start + 1, new[start])]
     expected = ast.parse(new)  # the declared tree, so the statement-by-statement proof passes
-    with pytest.raises(QuickSafetyError, match=error):
+    with pytest.raises(SafetyError, match=error):
         prove(expected, Text(old), new, edits, "utf-8", Settings(), settled=True)
 
 

@@ -9,6 +9,7 @@ import bisect
 from typing import TYPE_CHECKING, Callable
 
 from semfix.compiles import prove_compiles
+from semfix.errors import SafetyError
 from semfix.engine.nodes import (
     LINE_BREAK,
     Text,
@@ -25,12 +26,8 @@ from semfix.settings import Settings
 from semfix.skim import clears_for
 
 if TYPE_CHECKING:
-    from semfix.engine import migrations
+    from semfix.imports import ImportChanges
     from semfix.engine.nodes import Rewrite
-
-class QuickSafetyError(Exception):
-    """The engine's rewrite failed its proof."""
-
 
 def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
     """Can a second pass apply nothing, whatever else it finds? Cheaper than running it.
@@ -77,7 +74,7 @@ def prove(
     second pass cannot change it; nor when the first pass settles it by construction (see
     `settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
-    prove_compiles(old.text, new_text, QuickSafetyError)
+    prove_compiles(old.text, new_text, SafetyError)
     changed_lines = {old.line_of(start) for start, _, _ in edits}
     shifted = any(LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
     if shifted or not _prove_statements(expected, old, new_text, edits, changed_lines):
@@ -90,26 +87,22 @@ def prove(
 
     again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
-        raise QuickSafetyError("a second run would change the rewritten source again")
+        raise SafetyError("a second run would change the rewritten source again")
 
 
 def prove_migrated(
-    text: str, new_text: str, encoding: str, findings: list[Finding], imports: migrations.ImportChanges | None, settings: Settings
+    text: str, new_text: str, encoding: str, findings: list[Finding], imports: ImportChanges | None, settings: Settings
 ) -> None:
     """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
     declared rewrites (which compiles the new text), then a second pass that changes nothing."""
     from semfix.equivalence import check_rewrite
-    from semfix.errors import SafetyError
 
-    try:
-        check_rewrite(text, new_text, findings, imports)  # type: ignore[arg-type]
-    except SafetyError as error:
-        raise QuickSafetyError(str(error)) from None
+    check_rewrite(text, new_text, findings, imports)  # type: ignore[arg-type]
     from semfix.engine import run
 
     again = run.analyse(new_text, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
-        raise QuickSafetyError("a second run would change the rewritten source again")
+        raise SafetyError("a second run would change the rewritten source again")
 
 
 def _prove_statements(
@@ -182,20 +175,20 @@ def _prove_whole(expected: ast.Module, new_text: str, changed_lines: set[int], *
     try:
         actual = parse(new_text)
     except SyntaxError as error:
-        raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
+        raise SafetyError(f"the rewritten source does not parse: {error}") from None
     if shifted:
         if not _same_tree(expected, actual):
-            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+            raise SafetyError("the rewritten source differs from the declared rewrites")
         return actual
     if len(actual.body) != len(expected.body):
-        raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+        raise SafetyError("the rewritten source differs from the declared rewrites")
     edited = sorted(changed_lines)
     for old, new in zip(expected.body, actual.body):
         span = (old.lineno, old.end_lineno, old.col_offset)
         if span != (new.lineno, new.end_lineno, new.col_offset):
-            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+            raise SafetyError("the rewritten source differs from the declared rewrites")
         first = bisect.bisect_left(edited, first_line(old))  # decorators come first
         if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
             if not _same_tree(old, new):
-                raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+                raise SafetyError("the rewritten source differs from the declared rewrites")
     return actual
