@@ -64,13 +64,11 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
         if sem004.check(ctx, argument, scope):
             return
         rewrite: Rewrite | None = None
-        current = read_target(argument)
-        if current is not None:
+        current = read_target(argument) or argument  # `X` in `X[...]`
+        if current is not argument:
             rewrite = sem001.check(ctx, call, argument)  # type: ignore[arg-type]
             if rewrite is None:
                 return
-        else:
-            current = argument
         if element_read(current):
             floor = ctx.text.start(argument)[2] if current is not argument else None
             rewrite = sem002.check(ctx, call, current, scope, rewrite, floor)  # type: ignore[arg-type]

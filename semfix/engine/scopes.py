@@ -384,7 +384,7 @@ class Access:
 
 class Tracking(ScopeBuilder):
     """The scope builder that also records every access to a name, for the rules that ask
-    whether a Ref expression keeps its value (see `Engine.unstable`). Only files that ask
+    whether a Ref expression keeps its value (see `Evidence.unstable`). Only files that ask
     pay for it: `analyse_tree` builds it when the engine raises `NeedsAccesses`."""
 
     def __init__(self) -> None:

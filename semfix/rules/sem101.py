@@ -103,9 +103,6 @@ def signal_kernel(x_ref, o_ref, sem):
 )
 
 # -- the logic: references renamed as text, then the import edits the renames need ---------------
-# Where the import edits are not sure (a reference outside a call, a name bound by more than its
-# imports, an import in a class body or sharing its line, a block an import would leave empty, no
-# import block for the pallas import), the findings are reported without a fix: `Unsure`.
 
 DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
 DEFAULT_PALLAS_ALIAS = "pl"
@@ -114,7 +111,9 @@ _MESSAGE = "`{old}` was deprecated in JAX 0.10 and removed in 0.11; use `{new}`"
 
 
 class Unsure(Exception):
-    """The import edits are not sure here (rare placements): SEM101 reports without fixing."""
+    """The import edits are not sure here, so SEM101 reports without fixing: a reference outside
+    a call, a name bound by more than its imports, an import in a class body or sharing its line,
+    a block an import would leave empty, no import block for the pallas import."""
 
 
 @dataclass
