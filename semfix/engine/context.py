@@ -127,12 +127,10 @@ class Context(Evidence):
         if id(call) not in self._comments:
             start, end = self.text.start(call)[2], self.text.end(call)[2]
             source = self.text.text[start:end]
-            found = []
+            found: list[int] = []
             if "#" in source:
                 starts = line_starts(source)
-                for token in tokens(source):
-                    if token.type == tokenize.COMMENT:
-                        found.append(start + starts[token.start[0] - 1] + token.start[1])
+                found = [start + starts[t.start[0] - 1] + t.start[1] for t in tokens(source) if t.type == tokenize.COMMENT]
             self._comments[id(call)] = found
         return self._comments[id(call)]
 

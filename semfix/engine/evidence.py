@@ -79,17 +79,13 @@ class Evidence:
         if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
             return None
         if id(call) not in self.operations:
-            self.operations[id(call)] = self._operation(call)
+            operations = {lookup(name) for name in self.qualified(call.func, self.scopes.scope_of[id(call)]) or ()}
+            self.operations[id(call)] = operations.pop() if len(operations) == 1 and None not in operations else None
         return self.operations[id(call)]
 
-    def _operation(self, call: ast.Call) -> Operation | None:
-        names = self.qualified(call.func, self.scopes.scope_of[id(call)])
-        if not names:
-            return None
-        operations = {lookup(name) for name in names}
-        return operations.pop() if len(operations) == 1 and None not in operations else None  # type: ignore[return-value]
-
     def key(self, node: ast.expr, scope: Scope) -> object | None:
+        """What names one Ref wherever it is written in this scope (proofs are kept by it); None
+        for anything but a name bound at most once, or an attribute chain (compared as text)."""
         if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
             found, bindings = scope.lookup(node.id)
             if len(bindings) > 1:
@@ -100,17 +96,14 @@ class Evidence:
         return None
 
     def kind(self, node: ast.expr, scope: Scope) -> Kind:
+        """What a name holds: a tuple of Refs if any binding makes it one, an array only if all do."""
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
-        _, bindings = scope.lookup(node.id)
-        kinds = set()
-        for binding in bindings:
-            if binding.kind in ("star_param", "unpack", "tuple_literal"):
-                kinds.add(Kind.TUPLE)
-            elif binding.kind == "param":
-                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
-            else:
-                kinds.add(Kind.UNKNOWN)
+        kinds = {
+            Kind.TUPLE if b.kind in ("star_param", "unpack", "tuple_literal")
+            else self.param_kinds.get(id(b.node), Kind.UNKNOWN) if b.kind == "param" else Kind.UNKNOWN
+            for b in scope.lookup(node.id)[1]
+        }
         if Kind.TUPLE in kinds:
             return Kind.TUPLE
         return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN

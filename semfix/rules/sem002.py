@@ -109,9 +109,9 @@ def proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
     key = ctx.key(base, scope)
     if key is None or key not in ctx.proofs():
         return False
-    if not isinstance(base, ast.Attribute):
-        return True
-    return ctx.unstable(base, scope) is None and any(ctx.unstable(p, s) is None for p, s in ctx.proof_sites[key])
+    return not isinstance(base, ast.Attribute) or (
+        ctx.unstable(base, scope) is None and any(ctx.unstable(p, s) is None for p, s in ctx.proof_sites[key])
+    )
 
 
 def check(

@@ -136,8 +136,6 @@ def check(
     no read plans for `v` (the other rules then look at it). A use is one of `arguments`
     (by id; by default the semaphore arguments)."""
     _, bindings = scope.lookup(use.id)
-    if not any(b.kind == "read" for b in bindings):
-        return False
     args = ctx.semaphore_args if arguments is None else arguments
     plan = next((p for b in reversed(bindings) if b.kind == "read" and (p := _plan(ctx, b, code, words, args)) is not None), None)
     if plan is None:
