@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
-from semfix.engine import QuickSafetyError, analyse
+from semfix.engine.run import analyse
 from semfix.settings import Settings
 from semfix.skim import clears_for
 
@@ -43,10 +43,7 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     settings = settings or Settings()
     if not may_contain_calls(source) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
-    try:
-        result = analyse(source, settings, apply_fixes)
-    except QuickSafetyError as error:
-        raise SafetyError(str(error)) from None
+    result = analyse(source, settings, apply_fixes)
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
     return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]

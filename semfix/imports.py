@@ -12,7 +12,7 @@ comments handed to the next statement. Where the rewritten code needs the pallas
   the third-party section: the new import never lands after first-party or relative imports,
   and semfix never has to guess which of the other modules are first-party.
 
-The engine (semfix/engine/migrations.py) finds the statements and places; the helpers here
+SEM101 (semfix/rules/sem101.py) finds the statements and places; the helpers here
 edit one import statement with libcst and sort. Every edit is recorded in ImportChanges, and
 equivalence.py accepts exactly those.
 """
@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import libcst as cst
 
 from semfix.equivalence import PALLAS_PARENT  # `from jax.experimental import pallas as <alias>`
-from semfix.engine.migrations import ImportChanges
+from semfix.rules.sem101 import ImportChanges
 
 __all__ = ["ImportChanges", "place_in_block", "sorts_before_pallas", "without_unused"]
 

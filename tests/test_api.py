@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import semfix.api
-import semfix.engine.analysis
+import semfix.engine.context
+import semfix.rules.sem003
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
 from semfix.settings import Settings
@@ -56,15 +57,15 @@ def test_prefilter_skips_files_without_pallas_or_names() -> None:
     assert not may_contain_calls("from jax.experimental import pallas as pl\npl.program_id(0)\n")
 
 
-def test_a_wrong_quick_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A quick-engine cut one character short leaves `sem.`: the new tree is not the declared one."""
-    original_cut = semfix.engine.analysis.Engine._cut
+def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine cut one character short leaves `sem.`: the new tree is not the declared one."""
+    original_cut = semfix.engine.context.Context.cut
 
     def short_cut(self, subscript, *where):  # type: ignore[no-untyped-def]
         start, end = original_cut(self, subscript, *where)
         return start + 1, end
 
-    monkeypatch.setattr(semfix.engine.analysis.Engine, "_cut", short_cut)
+    monkeypatch.setattr(semfix.engine.context.Context, "cut", short_cut)
     source = BUGGY.replace("sem[...]", "sem[(...)]")
     with pytest.raises(SafetyError, match="does not parse|does not compile|differs from the declared"):
         fix_source(source)
@@ -104,13 +105,13 @@ PLACES = {
 
 
 @pytest.mark.parametrize("place", list(PLACES), ids=list(PLACES))
-def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
+def test_a_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
     monkeypatch: pytest.MonkeyPatch, place: str
 ) -> None:
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
     statement around the edit must still differ from the declared one, however nested."""
-    original_cut = semfix.engine.analysis.Engine._cut
-    monkeypatch.setattr(semfix.engine.analysis.Engine, "_cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
+    original_cut = semfix.engine.context.Context.cut
+    monkeypatch.setattr(semfix.engine.context.Context, "cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
     source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source)
@@ -118,10 +119,10 @@ def test_a_quick_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
     assert "sem[...]" not in fix_source(source).source  # the real cut is accepted
 
 
-def test_a_quick_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """SEM003 drops the assignment's line; an edit that also drops the line after it (which
     compiles) leaves a tree other than the declared one, and the whole-tree proof refuses it."""
-    original_decide = semfix.engine.analysis.Engine._decide
+    original_decide = semfix.rules.sem003.decide
 
     def greedy(self, plan):  # type: ignore[no-untyped-def]
         decision = original_decide(self, plan)
@@ -130,7 +131,7 @@ def test_a_quick_sem003_removal_that_takes_another_line_is_refused(monkeypatch: 
             self.removals[-1] = (body, statement, (start, self.text.text.index("\n", end) + 1, ""))
         return decision
 
-    monkeypatch.setattr(semfix.engine.analysis.Engine, "_decide", greedy)
+    monkeypatch.setattr(semfix.rules.sem003, "decide", greedy)
     source = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    v = sem[...]\n    n = 1\n    pl.semaphore_wait(v, 1)\n"
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source)

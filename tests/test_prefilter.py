@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from semfix.catalog import MODULES, may_contain_calls
-from semfix.engine import analyse
+from semfix.engine.run import analyse
 from semfix.settings import Settings
 
 EVERYTHING = Settings.build(select=["ALL"], unsafe_fixes=True)

@@ -7,7 +7,6 @@ import ast
 import pytest
 
 from semfix import compiles, fix_source
-from semfix.engine import QuickSafetyError
 from semfix.engine.nodes import Text
 from semfix.engine.proof import prove, prove_migrated
 from semfix.equivalence import check_rewrite
@@ -36,11 +35,11 @@ def test_libcst_proof_rejects_a_repeated_keyword() -> None:
         ("def f():\n    pass\nreturn_(1)\n", "def f():\n    pass\nreturn (1)\n", "'return' outside function"),
     ],
 )
-def test_quick_proof_rejects_source_that_does_not_compile(old: str, new: str, error: str) -> None:
+def test_proof_rejects_source_that_does_not_compile(old: str, new: str, error: str) -> None:
     start = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b)
     edits = [(start, start + 1, new[start])]
     expected = ast.parse(new)  # the declared tree, so the statement-by-statement proof passes
-    with pytest.raises(QuickSafetyError, match=error):
+    with pytest.raises(SafetyError, match=error):
         prove(expected, Text(old), new, edits, "utf-8", Settings(), settled=True)
 
 
@@ -62,7 +61,7 @@ def test_quick_proof_compiles_the_tree_it_parsed_once(monkeypatch: pytest.Monkey
 def test_quick_proof_compiles_the_whole_tree_it_parsed() -> None:
     """A cut line break sends the proof to the whole tree, which must still compile."""
     old, new = "f(a=1,\n  b=2)\n", "f(a=1, a=2)\n"
-    with pytest.raises(QuickSafetyError, match="keyword argument repeated"):
+    with pytest.raises(SafetyError, match="keyword argument repeated"):
         prove(ast.parse(new), Text(old), new, [(0, len(old), new)], "utf-8", Settings(), settled=True)
 
 
@@ -131,5 +130,5 @@ def test_migration_proof_parses_each_text_once(monkeypatch: pytest.MonkeyPatch) 
 
 def test_migration_proof_refuses_a_new_text_that_does_not_parse() -> None:
     """A rewrite that breaks the syntax is the fix's fault (SafetyError), not the file's."""
-    with pytest.raises(QuickSafetyError, match="the rewritten source does not"):
+    with pytest.raises(SafetyError, match="the rewritten source does not"):
         prove_migrated(ast.parse(_OLD_MIGRATION), "pl.semaphore_wait(s\n", "utf-8", [_sem101(4)], _DECLARED, Settings())

@@ -13,7 +13,7 @@ import pytest
 from semfix import fix_source
 from semfix.catalog import MODULES, may_contain_calls
 from semfix.findings import Finding
-from semfix.engine import analyse
+from semfix.engine.run import analyse
 from semfix.settings import Settings
 from semfix.skim import clears
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from semfix.api import fix_source
-from semfix.engine import analyse
+from semfix.engine.run import analyse
 from semfix.settings import Settings
 from semfix.skim import clears, clears_for
 

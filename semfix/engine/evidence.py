@@ -1,6 +1,7 @@
 """What the file shows about its Refs: resolution, allocations, proofs, and their stability.
 
-A mixin of the engine: imports resolved to qualified names and catalog operations; kernels'
+`Evidence` is computed once per file and cached, and rules read it through their `Context`
+(semfix/engine/context.py): imports resolved to qualified names and catalog operations; kernels'
 scratch shapes and `run_scoped` allocations giving parameters a kind (one semaphore, or a
 tuple or array of them); `X.at[...]` and `X[...]` elsewhere proving X a Ref; and whether a
 Ref expression keeps its value where that evidence is used.
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from enum import Enum
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from semfix.catalog import (
     FUNCTION_NAMES,
@@ -43,15 +45,15 @@ class NeedsAccesses(Exception):
 
 
 class Evidence:
-    """The engine's resolution and evidence; `Engine` holds the state it reads and caches."""
+    """Resolution and evidence for one file, each computed on first use and cached."""
 
-    text: Text
-    scopes: ScopeBuilder
-    param_kinds: dict[int, Kind]
-    proven: set[object] | None
-    operations: dict[int, Operation | None]
-    proof_sites: dict[object, list[tuple[ast.expr, Scope]]]
-    _changes: dict[int, list[tuple[str, Steps, ast.expr]]]
+    def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
+        self.text, self.scopes = text, scopes
+        self.param_kinds: dict[int, Kind] = {}
+        self.proven: set[object] | None = None
+        self.operations: dict[int, Operation | None] = {}
+        self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
+        self._changes: dict[int, list[tuple[str, Steps, ast.expr]]] = {}
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
@@ -77,17 +79,13 @@ class Evidence:
         if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
             return None
         if id(call) not in self.operations:
-            self.operations[id(call)] = self._operation(call)
+            operations = {lookup(name) for name in self.qualified(call.func, self.scopes.scope_of[id(call)]) or ()}
+            self.operations[id(call)] = operations.pop() if len(operations) == 1 and None not in operations else None
         return self.operations[id(call)]
 
-    def _operation(self, call: ast.Call) -> Operation | None:
-        names = self.qualified(call.func, self.scopes.scope_of[id(call)])
-        if not names:
-            return None
-        operations = {lookup(name) for name in names}
-        return operations.pop() if len(operations) == 1 and None not in operations else None  # type: ignore[return-value]
-
     def key(self, node: ast.expr, scope: Scope) -> object | None:
+        """What names one Ref wherever it is written in this scope (proofs are kept by it); None
+        for anything but a name bound at most once, or an attribute chain (compared as text)."""
         if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
             found, bindings = scope.lookup(node.id)
             if len(bindings) > 1:
@@ -98,17 +96,14 @@ class Evidence:
         return None
 
     def kind(self, node: ast.expr, scope: Scope) -> Kind:
+        """What a name holds: a tuple of Refs if any binding makes it one, an array only if all do."""
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
-        _, bindings = scope.lookup(node.id)
-        kinds = set()
-        for binding in bindings:
-            if binding.kind in ("star_param", "unpack", "tuple_literal"):
-                kinds.add(Kind.TUPLE)
-            elif binding.kind == "param":
-                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
-            else:
-                kinds.add(Kind.UNKNOWN)
+        kinds = {
+            Kind.TUPLE if b.kind in ("star_param", "unpack", "tuple_literal")
+            else self.param_kinds.get(id(b.node), Kind.UNKNOWN) if b.kind == "param" else Kind.UNKNOWN
+            for b in scope.lookup(node.id)[1]
+        }
         if Kind.TUPLE in kinds:
             return Kind.TUPLE
         return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
@@ -232,7 +227,7 @@ class Evidence:
                 self._set_kind(parameter, self._allocation(value, scope))  # type: ignore[arg-type]
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
-    def _tracking(self) -> Tracking:
+    def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
         builds a tracking one, and runs again."""
         if not isinstance(self.scopes, Tracking):
@@ -273,7 +268,7 @@ class Evidence:
         anything under it: a call's receiver, an argument, a container stored into, or any
         other use that is not an attribute or subscript of it. A chain through a dunder attribute
         (`x.__dict__[k] = v`) hands away the object itself. With each, the expression there."""
-        tracking = self._tracking()
+        tracking = self.tracking()
         _, bindings = scope.lookup(name)
         if id(bindings) not in self._changes:
             found: list[tuple[str, Steps, ast.expr]] = []

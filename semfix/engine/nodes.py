@@ -63,10 +63,12 @@ class Text:
         self.text = text
         self.starts = line_starts(text)
 
+    def after(self, line: int) -> int:
+        """The offset just past the line's line break (the end of the text, on the last line)."""
+        return self.starts[line] if line < len(self.starts) else len(self.text)
+
     def column(self, line: int, byte_column: int) -> int:
-        start = self.starts[line - 1]
-        end = self.starts[line] if line < len(self.starts) else len(self.text)
-        row = self.text[start:end]
+        row = self.text[self.starts[line - 1] : self.after(line)]
         return byte_column if row.isascii() else len(row.encode("utf-8")[:byte_column].decode("utf-8"))
 
     def start(self, node: ast.AST) -> tuple[int, int, int]:
@@ -80,8 +82,7 @@ class Text:
 
     def line(self, number: int) -> str:
         """The text of a line (1-based), with its line break."""
-        end = self.starts[number] if number < len(self.starts) else len(self.text)
-        return self.text[self.starts[number - 1] : end]
+        return self.text[self.starts[number - 1] : self.after(number)]
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)

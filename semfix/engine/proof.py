@@ -9,6 +9,7 @@ import bisect
 from typing import TYPE_CHECKING, Callable
 
 from semfix.compiles import prove_compiles
+from semfix.errors import SafetyError
 from semfix.engine.nodes import (
     LINE_BREAK,
     Text,
@@ -25,12 +26,8 @@ from semfix.settings import Settings
 from semfix.skim import clears_for
 
 if TYPE_CHECKING:
-    from semfix.engine import migrations
+    from semfix.imports import ImportChanges
     from semfix.engine.nodes import Rewrite
-
-class QuickSafetyError(Exception):
-    """The engine's rewrite failed its proof."""
-
 
 def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
     """Can a second pass apply nothing, whatever else it finds? Cheaper than running it.
@@ -82,15 +79,15 @@ def prove(
     shifted = any(LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
     proven = not shifted and _prove_statements(expected, old, new_text, edits, changed_lines)
     if proven and (settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled)):
-        prove_compiles(old.text, new_text, QuickSafetyError)
+        prove_compiles(old.text, new_text, SafetyError)
         return
     actual = _prove_whole(expected, old.text, new_text, changed_lines, shifted=shifted)
-    prove_compiles(old.text, actual, QuickSafetyError)
+    prove_compiles(old.text, actual, SafetyError)
     from semfix.engine import run  # imported late: run imports this module
 
     again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
-        raise QuickSafetyError("a second run would change the rewritten source again")
+        raise SafetyError("a second run would change the rewritten source again")
 
 
 def prove_migrated(
@@ -98,27 +95,23 @@ def prove_migrated(
     new_text: str,
     encoding: str,
     findings: list[Finding],
-    imports: migrations.ImportChanges | None,
+    imports: ImportChanges | None,
     settings: Settings,
 ) -> None:
     """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
     declared rewrites against the untouched old tree (it compiles the new tree), then a second
     pass over that same new tree that changes nothing."""
     from semfix.equivalence import check_rewrite
-    from semfix.errors import SafetyError
 
-    try:
-        actual = check_rewrite(tree, new_text, findings, imports)  # type: ignore[arg-type]
-    except SafetyError as error:
-        raise QuickSafetyError(str(error)) from None
+    actual = check_rewrite(tree, new_text, findings, imports)  # type: ignore[arg-type]
     if actual is None:  # the old tree parsed with this Python, so the new text is the fault
-        prove_compiles(tree, new_text, QuickSafetyError)  # a file that never compiled: SourceError
-        raise QuickSafetyError("the rewritten source does not parse")
+        prove_compiles(tree, new_text, SafetyError)  # a file that never compiled: SourceError
+        raise SafetyError("the rewritten source does not parse")
     from semfix.engine import run
 
     again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):
-        raise QuickSafetyError("a second run would change the rewritten source again")
+        raise SafetyError("a second run would change the rewritten source again")
 
 
 def _prove_statements(
@@ -191,21 +184,21 @@ def _prove_whole(expected: ast.Module, old_text: str, new_text: str, changed_lin
     try:
         actual = parse(new_text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        prove_compiles(old_text, new_text, QuickSafetyError)  # a file that never compiled: SourceError
-        raise QuickSafetyError(f"the rewritten source does not parse: {error}") from None
+        prove_compiles(old_text, new_text, SafetyError)  # a file that never compiled: SourceError
+        raise SafetyError(f"the rewritten source does not parse: {error}") from None
     if shifted:
         if not _same_tree(expected, actual):
-            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+            raise SafetyError("the rewritten source differs from the declared rewrites")
         return actual
     if len(actual.body) != len(expected.body):
-        raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+        raise SafetyError("the rewritten source differs from the declared rewrites")
     edited = sorted(changed_lines)
     for old, new in zip(expected.body, actual.body):
         span = (old.lineno, old.end_lineno, old.col_offset)
         if span != (new.lineno, new.end_lineno, new.col_offset):
-            raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+            raise SafetyError("the rewritten source differs from the declared rewrites")
         first = bisect.bisect_left(edited, first_line(old))  # decorators come first
         if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
             if not _same_tree(old, new):
-                raise QuickSafetyError("the rewritten source differs from the declared rewrites")
+                raise SafetyError("the rewritten source differs from the declared rewrites")
     return actual

@@ -53,13 +53,13 @@ def _replace_in_tree(rewrite: Rewrite) -> None:
 
 
 @dataclass(frozen=True)
-class QuickResult:
+class Result:
     text: str
     encoding: str
     findings: tuple[Finding, ...]
 
 
-def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> QuickResult:
+def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Result:
     """The new text and findings; SourceError for a file that cannot be read or written back."""
     text, encoding = _decode(source)
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
@@ -89,7 +89,7 @@ def analyse_tree(
     encoding: str,
     settings: Settings,
     apply_fixes: bool,
-) -> QuickResult:
+) -> Result:
     scopes = ScopeBuilder()
     scopes.build(tree)
     lines = Text(text)
@@ -107,9 +107,9 @@ def analyse_tree(
         engine.run()
     findings = engine.findings
     if not apply_fixes:
-        return QuickResult(text, encoding, tuple(replace(f, applied=False) for f in findings))
+        return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
-        return QuickResult(text, encoding, tuple(findings))
+        return Result(text, encoding, tuple(findings))
     edits = sorted([
         *(edit for rewrite in engine.rewrites for edit in rewrite.edits),
         *(r[2] for r in engine.removals),
@@ -118,11 +118,11 @@ def analyse_tree(
     new_text = apply_edits(text, 0, len(text), edits)
     if engine.migrated:
         prove_migrated(tree, new_text, encoding, findings, engine.imports, settings)
-        return QuickResult(new_text, encoding, tuple(findings))
+        return Result(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
         _replace_in_tree(rewrite)
     for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
         body.remove(statement)
     settled = not engine.removals and settles_by_construction(findings, engine.rewrites)
     prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
-    return QuickResult(new_text, encoding, tuple(findings))
+    return Result(new_text, encoding, tuple(findings))

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, RUN_SCOPED
-from semfix.engine import migrations
 from semfix.engine.nodes import read_target
 
 
@@ -134,8 +133,6 @@ class ScopeBuilder:
         self.calls.append(node)
         self.visit(node.func, scope)
         for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
-            if (type(argument) is ast.Attribute and argument.attr in migrations.FUNCTIONS) or (type(argument) is ast.Name and argument.id in migrations.FUNCTIONS):
-                self.scope_of[id(argument)] = scope  # `partial(pltpu.semaphore_wait, ...)`: SEM101's
             self.visit(argument, scope)
 
     def _subscript(self, node: ast.Subscript, scope: Scope) -> None:
@@ -387,7 +384,7 @@ class Access:
 
 class Tracking(ScopeBuilder):
     """The scope builder that also records every access to a name, for the rules that ask
-    whether a Ref expression keeps its value (see `Engine.unstable`). Only files that ask
+    whether a Ref expression keeps its value (see `Evidence.unstable`). Only files that ask
     pay for it: `analyse_tree` builds it when the engine raises `NeedsAccesses`."""
 
     def __init__(self) -> None:

@@ -1,4 +1,4 @@
-"""The rules, one module each (`semNNN.py`): docs, examples and, in time, the logic.
+"""The rules, one module each (`semNNN.py`): docs, examples and logic (see base.py).
 
 `RULES` maps each code to its `Rule`, in the order `semfix rules` lists them.
 """
@@ -10,13 +10,10 @@ from collections.abc import Mapping
 from semfix.rules import sem001, sem002, sem003, sem004, sem101, sem102
 from semfix.rules.base import Fix, Invalid, Rule
 
-__all__ = ["MIGRATIONS", "RULES", "Fix", "Invalid", "Rule", "describe", "table"]
+__all__ = ["RULES", "Fix", "Invalid", "Rule", "describe", "table"]
 
 _ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem101, sem102))
 RULES: Mapping[str, Rule] = {rule.code: rule for rule in _ALL}
-SEM001, SEM002, SEM003, SEM004, SEM101, SEM102 = _ALL
-#: Rules that rewrite correct code: no scan for bug shapes can rule them out.
-MIGRATIONS = frozenset({SEM101.code, SEM102.code})
 
 
 def _heading(rule: Rule) -> list[str]:

@@ -1,9 +1,10 @@
 """What a rule is: its code, its docs and the examples that test it, in the rule's own module.
 
 Each `semfix/rules/semNNN.py` opens with its docs (what it does, why it matters, an example,
-its fix safety) and defines `RULE`. Today the engine (`semfix/engine/`)
-decide findings and rewrites; the plan (issue 13) is that each rule's logic moves into its
-module and the one engine calls `RULE` for it, so docs, examples and logic sit together.
+its fix safety), defines `RULE`, then its logic: functions over the engine's `Context`
+(semfix/engine/context.py) that decide the rule's findings and declare its rewrites. The
+engine's loop (semfix/engine/analysis.py) calls them; a rule reuses another's logic by calling
+it with its own `code` and words (as SEM003's `check` takes `words` and `arguments`).
 """
 
 from __future__ import annotations

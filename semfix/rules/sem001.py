@@ -26,12 +26,18 @@ rewrite would drop it.
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable
+
+from semfix import messages
+from semfix.engine.context import Context
+from semfix.engine.nodes import Rewrite, read_target
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/analysis.py (`_argument`).
+CODE = "SEM001"
 
 RULE = Rule(
-    code="SEM001",
+    code=CODE,
     name="value-read-passed-as-semaphore",
     summary="A semaphore argument reads the Ref with [...] or [()]; pass the Ref itself.",
     fix="safe",
@@ -91,3 +97,26 @@ def ping_kernel(x_ref, o_ref, sem):
         ),
     ),
 )
+
+
+def check(
+    ctx: Context, call: ast.Call, read: ast.Subscript, *, code: str = CODE, words: Callable[[str, str], str] = messages.value_read
+) -> Rewrite | None:
+    """`X[...]` (a `read`, see nodes.read_target) to `X`: the rewrite, if its fix is accepted.
+    Else None, and the read is reported (or the rule is off there): without a fix when X is
+    read again (`X[...][...]`: stripping one read leaves another) or a comment would be lost."""
+    whole: ast.expr = read_target(read)  # type: ignore[assignment]
+    innermost = whole
+    while (inner := read_target(innermost)) is not None:
+        innermost = inner
+    if innermost is not whole:
+        ctx.report(code, read, words(ctx.text.of(read), ctx.text.of(innermost)) + messages.NESTED_READ_SUFFIX, None)
+        return None
+    cuts = ctx.cut(read, call)
+    if cuts is None:
+        ctx.report(code, read, words(ctx.text.of(read), ctx.text.of(whole)) + messages.COMMENT_SUFFIX, None)
+        return None
+    suggestion = ctx.text.text[ctx.text.start(read)[2] : cuts[0]]
+    if not ctx.report(code, read, words(ctx.text.of(read), suggestion), suggestion):
+        return None
+    return Rewrite(call, read, whole, [(*cuts, "")])  # `whole` is never changed

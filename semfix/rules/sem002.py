@@ -27,9 +27,20 @@ unpacking, literals), where `sems[i]` already is a Ref and `.at` would fail.
 
 from __future__ import annotations
 
-from semfix.rules.base import Invalid, Rule
+import ast
+import copy
+from collections.abc import Callable
+from dataclasses import replace
 
-# Logic: today in semfix/engine/analysis.py (`_element`) with semfix/engine/evidence.py.
+from semfix import messages
+from semfix.engine.context import Context
+from semfix.engine.evidence import Kind
+from semfix.engine.nodes import Rewrite
+from semfix.engine.scopes import Scope
+from semfix.rules.base import Invalid, Rule
+from semfix.text import apply_edits
+
+CODE = "SEM002"
 
 _UNPROVEN = """\
 from jax.experimental import pallas as pl
@@ -41,7 +52,7 @@ def barrier_kernel(x_ref, o_ref, sems):
 """
 
 RULE = Rule(
-    code="SEM002",
+    code=CODE,
     name="element-read-passed-as-semaphore",
     summary="`sems[i]` reads one semaphore of an array Ref; pass the view `sems.at[i]`. Safe where the "
     "code shows `sems` is a Ref, unsafe where it cannot tell, never for a tuple of Refs.",
@@ -90,3 +101,48 @@ def ring_kernel(x_hbm, o_ref, buf, sems):
         Invalid(_UNPROVEN, _UNPROVEN.replace("sems[1]", "sems.at[1]"), unsafe_fixes=True),
     ),
 )
+
+
+def proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
+    """Does the file show `base` is a Ref: `base.at[...]` or `base[...]` in the same scope?
+    For an attribute chain the texts match, so both it and the proof must keep their Ref."""
+    key = ctx.key(base, scope)
+    if key is None or key not in ctx.proofs():
+        return False
+    return not isinstance(base, ast.Attribute) or (
+        ctx.unstable(base, scope) is None and any(ctx.unstable(p, s) is None for p, s in ctx.proof_sites[key])
+    )
+
+
+def check(
+    ctx: Context, call: ast.Call, element: ast.Subscript, scope: Scope, previous: Rewrite | None, floor: int | None,
+    *, code: str = CODE, words: Callable[..., str] = messages.element_read,
+) -> Rewrite | None:
+    """`X[i]` to `X.at[i]`: safe where X is allocated as an array or `proven`, never for a tuple.
+    After SEM001's rewrite `previous` (`X[i][...]`) the view joins it: one rewrite, one finding.
+    `floor`: where the subscript's own parentheses may start (see Context.cut)."""
+    base = element.value
+    kind = ctx.kind(base, scope)
+    if kind is Kind.TUPLE:
+        return previous
+    safe = kind is Kind.ARRAY or proven(ctx, base, scope)
+    cuts = ctx.cut(element, call, floor)
+    if cuts is None:
+        return previous
+    cut = cuts[0]
+    insert = (cut, cut, ".at")
+    start, end = ctx.text.start(element)[2], ctx.text.end(element)[2]
+    view = ctx.text.text[start:cut] + ".at" + ctx.text.text[cut:end]
+    message = words(ctx.text.of(element), view, safe=safe, array=kind is Kind.ARRAY, base=ctx.text.of(base))
+    replacement = copy.deepcopy(element)
+    replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
+    if previous is None:
+        return Rewrite(call, element, replacement, [insert]) if ctx.report(code, element, message, view, safe=safe) else None
+    if not (safe or ctx.settings.unsafe_fixes) or ctx.off(code, (element.lineno, element.end_lineno)):  # type: ignore[arg-type]
+        ctx.report(code, element, message, view, safe=safe)
+        return previous
+    edits = sorted([*previous.edits, insert])
+    suggestion = apply_edits(ctx.text.text, ctx.text.start(previous.argument)[2], ctx.text.end(previous.argument)[2], edits)
+    last = ctx.findings[-1]
+    ctx.findings[-1] = replace(last, replacement=suggestion, message=messages.read_then_view(last.message, suggestion, safe=safe))
+    return Rewrite(call, previous.argument, replacement, edits)

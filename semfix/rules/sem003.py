@@ -25,12 +25,34 @@ and the Ref is not rebound in between. Otherwise every use is reported with the 
 
 from __future__ import annotations
 
+import ast
+import copy
+import re
+import tokenize
+from dataclasses import dataclass
+
+from semfix import messages
+from semfix.engine.context import Context
+from semfix.engine.nodes import (
+    Rewrite,
+    alone_on_its_lines,
+    enclosing,
+    first_line,
+    is_at,
+    tokens,
+)
+from semfix.engine.scopes import Access, Binding, Scope
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/carried.py.
+CODE = "SEM003"
+#: What a use and the dropped assignment are told; another rule passes its own.
+WORDS = (
+    "`{name}` holds a value read from the semaphore Ref at line {line}; pass the Ref `{ref}`",
+    "`{assign}` only carried the read to semaphore arguments; removed with them",
+)
 
 RULE = Rule(
-    code="SEM003",
+    code=CODE,
     name="value-carried-through-variable",
     summary="A variable holds a value read from a semaphore Ref and is passed as the semaphore; pass "
     "the Ref and drop the variable when that is its only use.",
@@ -84,3 +106,158 @@ def handshake_kernel(x_ref, o_ref, sem):
         ),
     ),
 )
+
+_UNDECIDED = object()
+# After a statement alone on its lines: an optional `;`, then a comment.
+_SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
+
+
+@dataclass(eq=False)
+class Carried:
+    """`v = X[...]` whose `v` reaches the arguments a rule looks at. One plan per assignment,
+    shared by its uses: either every use is rewritten to pass `X` and the assignment goes with
+    its line, or nothing is fixed."""
+
+    assign: ast.Assign
+    ref: ast.expr  # X, the Ref the value was read from
+    uses: list[ast.Name]
+    body: list[ast.stmt] | None  # the statement list holding the assignment
+    code: str
+    words: tuple[str, str]
+    blocker: str | None = None  # why the rewrite is not safe; None when it is
+    decision: object = _UNDECIDED
+
+
+def check(
+    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope,
+    *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None,
+) -> bool:
+    """`v = X[...]` then `f(v)`: pass `X`, and drop the assignment with its line. False when
+    no read plans for `v` (the other rules then look at it). A use is one of `arguments`
+    (by id; by default the semaphore arguments)."""
+    _, bindings = scope.lookup(use.id)
+    args = ctx.semaphore_args if arguments is None else arguments
+    plan = next((p for b in reversed(bindings) if b.kind == "read" and (p := _plan(ctx, b, code, words, args)) is not None), None)
+    if plan is None:
+        return False
+    ref_text = ctx.text.of(plan.ref)
+    decision = decide(ctx, plan)
+    message = words[0].format(name=use.id, line=plan.assign.lineno, ref=messages.one_line(ref_text))
+    if plan.blocker is not None:
+        ctx.report(code, use, f"{message} (not fixed: {plan.blocker})", None)
+    elif decision is None:
+        ctx.report(code, use, f"{message} (not fixed: a use or the assignment is silenced)", None)
+    elif ctx.report(code, use, message, ref_text) and decision:
+        start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
+        ctx.rewrites.append(Rewrite(call, use, copy.deepcopy(plan.ref), [(start, end, ref_text)]))
+    return True
+
+
+def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arguments: set[int]) -> Carried | None:
+    """The plan for one `v = X[...]`, shared by its uses; None if none of `arguments` uses it."""
+    if (code, id(binding)) not in ctx.memo:
+        tracking = ctx.tracking()
+        assign: ast.Assign = binding.node  # type: ignore[assignment]
+        scope, name = tracking.scope_of_read[id(assign)], assign.targets[0].id  # type: ignore[attr-defined]
+        references = [] if name in scope.declared else tracking.references(name, scope)
+        end = (assign.end_lineno, assign.end_col_offset)
+        uses = [  # as libcst links them: a read before the assignment, in its scope, is not its use
+            a.name
+            for a in references
+            if id(a.name) in arguments and (a.scope is not scope or (a.name.lineno, a.name.col_offset) >= end)
+        ]
+        plan = None
+        if uses:
+            plan = Carried(assign, assign.value.value, uses, _body_of(tracking.tree, assign), code, words)  # type: ignore[attr-defined]
+            plan.blocker = _blocker(ctx, plan, scope, name, references)
+        ctx.memo[code, id(binding)] = plan
+    return ctx.memo[code, id(binding)]  # type: ignore[return-value]
+
+
+def _body_of(tree: ast.Module, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list that holds `statement` itself; None if it shares a line with a
+    statement that holds it (`if x: v = ...`)."""
+    chain = enclosing(tree, statement.lineno, {})
+    if not chain or chain[-1] is not statement:
+        return None
+    owner: ast.AST = chain[-2] if len(chain) > 1 else tree
+    lists = [getattr(owner, name, None) for name in ("body", "orelse", "finalbody")]
+    lists += [clause.body for clause in (*getattr(owner, "handlers", ()), *getattr(owner, "cases", ()))]
+    return next((body for body in lists if isinstance(body, list) and any(s is statement for s in body)), None)
+
+
+def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:
+    """Why the rewrite is not safe; None when it is."""
+    assign, ref = plan.assign, plan.ref
+    if len(scope.bindings[name]) > 1:
+        return f"`{name}` is assigned more than once"
+    if len(plan.uses) != len(references):
+        return f"`{name}` is also used for something else"
+    if any(access.scope is not scope for access in references):
+        return f"`{name}` is used in a nested scope"
+    if plan.body is None or not alone_on_its_lines(assign, ctx.text, _SOLE_END):
+        return "the assignment shares its line with other statements"
+    if _commented(ctx, assign, plan.body):
+        return "a comment on the assignment would be lost"
+    if any(isinstance(n, ast.Call) for n in ast.walk(ref)) or not isinstance(ref, (ast.Name, ast.Attribute, ast.Subscript)):
+        return "the Ref expression is not a plain name or view"
+    if isinstance(ref, ast.Subscript) and not is_at(ref.value):
+        return "the Ref expression reads an element"
+    rebound = ctx.unstable(ref, scope)
+    if rebound is not None:
+        return rebound
+    first, last = plan.body[0], plan.body[-1]
+    low, high = (first_line(first), first.col_offset), (last.end_lineno, last.end_col_offset)
+    if any(not low <= (u.lineno, u.col_offset) <= high for u in plan.uses):
+        return f"`{name}` is assigned conditionally"
+    return None
+
+
+def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
+    """A comment on the assignment's lines, or on the lines just above it that libcst
+    gives it (those not indented deeper than it after a block, which that block keeps)."""
+    own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(assign.end_lineno)]  # type: ignore[arg-type]
+    if "#" in own and any(t.type == tokenize.COMMENT for t in tokens(own)):
+        return True
+    index = next(i for i, s in enumerate(body) if s is assign)
+    previous = body[index - 1] if index else None
+    floor = previous.end_lineno if previous is not None else 0
+    footer = previous is not None and hasattr(previous, "body")  # a block keeps deeper comments
+    above: list[int] = []  # the indentation of each comment line just above, up to code
+    for number in range(assign.lineno - 1, floor, -1):  # type: ignore[operator]
+        line = ctx.text.line(number)
+        stripped = line.lstrip(" \t")
+        if stripped.startswith("#"):
+            above.append(len(line) - len(stripped))
+        elif stripped.strip():
+            break
+    for indent in reversed(above):  # from the top: a block keeps the deeper ones
+        footer = footer and indent > assign.col_offset
+        if not footer:
+            return True
+    return False
+
+
+def decide(ctx: Context, plan: Carried) -> bool | None:
+    """Decided once per assignment: all its uses are rewritten and it is removed, or none.
+    True: rewrite; False: report only; None: the rule is off or silenced here."""
+    if plan.decision is not _UNDECIDED:
+        return plan.decision  # type: ignore[return-value]
+    plan.decision = False
+    if plan.blocker is None:
+        if ctx.off(plan.code, {u.lineno for u in plan.uses} | {plan.assign.lineno}):
+            plan.decision = None
+            return None
+        assign, starts, text = plan.assign, ctx.text.starts, ctx.text.text
+        first, last = assign.lineno, assign.end_lineno
+        start = (first, 0, starts[first - 1])
+        if last >= len(starts):  # type: ignore[operator]  # the last line, without a line break
+            end = (last, len(text) - starts[last - 1], len(text))  # type: ignore[index]
+        else:
+            end = (last + 1, 0, starts[last])  # type: ignore[operator]
+        message = plan.words[1].format(assign=messages.one_line(ctx.text.of(assign)))
+        applied = ctx.report(plan.code, assign, message, "", span=(start, end))  # type: ignore[arg-type]
+        if applied:
+            ctx.removals.append((plan.body, assign, (start[2], end[2], "")))  # type: ignore[arg-type]
+        plan.decision = bool(applied)
+    return plan.decision  # type: ignore[return-value]

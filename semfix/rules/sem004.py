@@ -24,12 +24,19 @@ No fix: which semaphore was meant (or whether a loop was) is the author's call.
 
 from __future__ import annotations
 
+import ast
+
+from semfix import messages
+from semfix.engine.context import Context
+from semfix.engine.evidence import Kind
+from semfix.engine.nodes import has_slice, read_target
+from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/analysis.py (`_argument`).
+CODE = "SEM004"
 
 RULE = Rule(
-    code="SEM004",
+    code=CODE,
     name="non-scalar-semaphore",
     summary="A slice or a whole semaphore array is passed where one semaphore is needed "
     "(JAX: non-()-shaped semaphore); reported, never rewritten.",
@@ -61,3 +68,12 @@ def fan_out_kernel(x_ref, o_ref, sems):
         ),
     ),
 )
+
+
+def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
+    """Is the argument a slice, or a whole semaphore array (read or not)? Reported if so."""
+    whole, sliced = read_target(argument), has_slice(argument)
+    if sliced or ctx.kind(argument, scope) is Kind.ARRAY or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY):
+        ctx.report(CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None)
+        return True
+    return False

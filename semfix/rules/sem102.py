@@ -23,12 +23,17 @@ Safe: the keyword names the same parameter. Report-only where `value` is also gi
 
 from __future__ import annotations
 
+import ast
+
+from semfix.engine.context import Context
+from semfix.engine.nodes import Rewrite
 from semfix.rules.base import Invalid, Rule
 
-# Logic: today in semfix/engine/analysis.py (`_rename_dec`).
+CODE = "SEM102"
+_MESSAGE = "`semaphore_wait(dec=...)` is `semaphore_wait(value=...)` since JAX 0.7.2"
 
 RULE = Rule(
-    code="SEM102",
+    code=CODE,
     name="semaphore-wait-dec-keyword",
     summary="semaphore_wait's `dec=` keyword (JAX <= 0.7.1) is now `value=`.",
     fix="safe",
@@ -77,3 +82,22 @@ def pair_kernel(x_ref, o_ref, sem):
         ),
     ),
 )
+
+
+def check(ctx: Context, call: ast.Call) -> None:
+    """`dec=` renamed `value=` on a `semaphore_wait` call, a rename of the keyword's name alone.
+    Where `value` is also given (by keyword or as the second positional argument), the rename
+    would repeat it: report only."""
+    given = any(k.arg == "value" for k in call.keywords)
+    given = given or sum(not isinstance(a, ast.Starred) for a in call.args) > 1
+    for keyword in call.keywords:
+        if keyword.arg != "dec":
+            continue
+        name = ast.Name("dec", lineno=keyword.lineno, col_offset=keyword.col_offset)
+        name.end_lineno, name.end_col_offset = keyword.lineno, keyword.col_offset + len("dec")
+        if given:
+            ctx.report(CODE, name, _MESSAGE + " (not fixed: `value` is also given)", None)
+        elif ctx.report(CODE, name, _MESSAGE, "value"):
+            start = ctx.text.start(name)[2]
+            edit = (start, start + len("dec"), "value")
+            ctx.rewrites.append(Rewrite(call, keyword.value, keyword.value, [edit], keyword=keyword))

@@ -1,0 +1,172 @@
+"""What a rule sees of one parsed file: `Context`.
+
+The rules (semfix/rules/semNNN.py) are functions over a Context. It gives them the file's
+`text` and `settings`; the evidence about its Refs (`kind`, `key`, `proofs`, `unstable`, from
+evidence.py); `report`, which records a finding unless its rule is off or silenced there and
+says whether its fix is accepted; `cut`, where a subscript's brackets can be cut as libcst
+would cut them; `holding`, under which fixes are only reported; and the lists a fix declares
+itself in (`rewrites`, `removals`, `import_edits`), which run.py applies and proof.py checks.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import tokenize
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from semfix.engine.evidence import Evidence
+from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, tokens
+from semfix.findings import Finding, decide
+from semfix.text import Suppressions, line_starts, note_suppression, suppressed
+
+if TYPE_CHECKING:
+    from semfix.engine.scopes import ScopeBuilder
+    from semfix.imports import ImportChanges
+    from semfix.settings import Settings
+
+_IGNORE_TEXT = re.compile(r"#\s*semfix:\s*ignore")
+# From the end of a subscript's value to its `[`: the value's closing parentheses, then what
+# libcst calls the whitespace after the value.
+_AFTER_VALUE = re.compile(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
+_SIMPLE_WHITESPACE = re.compile(r"(?:[ \t\f]|\\(?:\r\n?|\n))*\Z")  # libcst's SimpleWhitespace
+_OPEN_PAREN = re.compile(r"(?:[ \t\f\r\n\\)]|#[^\r\n]*)*\(")
+_CLOSE_PAREN = re.compile(r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*\)")
+
+Span = tuple[tuple[int, int, int], tuple[int, int, int]]  # (line, 0-based column, offset), twice
+
+
+class Context(Evidence):
+    """One file's evidence, and the services and results the rules share."""
+
+    def __init__(self, text: Text, scopes: ScopeBuilder, settings: Settings) -> None:
+        super().__init__(text, scopes)
+        self.settings = settings
+        self.findings: list[Finding] = []
+        self.rewrites: list[Rewrite] = []
+        self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []  # SEM003's
+        self.import_edits: list[tuple[int, int, str]] = []  # SEM101's, declared in `imports`
+        self.imports: ImportChanges | None = None
+        self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
+        self.tree: ast.Module | None = None  # set when SEM101 may apply: it looks at every reference
+        self.semaphore_args: set[int] = set()  # id() of every semaphore argument of a catalog call
+        self.memo: dict[object, object] = {}  # what a rule works out once per node (SEM003's plans)
+        self.held: str | None = None  # while set, findings are reported with this reason, not fixed
+        self.suppressions = _suppressions(text.text)
+        self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
+
+    def off(self, code: str, lines: Iterable[int]) -> bool:
+        """Is the rule off, or silenced by a `# semfix: ignore` on one of `lines`?"""
+        return code not in self.settings.enabled or bool(self.suppressions) and suppressed(self.suppressions, code, lines)
+
+    def report(
+        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True, span: Span | None = None
+    ) -> bool | None:
+        """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
+        rule is off or silenced there."""
+        (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
+        if self.off(code, (line, end_line)):
+            return None
+        if self.held is not None and replacement is not None:
+            message, replacement = f"{message} (not fixed: {self.held})", None
+        finding, accepted = decide(
+            code, (line, column + 1, end_line, end_column + 1), message, self.text.text[start:end], replacement,
+            safe=safe, unsafe_fixes=self.settings.unsafe_fixes, apply_fixes=True,
+        )
+        self.findings.append(finding)
+        return accepted
+
+    @contextmanager
+    def holding(self, reason: str | None) -> Iterator[None]:
+        """Fixes found meanwhile are reported with `reason`, not made (an outer reason wins)."""
+        held, self.held = self.held, self.held or reason
+        try:
+            yield
+        finally:
+            self.held = held
+
+    def hold(self, reason: str, rule: str | None = None) -> None:
+        """Report without fixing the findings made so far of `rule` (SEM101 when its import edits
+        are unsure; its rewrites are the ones without a call), or of every rule."""
+        self.findings = [
+            replace(f, message=f"{f.message} (not fixed: {reason})", replacement=None, applied=False, safety=None)
+            if f.replacement is not None and rule in (None, f.rule) else f
+            for f in self.findings
+        ]
+        self.rewrites = [r for r in self.rewrites if rule is not None and r.call is not None]
+        self.migrated, self.import_edits, self.imports = [], [], None
+        if rule is None:
+            self.removals = []
+
+    def cut(self, subscript: ast.Subscript, call: ast.Call, floor: int | None = None) -> tuple[int, int] | None:
+        """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it; None
+        where libcst would not cut: a comment in the subscript outside its value (in the
+        brackets, before them, or in the subscript's own parentheses, which start at or after
+        `floor`, by default the call's own), or a line break between the value and `[` that is
+        not a backslash continuation. Line breaks inside the brackets are cut with them."""
+        text = self.text.text
+        value_end, end = self.text.end(subscript.value)[2], self.text.end(subscript)[2]
+        gap = _AFTER_VALUE.match(text, value_end)
+        if gap is None:  # text the pattern does not know: no cut is sure
+            return None
+        if not _SIMPLE_WHITESPACE.match(gap.group("after")):
+            return None
+        comments = self.comments(call)
+        if comments:
+            lbracket = gap.end() - 1
+            if any(lbracket <= c < end for c in comments) or self._comment_in_parentheses(subscript, call, floor, comments):
+                return None
+        return gap.start("after"), end
+
+    def comments(self, call: ast.Call) -> list[int]:
+        """Where each comment inside the call starts; the tokenizer runs only if it holds a `#`."""
+        if id(call) not in self._comments:
+            start, end = self.text.start(call)[2], self.text.end(call)[2]
+            source = self.text.text[start:end]
+            found: list[int] = []
+            if "#" in source:
+                starts = line_starts(source)
+                found = [start + starts[t.start[0] - 1] + t.start[1] for t in tokens(source) if t.type == tokenize.COMMENT]
+            self._comments[id(call)] = found
+        return self._comments[id(call)]
+
+    def _comment_in_parentheses(self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]) -> bool:
+        """Is a comment inside the parentheses around the subscript itself (libcst counts them
+        as the subscript's): after the outermost `(` that follows `floor`, before its `)`?"""
+        text = self.text.text
+        if floor is None:  # just past the call's own `(`
+            floor = _OPEN_PAREN.match(text, self.text.end(call.func)[2]).end()  # type: ignore[union-attr]
+        start, end = self.text.start(subscript)[2], self.text.end(subscript)[2]
+        position, outermost, depth = start, start, 0
+        while position > floor:  # back over blanks, comments and `(`
+            index = bisect.bisect_right(comments, position - 1) - 1
+            if index >= 0 and not LINE_BREAK.search(text, comments[index], position):
+                position = comments[index]  # inside a comment: skip it
+                continue
+            char = text[position - 1]
+            if char == "(":
+                outermost, depth = position - 1, depth + 1
+            elif char not in " \t\f\r\n\\":
+                break
+            position -= 1
+        if not depth:
+            return False
+        close = end
+        for _ in range(depth):
+            close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]
+        return any(outermost <= c < start or end <= c < close for c in comments)
+
+
+def _suppressions(text: str) -> Suppressions:
+    """The `# semfix: ignore` comments, by line. Only comments count, not strings, so the
+    tokenizer decides; it runs only when the text holds such a comment at all."""
+    found: Suppressions = {}
+    if "semfix" in text and _IGNORE_TEXT.search(text):
+        for token in tokens(text):
+            if token.type == tokenize.COMMENT and "semfix" in token.string:
+                note_suppression(found, token.start[0], token.string)
+    return found
