@@ -16,83 +16,58 @@ from semfix.api import FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
+from semfix.text import apply_edits
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  #semfix-magic#"
 _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|\?\s*$")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
+_TOKEN = re.compile(r'[ \t\r\n]*("(?:[^"\\]|\\.)*"|-?[0-9.eE+\-]+|true|false|null|[][{}:,])?', re.DOTALL)
 
 
 @dataclass
 class _Cell:
     index: int  # position among all cells, 0-based
-    raw_span: tuple[int, int]  # the JSON `source` value: a string, or an array of strings
     lines: list[str]
-    is_list: bool
+    is_list: bool  # the JSON `source` value is an array of strings, not one string
 
 
 class _Scanner:
-    """A JSON reader that records where each code cell's `source` value sits in the text."""
+    """Where each value of the notebook's JSON sits in the text, by its path of keys and indexes.
+
+    The text has already parsed as JSON, so the scanner only follows its tokens.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.position = 0
         self.spans: dict[tuple[object, ...], tuple[int, int]] = {}
+        self._value((), self._token())
 
-    def _skip(self) -> None:
-        while self.position < len(self.text) and self.text[self.position] in " \t\r\n":
-            self.position += 1
-
-    def value(self, path: tuple[object, ...]) -> None:
-        self._skip()
-        start = self.position
-        char = self.text[start]
-        if char == "{":
-            self.position += 1
-            self._skip()
-            if self.text[self.position] == "}":
-                self.position += 1
-            else:
-                while True:
-                    self._skip()
-                    key_start = self.position
-                    self._string()
-                    key = json.loads(self.text[key_start : self.position])
-                    self._skip()
-                    self.position += 1  # the colon
-                    self.value((*path, key))
-                    self._skip()
-                    self.position += 1
-                    if self.text[self.position - 1] == "}":
-                        break
-        elif char == "[":
-            self.position += 1
-            self._skip()
-            if self.text[self.position] == "]":
-                self.position += 1
-            else:
-                index = 0
-                while True:
-                    self.value((*path, index))
-                    index += 1
-                    self._skip()
-                    self.position += 1
-                    if self.text[self.position - 1] == "]":
-                        break
-        elif char == '"':
-            self._string()
-        else:
-            match = re.compile(r"-?[0-9.eE+\-]+|true|false|null").match(self.text, start)
-            if match is None:
-                raise SourceError(f"not valid notebook JSON at offset {start}")
-            self.position = match.end()
-        self.spans[path] = (start, self.position)
-
-    def _string(self) -> None:
-        match = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL).match(self.text, self.position)
-        if match is None:
-            raise SourceError(f"not valid notebook JSON at offset {self.position}")
+    def _token(self) -> str:
+        match = _TOKEN.match(self.text, self.position)
+        assert match is not None  # the blanks match, if nothing else
         self.position = match.end()
+        if match.group(1) is None:  # NaN or Infinity: json.loads takes them, JSON does not
+            raise SourceError(f"not valid notebook JSON at offset {self.position}")
+        return match.group(1)
+
+    def _value(self, path: tuple[object, ...], token: str) -> None:
+        start = self.position - len(token)
+        if token in ("{", "["):
+            close, index = ("}" if token == "{" else "]"), 0
+            token = self._token()
+            while token != close:
+                if close == "}":
+                    self._token()  # the colon
+                    self._value((*path, json.loads(token)), self._token())
+                else:
+                    self._value((*path, index), token)
+                    index += 1
+                token = self._token()
+                if token == ",":
+                    token = self._token()
+        self.spans[path] = (start, self.position)
 
 
 def _encode_like(value: str, original_raw: str, original_value: str) -> str:
@@ -136,7 +111,6 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
     if language != "python":
         return NotebookResult(data, (), parsed=False)
     scanner = _Scanner(text)
-    scanner.value(())
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         source = cell.get("source", "")
@@ -145,8 +119,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
         joined = "".join(source) if isinstance(source, list) else source
         if joined.lstrip().startswith("%%"):
             continue  # a cell magic: the cell is not Python
-        span = scanner.spans[("cells", index, "source")]
-        cells.append(_Cell(index, span, _LINES.findall(joined), isinstance(source, list)))
+        cells.append(_Cell(index, _LINES.findall(joined), isinstance(source, list)))
     module, starts = [], []
     for cell in cells:
         starts.append(sum(line.count("\n") for line in module) + 1)
@@ -201,9 +174,4 @@ def _rewrite(text: str, scanner: _Scanner, edits: list[tuple[_Cell, str]]) -> st
         style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
         encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
         replacements.append((old_spans[0][0], old_spans[-1][1], encoded))
-    out, cursor = [], 0
-    for start, end, new in sorted(replacements):
-        out += [text[cursor:start], new]
-        cursor = end
-    out.append(text[cursor:])
-    return "".join(out)
+    return apply_edits(text, 0, len(text), replacements)
