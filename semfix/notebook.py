@@ -91,14 +91,7 @@ def _unmask(line: str) -> str:
     return line
 
 
-@dataclass(frozen=True)
-class NotebookResult:
-    source: bytes
-    findings: tuple[Finding, ...]
-    parsed: bool  # whether the joined code cells had to be parsed
-
-
-def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> NotebookResult:
+def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResult[bytes]:
     """Fix a notebook's code cells; findings carry their cell number and cell-relative lines."""
     try:
         text = data.decode("utf-8")
@@ -109,7 +102,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
         raise SourceError("not a notebook in nbformat 4 (no top-level cells list)")
     language = notebook.get("metadata", {}).get("language_info", {}).get("name", "python")
     if language != "python":
-        return NotebookResult(data, (), parsed=False)
+        return FixResult(data, (), "utf-8", parsed=False)
     scanner = _Scanner(text)
     cells = []
     for index, cell in enumerate(notebook["cells"]):
@@ -130,17 +123,16 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
     result: FixResult[str] = fix_source(joined_module, settings=settings, apply_fixes=apply_fixes)
     findings = tuple(_locate(f, cells, starts) for f in result.findings)
     if result.source == joined_module:
-        return NotebookResult(data, findings, result.parsed)
-    pieces = result.source.split(_BOUNDARY)
+        return FixResult(data, findings, "utf-8", result.parsed)
     edits = []
-    for cell, new_body in zip(cells, pieces):
+    for cell, new_body in zip(cells, result.source.split(_BOUNDARY)):
         old_text = "".join(cell.lines)
         new_text = "".join(_unmask(line) for line in _LINES.findall(new_body))
         if not old_text.endswith("\n") and new_text.endswith("\n"):
             new_text = new_text[:-1]
         if new_text != old_text:
-            edits.append((cell, new_text))
-    return NotebookResult(_rewrite(text, scanner, edits).encode("utf-8"), findings, result.parsed)
+            edits += _edits(text, scanner, cell, new_text)
+    return FixResult(apply_edits(text, 0, len(text), edits).encode("utf-8"), findings, "utf-8", result.parsed)
 
 
 def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
@@ -151,27 +143,24 @@ def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
     )
 
 
-def _rewrite(text: str, scanner: _Scanner, edits: list[tuple[_Cell, str]]) -> str:
-    """Replace only the changed strings of the changed cells' `source` values."""
-    replacements = []
-    for cell, new_text in edits:
-        base = ("cells", cell.index, "source")
-        if not cell.is_list:
-            start, end = scanner.spans[base]
-            raw = text[start:end]
-            replacements.append((start, end, _encode_like(new_text, raw, json.loads(raw))))
-            continue
-        new_lines = _LINES.findall(new_text)
-        old_spans = [scanner.spans[(*base, i)] for i in range(len(cell.lines))]
-        if len(new_lines) == len(cell.lines):
-            for (start, end), old, new in zip(old_spans, cell.lines, new_lines):
-                if old != new:
-                    replacements.append((start, end, _encode_like(new, text[start:end], old)))
-            continue
-        if not old_spans:
-            raise SourceError("cannot rewrite an empty cell")
-        separator = text[old_spans[0][1] : old_spans[1][0]] if len(old_spans) > 1 else ", "
-        style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
-        encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
-        replacements.append((old_spans[0][0], old_spans[-1][1], encoded))
-    return apply_edits(text, 0, len(text), replacements)
+def _edits(text: str, scanner: _Scanner, cell: _Cell, new_text: str) -> list[tuple[int, int, str]]:
+    """The edits to the text that give a changed cell its new source: only the changed strings."""
+    base = ("cells", cell.index, "source")
+    if not cell.is_list:
+        start, end = scanner.spans[base]
+        raw = text[start:end]
+        return [(start, end, _encode_like(new_text, raw, json.loads(raw)))]
+    new_lines = _LINES.findall(new_text)
+    old_spans = [scanner.spans[(*base, i)] for i in range(len(cell.lines))]
+    if len(new_lines) == len(cell.lines):
+        return [
+            (start, end, _encode_like(new, text[start:end], old))
+            for (start, end), old, new in zip(old_spans, cell.lines, new_lines)
+            if old != new
+        ]
+    if not old_spans:
+        raise SourceError("cannot rewrite an empty cell")
+    separator = text[old_spans[0][1] : old_spans[1][0]] if len(old_spans) > 1 else ", "
+    style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
+    encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
+    return [(old_spans[0][0], old_spans[-1][1], encoded)]
