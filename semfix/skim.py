@@ -50,6 +50,7 @@ _STRING_END = {
     b'"""': re.compile(rb'(?:[^\\]|\\.)*?"""', re.DOTALL),
 }
 _PLAIN_PREFIXES = frozenset({b"", b"r", b"u", b"b", b"br", b"rb"})
+_PREFIX = re.compile(rb"[A-Za-z]*\Z")
 _KEYWORD_ARG = re.compile(rb"(" + _IDENT + rb")\s*=(?!=)")
 # Any `def name(`, even in a string or after other letters: more headers only over-report.
 # A `[` after the name opens type parameters (`def f[T](...)`): not modelled, see `_signatures`.
@@ -193,7 +194,14 @@ class _Skim:
             if "pallas_call" in meanings:
                 pairs += self._scratch_pairs(positional, keywords)
             if "run_scoped" in meanings:
-                pairs += self._scoped_pairs(positional, keywords, arguments)
+                pairs += keywords.items()
+                starred = any(a.startswith(b"*") for a in arguments)
+                # The body is the first positional argument; any keyword's value counts too.
+                for body in [*positional[:1], *keywords.values()]:
+                    for params, keyword_only in self._signatures(body):
+                        if starred:
+                            pairs += [(name, None) for name in (*params, *keyword_only)]
+                        pairs += zip(params, positional[1:])
         return pairs
 
     def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> list[tuple[bytes, bytes | None]]:
@@ -204,26 +212,17 @@ class _Skim:
             scratch = _keywords(_call_arguments(grid_spec)).get(b"scratch_shapes")
         if kernel is None or scratch is None:
             return []
-        entries = _literal_entries(scratch)
+        entries: list[bytes] | None = None  # of a list or tuple display; None: anything else
+        if scratch.startswith((b"[", b"(")):
+            entries, end = _arguments(scratch, 0)
+            if end != len(scratch) - 1 or any(e.startswith(b"*") for e in entries):
+                entries = None
         pairs: list[tuple[bytes, bytes | None]] = []
         for params, _ in self._signatures(kernel):
             if entries is None:
                 pairs += [(name, None) for name in params]
             else:
                 pairs += zip(params[max(len(params) - len(entries), 0) :], entries)
-        return pairs
-
-    def _scoped_pairs(
-        self, positional: list[bytes], keywords: dict[bytes, bytes], arguments: list[bytes]
-    ) -> list[tuple[bytes, bytes | None]]:
-        pairs: list[tuple[bytes, bytes | None]] = list(keywords.items())
-        bodies = [*positional[:1], *keywords.values()]  # libcst takes the first argument, keyword or not
-        starred = any(a.startswith(b"*") for a in arguments)
-        for body in bodies:
-            for params, keyword_only in self._signatures(body):
-                if starred:
-                    pairs += [(name, None) for name in (*params, *keyword_only)]
-                pairs += zip(params, positional[1:])
         return pairs
 
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:
@@ -296,27 +295,16 @@ def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes]]:
 def _call_arguments(expression: bytes) -> list[bytes]:
     """The argument texts of `expression`, which must be one plain call `a.b(...)` and nothing more."""
     callee = _CALLEE.match(expression)
-    if callee is None:
-        raise _GiveUp("a call it cannot read")
-    arguments, end = _arguments(expression, callee.end() - 1)
-    if end != len(expression) - 1:
-        raise _GiveUp("a call it cannot read")
-    return arguments
+    if callee is not None:
+        arguments, end = _arguments(expression, callee.end() - 1)
+        if end == len(expression) - 1:
+            return arguments
+    raise _GiveUp("a call it cannot read")
 
 
 def _keywords(arguments: list[bytes]) -> dict[bytes, bytes]:
     """The keyword arguments among argument texts: name -> value text."""
     return {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
-
-
-def _literal_entries(expression: bytes) -> list[bytes] | None:
-    """The entries of a list or tuple display; None for anything else (a name, a sum)."""
-    if not expression.startswith((b"[", b"(")):
-        return None
-    entries, end = _arguments(expression, 0)
-    if end != len(expression) - 1 or any(e.startswith(b"*") for e in entries):
-        return None
-    return entries
 
 
 def _name_before(data: bytes, end: int) -> bytes | None:
@@ -380,10 +368,8 @@ def _arguments(data: bytes, open_at: int) -> tuple[list[bytes], int]:
 
 
 def _string_end(data: bytes, quote_at: int) -> int:
-    prefix_start = quote_at
-    while prefix_start > 0 and data[prefix_start - 1 : prefix_start].isalpha():
-        prefix_start -= 1
-    if data[prefix_start:quote_at].lower() not in _PLAIN_PREFIXES:
+    prefix = _PREFIX.search(data, max(0, quote_at - 3), quote_at).group()  # type: ignore[union-attr]
+    if prefix.lower() not in _PLAIN_PREFIXES:  # three letters: a longer prefix, or a name
         raise _GiveUp("an f-string, or a quote after a name")
     quote = data[quote_at : quote_at + 3]
     if quote not in _STRING_END:
@@ -407,16 +393,11 @@ def _shape(argument: bytes) -> bytes | None:
     if argument.endswith(b"]"):
         if b"'" in argument or b'"' in argument:
             raise _GiveUp("a subscript with a string")
-        depth, index = 0, len(argument) - 1
-        while index >= 0:
-            char = argument[index : index + 1]
-            if char in b")]}":
-                depth += 1
-            elif char in b"([{":
-                depth -= 1
-                if depth == 0:
-                    break
-            index -= 1
-        if index < 0 or b":" in argument[index:] or not _AT_BEFORE.search(argument, 0, index):
+        depth = 0  # find the `[` that the last `]` closes
+        for index in range(len(argument) - 1, -1, -1):
+            depth += (argument[index] in b")]}") - (argument[index] in b"([{")
+            if depth == 0:
+                break
+        if depth or b":" in argument[index:] or not _AT_BEFORE.search(argument, 0, index):
             raise _GiveUp("a subscript other than a plain `.at[i]` view")
     return None  # an attribute, a call, a constant, an expression: never a finding
