@@ -22,6 +22,8 @@ _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  #semfix-magic#"
 _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|\?\s*$")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
+_INDENT = re.compile(r"^\s*")
+_MASKED = re.compile(r"^(\s*)" + re.escape(_MASK))
 _TOKEN = re.compile(r'[ \t\r\n]*("(?:[^"\\]|\\.)*"|-?[0-9.eE+\-]+|true|false|null|[][{}:,])?', re.DOTALL)
 
 
@@ -80,15 +82,7 @@ def _encode_like(value: str, original_raw: str, original_value: str) -> str:
 def _mask(line: str) -> str:
     if not _MAGIC.search(line.rstrip("\n")) or line.lstrip().startswith("#"):
         return line
-    indent = line[: len(line) - len(line.lstrip())]
-    return f"{indent}{_MASK}{line.lstrip()}"
-
-
-def _unmask(line: str) -> str:
-    stripped = line.lstrip()
-    if stripped.startswith(_MASK):
-        return line[: len(line) - len(stripped)] + stripped[len(_MASK) :]
-    return line
+    return _INDENT.sub(lambda indent: indent.group() + _MASK, line, count=1)
 
 
 def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResult[bytes]:
@@ -127,7 +121,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
     edits = []
     for cell, new_body in zip(cells, result.source.split(_BOUNDARY)):
         old_text = "".join(cell.lines)
-        new_text = "".join(_unmask(line) for line in _LINES.findall(new_body))
+        new_text = "".join(_MASKED.sub(r"\1", line, count=1) for line in _LINES.findall(new_body))
         if not old_text.endswith("\n") and new_text.endswith("\n"):
             new_text = new_text[:-1]
         if new_text != old_text:

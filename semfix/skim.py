@@ -175,7 +175,7 @@ class _Skim:
                 calls[callee, inner] = _items(inner[:-1])
         return [(self.meanings[callee.decode()], arguments) for (callee, _), arguments in calls.items()]
 
-    def _pairs(self) -> list[tuple[bytes, bytes | None]]:
+    def _pairs(self) -> Iterator[tuple[bytes, bytes | None]]:
         """(parameter, allocation entry) for every entry that may be bound to a parameter; the
         entry is None where it could be anything.
 
@@ -187,43 +187,39 @@ class _Skim:
             body = _TERMINAL.search(arguments[0]) if arguments else None
             if body is not None and "run_scoped" in self.meanings.get(body.group(1).decode(), ()):
                 raise _GiveUp("run_scoped through functools.partial")
-        pairs: list[tuple[bytes, bytes | None]] = []
         for meanings, arguments in self._calls(_ALLOCATORS):
             keywords = _keywords(arguments)
             positional = [a for a in arguments if not a.startswith(b"*") and not _KEYWORD_ARG.match(a)]
             if "pallas_call" in meanings:
-                pairs += self._scratch_pairs(positional, keywords)
+                yield from self._scratch_pairs(positional, keywords)
             if "run_scoped" in meanings:
-                pairs += keywords.items()
+                yield from keywords.items()
                 starred = any(a.startswith(b"*") for a in arguments)
                 # The body is the first positional argument; any keyword's value counts too.
                 for body in [*positional[:1], *keywords.values()]:
                     for params, keyword_only in self._signatures(body):
                         if starred:
-                            pairs += [(name, None) for name in (*params, *keyword_only)]
-                        pairs += zip(params, positional[1:])
-        return pairs
+                            yield from ((name, None) for name in (*params, *keyword_only))
+                        yield from zip(params, positional[1:])
 
-    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> list[tuple[bytes, bytes | None]]:
+    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> Iterator[tuple[bytes, bytes | None]]:
         kernel = keywords.get(b"kernel", positional[0] if positional else None)
         scratch = keywords.get(b"scratch_shapes")
         grid_spec = keywords.get(b"grid_spec")
         if scratch is None and grid_spec is not None and grid_spec.endswith(b")"):
             scratch = _keywords(_call_arguments(grid_spec)).get(b"scratch_shapes")
         if kernel is None or scratch is None:
-            return []
+            return
         entries: list[bytes] | None = None  # of a list or tuple display; None: anything else
         if scratch.startswith((b"[", b"(")):
             entries, end = _arguments(scratch, 0)
             if end != len(scratch) - 1 or any(e.startswith(b"*") for e in entries):
                 entries = None
-        pairs: list[tuple[bytes, bytes | None]] = []
         for params, _ in self._signatures(kernel):
             if entries is None:
-                pairs += [(name, None) for name in params]
+                yield from ((name, None) for name in params)
             else:
-                pairs += zip(params[max(len(params) - len(entries), 0) :], entries)
-        return pairs
+                yield from zip(params[max(len(params) - len(entries), 0) :], entries)
 
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:
         """(positional, keyword-only parameter names) of every def `node` may name."""
