@@ -90,7 +90,6 @@ SEMAPHORE_TYPE_OWNERS = (
 FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)
 
 
-
 def alternation(names: Iterable[str]) -> bytes:
     """A pattern for any of `names`, the longest tried first."""
     return b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))

@@ -29,15 +29,8 @@ class Finding:
 
 
 def decide(
-    rule: str,
-    span: tuple[int, int, int, int],
-    message: str,
-    original: str,
-    replacement: str | None,
-    *,
-    safe: bool,
-    unsafe_fixes: bool,
-    apply_fixes: bool,
+    rule: str, span: tuple[int, int, int, int], message: str, original: str, replacement: str | None, *,
+    safe: bool, unsafe_fixes: bool, apply_fixes: bool,
 ) -> tuple[Finding, bool]:
     """The finding the engine records, and whether its fix is accepted (safe, or allowed)."""
     accepted = replacement is not None and (safe or unsafe_fixes)

@@ -24,7 +24,9 @@ _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|\?\s*$")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _INDENT = re.compile(r"^\s*")
 _MASKED = re.compile(r"^(\s*)" + re.escape(_MASK))
-_TOKEN = re.compile(r'[ \t\r\n]*("(?:[^"\\]|\\.)*"|-?[0-9.eE+\-]+|true|false|null|[][{}:,])?', re.DOTALL)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+\-]*|true|false|null|[][{}:,]|(?P<other>[^ \t\r\n])', re.DOTALL)
+
+_Spans = dict[tuple[object, ...], tuple[int, int]]  # a JSON value's path -> where it is in the text
 
 
 @dataclass
@@ -34,42 +36,35 @@ class _Cell:
     is_list: bool  # the JSON `source` value is an array of strings, not one string
 
 
-class _Scanner:
+def _spans(text: str) -> _Spans:
     """Where each value of the notebook's JSON sits in the text, by its path of keys and indexes.
 
-    The text has already parsed as JSON, so the scanner only follows its tokens.
+    The text has already parsed as JSON, so this only follows its tokens.
     """
+    spans: _Spans = {}
+    tokens = _TOKEN.finditer(text)
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.position = 0
-        self.spans: dict[tuple[object, ...], tuple[int, int]] = {}
-        self._value((), self._token())
-
-    def _token(self) -> str:
-        match = _TOKEN.match(self.text, self.position)
-        assert match is not None  # the blanks match, if nothing else
-        self.position = match.end()
-        if match.group(1) is None:  # NaN or Infinity: json.loads takes them, JSON does not
-            raise SourceError(f"not valid notebook JSON at offset {self.position}")
-        return match.group(1)
-
-    def _value(self, path: tuple[object, ...], token: str) -> None:
-        start = self.position - len(token)
-        if token in ("{", "["):
-            close, index = ("}" if token == "{" else "]"), 0
-            token = self._token()
-            while token != close:
+    def value(path: tuple[object, ...], token: re.Match[str]) -> None:
+        if token["other"] is not None:  # NaN or Infinity: json.loads takes them, JSON does not
+            raise SourceError(f"not valid notebook JSON at offset {token.start()}")
+        item = token
+        if token[0] in ("{", "["):
+            close, index = ("}" if token[0] == "{" else "]"), 0
+            item = next(tokens)
+            while item[0] != close:
                 if close == "}":
-                    self._token()  # the colon
-                    self._value((*path, json.loads(token)), self._token())
+                    next(tokens)  # the colon
+                    value((*path, json.loads(item[0])), next(tokens))
                 else:
-                    self._value((*path, index), token)
+                    value((*path, index), item)
                     index += 1
-                token = self._token()
-                if token == ",":
-                    token = self._token()
-        self.spans[path] = (start, self.position)
+                item = next(tokens)
+                if item[0] == ",":
+                    item = next(tokens)
+        spans[path] = (token.start(), item.end())
+
+    value((), next(tokens))
+    return spans
 
 
 def _encode_like(value: str, original_raw: str, original_value: str) -> str:
@@ -97,11 +92,11 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
     language = notebook.get("metadata", {}).get("language_info", {}).get("name", "python")
     if language != "python":
         return FixResult(data, (), "utf-8", parsed=False)
-    scanner = _Scanner(text)
+    spans = _spans(text)
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         source = cell.get("source", "")
-        if cell.get("cell_type") != "code" or ("cells", index, "source") not in scanner.spans:
+        if cell.get("cell_type") != "code" or ("cells", index, "source") not in spans:
             continue
         joined = "".join(source) if isinstance(source, list) else source
         if joined.lstrip().startswith("%%"):
@@ -125,7 +120,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
         if not old_text.endswith("\n") and new_text.endswith("\n"):
             new_text = new_text[:-1]
         if new_text != old_text:
-            edits += _edits(text, scanner, cell, new_text)
+            edits += _edits(text, spans, cell, new_text)
     return FixResult(apply_edits(text, 0, len(text), edits).encode("utf-8"), findings, "utf-8", result.parsed)
 
 
@@ -137,15 +132,15 @@ def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
     )
 
 
-def _edits(text: str, scanner: _Scanner, cell: _Cell, new_text: str) -> list[tuple[int, int, str]]:
+def _edits(text: str, spans: _Spans, cell: _Cell, new_text: str) -> list[tuple[int, int, str]]:
     """The edits to the text that give a changed cell its new source: only the changed strings."""
     base = ("cells", cell.index, "source")
     if not cell.is_list:
-        start, end = scanner.spans[base]
+        start, end = spans[base]
         raw = text[start:end]
         return [(start, end, _encode_like(new_text, raw, json.loads(raw)))]
     new_lines = _LINES.findall(new_text)
-    old_spans = [scanner.spans[(*base, i)] for i in range(len(cell.lines))]
+    old_spans = [spans[(*base, i)] for i in range(len(cell.lines))]
     if len(new_lines) == len(cell.lines):
         return [
             (start, end, _encode_like(new, text[start:end], old))

@@ -21,13 +21,11 @@ from collections.abc import Iterator
 
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation
 
-# Semaphore positions and keywords per function name, over every module exporting the name.
-_POSITIONS: dict[str, set[int]] = {}
-_KEYWORDS: dict[str, set[str]] = {}
+# The positions and keywords of semaphore parameters per function name, over every module exporting it.
+_SEM_PARAMS: dict[str, set[int | str | None]] = {}
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
-        _POSITIONS.setdefault(_name, set()).update(p.position for p in _op.sem_params if p.position is not None)
-        _KEYWORDS.setdefault(_name, set()).update(p.name for p in _op.sem_params)
+        _SEM_PARAMS.setdefault(_name, set()).update(x for p in _op.sem_params for x in (p.name, p.position))
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial"}
@@ -253,20 +251,18 @@ def _call_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
 
 def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterator[bytes]:
     """The arguments bound to semaphore parameters, as the engines bind them."""
-    positions = set().union(*(_POSITIONS[f] for f in functions))
-    keywords = set().union(*(_KEYWORDS[f] for f in functions))
-    position: int | None = 0
+    wanted = set().union(*(_SEM_PARAMS[f] for f in functions))
+    position: int | None = 0  # None after a `*args`: positions are unknown
     for argument in arguments:
         if argument.startswith(b"*"):
-            if not argument.startswith(b"**"):
-                position = None
+            position = position if argument.startswith(b"**") else None
             continue
         keyword = _KEYWORD_ARG.match(argument)
         if keyword is not None:
-            if keyword.group(1).decode() in keywords:
+            if keyword.group(1).decode() in wanted:
                 yield argument[keyword.end() :].strip()
         elif position is not None:
-            if position in positions:
+            if position in wanted:
                 yield argument
             position += 1
 
