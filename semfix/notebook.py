@@ -89,8 +89,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
         raise SourceError(f"not a readable notebook: {error}") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise SourceError("not a notebook in nbformat 4 (no top-level cells list)")
-    language = notebook.get("metadata", {}).get("language_info", {}).get("name", "python")
-    if language != "python":
+    if notebook.get("metadata", {}).get("language_info", {}).get("name", "python") != "python":
         return FixResult(data, (), "utf-8", parsed=False)
     spans = _spans(text)
     cells = []

@@ -224,9 +224,7 @@ class _Skim:
         if not node.isascii():
             raise _GiveUp("a non-ASCII function name")
         while not _NAME.match(node):  # functools.partial(kernel, ...): the first argument
-            if not node.endswith(b")"):
-                return
-            inner = _call_arguments(node)
+            inner = _call_arguments(node) if node.endswith(b")") else []
             if not inner:
                 return
             node = inner[0]
