@@ -1,16 +1,9 @@
 """Skimming: proving from a file's bytes that no rule can fire, so it is never parsed.
 
-The byte prefilter passes every file that names Pallas and a catalog function: every kernel
-file, correct or not, and parsing the correct ones is most of a repository run. Every
-finding sits on a semaphore argument of a catalog call, and that argument is a subscript
-other than a plain `.at[i]` view, a name assigned somewhere in the file (SEM003), or a name
-bound to a semaphore-array allocation (SEM004). This module finds every catalog call in the
-raw bytes, cuts out its arguments with a small string- and bracket-aware scanner, and clears
-the file only when no semaphore argument can have one of those shapes.
-
-It gives up (the file is parsed) on anything it does not model: an f-string or a backslash
-in a call it reads, an encoding other than UTF-8, a non-ASCII name where it reads names, a
-generic kernel, `run_scoped` through `functools.partial`. It must never clear a file an engine would flag; the tests hold it to that.
+The byte prefilter passes every kernel file, correct or not, and parsing the correct ones is
+most of a repository run. What the skim reads, and what it gives up on (the file is then
+parsed): docs/design.md, tier 2. It must never clear a file the engine would flag;
+tests/test_skim.py holds it to that.
 """
 
 from __future__ import annotations
