@@ -7,8 +7,8 @@ when its qualified name resolves, through the file's imports, to one of these en
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -89,11 +89,15 @@ SEMAPHORE_TYPE_OWNERS = (
 #: Every function name in the catalog, for the byte prefilter.
 FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)
 
+
+def alternation(names: Iterable[str]) -> bytes:
+    """A pattern for any of `names`, the longest tried first."""
+    return b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
+
+
 # A file can hold a finding only if it names a catalog function and spells "pallas" (every
 # module path above contains it, and qualified names come from what the source spells).
-_NAMES_PATTERN = re.compile(
-    "|".join(sorted((re.escape(n) for n in FUNCTION_NAMES), key=len, reverse=True)).encode()
-)
+_NAMES_PATTERN = re.compile(alternation(FUNCTION_NAMES))
 
 
 def lookup(qualified_name: str) -> Operation | None:

@@ -32,9 +32,7 @@ class SemfixCommand(CodemodCommand):
             "--unsafe-fixes", action="store_true", default=None, help="also apply fixes semfix cannot prove safe"
         )
 
-    def __init__(
-        self, context: CodemodContext, select: list[str] | None = None, unsafe_fixes: bool | None = None
-    ) -> None:
+    def __init__(self, context: CodemodContext, select: list[str] | None = None, unsafe_fixes: bool | None = None) -> None:
         super().__init__(context)
         self.select = select
         self.unsafe_fixes = unsafe_fixes

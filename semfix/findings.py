@@ -29,31 +29,12 @@ class Finding:
 
 
 def decide(
-    rule: str,
-    span: tuple[int, int, int, int],
-    message: str,
-    original: str,
-    replacement: str | None,
-    *,
-    safe: bool,
-    unsafe_fixes: bool,
-    apply_fixes: bool,
+    rule: str, span: tuple[int, int, int, int], message: str, original: str, replacement: str | None, *,
+    safe: bool, unsafe_fixes: bool, apply_fixes: bool,
 ) -> tuple[Finding, bool]:
     """The finding the engine records, and whether its fix is accepted (safe, or allowed)."""
     accepted = replacement is not None and (safe or unsafe_fixes)
     if replacement is not None and not accepted:
         message += UNSAFE_SUFFIX
-    line, column, end_line, end_column = span
-    finding = Finding(
-        rule=rule,
-        line=line,
-        column=column,
-        end_line=end_line,
-        end_column=end_column,
-        message=message,
-        original=original,
-        replacement=replacement,
-        applied=accepted and apply_fixes,
-        safety=None if replacement is None else ("safe" if safe else "unsafe"),
-    )
-    return finding, accepted
+    safety = None if replacement is None else ("safe" if safe else "unsafe")
+    return Finding(rule, *span, message, original, replacement, accepted and apply_fixes, safety), accepted

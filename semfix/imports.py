@@ -1,16 +1,11 @@
 """SEM101's import edits, made where a careful person (or isort) would make them, and declared.
 
-After the rewrite, an import of a migrated name that nothing in its scope uses any more loses
-that name, in any scope; the statement goes when nothing of it is left, its blank lines and
-comments handed to the next statement. Where the rewritten code needs the pallas module bound:
-
-- inside a function, the pallas import takes the place of the `pltpu` import the rewritten
-  names came from (before it, if it is still used): a lazy import stays lazy;
-- at module level, it takes the place of that JAX import when it is dropped, or else joins
-  that import's block at its sorted place (`import x` lines first, then `from` lines by module,
-  as isort and ruff's I001 sort them). That block holds a JAX import, so in a sorted file it is
-  the third-party section: the new import never lands after first-party or relative imports,
-  and semfix never has to guess which of the other modules are first-party.
+Where the pallas import goes is the README's SEM101 entry: inside a function, in place of the
+`pltpu` import (a lazy import stays lazy); at module level, in place of a dropped JAX import or
+at its sorted place in that import's block (`import x` lines first, then `from` lines by
+module, as isort and ruff's I001 sort them). That block holds a JAX import, so in a sorted
+file it is the third-party section: semfix never has to guess which modules are first-party.
+An import statement left with no name goes, its blank lines and comments handed to the next.
 
 SEM101 (semfix/rules/sem101.py) finds the statements and places; the helpers here
 edit one import statement with libcst and sort. Every edit is recorded in ImportChanges, and

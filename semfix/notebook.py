@@ -16,83 +16,55 @@ from semfix.api import FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
+from semfix.text import apply_edits
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  #semfix-magic#"
 _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|\?\s*$")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
+_INDENT = re.compile(r"^\s*")
+_MASKED = re.compile(r"^(\s*)" + re.escape(_MASK))
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+\-]*|true|false|null|[][{}:,]|(?P<other>[^ \t\r\n])', re.DOTALL)
+
+_Spans = dict[tuple[object, ...], tuple[int, int]]  # a JSON value's path -> where it is in the text
 
 
 @dataclass
 class _Cell:
     index: int  # position among all cells, 0-based
-    raw_span: tuple[int, int]  # the JSON `source` value: a string, or an array of strings
     lines: list[str]
-    is_list: bool
+    is_list: bool  # the JSON `source` value is an array of strings, not one string
 
 
-class _Scanner:
-    """A JSON reader that records where each code cell's `source` value sits in the text."""
+def _spans(text: str) -> _Spans:
+    """Where each value of the notebook's JSON sits in the text, by its path of keys and indexes.
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.position = 0
-        self.spans: dict[tuple[object, ...], tuple[int, int]] = {}
+    The text has already parsed as JSON, so this only follows its tokens.
+    """
+    spans: _Spans = {}
+    tokens = _TOKEN.finditer(text)
 
-    def _skip(self) -> None:
-        while self.position < len(self.text) and self.text[self.position] in " \t\r\n":
-            self.position += 1
-
-    def value(self, path: tuple[object, ...]) -> None:
-        self._skip()
-        start = self.position
-        char = self.text[start]
-        if char == "{":
-            self.position += 1
-            self._skip()
-            if self.text[self.position] == "}":
-                self.position += 1
-            else:
-                while True:
-                    self._skip()
-                    key_start = self.position
-                    self._string()
-                    key = json.loads(self.text[key_start : self.position])
-                    self._skip()
-                    self.position += 1  # the colon
-                    self.value((*path, key))
-                    self._skip()
-                    self.position += 1
-                    if self.text[self.position - 1] == "}":
-                        break
-        elif char == "[":
-            self.position += 1
-            self._skip()
-            if self.text[self.position] == "]":
-                self.position += 1
-            else:
-                index = 0
-                while True:
-                    self.value((*path, index))
+    def value(path: tuple[object, ...], token: re.Match[str]) -> None:
+        if token["other"] is not None:  # NaN or Infinity: json.loads takes them, JSON does not
+            raise SourceError(f"not valid notebook JSON at offset {token.start()}")
+        item = token
+        if token[0] in ("{", "["):
+            close, index = ("}" if token[0] == "{" else "]"), 0
+            item = next(tokens)
+            while item[0] != close:
+                if close == "}":
+                    next(tokens)  # the colon
+                    value((*path, json.loads(item[0])), next(tokens))
+                else:
+                    value((*path, index), item)
                     index += 1
-                    self._skip()
-                    self.position += 1
-                    if self.text[self.position - 1] == "]":
-                        break
-        elif char == '"':
-            self._string()
-        else:
-            match = re.compile(r"-?[0-9.eE+\-]+|true|false|null").match(self.text, start)
-            if match is None:
-                raise SourceError(f"not valid notebook JSON at offset {start}")
-            self.position = match.end()
-        self.spans[path] = (start, self.position)
+                item = next(tokens)
+                if item[0] == ",":
+                    item = next(tokens)
+        spans[path] = (token.start(), item.end())
 
-    def _string(self) -> None:
-        match = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL).match(self.text, self.position)
-        if match is None:
-            raise SourceError(f"not valid notebook JSON at offset {self.position}")
-        self.position = match.end()
+    value((), next(tokens))
+    return spans
 
 
 def _encode_like(value: str, original_raw: str, original_value: str) -> str:
@@ -105,25 +77,10 @@ def _encode_like(value: str, original_raw: str, original_value: str) -> str:
 def _mask(line: str) -> str:
     if not _MAGIC.search(line.rstrip("\n")) or line.lstrip().startswith("#"):
         return line
-    indent = line[: len(line) - len(line.lstrip())]
-    return f"{indent}{_MASK}{line.lstrip()}"
+    return _INDENT.sub(lambda indent: indent.group() + _MASK, line, count=1)
 
 
-def _unmask(line: str) -> str:
-    stripped = line.lstrip()
-    if stripped.startswith(_MASK):
-        return line[: len(line) - len(stripped)] + stripped[len(_MASK) :]
-    return line
-
-
-@dataclass(frozen=True)
-class NotebookResult:
-    source: bytes
-    findings: tuple[Finding, ...]
-    parsed: bool  # whether the joined code cells had to be parsed
-
-
-def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> NotebookResult:
+def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResult[bytes]:
     """Fix a notebook's code cells; findings carry their cell number and cell-relative lines."""
     try:
         text = data.decode("utf-8")
@@ -132,21 +89,18 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
         raise SourceError(f"not a readable notebook: {error}") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise SourceError("not a notebook in nbformat 4 (no top-level cells list)")
-    language = notebook.get("metadata", {}).get("language_info", {}).get("name", "python")
-    if language != "python":
-        return NotebookResult(data, (), parsed=False)
-    scanner = _Scanner(text)
-    scanner.value(())
+    if notebook.get("metadata", {}).get("language_info", {}).get("name", "python") != "python":
+        return FixResult(data, (), "utf-8", parsed=False)
+    spans = _spans(text)
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         source = cell.get("source", "")
-        if cell.get("cell_type") != "code" or ("cells", index, "source") not in scanner.spans:
+        if cell.get("cell_type") != "code" or ("cells", index, "source") not in spans:
             continue
         joined = "".join(source) if isinstance(source, list) else source
         if joined.lstrip().startswith("%%"):
             continue  # a cell magic: the cell is not Python
-        span = scanner.spans[("cells", index, "source")]
-        cells.append(_Cell(index, span, _LINES.findall(joined), isinstance(source, list)))
+        cells.append(_Cell(index, _LINES.findall(joined), isinstance(source, list)))
     module, starts = [], []
     for cell in cells:
         starts.append(sum(line.count("\n") for line in module) + 1)
@@ -157,17 +111,16 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> Notebook
     result: FixResult[str] = fix_source(joined_module, settings=settings, apply_fixes=apply_fixes)
     findings = tuple(_locate(f, cells, starts) for f in result.findings)
     if result.source == joined_module:
-        return NotebookResult(data, findings, result.parsed)
-    pieces = result.source.split(_BOUNDARY)
+        return FixResult(data, findings, "utf-8", result.parsed)
     edits = []
-    for cell, new_body in zip(cells, pieces):
+    for cell, new_body in zip(cells, result.source.split(_BOUNDARY)):
         old_text = "".join(cell.lines)
-        new_text = "".join(_unmask(line) for line in _LINES.findall(new_body))
+        new_text = "".join(_MASKED.sub(r"\1", line, count=1) for line in _LINES.findall(new_body))
         if not old_text.endswith("\n") and new_text.endswith("\n"):
             new_text = new_text[:-1]
         if new_text != old_text:
-            edits.append((cell, new_text))
-    return NotebookResult(_rewrite(text, scanner, edits).encode("utf-8"), findings, result.parsed)
+            edits += _edits(text, spans, cell, new_text)
+    return FixResult(apply_edits(text, 0, len(text), edits).encode("utf-8"), findings, "utf-8", result.parsed)
 
 
 def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
@@ -178,32 +131,24 @@ def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
     )
 
 
-def _rewrite(text: str, scanner: _Scanner, edits: list[tuple[_Cell, str]]) -> str:
-    """Replace only the changed strings of the changed cells' `source` values."""
-    replacements = []
-    for cell, new_text in edits:
-        base = ("cells", cell.index, "source")
-        if not cell.is_list:
-            start, end = scanner.spans[base]
-            raw = text[start:end]
-            replacements.append((start, end, _encode_like(new_text, raw, json.loads(raw))))
-            continue
-        new_lines = _LINES.findall(new_text)
-        old_spans = [scanner.spans[(*base, i)] for i in range(len(cell.lines))]
-        if len(new_lines) == len(cell.lines):
-            for (start, end), old, new in zip(old_spans, cell.lines, new_lines):
-                if old != new:
-                    replacements.append((start, end, _encode_like(new, text[start:end], old)))
-            continue
-        if not old_spans:
-            raise SourceError("cannot rewrite an empty cell")
-        separator = text[old_spans[0][1] : old_spans[1][0]] if len(old_spans) > 1 else ", "
-        style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
-        encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
-        replacements.append((old_spans[0][0], old_spans[-1][1], encoded))
-    out, cursor = [], 0
-    for start, end, new in sorted(replacements):
-        out += [text[cursor:start], new]
-        cursor = end
-    out.append(text[cursor:])
-    return "".join(out)
+def _edits(text: str, spans: _Spans, cell: _Cell, new_text: str) -> list[tuple[int, int, str]]:
+    """The edits to the text that give a changed cell its new source: only the changed strings."""
+    base = ("cells", cell.index, "source")
+    if not cell.is_list:
+        start, end = spans[base]
+        raw = text[start:end]
+        return [(start, end, _encode_like(new_text, raw, json.loads(raw)))]
+    new_lines = _LINES.findall(new_text)
+    old_spans = [spans[(*base, i)] for i in range(len(cell.lines))]
+    if len(new_lines) == len(cell.lines):
+        return [
+            (start, end, _encode_like(new, text[start:end], old))
+            for (start, end), old, new in zip(old_spans, cell.lines, new_lines)
+            if old != new
+        ]
+    if not old_spans:
+        raise SourceError("cannot rewrite an empty cell")
+    separator = text[old_spans[0][1] : old_spans[1][0]] if len(old_spans) > 1 else ", "
+    style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
+    encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
+    return [(old_spans[0][0], old_spans[-1][1], encoded)]

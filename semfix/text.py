@@ -25,12 +25,8 @@ def note_suppression(suppressions: Suppressions, line: int, comment: str) -> Non
 
 def suppressed(suppressions: Suppressions, code: str, lines: Iterable[int]) -> bool:
     """Does an ignore comment on any of `lines` silence `code`?"""
-    for line in lines:
-        if line in suppressions:
-            codes = suppressions[line]
-            if codes is None or code in codes:
-                return True
-    return False
+    silenced = (suppressions.get(line, frozenset()) for line in lines)
+    return any(codes is None or code in codes for codes in silenced)
 
 
 def line_starts(text: str) -> list[int]:
