@@ -10,7 +10,7 @@ the file only when no semaphore argument can have one of those shapes.
 
 It gives up (the file is parsed) on anything it does not model: an f-string or a backslash
 in a call it reads, an encoding other than UTF-8, a non-ASCII name where it reads names, a
-generic kernel, `run_scoped` through `functools.partial`. It must never clear a file an engine would flag; the tests hold it to that.
+generic kernel, an allocator through `functools.partial`, `core_map` scratch shapes. It must never clear a file an engine would flag; the tests hold it to that.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ for _ops in MODULES.values():
         _KEYWORDS[_name] = _KEYWORDS.get(_name, frozenset()) | {p.name for p in _op.sem_params}
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
-_ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial"}
+_ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
 _ENCODED = {name: name.encode() for name in _ALIASABLE}
 
 
@@ -225,8 +225,11 @@ class _Skim:
     def _allocations(self) -> Iterator[tuple[set[str], list[bytes], dict[bytes, bytes]]]:
         """(what the callee may be, argument texts, keyword arguments) of each allocation."""
         for _, arguments in self._calls(frozenset({"partial"})):
-            if arguments and self._means(_terminal(arguments[0]), "run_scoped"):
-                raise _GiveUp("run_scoped through functools.partial")
+            if arguments and any(self._means(_terminal(arguments[0]), name) for name in _ALLOCATORS):
+                raise _GiveUp("an allocator through functools.partial")
+        for _, arguments in self._calls(frozenset({"core_map"})):
+            if any(a.startswith((b"*", b"scratch_shapes")) for a in arguments):
+                raise _GiveUp("core_map scratch shapes")
         for meanings, arguments in self._calls(_ALLOCATORS):
             keywords = {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
             yield meanings, arguments, keywords
