@@ -76,6 +76,8 @@ MODULES: Mapping[str, Mapping[str, Operation]] = {
 #: Other JAX names the rules need to recognise: kernels, scoped allocations, semaphore types.
 PALLAS_CALL = frozenset({"jax.experimental.pallas.pallas_call", "jax._src.pallas.pallas_call.pallas_call"})
 RUN_SCOPED = frozenset({"jax.experimental.pallas.run_scoped", "jax._src.pallas.primitives.run_scoped"})
+#: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
+CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})
 SEMAPHORE_TYPE_OWNERS = (
     "jax.experimental.pallas.tpu.SemaphoreType.",

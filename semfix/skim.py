@@ -21,7 +21,7 @@ for _ops in MODULES.values():
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _op.sem_params for x in (p.name, p.position))
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
-_ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial"}
+_ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
 _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 # A comment always runs to the end of its line: anything else backtracks exponentially on `###`.
 _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
@@ -176,8 +176,11 @@ class _Skim:
         """
         for _, arguments in self._calls(frozenset({"partial"})):
             body = _TERMINAL.search(arguments[0]) if arguments else None
-            if body is not None and "run_scoped" in self.meanings.get(body.group(1).decode(), ()):
-                raise _GiveUp("run_scoped through functools.partial")
+            if body is not None and _ALLOCATORS & self.meanings.get(body.group(1).decode(), set()):
+                raise _GiveUp("an allocator through functools.partial")
+        for _, arguments in self._calls(frozenset({"core_map"})):
+            if any(a.startswith((b"*", b"scratch_shapes")) for a in arguments):
+                raise _GiveUp("core_map scratch shapes")
         for meanings, arguments in self._calls(_ALLOCATORS):
             keywords = _keywords(arguments)
             positional = [a for a in arguments if not a.startswith(b"*") and not _KEYWORD_ARG.match(a)]

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from semfix.catalog import (
+    CORE_MAP,
     FUNCTION_NAMES,
     PALLAS_CALL,
     PARTIAL,
@@ -124,46 +125,79 @@ class Evidence:
         return self.proven
 
     def gather(self) -> None:
-        kernels, scoped = [], []
+        """Give kernel and body parameters the kind of what JAX allocates for them: through
+        `pallas_call` and `run_scoped` calls, and through what is applied to a body, as a call
+        (`pl.core_map(mesh, ...)(body)`) or as the decorator nearest a def."""
+        found: list[tuple[frozenset[str], ast.AST, list[ast.AST], Scope]] = []
         for call in self.scopes.relevant_calls():
             scope = self.scopes.scope_of[id(call)]
             if self.operation(call) is not None:
                 continue
             if self.resolves_to(call.func, scope, PALLAS_CALL):
-                keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
                 positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+                keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
                 kernel = keywords.get("kernel", positional[0] if positional else None)
-                scratch = keywords.get("scratch_shapes")
-                grid_spec = keywords.get("grid_spec")
+                if kernel is not None:
+                    found.append((PALLAS_CALL, kernel, list(call.keywords), scope))
+            elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
+                found.append((RUN_SCOPED, call.args[0], source_order(call)[1:], scope))
+        for call in self.scopes.calls:
+            if isinstance(call.func, ast.Call) and len(call.args) == 1 and not call.keywords:
+                scope = self.scopes.scope_of[id(call)]
+                applied = self._applied(call.func, scope)
+                if applied is not None and not isinstance(call.args[0], ast.Starred):
+                    found.append((applied[0], call.args[0], applied[1], scope))
+        for function in self.scopes.functions:
+            if function.decorator_list:  # only the nearest one is given the def itself
+                scope = self.scopes.scope_of[id(function)]
+                applied = self._applied(function.decorator_list[-1], scope)
+                if applied is not None:
+                    found.append((applied[0], function, applied[1], scope))
+        for allocator, body, arguments, scope in found:
+            keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+            if allocator is PALLAS_CALL:
+                scratch, grid_spec = keywords.get("scratch_shapes"), keywords.get("grid_spec")
                 if scratch is None and isinstance(grid_spec, ast.Call):
                     scratch = next((k.value for k in grid_spec.keywords if k.arg == "scratch_shapes"), None)
-                if kernel is not None and scratch is not None:
-                    kernels.append((kernel, scratch, scope))
-            elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
-                scoped.append((call.args[0], source_order(call)[1:], scope))
-        for function in self.scopes.functions:
-            scope = self.scopes.scope_of[id(function)]
-            for decorator in function.decorator_list:
-                if (
-                    isinstance(decorator, ast.Call)
-                    and self.resolves_to(decorator.func, scope, PARTIAL)
-                    and decorator.args
-                    and self.resolves_to(decorator.args[0], scope, RUN_SCOPED)
-                ):
-                    scoped.append((function, source_order(decorator)[1:], scope))
-        for kernel, scratch, scope in kernels:
-            self._bind_scratch(kernel, scratch, scope)
-        for body, allocations, scope in scoped:
-            self._bind_scoped(body, allocations, scope)
+                if scratch is not None:
+                    self._bind_scratch(body, scratch, scope)
+            elif allocator is RUN_SCOPED:
+                allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
+                self._bind_scoped(body, allocations, scope)
+            elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
+                entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
+                if entries is not None:
+                    self._bind_scoped(body, entries, scope)
+
+    def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.AST]] | None:
+        """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
+        function and the other arguments it gets. `functools.partial(pl.pallas_call, ...)` and
+        `functools.partial(pl.run_scoped, ...)` qualify only with keywords alone (a positional
+        argument there would come before the body); `pl.core_map(mesh, ...)` returns a
+        decorator. `pl.pallas_call` has no decorator-factory form, and `@pl.run_scoped` alone
+        allocates nothing."""
+        if not isinstance(node, ast.Call):
+            return None
+        if self.resolves_to(node.func, scope, PARTIAL) and len(node.args) == 1:
+            allocator = next((a for a in (PALLAS_CALL, RUN_SCOPED) if self.resolves_to(node.args[0], scope, a)), None)
+            return (allocator, list(node.keywords)) if allocator is not None else None
+        return (CORE_MAP, list(node.keywords)) if self.resolves_to(node.func, scope, CORE_MAP) else None
+
+    @staticmethod
+    def _named_entries(node: ast.expr) -> list[ast.AST] | None:
+        """A dict display of string keys as keyword arguments (core_map passes a dict by name)."""
+        if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return None
+        return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
 
     def _function(self, node: ast.AST, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         if isinstance(node, _FUNCTIONS):
             return node
         if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
             return self._function(node.args[0], scope)
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
             _, bindings = scope.lookup(node.id)
-            if len(bindings) == 1 and bindings[0].kind == "def":
+            if len(bindings) == 1 and bindings[0].kind == "def" and not bindings[0].node.decorator_list:  # type: ignore[union-attr]
                 return bindings[0].node  # type: ignore[return-value]
         return None
 
