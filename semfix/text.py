@@ -8,25 +8,6 @@ from typing import Iterable
 from semfix.findings import Finding
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
-
-Suppressions = dict[int, "frozenset[str] | None"]  # line -> the codes silenced there (None: all)
-
-
-def note_suppression(suppressions: Suppressions, line: int, comment: str) -> None:
-    """Record what a comment on `line` silences, if it is a `# semfix: ignore[...]` comment."""
-    found = _IGNORE.search(comment)
-    if found is not None:
-        codes = found.group("codes")
-        suppressions[line] = None if codes is None else frozenset(
-            c.strip().upper() for c in codes.split(",") if c.strip()
-        )
-
-
-def suppressed(suppressions: Suppressions, code: str, lines: Iterable[int]) -> bool:
-    """Does an ignore comment on any of `lines` silence `code`?"""
-    silenced = (suppressions.get(line, frozenset()) for line in lines)
-    return any(codes is None or code in codes for codes in silenced)
 
 
 def line_starts(text: str) -> list[int]:

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 from semfix.engine.evidence import Evidence
 from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, tokens
 from semfix.findings import Finding, decide
-from semfix.text import Suppressions, line_starts, note_suppression, suppressed
+from semfix.text import line_starts
 
 if TYPE_CHECKING:
     from semfix.engine.scopes import ScopeBuilder
     from semfix.imports import ImportChanges
     from semfix.settings import Settings
 
-_IGNORE_TEXT = re.compile(r"#\s*semfix:\s*ignore")
+_IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
 # libcst calls the whitespace after the value.
 _AFTER_VALUE = re.compile(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
@@ -56,12 +56,13 @@ class Context(Evidence):
         self.semaphore_args: set[int] = set()  # id() of every semaphore argument of a catalog call
         self.memo: dict[object, object] = {}  # what a rule works out once per node (SEM003's plans)
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed
-        self.suppressions = _suppressions(text.text)
+        self.suppressions = _suppressions(text.text)  # line -> the codes silenced there (None: all)
         self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
 
     def off(self, code: str, lines: Iterable[int]) -> bool:
         """Is the rule off, or silenced by a `# semfix: ignore` on one of `lines`?"""
-        return code not in self.settings.enabled or bool(self.suppressions) and suppressed(self.suppressions, code, lines)
+        silenced = [self.suppressions.get(line, frozenset()) for line in lines] if self.suppressions else []
+        return code not in self.settings.enabled or any(codes is None or code in codes for codes in silenced)
 
     def report(
         self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True, span: Span | None = None
@@ -161,12 +162,16 @@ class Context(Evidence):
         return any(outermost <= c < start or end <= c < close for c in comments)
 
 
-def _suppressions(text: str) -> Suppressions:
-    """The `# semfix: ignore` comments, by line. Only comments count, not strings, so the
+def _suppressions(text: str) -> dict[int, frozenset[str] | None]:
+    """The `# semfix: ignore[...]` comments, by line. Only comments count, not strings, so the
     tokenizer decides; it runs only when the text holds such a comment at all."""
-    found: Suppressions = {}
-    if "semfix" in text and _IGNORE_TEXT.search(text):
+    found: dict[int, frozenset[str] | None] = {}
+    if "semfix" in text and _IGNORE.search(text):
         for token in tokens(text):
-            if token.type == tokenize.COMMENT and "semfix" in token.string:
-                note_suppression(found, token.start[0], token.string)
+            ignore = _IGNORE.search(token.string) if token.type == tokenize.COMMENT else None
+            if ignore is not None:
+                codes = ignore.group("codes")
+                found[token.start[0]] = None if codes is None else frozenset(
+                    c.strip().upper() for c in codes.split(",") if c.strip()
+                )
     return found

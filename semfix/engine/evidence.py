@@ -15,24 +15,14 @@ from collections.abc import Iterator
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from semfix.catalog import (
-    CORE_MAP,
-    FUNCTION_NAMES,
-    PALLAS_CALL,
-    PARTIAL,
-    RUN_SCOPED,
-    SEMAPHORE_TYPE_OWNERS,
-    Operation,
-    lookup,
-)
-from semfix.engine.nodes import is_at, read_target, source_order
-from semfix.engine.scopes import Scope, Steps, Tracking
+from semfix.catalog import CORE_MAP, FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS
+from semfix.catalog import Operation, lookup
+from semfix.engine.nodes import Steps, is_at, read_target, source_order, unchain
+from semfix.engine.scopes import Scope, Tracking
 
 if TYPE_CHECKING:
     from semfix.engine.nodes import Text
     from semfix.engine.scopes import ScopeBuilder
-
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class Kind(Enum):
@@ -58,16 +48,13 @@ class Evidence:
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        root, steps, _ = unchain(node)
+        if not isinstance(root, ast.Name) or None in steps:
             return None
-        _, bindings = scope.lookup(node.id)
+        _, bindings = scope.lookup(root.id)
         if not bindings or any(b.kind != "import" for b in bindings):
             return None
-        suffix = "".join(f".{p}" for p in reversed(parts))
+        suffix = "".join(f".{p}" for p in steps)
         return {f"{b.qualname}{suffix}" for b in bindings}
 
     def resolves_to(self, node: ast.expr, scope: Scope, targets: frozenset[str]) -> bool:
@@ -128,7 +115,6 @@ class Evidence:
         """Give kernel and body parameters the kind of what JAX allocates for them: through
         `pallas_call` and `run_scoped` calls, and through what is applied to a body, as a call
         (`pl.core_map(mesh, ...)(body)`) or as the decorator nearest a def."""
-        found: list[tuple[frozenset[str], ast.AST, list[ast.AST], Scope]] = []
         for call in self.scopes.relevant_calls():
             scope = self.scopes.scope_of[id(call)]
             if self.operation(call) is not None:
@@ -138,36 +124,39 @@ class Evidence:
                 keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
                 kernel = keywords.get("kernel", positional[0] if positional else None)
                 if kernel is not None:
-                    found.append((PALLAS_CALL, kernel, list(call.keywords), scope))
+                    self._allocate(PALLAS_CALL, list(call.keywords), kernel, scope)
             elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
-                found.append((RUN_SCOPED, call.args[0], source_order(call)[1:], scope))
+                self._allocate(RUN_SCOPED, source_order(call)[1:], call.args[0], scope)
         for call in self.scopes.calls:
             if isinstance(call.func, ast.Call) and len(call.args) == 1 and not call.keywords:
                 scope = self.scopes.scope_of[id(call)]
                 applied = self._applied(call.func, scope)
                 if applied is not None and not isinstance(call.args[0], ast.Starred):
-                    found.append((applied[0], call.args[0], applied[1], scope))
+                    self._allocate(*applied, call.args[0], scope)
         for function in self.scopes.functions:
             if function.decorator_list:  # only the nearest one is given the def itself
                 scope = self.scopes.scope_of[id(function)]
                 applied = self._applied(function.decorator_list[-1], scope)
                 if applied is not None:
-                    found.append((applied[0], function, applied[1], scope))
-        for allocator, body, arguments, scope in found:
-            keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
-            if allocator is PALLAS_CALL:
-                scratch, grid_spec = keywords.get("scratch_shapes"), keywords.get("grid_spec")
-                if scratch is None and isinstance(grid_spec, ast.Call):
-                    scratch = next((k.value for k in grid_spec.keywords if k.arg == "scratch_shapes"), None)
-                if scratch is not None:
-                    self._bind_scratch(body, scratch, scope)
-            elif allocator is RUN_SCOPED:
-                allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
-                self._bind_scoped(body, allocations, scope)
-            elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
-                entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
-                if entries is not None:
-                    self._bind_scoped(body, entries, scope)
+                    self._allocate(*applied, function, scope)
+
+    def _allocate(self, allocator: frozenset[str], arguments: list[ast.AST], body: ast.AST, scope: Scope) -> None:
+        """Give `body`'s parameters the kinds of what `allocator`, given `arguments`, allocates
+        for them. The order calls come in does not matter: a parameter given two kinds has none."""
+        keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+        if allocator is PALLAS_CALL:
+            scratch, grid_spec = keywords.get("scratch_shapes"), keywords.get("grid_spec")
+            if scratch is None and isinstance(grid_spec, ast.Call):
+                scratch = next((k.value for k in grid_spec.keywords if k.arg == "scratch_shapes"), None)
+            if scratch is not None:
+                self._bind(body, self._entries(scratch, scope) or [], scope, last=True)
+        elif allocator is RUN_SCOPED:
+            allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
+            self._bind(body, allocations, scope)
+        elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
+            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
+            if entries is not None:
+                self._bind(body, entries, scope)
 
     def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.AST]] | None:
         """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
@@ -191,7 +180,7 @@ class Evidence:
         return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
 
     def _function(self, node: ast.AST, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        if isinstance(node, _FUNCTIONS):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return node
         if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
             return self._function(node.args[0], scope)
@@ -227,26 +216,18 @@ class Evidence:
                         return Kind.ARRAY
         return Kind.UNKNOWN
 
-    def _set_kind(self, parameter: ast.arg, kind: Kind) -> None:
-        previous = self.param_kinds.get(id(parameter))
-        self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
-
-    def _bind_scratch(self, kernel: ast.expr, scratch: ast.expr, scope: Scope) -> None:
-        function, entries = self._function(kernel, scope), self._entries(scratch, scope)
-        if function is None or not entries:
-            return
-        parameters = [*function.args.posonlyargs, *function.args.args]
-        if function.args.vararg is not None or len(entries) > len(parameters):
-            return
-        for parameter, entry in zip(parameters[len(parameters) - len(entries) :], entries):
-            self._set_kind(parameter, self._allocation(entry, scope))
-
-    def _bind_scoped(self, body: ast.AST, allocations: list[ast.AST], scope: Scope) -> None:
+    def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
+        """Allocations to the body's parameters, as Python passes arguments; `last`: the
+        kernel's last positional parameters, as pallas_call passes scratch buffers."""
         function = self._function(body, scope)
         if function is None:
             return
         parameters = [*function.args.posonlyargs, *function.args.args]
         by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs]}
+        if last:
+            if function.args.vararg is not None or len(allocations) > len(parameters):
+                return
+            parameters = parameters[len(parameters) - len(allocations) :]
         position = 0
         for item in allocations:
             if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
@@ -258,7 +239,8 @@ class Evidence:
                 value = item  # type: ignore[assignment]
                 position += 1
             if parameter is not None:
-                self._set_kind(parameter, self._allocation(value, scope))  # type: ignore[arg-type]
+                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
+                self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
     def tracking(self) -> Tracking:
@@ -329,27 +311,17 @@ def _last_parts(targets: frozenset[str]) -> frozenset[str]:
     return frozenset(name.rpartition(".")[2] for name in targets)
 
 
-def _chains(node: ast.expr) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
+def _chains(node: ast.AST) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
     """Each name in `node`, in source order, with the part of its attribute and subscript
     chain that lies inside `node`: (`self`, `self.sems.at[i]`, ("sems", "at", None)), then (`i`, `i`, ())."""
-    parents: dict[int, ast.AST] = {}
-    stack: list[ast.AST] = [node]
-    while stack:
-        current = stack.pop()
-        children = list(ast.iter_child_nodes(current))
-        for child in children:
-            parents[id(child)] = current
-        stack.extend(reversed(children))
-        if isinstance(current, ast.Name):
-            steps: list[str | None] = []
-            top: ast.expr = current
-            while top is not node:
-                parent = parents[id(top)]
-                if isinstance(parent, ast.Attribute) and parent.value is top:
-                    steps.append(parent.attr)
-                elif isinstance(parent, ast.Subscript) and parent.value is top:
-                    steps.append(None)
-                else:
-                    break
-                top = parent  # type: ignore[assignment]
-            yield current, top, tuple(steps)
+    if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+        for child in ast.iter_child_nodes(node):
+            yield from _chains(child)
+        return
+    root, steps, links = unchain(node)  # type: ignore[arg-type]
+    if isinstance(root, ast.Name):
+        yield root, node, steps  # type: ignore[misc]
+    else:
+        yield from _chains(root)
+    for link in reversed(links):
+        yield from _chains(link.slice)

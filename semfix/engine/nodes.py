@@ -23,6 +23,23 @@ _LONE_CR = re.compile(r"\r(?!\n)")
 LINE_BREAK = re.compile(r"[\r\n]")
 
 
+Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscript
+
+
+def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
+    """`a.b[i].c`: its root `a`, its steps ("b", None, "c"), its subscripts, outermost first."""
+    steps: list[str | None] = []
+    links: list[ast.Subscript] = []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript):
+            steps.append(None)
+            links.append(node)
+        else:
+            steps.append(node.attr)
+        node = node.value
+    return node, tuple(reversed(steps)), links
+
+
 def is_at(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "at"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Callable
 
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, RUN_SCOPED
-from semfix.engine.nodes import read_target
+from semfix.engine.nodes import Steps, read_target, unchain
 
 
 @dataclass(eq=False)
@@ -75,21 +75,26 @@ class Scope:
 class ScopeBuilder:
     """One pass over the tree: bindings per scope, and the scope of every call and subscript."""
 
+    tree: ast.Module  # set by build
+
     def __init__(self) -> None:
         self.module = Scope("module", None)
         self.scope_of: dict[int, Scope] = {}
+        self.scope_of_read: dict[int, Scope] = {}  # id(`v = X[...]`) -> the scope it is in
         self.calls: list[ast.Call] = []
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
+        self._handlers, self._leaves = _HANDLERS, _LEAVES | {ast.Name}  # a Name out of a target only reads
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names
         return [c for c in self.calls if _terminal(c.func) in names]
 
     def build(self, tree: ast.Module) -> None:
+        self.tree = tree
         for statement in tree.body:
             self.visit(statement, self.module)
         if self.module.star:  # a name bound here may also be rebound by the star import: unresolved
@@ -98,12 +103,13 @@ class ScopeBuilder:
 
     def visit(self, node: ast.AST, scope: Scope) -> None:
         """Dispatch on the node's exact type; most nodes only pass their scope down."""
-        handler = _HANDLERS.get(type(node))
+        kind = type(node)
+        handler = self._handlers.get(kind)
         if handler is not None:
             handler(self, node, scope)
             return
-        kind = type(node)
-        if kind in _LEAVES:
+        leaves = self._leaves
+        if kind in leaves:
             return
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
@@ -113,20 +119,12 @@ class ScopeBuilder:
             value = getattr(node, name)
             if type(value) is list:
                 for item in value:
-                    if type(item) is ast.Name:
-                        if type(item.ctx) is ast.Store:  # type: ignore[attr-defined]
-                            scope.bind(item.id, Binding("other"))  # type: ignore[attr-defined]
-                    elif isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                    if type(item) not in leaves and isinstance(item, ast.AST):
                         visit(item, scope)
-            elif type(value) is ast.Name:
-                if type(value.ctx) is ast.Store:  # type: ignore[attr-defined]
-                    scope.bind(value.id, Binding("other"))  # type: ignore[attr-defined]
-            elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+            elif type(value) is str:  # the name in `except E as e`, `case e`, `case [*e]`, `case {**e}`
+                scope.bind(value, Binding("other"))
+            elif type(value) not in leaves and isinstance(value, ast.AST):
                 visit(value, scope)
-
-    def _children(self, node: ast.AST, scope: Scope) -> None:
-        for child in ast.iter_child_nodes(node):
-            self.visit(child, scope)
 
     def _call(self, node: ast.Call, scope: Scope) -> None:
         self.scope_of[id(node)] = scope
@@ -140,10 +138,6 @@ class ScopeBuilder:
         self.subscripts.append(node)
         self.visit(node.value, scope)
         self.visit(node.slice, scope)
-
-    def _name(self, node: ast.Name, scope: Scope) -> None:
-        if type(node.ctx) is ast.Store:
-            scope.bind(node.id, Binding("other"))
 
     def _declaration(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> None:
         kind = "global" if isinstance(node, ast.Global) else "nonlocal"
@@ -160,9 +154,8 @@ class ScopeBuilder:
         for parameter in parameters:
             inner.bind(parameter.name, Binding("other"))
         for parameter in parameters:
-            for part in (getattr(parameter, "bound", None), getattr(parameter, "default_value", None)):
-                if part is not None:
-                    self.visit(part, inner)
+            self.visit(getattr(parameter, "bound", None), inner)
+            self.visit(getattr(parameter, "default_value", None), inner)
         return inner
 
     def _type_alias(self, node: ast.AST, scope: Scope) -> None:
@@ -172,9 +165,10 @@ class ScopeBuilder:
         self.visit(node.value, inner if inner is not scope else Scope("annotation", scope))  # type: ignore[attr-defined]
 
     def _lambda(self, node: ast.Lambda, scope: Scope) -> None:
-        self._arguments_defaults(node.args, scope)
+        for default in (*node.args.defaults, *node.args.kw_defaults):
+            self.visit(default, scope)
         inner = Scope("function", scope, node=node)
-        self._parameters(node, node.args, inner)
+        self._parameters(node.args, inner)
         self.visit(node.body, inner)
 
     def _class(self, node: ast.ClassDef, scope: Scope) -> None:
@@ -190,13 +184,10 @@ class ScopeBuilder:
 
     def _import(self, node: ast.Import, scope: Scope) -> None:
         for alias in node.names:
-            if alias.asname:
-                scope.bind(alias.asname, Binding("import", alias.name))
-                if alias.name.rpartition(".")[2] in _CALLED:
-                    self.callee_names.add(alias.asname)
-            else:
-                root = alias.name.split(".")[0]
-                scope.bind(root, Binding("import", root))
+            name = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`, to `a`
+            scope.bind(name, Binding("import", alias.name if alias.asname else name))
+            if alias.asname and alias.name.rpartition(".")[2] in _CALLED:
+                self.callee_names.add(alias.asname)
 
     def _import_from(self, node: ast.ImportFrom, scope: Scope) -> None:
         module = "." * node.level + (node.module or "")
@@ -211,13 +202,18 @@ class ScopeBuilder:
     def _assign(self, node: ast.Assign, scope: Scope) -> None:
         self.visit(node.value, scope)
         for target in node.targets:
-            self._assign_target(target, node, scope, single=len(node.targets) == 1)
+            if not isinstance(target, ast.Name):
+                self._target(target, scope, "other")
+            elif len(node.targets) == 1 and read_target(node.value) is not None:
+                self.scope_of_read[id(node)] = scope
+                scope.bind(target.id, Binding("read", node=node))
+            else:
+                kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
+                scope.bind(target.id, Binding(kind, node=node))
 
     def _aug_assign(self, node: ast.AugAssign | ast.AnnAssign, scope: Scope) -> None:
-        if node.value is not None:
-            self.visit(node.value, scope)
-        if isinstance(node, ast.AnnAssign):
-            self.visit(node.annotation, scope)
+        self.visit(node.value, scope)  # None in `x: int`, a leaf
+        self.visit(getattr(node, "annotation", None), scope)
         self._target(node.target, scope, "other")
 
     def _for(self, node: ast.For | ast.AsyncFor, scope: Scope) -> None:
@@ -226,90 +222,43 @@ class ScopeBuilder:
         for statement in (*node.body, *node.orelse):
             self.visit(statement, scope)
 
-    def _with(self, node: ast.With | ast.AsyncWith, scope: Scope) -> None:
-        for item in node.items:
-            self.visit(item.context_expr, scope)
-            if item.optional_vars is not None:
-                self._target(item.optional_vars, scope, "other")
-        for statement in node.body:
-            self.visit(statement, scope)
-
-    def _except(self, node: ast.ExceptHandler, scope: Scope) -> None:
-        if node.type is not None:
-            self.visit(node.type, scope)
-        if node.name:
-            scope.bind(node.name, Binding("other"))
-        for statement in node.body:
-            self.visit(statement, scope)
+    def _with_item(self, node: ast.withitem, scope: Scope) -> None:
+        self.visit(node.context_expr, scope)
+        if node.optional_vars is not None:
+            self._target(node.optional_vars, scope, "other")
 
     def _walrus(self, node: ast.NamedExpr, scope: Scope) -> None:
         self.visit(node.value, scope)
         scope.function_scope().bind(node.target.id, Binding("other"))
 
-    def _match_capture(self, node: ast.MatchAs | ast.MatchStar, scope: Scope) -> None:
-        if node.name:
-            scope.bind(node.name, Binding("other"))
-        if isinstance(node, ast.MatchAs) and node.pattern is not None:
-            self.visit(node.pattern, scope)
-
-    def _match_mapping(self, node: ast.MatchMapping, scope: Scope) -> None:
-        if node.rest:
-            scope.bind(node.rest, Binding("other"))
-        self._children(node, scope)
-
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: Scope) -> None:
         scope = self._type_parameters(node, outer)
-        for child in (*node.decorator_list, *([node.returns] if node.returns else [])):
+        arguments = node.args
+        annotations = (a.annotation for a in _signature(arguments))
+        for child in (*node.decorator_list, node.returns, *arguments.defaults, *arguments.kw_defaults, *annotations):
             self.visit(child, scope)
-        self._arguments_defaults(node.args, scope)
-        for argument in _all_arguments(node.args):
-            if argument.annotation is not None:
-                self.visit(argument.annotation, scope)
         outer.bind(node.name, Binding("def", node=node))
         self.functions.append(node)
         self.scope_of[id(node)] = scope
         inner = Scope("function", scope, node=node)
-        self._parameters(node, node.args, inner)
+        self._parameters(arguments, inner)
         for statement in node.body:
             self.visit(statement, inner)
 
-    def _arguments_defaults(self, arguments: ast.arguments, scope: Scope) -> None:
-        for default in (*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)):
-            self.visit(default, scope)
-
-    def _parameters(self, owner: ast.AST, arguments: ast.arguments, scope: Scope) -> None:
-        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-            scope.bind(argument.arg, Binding("param", node=argument))
-        if arguments.vararg is not None:
-            scope.bind(arguments.vararg.arg, Binding("star_param", node=arguments.vararg))
-        if arguments.kwarg is not None:
-            scope.bind(arguments.kwarg.arg, Binding("other", node=arguments.kwarg))
+    def _parameters(self, arguments: ast.arguments, scope: Scope) -> None:
+        for argument in _signature(arguments):
+            kind = "star_param" if argument is arguments.vararg else "other" if argument is arguments.kwarg else "param"
+            scope.bind(argument.arg, Binding(kind, node=argument))
 
     def _comprehension(self, node: ast.AST, scope: Scope) -> None:
-        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
-        self.visit(generators[0].iter, scope)
         inner = Scope("comprehension", scope)
-        for index, generator in enumerate(generators):
-            if index:
-                self.visit(generator.iter, inner)
+        for index, generator in enumerate(node.generators):  # type: ignore[attr-defined]
+            self.visit(generator.iter, inner if index else scope)  # the first is evaluated outside
             self._target(generator.target, inner, "other")
             for condition in generator.ifs:
                 self.visit(condition, inner)
         for part in ("elt", "key", "value"):
-            if hasattr(node, part):
-                self.visit(getattr(node, part), inner)
-
-    def _assign_target(self, target: ast.expr, statement: ast.Assign, scope: Scope, *, single: bool) -> None:
-        if isinstance(target, ast.Name):
-            if single and read_target(statement.value) is not None:
-                kind = "read"
-            elif isinstance(statement.value, (ast.Tuple, ast.List)):
-                kind = "tuple_literal"
-            else:
-                kind = "assign"
-            scope.bind(target.id, Binding(kind, node=statement))
-        else:
-            self._target(target, scope, "other")
+            self.visit(getattr(node, part, None), inner)
 
     def _target(self, target: ast.expr, scope: Scope, kind: str) -> None:
         if isinstance(target, ast.Name):
@@ -323,49 +272,33 @@ class ScopeBuilder:
             self.visit(target, scope)
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[..., None]] = {
     ast.Call: ScopeBuilder._call,
     ast.Subscript: ScopeBuilder._subscript,
-    ast.Name: ScopeBuilder._name,
-    ast.Global: ScopeBuilder._declaration,
-    ast.Nonlocal: ScopeBuilder._declaration,
-    ast.FunctionDef: ScopeBuilder._function,
-    ast.AsyncFunctionDef: ScopeBuilder._function,
+    **dict.fromkeys((ast.Global, ast.Nonlocal), ScopeBuilder._declaration),
+    **dict.fromkeys((ast.FunctionDef, ast.AsyncFunctionDef), ScopeBuilder._function),
     ast.Lambda: ScopeBuilder._lambda,
     ast.ClassDef: ScopeBuilder._class,
-    ast.ListComp: ScopeBuilder._comprehension,
-    ast.SetComp: ScopeBuilder._comprehension,
-    ast.GeneratorExp: ScopeBuilder._comprehension,
-    ast.DictComp: ScopeBuilder._comprehension,
+    **dict.fromkeys((ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp), ScopeBuilder._comprehension),
     ast.Import: ScopeBuilder._import,
     ast.ImportFrom: ScopeBuilder._import_from,
     ast.Assign: ScopeBuilder._assign,
-    ast.AugAssign: ScopeBuilder._aug_assign,
-    ast.AnnAssign: ScopeBuilder._aug_assign,
-    ast.For: ScopeBuilder._for,
-    ast.AsyncFor: ScopeBuilder._for,
-    ast.With: ScopeBuilder._with,
-    ast.AsyncWith: ScopeBuilder._with,
-    ast.ExceptHandler: ScopeBuilder._except,
+    **dict.fromkeys((ast.AugAssign, ast.AnnAssign), ScopeBuilder._aug_assign),
+    **dict.fromkeys((ast.For, ast.AsyncFor), ScopeBuilder._for),
+    ast.withitem: ScopeBuilder._with_item,
     ast.NamedExpr: ScopeBuilder._walrus,
-    ast.MatchAs: ScopeBuilder._match_capture,
-    ast.MatchStar: ScopeBuilder._match_capture,
-    ast.MatchMapping: ScopeBuilder._match_mapping,
     **({ast.TypeAlias: ScopeBuilder._type_alias} if hasattr(ast, "TypeAlias") else {}),
 }
-# Nodes with nothing below them that matters: contexts, operators, constants.
+# Nodes with nothing below them that matters: contexts, operators, constants, a missing node.
 _LEAVES = frozenset(
-    [ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue]
+    [ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue, type(None)]
     + [c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for c in base.__subclasses__()]
 )
-# Fields that never hold a node worth visiting (names, operators, contexts, flags).
+# Fields that never hold a node or a bound name (names read, operators, contexts, flags).
 _SCALAR_FIELDS = frozenset(
-    {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module"}
+    {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"}
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscript
 
 
 @dataclass(eq=False)
@@ -379,7 +312,7 @@ class Access:
     top: ast.expr
     steps: Steps
     context: type
-    called: bool  # the chain is a call's callee: `self.advance()`
+    called: bool  # the chain is a call's callee: `self.advance()`, `advance()`
 
 
 class Tracking(ScopeBuilder):
@@ -390,62 +323,27 @@ class Tracking(ScopeBuilder):
     def __init__(self) -> None:
         super().__init__()
         self.accesses: dict[str, list[Access]] = {}
-        self.scope_of_read: dict[int, Scope] = {}  # id(`v = X[...]`) -> the scope it is in
         self._callees: set[int] = set()
-        self.tree = ast.Module(body=[], type_ignores=[])
-
-    def build(self, tree: ast.Module) -> None:
-        self.tree = tree
-        super().build(tree)
-
-    def visit(self, node: ast.AST, scope: Scope) -> None:
-        handler = _TRACKING_HANDLERS.get(type(node)) or _HANDLERS.get(type(node))
-        if handler is not None:
-            handler(self, node, scope)
-        elif type(node) not in _LEAVES:  # no Name inlined: every load is an access
-            for child in ast.iter_child_nodes(node):
-                self.visit(child, scope)
-
-    def _track_name(self, node: ast.Name, scope: Scope) -> None:
-        if type(node.ctx) is ast.Store:
-            scope.bind(node.id, Binding("other"))
-        else:
-            self._access(node, scope, node, (), False)
-
-    def _access(self, name: ast.Name, scope: Scope, top: ast.expr, steps: Steps, called: bool) -> None:
-        access = Access(name, scope, top, steps, type(top.ctx), called)  # type: ignore[attr-defined]
-        self.accesses.setdefault(name.id, []).append(access)
+        self._handlers, self._leaves = _TRACKING_HANDLERS, _LEAVES
 
     def _track_call(self, node: ast.Call, scope: Scope) -> None:
         self._callees.add(id(node.func))
         self._call(node, scope)
 
-    def _track_chain(self, node: ast.Attribute | ast.Subscript, scope: Scope) -> None:
+    def _track_chain(self, node: ast.Name | ast.Attribute | ast.Subscript, scope: Scope) -> None:
         """A whole `a.b[i].c` chain at once, from its outermost node: the access to its root
         name, then what its subscripts hold."""
-        steps: list[str | None] = []
-        links: list[ast.Subscript] = []
-        root: ast.expr = node
-        while isinstance(root, (ast.Attribute, ast.Subscript)):
-            if isinstance(root, ast.Subscript):
-                steps.append(None)
-                links.append(root)
-                self.scope_of[id(root)] = scope
-                self.subscripts.append(root)
-            else:
-                steps.append(root.attr)
-            root = root.value
+        root, steps, links = unchain(node)
+        for link in links:
+            self.scope_of[id(link)] = scope
+            self.subscripts.append(link)
         if isinstance(root, ast.Name):
-            self._access(root, scope, node, tuple(reversed(steps)), id(node) in self._callees)
+            access = Access(root, scope, node, steps, type(node.ctx), id(node) in self._callees)
+            self.accesses.setdefault(root.id, []).append(access)
         else:
             self.visit(root, scope)
         for link in reversed(links):
             self.visit(link.slice, scope)
-
-    def _track_assign(self, node: ast.Assign, scope: Scope) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and read_target(node.value) is not None:
-            self.scope_of_read[id(node)] = scope
-        self._assign(node, scope)
 
     def references(self, name: str, scope: Scope) -> list[Access]:
         """The accesses that resolve to the bindings `name` has where `scope` sees it."""
@@ -454,11 +352,9 @@ class Tracking(ScopeBuilder):
 
 
 _TRACKING_HANDLERS = {
-    ast.Name: Tracking._track_name,
+    **_HANDLERS,
     ast.Call: Tracking._track_call,
-    ast.Attribute: Tracking._track_chain,
-    ast.Subscript: Tracking._track_chain,
-    ast.Assign: Tracking._track_assign,
+    **dict.fromkeys((ast.Name, ast.Attribute, ast.Subscript), Tracking._track_chain),
 }
 
 
@@ -471,6 +367,6 @@ def _terminal(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
-    yield from (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
-    yield from (a for a in (arguments.vararg, arguments.kwarg) if a is not None)
+def _signature(arguments: ast.arguments) -> list[ast.arg]:
+    extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]
