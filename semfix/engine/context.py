@@ -112,15 +112,14 @@ class Context(Evidence):
         text = self.text.text
         value_end, end = self.text.end(subscript.value)[2], self.text.end(subscript)[2]
         gap = _AFTER_VALUE.match(text, value_end)
-        if gap is None:  # text the pattern does not know: no cut is sure
-            return None
-        if not _SIMPLE_WHITESPACE.match(gap.group("after")):
+        if gap is None or not _SIMPLE_WHITESPACE.match(gap.group("after")):  # None: text the pattern does not know
             return None
         comments = self.comments(call)
-        if comments:
-            lbracket = gap.end() - 1
-            if any(lbracket <= c < end for c in comments) or self._comment_in_parentheses(subscript, call, floor, comments):
-                return None
+        lbracket = gap.end() - 1
+        if comments and (
+            any(lbracket <= c < end for c in comments) or self._comment_in_parentheses(subscript, call, floor, comments)
+        ):
+            return None
         return gap.start("after"), end
 
     def comments(self, call: ast.Call) -> list[int]:
@@ -171,7 +170,5 @@ def _suppressions(text: str) -> dict[int, frozenset[str] | None]:
             ignore = _IGNORE.search(token.string) if token.type == tokenize.COMMENT else None
             if ignore is not None:
                 codes = ignore.group("codes")
-                found[token.start[0]] = None if codes is None else frozenset(
-                    c.strip().upper() for c in codes.split(",") if c.strip()
-                )
+                found[token.start[0]] = None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
     return found

@@ -92,9 +92,7 @@ class Evidence:
             else self.param_kinds.get(id(b.node), Kind.UNKNOWN) if b.kind == "param" else Kind.UNKNOWN
             for b in scope.lookup(node.id)[1]
         }
-        if Kind.TUPLE in kinds:
-            return Kind.TUPLE
-        return Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+        return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
 
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
@@ -201,9 +199,7 @@ class Evidence:
         return list(node.elts)
 
     def _allocation(self, node: ast.expr, scope: Scope) -> Kind:
-        if isinstance(node, (ast.Tuple, ast.List)) or (
-            isinstance(node, ast.BinOp) and isinstance(node.left, (ast.List, ast.Tuple))
-        ):
+        if isinstance(node.left if isinstance(node, ast.BinOp) else node, (ast.Tuple, ast.List)):  # `[sem] * n` too
             return Kind.TUPLE
         if isinstance(node, ast.Call):
             names = self.qualified(node.func, scope)
@@ -228,16 +224,14 @@ class Evidence:
             if function.args.vararg is not None or len(allocations) > len(parameters):
                 return
             parameters = parameters[len(parameters) - len(allocations) :]
-        position = 0
+        positional = iter(parameters)
         for item in allocations:
             if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
                 return
             if isinstance(item, ast.keyword):
                 parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
             else:
-                parameter = parameters[position] if position < len(parameters) else None
-                value = item  # type: ignore[assignment]
-                position += 1
+                parameter, value = next(positional, None), item  # type: ignore[assignment]
             if parameter is not None:
                 kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
                 self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
@@ -284,11 +278,10 @@ class Evidence:
         anything under it: a call's receiver, an argument, a container stored into, or any
         other use that is not an attribute or subscript of it. A chain through a dunder attribute
         (`x.__dict__[k] = v`) hands away the object itself. With each, the expression there."""
-        tracking = self.tracking()
         _, bindings = scope.lookup(name)
         if id(bindings) not in self._changes:
             found: list[tuple[str, Steps, ast.expr]] = []
-            for access in tracking.references(name, scope):
+            for access in self.tracking().references(name, scope):
                 steps, top = access.steps, access.top
                 own = next((i for i, s in enumerate(steps) if s is not None and s[:2] == s[-2:] == "__"), None)
                 if own is not None:  # `x.__dict__`, `x.__class__`: the object's own state

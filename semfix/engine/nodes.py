@@ -28,16 +28,12 @@ Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscri
 
 def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
     """`a.b[i].c`: its root `a`, its steps ("b", None, "c"), its subscripts, outermost first."""
-    steps: list[str | None] = []
-    links: list[ast.Subscript] = []
+    chain: list[ast.Attribute | ast.Subscript] = []
     while isinstance(node, (ast.Attribute, ast.Subscript)):
-        if isinstance(node, ast.Subscript):
-            steps.append(None)
-            links.append(node)
-        else:
-            steps.append(node.attr)
+        chain.append(node)
         node = node.value
-    return node, tuple(reversed(steps)), links
+    steps = tuple(getattr(link, "attr", None) for link in reversed(chain))
+    return node, steps, [link for link in chain if isinstance(link, ast.Subscript)]
 
 
 def is_at(node: ast.expr) -> bool:
@@ -85,7 +81,7 @@ class Text:
         return self.starts[line] if line < len(self.starts) else len(self.text)
 
     def column(self, line: int, byte_column: int) -> int:
-        row = self.text[self.starts[line - 1] : self.after(line)]
+        row = self.line(line)
         return byte_column if row.isascii() else len(row.encode("utf-8")[:byte_column].decode("utf-8"))
 
     def start(self, node: ast.AST) -> tuple[int, int, int]:
@@ -120,8 +116,7 @@ class Rewrite:
 
 
 def first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", [])
-    return min([statement.lineno, *(d.lineno for d in decorators)])
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
 
 
 def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> list[ast.stmt]:
@@ -150,8 +145,7 @@ _TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 def alone_on_its_lines(statement: ast.stmt, old: Text, trailer: re.Pattern[str] = _TRAILER) -> bool:
     """Does the statement start its first line (after indentation, or `@`) and end its last
     (before a comment), and not continue a line before it with a backslash?"""
-    decorators = getattr(statement, "decorator_list", [])
-    head = min([statement, *decorators], key=lambda node: node.lineno)
+    head = min([statement, *getattr(statement, "decorator_list", [])], key=lambda node: node.lineno)
     first, last = head.lineno, statement.end_lineno
     if first > 1 and old.line(first - 1).rstrip(" \t\r\n").endswith("\\"):
         return False

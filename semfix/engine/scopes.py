@@ -9,8 +9,8 @@ chain it heads; only files whose rules ask whether a Ref expression keeps its va
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, RUN_SCOPED
 from semfix.engine.nodes import Steps, read_target, unchain
@@ -66,10 +66,8 @@ class Scope:
         return None, []
 
     def function_scope(self) -> Scope:
-        scope = self
-        while scope.kind == "comprehension" and scope.parent is not None:
-            scope = scope.parent
-        return scope
+        """Where a walrus or a declaration in a comprehension binds: comprehensions are transparent."""
+        return self.parent.function_scope() if self.kind == "comprehension" else self  # type: ignore[union-attr]
 
 
 class ScopeBuilder:
@@ -87,7 +85,7 @@ class ScopeBuilder:
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
-        self._handlers, self._leaves = _HANDLERS, _LEAVES | {ast.Name}  # a Name out of a target only reads
+        self._handlers, self._leaves = _HANDLERS, _LEAVES_AND_NAMES
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names
@@ -167,9 +165,7 @@ class ScopeBuilder:
     def _lambda(self, node: ast.Lambda, scope: Scope) -> None:
         for default in (*node.args.defaults, *node.args.kw_defaults):
             self.visit(default, scope)
-        inner = Scope("function", scope, node=node)
-        self._parameters(node.args, inner)
-        self.visit(node.body, inner)
+        self.visit(node.body, self._parameters(node, scope))
 
     def _class(self, node: ast.ClassDef, scope: Scope) -> None:
         for child in node.decorator_list:
@@ -224,8 +220,7 @@ class ScopeBuilder:
 
     def _with_item(self, node: ast.withitem, scope: Scope) -> None:
         self.visit(node.context_expr, scope)
-        if node.optional_vars is not None:
-            self._target(node.optional_vars, scope, "other")
+        self._target(node.optional_vars, scope, "other")  # type: ignore[arg-type]
 
     def _walrus(self, node: ast.NamedExpr, scope: Scope) -> None:
         self.visit(node.value, scope)
@@ -240,15 +235,17 @@ class ScopeBuilder:
         outer.bind(node.name, Binding("def", node=node))
         self.functions.append(node)
         self.scope_of[id(node)] = scope
-        inner = Scope("function", scope, node=node)
-        self._parameters(arguments, inner)
+        inner = self._parameters(node, scope)
         for statement in node.body:
             self.visit(statement, inner)
 
-    def _parameters(self, arguments: ast.arguments, scope: Scope) -> None:
+    def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, scope: Scope) -> Scope:
+        """The scope of the def's or lambda's body, with its parameters bound."""
+        inner, arguments = Scope("function", scope, node=node), node.args
         for argument in _signature(arguments):
             kind = "star_param" if argument is arguments.vararg else "other" if argument is arguments.kwarg else "param"
-            scope.bind(argument.arg, Binding(kind, node=argument))
+            inner.bind(argument.arg, Binding(kind, node=argument))
+        return inner
 
     def _comprehension(self, node: ast.AST, scope: Scope) -> None:
         inner = Scope("comprehension", scope)
@@ -268,7 +265,7 @@ class ScopeBuilder:
                 self._target(element, scope, "unpack")
         elif isinstance(target, ast.Starred):
             self._target(target.value, scope, "unpack")
-        else:  # an attribute or subscript: only loads inside
+        else:  # an attribute or subscript: only loads inside (or None: `with x:`)
             self.visit(target, scope)
 
 
@@ -294,10 +291,9 @@ _LEAVES = frozenset(
     [ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue, type(None)]
     + [c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for c in base.__subclasses__()]
 )
+_LEAVES_AND_NAMES = _LEAVES | {ast.Name}  # out of a target (see `_target`), a Name only reads
 # Fields that never hold a node or a bound name (names read, operators, contexts, flags).
-_SCALAR_FIELDS = frozenset(
-    {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"}
-)
+_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -362,9 +358,7 @@ _CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RU
 
 
 def _terminal(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else None
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
 def _signature(arguments: ast.arguments) -> list[ast.arg]:
