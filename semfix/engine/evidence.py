@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from semfix.catalog import CORE_MAP, FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS
-from semfix.catalog import Operation, lookup
+from semfix.catalog import CORE_MAP, FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
 from semfix.engine.nodes import Steps, is_at, read_target, source_order, unchain
 from semfix.engine.scopes import Scope, Tracking
 

@@ -33,16 +33,12 @@ class Scope:
     star: bool = False  # a module with `from m import *`: any of its names may come from m
 
     def _owner(self, name: str) -> Scope:
-        """Where a `global` or `nonlocal` declaration sends the name."""
-        if self.declared.get(name) == "global":
-            scope = self
-            while scope.parent is not None:
-                scope = scope.parent
-            return scope
-        scope = self.parent  # nonlocal: the nearest enclosing function
-        while scope is not None and scope.kind == "class":
+        """Where a `global` or `nonlocal` declaration sends the name: the module, or the nearest
+        enclosing function. Never called on the module, which declares nothing."""
+        scope: Scope = self.parent  # type: ignore[assignment]
+        while scope.parent is not None and (self.declared[name] == "global" or scope.kind == "class"):
             scope = scope.parent
-        return scope or self
+        return scope
 
     def bind(self, name: str, binding: Binding) -> None:
         if name in self.declared:
@@ -138,8 +134,9 @@ class ScopeBuilder:
         self.visit(node.slice, scope)
 
     def _declaration(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> None:
-        kind = "global" if isinstance(node, ast.Global) else "nonlocal"
-        scope.function_scope().declared.update((name, kind) for name in node.names)
+        kind, owner = "global" if isinstance(node, ast.Global) else "nonlocal", scope.function_scope()
+        if owner.parent is not None:  # `global x` at module level changes nothing
+            owner.declared.update((name, kind) for name in node.names)
 
     def _type_parameters(self, node: ast.AST, scope: Scope) -> Scope:
         """PEP 695: a generic's type parameters live in an annotation scope between the scope
