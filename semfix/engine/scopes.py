@@ -20,7 +20,7 @@ from semfix.engine.nodes import read_target
 class Binding:
     kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
     qualname: str | None = None  # for imports
-    node: ast.AST | None = None  # the def, the parameter, or the Assign statement
+    node: ast.AST | None = None  # the def, the parameter, the Assign or the import statement
 
 
 @dataclass(eq=False)
@@ -191,12 +191,12 @@ class ScopeBuilder:
     def _import(self, node: ast.Import, scope: Scope) -> None:
         for alias in node.names:
             if alias.asname:
-                scope.bind(alias.asname, Binding("import", alias.name))
+                scope.bind(alias.asname, Binding("import", alias.name, node))
                 if alias.name.rpartition(".")[2] in _CALLED:
                     self.callee_names.add(alias.asname)
             else:
                 root = alias.name.split(".")[0]
-                scope.bind(root, Binding("import", root))
+                scope.bind(root, Binding("import", root, node))
 
     def _import_from(self, node: ast.ImportFrom, scope: Scope) -> None:
         module = "." * node.level + (node.module or "")
@@ -204,7 +204,7 @@ class ScopeBuilder:
             if alias.name == "*":  # only legal at module level
                 scope.star = True
                 continue
-            scope.bind(alias.asname or alias.name, Binding("import", f"{module}.{alias.name}"))
+            scope.bind(alias.asname or alias.name, Binding("import", f"{module}.{alias.name}", node))
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)
 
