@@ -136,6 +136,7 @@ class ImportChanges:
         self.replace(statement, [new, *now] if before else [*now, new])
 
     def apply(self, tree: ast.Module) -> None:
+        """Make the declared tree, in place: one walk, each replaced child swapped."""
         for node in ast.walk(tree):
             for name, value in ast.iter_fields(node):
                 if isinstance(value, list):
@@ -317,9 +318,9 @@ def _sites(ctx: Context) -> list[_Site]:
             strings.add(id(node.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings and named.search(node.value):
             raise Unsure("a string may name the import")
-        for value in ast.iter_fields(node):
-            if isinstance(value[1], list):
-                bodies.update((id(s), value[1]) for s in value[1] if id(s) in resolved)
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                bodies.update((id(s), value) for s in value if id(s) in resolved)
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     return [
         _Site(s, local, bodies[id(s)], {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[attr-defined]
