@@ -80,11 +80,11 @@ def _prove_migration(new: str, *, imports: bool = True, first: bool = False) -> 
     tree = ast.parse(_OLD_MIGRATION)
     future, tpu, call = tree.body[0], tree.body[1], tree.body[2].value  # type: ignore[attr-defined]
     declared = ImportChanges()
-    declared.replace(call.func, [ast.parse("pl.semaphore_wait").body[0].value])  # type: ignore[attr-defined]
+    declared.replace(call.func, [ast.parse("pl.semaphore_wait").body[0].value], call)  # type: ignore[attr-defined]
     if imports:
-        declared.replace(tpu, [])
-        declared.add(future if first else tpu, ast.parse(_PALLAS).body[0], before=first)
-    declared.apply(tree)
+        declared.replace(tpu, [], tree)
+        declared.add(future if first else tpu, ast.parse(_PALLAS).body[0], tree, before=first)
+    declared.apply()
     prove(tree, Text(_OLD_MIGRATION), new, [(0, len(_OLD_MIGRATION), new)], "utf-8", Settings())
 
 

@@ -122,7 +122,7 @@ def analyse_tree(
     for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
         body.remove(statement)
     if engine.imports is not None:
-        engine.imports.apply(tree)
+        engine.imports.apply()
     settled = not engine.removals and not engine.migrated and settles_by_construction(findings, engine.rewrites)
     prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
     return Result(new_text, encoding, tuple(findings))

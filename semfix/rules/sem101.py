@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.engine.context import Context
-from semfix.engine.nodes import LINE_BREAK, Rewrite
+from semfix.engine.nodes import LINE_BREAK, Rewrite, enclosing
 from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
@@ -125,19 +125,21 @@ class ImportChanges:
     import beside it). `apply` turns the old tree into the declared one."""
 
     replaced: dict[int, list[ast.AST]] = field(default_factory=dict)
+    holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
     old: list[ast.AST] = field(default_factory=list)  # the replaced nodes: alive, their ids stay theirs
 
-    def replace(self, node: ast.AST, new: list[ast.AST]) -> None:
+    def replace(self, node: ast.AST, new: list[ast.AST], holder: ast.AST) -> None:
         self.replaced[id(node)] = new
+        self.holders[id(holder)] = holder
         self.old.append(node)
 
-    def add(self, statement: ast.stmt, new: ast.stmt, *, before: bool) -> None:
+    def add(self, statement: ast.stmt, new: ast.stmt, holder: ast.AST, *, before: bool) -> None:
         now = self.replaced.get(id(statement), [statement])
-        self.replace(statement, [new, *now] if before else [*now, new])
+        self.replace(statement, [new, *now] if before else [*now, new], holder)
 
-    def apply(self, tree: ast.Module) -> None:
-        """Make the declared tree, in place: one walk, each replaced child swapped."""
-        for node in ast.walk(tree):
+    def apply(self) -> None:
+        """Make the declared tree, in place: each replaced node swapped in its holder."""
+        for node in self.holders.values():
             for name, value in ast.iter_fields(node):
                 if isinstance(value, list):
                     if any(id(item) in self.replaced for item in value):
@@ -151,6 +153,7 @@ class Reference:
     node: ast.Name | ast.Attribute
     scope: Scope
     function: str  # semaphore_signal, semaphore_wait or semaphore_read
+    holder: ast.AST  # the call (or keyword) it is in
 
 
 @dataclass
@@ -160,13 +163,15 @@ class Renames:
     pending: list[Reference] = field(default_factory=list)
     alias: str | None = None  # the module-level name of the pallas module, if the file has one
     unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
+    nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
 
 
 def renames(ctx: Context) -> Renames:
     """The references to rename, when SEM101 may apply (`ctx.tree` is set then)."""
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
-        found.pending = sorted(_references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
+        found.nodes = list(ast.walk(ctx.tree))
+        found.pending = sorted(_references(ctx, found), key=lambda r: _end(r.node), reverse=True)
         found.alias = _pallas_alias(ctx.tree)
     return found
 
@@ -191,7 +196,8 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             ctx.migrated.append(reference.node)
             ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
             ctx.imports = ctx.imports or ImportChanges()
-            ctx.imports.replace(reference.node, [ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())])
+            spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
+            ctx.imports.replace(reference.node, [spelled], reference.holder)
 
 
 def finish(ctx: Context, renames: Renames) -> None:
@@ -200,7 +206,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(renames.unsure[0], CODE)
     elif ctx.migrated:
         try:
-            ctx.import_edits = import_edits(ctx, renames.alias or DEFAULT_PALLAS_ALIAS, add=renames.alias is None)
+            ctx.import_edits = import_edits(ctx, renames, renames.alias or DEFAULT_PALLAS_ALIAS, add=renames.alias is None)
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
 
@@ -219,19 +225,19 @@ def _pallas_alias(tree: ast.Module) -> str | None:
     return None
 
 
-def _references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
+def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
     """Every reference to a deprecated TPU semaphore function that is a call's callee or an
-    attribute passed to a call; for any other, a reason in `unsure` (an import edit could
-    then break it)."""
+    attribute passed to a call; for any other, a reason in `found.unsure` (an import edit
+    could then break it)."""
     scopes = ctx.scopes
-    at_call = {id(call.func): scopes.scope_of[id(call)] for call in scopes.calls}
+    at_call: dict[int, tuple[Scope, ast.AST]] = {id(call.func): (scopes.scope_of[id(call)], call) for call in scopes.calls}
     at_call.update(  # `partial(pltpu.semaphore_wait, ...)`, spelled with the function's own name
-        (id(argument), scopes.scope_of[id(call)])
+        (id(argument), (scopes.scope_of[id(call)], holder))
         for call in scopes.calls
-        for argument in (*call.args, *(keyword.value for keyword in call.keywords))
+        for argument, holder in (*((a, call) for a in call.args), *((k.value, k) for k in call.keywords))
         if getattr(argument, "attr" if type(argument) is ast.Attribute else "id", None) in FUNCTIONS
     )
-    nodes = list(ast.walk(ctx.tree))  # type: ignore[arg-type]
+    nodes = found.nodes
     imported_as = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
         for node in nodes
@@ -247,15 +253,15 @@ def _references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             continue
         elif isinstance(node.ctx, ast.Store):
             continue  # `semaphore_wait = ...` binds a name of this module: no reference to the TPU one
-        scope = at_call.get(id(node))
-        if scope is None:
+        if id(node) not in at_call:
             if isinstance(node, ast.Attribute) and not isinstance(_root(node), ast.Name):
                 continue  # `f().semaphore_wait`: resolves to no import
-            unsure.append("a reference outside a call")
+            found.unsure.append("a reference outside a call")
             continue
+        scope, holder = at_call[id(node)]
         names = ctx.qualified(node, scope)
         if names and len(names) == 1 and next(iter(names)) in DEPRECATED_TPU:
-            yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))])
+            yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))], holder)
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
@@ -283,11 +289,12 @@ class _Site:
 
     statement: ast.Import | ast.ImportFrom
     local: bool  # in a function (else at module level, perhaps under an `if` or a `try`)
-    body: list[ast.stmt]  # the statement list that holds it
+    holder: ast.AST  # the node whose statement list holds it
+    body: list[ast.stmt]  # that list
     unused: set[str]  # the names it binds that only renamed references read
 
 
-def _sites(ctx: Context) -> list[_Site]:
+def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
     """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
     in source order. Unsure where one of their names may be bound by more than imports, in a
     class body, or named in a string (a string annotation may read it)."""
@@ -308,31 +315,39 @@ def _sites(ctx: Context) -> list[_Site]:
                     resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[union-attr,assignment]
                 else:
                     used.add((name, id(binding.node)))
-    bodies: dict[int, list[ast.stmt]] = {}
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing
     named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
-    for node in ast.walk(ctx.tree):  # type: ignore[arg-type]
+    for node in nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
             raise Unsure("the imported name is rebound")
         if isinstance(node, ast.Expr):
             strings.add(id(node.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings and named.search(node.value):
             raise Unsure("a string may name the import")
-        for _, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                bodies.update((id(s), value) for s in value if id(s) in resolved)
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
+    cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     return [
-        _Site(s, local, bodies[id(s)], {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[attr-defined]
+        _Site(s, local, *_body_of(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
+
+
+def _body_of(tree: ast.Module, statement: ast.stmt, cache: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
+    """The node whose statement list holds `statement`, and that list: found from the
+    statements around its line."""
+    for owner in reversed([tree, *enclosing(tree, statement.lineno, cache)]):
+        for holder in (owner, *getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
+            for _, value in ast.iter_fields(holder):
+                if isinstance(value, list) and any(s is statement for s in value):
+                    return holder, value
+    raise AssertionError("a statement outside the tree")
 
 
 def _pallas_import(alias: str) -> ast.ImportFrom:
     return ast.ImportFrom(PALLAS_PARENT, [ast.alias("pallas", alias)], 0)
 
 
-def import_edits(ctx: Context, alias: str, *, add: bool) -> list[tuple[int, int, str]]:
+def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> list[tuple[int, int, str]]:
     """The import edits the renames (`ctx.migrated`) need (see semfix/imports.py), as text
     edits, declared in `ctx.imports`; `add`: the pallas import is to be added, as `alias`. Each
     import statement to cut down is parsed alone by libcst and edited by
@@ -341,7 +356,7 @@ def import_edits(ctx: Context, alias: str, *, add: bool) -> list[tuple[int, int,
     tree: ast.Module = ctx.tree  # type: ignore[assignment]
     declared: ImportChanges = ctx.imports  # type: ignore[assignment]
     text, starts = ctx.text.text, ctx.text.starts
-    sites = _sites(ctx)
+    sites = _sites(ctx, renames.nodes)
     first_newline = _NEWLINE.search(text)
     newline = first_newline.group() if first_newline else "\n"
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
@@ -359,7 +374,7 @@ def import_edits(ctx: Context, alias: str, *, add: bool) -> list[tuple[int, int,
             new_text = "" if new_text is None else indent + new_text
             cut = copy.copy(statement)
             cut.names = [a for a in statement.names if _bound(a, statement) not in site.unused]
-            declared.replace(statement, [cut] if cut.names else [])
+            declared.replace(statement, [cut] if cut.names else [], site.holder)
         local = add and site.local
         swap = add and not site.local and site.body is tree.body and not new_text and not placed
         index = next(i for i, s in enumerate(site.body) if s is statement)
@@ -369,7 +384,7 @@ def import_edits(ctx: Context, alias: str, *, add: bool) -> list[tuple[int, int,
                 raise Unsure("an import dropped at the end of a block")
         if local or swap:
             new_text = indent + new_import + new_text
-            declared.add(statement, _pallas_import(alias), before=True)
+            declared.add(statement, _pallas_import(alias), site.holder, before=True)
             placed = placed or swap
         elif new_text and not site.local and site.body is tree.body:
             kept_at_module.append(statement)
@@ -437,8 +452,8 @@ def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) 
     start, at = place_in_block(body.index(anchor), imports, blank, before)
     if at == start:
         offset = starts[body[start].lineno - 1]
-        ctx.imports.add(body[start], _pallas_import(alias), before=True)  # type: ignore[union-attr]
+        ctx.imports.add(body[start], _pallas_import(alias), ctx.tree, before=True)  # type: ignore[union-attr,arg-type]
     else:
         offset = _own_lines(text, starts, body[at - 1])[1]
-        ctx.imports.add(body[at - 1], _pallas_import(alias), before=False)  # type: ignore[union-attr]
+        ctx.imports.add(body[at - 1], _pallas_import(alias), ctx.tree, before=False)  # type: ignore[union-attr,arg-type]
     return offset, offset, new_import
