@@ -124,17 +124,15 @@ class ImportChanges:
     reference its `pl.` spelling; an import statement none, itself cut down, or the pallas
     import beside it). `apply` turns the old tree into the declared one."""
 
-    replaced: dict[int, list[ast.AST]] = field(default_factory=dict)
+    replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # the old node too: its id stays its
     holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
-    old: list[ast.AST] = field(default_factory=list)  # the replaced nodes: alive, their ids stay theirs
 
     def replace(self, node: ast.AST, new: list[ast.AST], holder: ast.AST) -> None:
-        self.replaced[id(node)] = new
+        self.replaced[id(node)] = node, new
         self.holders[id(holder)] = holder
-        self.old.append(node)
 
     def add(self, statement: ast.stmt, new: ast.stmt, holder: ast.AST, *, before: bool) -> None:
-        now = self.replaced.get(id(statement), [statement])
+        now = self.replaced.get(id(statement), (statement, [statement]))[1]
         self.replace(statement, [new, *now] if before else [*now, new], holder)
 
     def apply(self) -> None:
@@ -143,9 +141,9 @@ class ImportChanges:
             for name, value in ast.iter_fields(node):
                 if isinstance(value, list):
                     if any(id(item) in self.replaced for item in value):
-                        value[:] = [new for item in value for new in self.replaced.get(id(item), (item,))]
+                        value[:] = [new for item in value for new in self.replaced.get(id(item), (item, [item]))[1]]
                 elif isinstance(value, ast.AST) and id(value) in self.replaced:
-                    setattr(node, name, self.replaced[id(value)][0])
+                    setattr(node, name, self.replaced[id(value)][1][0])
 
 
 @dataclass
