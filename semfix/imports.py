@@ -8,8 +8,8 @@ file it is the third-party section: semfix never has to guess which modules are 
 An import statement left with no name goes, its blank lines and comments handed to the next.
 
 SEM101 (semfix/rules/sem101.py) finds the statements and places; the helpers here
-edit one import statement with libcst and sort. Every edit is recorded in ImportChanges, and
-equivalence.py accepts exactly those.
+edit one import statement with libcst and sort. Every edit is declared in ImportChanges, as the
+tree the proof (semfix/engine/proof.py) holds the new text to.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from semfix.equivalence import PALLAS_PARENT  # `from jax.experimental import pallas as <alias>`
-from semfix.rules.sem101 import ImportChanges
+from semfix.rules.sem101 import PALLAS_PARENT, ImportChanges
 
 __all__ = ["ImportChanges", "place_in_block", "sorts_before_pallas", "without_unused"]
 

@@ -8,36 +8,24 @@ import pytest
 
 from semfix import compiles, fix_source
 from semfix.engine.nodes import Text
-from semfix.engine.proof import prove, prove_migrated
-from semfix.equivalence import check_rewrite
+from semfix.engine.proof import prove
 from semfix.errors import SafetyError, SourceError
-from semfix.findings import Finding
 from semfix.imports import ImportChanges
 from semfix.settings import Settings
-
-
-def _sem102(line: int, column: int) -> Finding:
-    return Finding("SEM102", line, column, line, column + 3, "dec is value", "dec", "value", True)
-
-
-def test_libcst_proof_rejects_a_repeated_keyword() -> None:
-    old = "pl.semaphore_wait(sem, value=1, dec=2)\n"
-    new = "pl.semaphore_wait(sem, value=1, value=2)\n"
-    ast.parse(new)  # it parses: only compiling shows it is invalid
-    with pytest.raises(SafetyError, match="keyword argument repeated"):
-        check_rewrite(old, new, [_sem102(1, 33)])
 
 
 @pytest.mark.parametrize(
     ("old", "new", "error"),
     [
         ("f(a=1, b=2)\n", "f(a=1, a=2)\n", "keyword argument repeated"),
+        ("pl.semaphore_wait(sem, value=1, dec=2)\n", "pl.semaphore_wait(sem, value=1, value=2)\n", "keyword argument repeated"),
         ("def f():\n    pass\nreturn_(1)\n", "def f():\n    pass\nreturn (1)\n", "'return' outside function"),
     ],
 )
 def test_proof_rejects_source_that_does_not_compile(old: str, new: str, error: str) -> None:
     start = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b)
-    edits = [(start, start + 1, new[start])]
+    same_end = next(i for i, (a, b) in enumerate(zip(reversed(old), reversed(new))) if a != b)
+    edits = [(start, len(old) - same_end, new[start : len(new) - same_end])]
     expected = ast.parse(new)  # the declared tree, so the statement-by-statement proof passes
     with pytest.raises(SafetyError, match=error):
         prove(expected, Text(old), new, edits, "utf-8", Settings(), settled=True)
@@ -82,38 +70,54 @@ def test_a_file_that_never_compiled_is_not_fixed() -> None:
     assert [f.rule for f in fix_source(source, apply_fixes=False).findings] == ["SEM001"]
 
 
-def _sem101(line: int) -> Finding:
-    return Finding("SEM101", line, 1, line, 21, "moved", "pltpu.semaphore_wait", "pl.semaphore_wait", True)
-
-
 _OLD_MIGRATION = "from __future__ import annotations\nfrom jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait(s)\n"
-_DECLARED = ImportChanges(dropped={2: {"pltpu"}}, added=1, migrated_to="pl")
+_PALLAS = "from jax.experimental import pallas as pl\n"
 
 
-def test_libcst_proof_accepts_the_declared_import_edits() -> None:
-    new = "from __future__ import annotations\nfrom jax.experimental import pallas as pl\n\npl.semaphore_wait(s)\n"
-    check_rewrite(_OLD_MIGRATION, new, [_sem101(4)], _DECLARED)
+def _prove_migration(new: str, *, imports: bool = True, first: bool = False) -> None:
+    """Prove `new` against _OLD_MIGRATION with SEM101's declaration: the reference renamed and,
+    with `imports`, the pltpu import swapped for the pallas import (placed `first` if asked)."""
+    tree = ast.parse(_OLD_MIGRATION)
+    future, tpu, call = tree.body[0], tree.body[1], tree.body[2].value  # type: ignore[attr-defined]
+    declared = ImportChanges()
+    declared.replace(call.func, [ast.parse("pl.semaphore_wait").body[0].value], call)  # type: ignore[attr-defined]
+    if imports:
+        declared.replace(tpu, [], tree)
+        declared.add(future if first else tpu, ast.parse(_PALLAS).body[0], tree, before=first)
+    declared.apply()
+    prove(tree, Text(_OLD_MIGRATION), new, [(0, len(_OLD_MIGRATION), new)], "utf-8", Settings())
+
+
+def test_migration_proof_accepts_the_declared_import_edits() -> None:
+    _prove_migration(f"from __future__ import annotations\n{_PALLAS}\npl.semaphore_wait(s)\n")
+
+
+def test_migration_proof_compiles_the_declared_import_edits() -> None:
+    """The declared edits, in an order CPython refuses: only compiling shows it."""
+    with pytest.raises(SafetyError, match="__future__"):
+        _prove_migration(f"{_PALLAS}from __future__ import annotations\n\npl.semaphore_wait(s)\n", first=True)
 
 
 @pytest.mark.parametrize(
-    ("new", "imports", "error"),
-    [  # the declared edits, in an order CPython refuses: only compiling shows it
-        ("from jax.experimental import pallas as pl\nfrom __future__ import annotations\n\npl.semaphore_wait(s)\n", _DECLARED, "__future__"),
-        ("from __future__ import annotations\nfrom jax.experimental import pallas as pl\n\npl.semaphore_wait(s)\n", None, "not one semfix declares"),
-        ("from jax.experimental import pallas as pl\n\npl.semaphore_wait(s)\n", _DECLARED, "not one semfix declares"),
-        ("from __future__ import annotations\nimport os\n\npl.semaphore_wait(s)\n", _DECLARED, "not one semfix declares"),
-        ("from __future__ import annotations\nfrom jax.experimental import pallas as pl\n\nos.semaphore_wait(s)\n", _DECLARED, "SEM101"),
+    ("new", "imports"),
+    [
+        (f"{_PALLAS}from __future__ import annotations\n\npl.semaphore_wait(s)\n", True),
+        (f"from __future__ import annotations\n{_PALLAS}\npl.semaphore_wait(s)\n", False),
+        (f"{_PALLAS}\npl.semaphore_wait(s)\n", True),
+        ("from __future__ import annotations\nimport os\n\npl.semaphore_wait(s)\n", True),
+        (f"from __future__ import annotations\n{_PALLAS}\nos.semaphore_wait(s)\n", True),
     ],
-    ids=["late-future", "undeclared", "dropped-too-much", "wrong-import-added", "wrong-module"],
+    ids=["misplaced", "undeclared", "dropped-too-much", "wrong-import-added", "wrong-module"],
 )
-def test_libcst_proof_accepts_only_the_declared_import_edits(new: str, imports: ImportChanges | None, error: str) -> None:
-    with pytest.raises(SafetyError, match=error):
-        check_rewrite(_OLD_MIGRATION, new, [_sem101(4)], imports)
+def test_migration_proof_accepts_only_the_declared_import_edits(new: str, imports: bool) -> None:
+    with pytest.raises(SafetyError, match="differs from the declared rewrites"):
+        _prove_migration(new, imports=imports)
 
 
-def test_libcst_proof_refuses_imports_that_differ_undeclared() -> None:
-    with pytest.raises(SafetyError):
-        check_rewrite("import os\nimport sys\n\nf()\n", "import os\n\nf()\n", [])
+def test_proof_refuses_imports_that_differ_undeclared() -> None:
+    old, new = "import os\nimport sys\n\nf()\n", "import os\n\nf()\n"
+    with pytest.raises(SafetyError, match="differs from the declared rewrites"):
+        prove(ast.parse(old), Text(old), new, [(0, len(old), new)], "utf-8", Settings())
 
 
 def test_migration_proof_parses_each_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,4 +135,4 @@ def test_migration_proof_parses_each_text_once(monkeypatch: pytest.MonkeyPatch) 
 def test_migration_proof_refuses_a_new_text_that_does_not_parse() -> None:
     """A rewrite that breaks the syntax is the fix's fault (SafetyError), not the file's."""
     with pytest.raises(SafetyError, match="the rewritten source does not"):
-        prove_migrated(ast.parse(_OLD_MIGRATION), "pl.semaphore_wait(s\n", "utf-8", [_sem101(4)], _DECLARED, Settings())
+        _prove_migration("pl.semaphore_wait(s\n")

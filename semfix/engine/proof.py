@@ -26,7 +26,6 @@ from semfix.settings import Settings
 from semfix.skim import clears_for
 
 if TYPE_CHECKING:
-    from semfix.imports import ImportChanges
     from semfix.engine.nodes import Rewrite
 
 def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
@@ -65,8 +64,9 @@ def prove(
     alone misses them. Where the whole text is parsed anyway, the compiler is handed that
     tree, the very one CPython would build from the text, instead of parsing it again.
 
-    Edits change text only inside the statements that hold them; when none removes a line
-    break (cutting brackets that span lines does, and then the whole trees are compared),
+    Edits change text only inside the statements that hold them; when none removes or adds a
+    line break (cutting brackets that span lines does, and so do SEM101's import edits; then
+    the whole trees are compared),
     around each edit the innermost statement with its lines to itself is re-parsed
     alone (as the body of an `if 1:` when indented) and compared node for node with what it
     should be. It starts a logical line, where the tokenizer is clean, and parses whole, so it
@@ -76,7 +76,7 @@ def prove(
     `settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
     changed_lines = {old.line_of(start) for start, _, _ in edits}
-    shifted = any(LINE_BREAK.search(old.text, start, end) for start, end, _ in edits)  # cut brackets
+    shifted = any(LINE_BREAK.search(old.text, start, end) or LINE_BREAK.search(new) for start, end, new in edits)
     proven = not shifted and _prove_statements(expected, old, new_text, edits, changed_lines)
     if proven and (settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled)):
         prove_compiles(old.text, new_text, SafetyError)
@@ -84,30 +84,6 @@ def prove(
     actual = _prove_whole(expected, old.text, new_text, changed_lines, shifted=shifted)
     prove_compiles(old.text, actual, SafetyError)
     from semfix.engine import run  # imported late: run imports this module
-
-    again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
-    if again.text != new_text or any(f.applied for f in again.findings):
-        raise SafetyError("a second run would change the rewritten source again")
-
-
-def prove_migrated(
-    tree: ast.Module,
-    new_text: str,
-    encoding: str,
-    findings: list[Finding],
-    imports: ImportChanges | None,
-    settings: Settings,
-) -> None:
-    """SEM101 renames an expression to another: equivalence.py's whole-tree check of the
-    declared rewrites against the untouched old tree (it compiles the new tree), then a second
-    pass over that same new tree that changes nothing."""
-    from semfix.equivalence import check_rewrite
-
-    actual = check_rewrite(tree, new_text, findings, imports)  # type: ignore[arg-type]
-    if actual is None:  # the old tree parsed with this Python, so the new text is the fault
-        prove_compiles(tree, new_text, SafetyError)  # a file that never compiled: SourceError
-        raise SafetyError("the rewritten source does not parse")
-    from semfix.engine import run
 
     again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
     if again.text != new_text or any(f.applied for f in again.findings):

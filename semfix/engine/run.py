@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from semfix.engine.analysis import Engine
 from semfix.engine.evidence import NeedsAccesses
 from semfix.engine.nodes import Rewrite, Text, parse
-from semfix.engine.proof import prove, prove_migrated, settles_by_construction
+from semfix.engine.proof import prove, settles_by_construction
 from semfix.engine.scopes import ScopeBuilder, Tracking
 from semfix.errors import SourceError
 from semfix.findings import Finding
@@ -116,13 +116,13 @@ def analyse_tree(
         *engine.import_edits,
     ])
     new_text = apply_edits(text, 0, len(text), edits)
-    if engine.migrated:
-        prove_migrated(tree, new_text, encoding, findings, engine.imports, settings)
-        return Result(new_text, encoding, tuple(findings))
     for rewrite in engine.rewrites:
-        _replace_in_tree(rewrite)
+        if rewrite.call is not None:  # SEM101's renames are declared in engine.imports
+            _replace_in_tree(rewrite)
     for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
         body.remove(statement)
-    settled = not engine.removals and settles_by_construction(findings, engine.rewrites)
+    if engine.imports is not None:
+        engine.imports.apply()
+    settled = not engine.removals and not engine.migrated and settles_by_construction(findings, engine.rewrites)
     prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
     return Result(new_text, encoding, tuple(findings))

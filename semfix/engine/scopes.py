@@ -20,7 +20,7 @@ from semfix.engine.nodes import Steps, read_target, unchain
 class Binding:
     kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
     qualname: str | None = None  # for imports
-    node: ast.AST | None = None  # the def, the parameter, or the Assign statement
+    node: ast.AST | None = None  # the def, the parameter, the Assign or the import statement
 
 
 @dataclass(eq=False)
@@ -178,7 +178,7 @@ class ScopeBuilder:
     def _import(self, node: ast.Import, scope: Scope) -> None:
         for alias in node.names:
             name = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`, to `a`
-            scope.bind(name, Binding("import", alias.name if alias.asname else name))
+            scope.bind(name, Binding("import", alias.name if alias.asname else name, node))
             if alias.asname and alias.name.rpartition(".")[2] in _CALLED:
                 self.callee_names.add(alias.asname)
 
@@ -188,7 +188,7 @@ class ScopeBuilder:
             if alias.name == "*":  # only legal at module level
                 scope.star = True
                 continue
-            scope.bind(alias.asname or alias.name, Binding("import", f"{module}.{alias.name}"))
+            scope.bind(alias.asname or alias.name, Binding("import", f"{module}.{alias.name}", node))
             if alias.name in _CALLED:
                 self.callee_names.add(alias.asname or alias.name)
 

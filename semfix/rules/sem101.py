@@ -26,12 +26,13 @@ import was (a function-local import stays local).
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.engine.context import Context
-from semfix.engine.nodes import LINE_BREAK, Rewrite
+from semfix.engine.nodes import LINE_BREAK, Rewrite, enclosing
 from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
@@ -106,6 +107,7 @@ def signal_kernel(x_ref, o_ref, sem):
 
 DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
 DEFAULT_PALLAS_ALIAS = "pl"
+PALLAS_PARENT = "jax.experimental"  # `from jax.experimental import pallas as <alias>`
 FUNCTIONS = frozenset(DEPRECATED_TPU.values())
 _MESSAGE = "`{old}` was deprecated in JAX 0.10 and removed in 0.11; use `{new}`"
 
@@ -118,12 +120,30 @@ class Unsure(Exception):
 
 @dataclass
 class ImportChanges:
-    """SEM101's import edits, declared for equivalence.check_rewrite, which accepts exactly these."""
+    """SEM101's fix as the proof sees it: each node whose id is a key becomes the nodes given (a
+    reference its `pl.` spelling; an import statement none, itself cut down, or the pallas
+    import beside it). `apply` turns the old tree into the declared one."""
 
-    add_pallas_as: str | None = None  # bind jax.experimental.pallas to this name where needed
-    dropped: dict[int, set[str]] = field(default_factory=dict)  # line of an old import: names it lost
-    added: int = 0  # pallas imports added
-    migrated_to: str | None = None  # the name the rewritten references use for the pallas module
+    replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # the old node too: its id stays its
+    holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
+
+    def replace(self, node: ast.AST, new: list[ast.AST], holder: ast.AST) -> None:
+        self.replaced[id(node)] = node, new
+        self.holders[id(holder)] = holder
+
+    def add(self, statement: ast.stmt, new: ast.stmt, holder: ast.AST, *, before: bool) -> None:
+        now = self.replaced.get(id(statement), (statement, [statement]))[1]
+        self.replace(statement, [new, *now] if before else [*now, new], holder)
+
+    def apply(self) -> None:
+        """Make the declared tree, in place: each replaced node swapped in its holder."""
+        for node in self.holders.values():
+            for name, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    if any(id(item) in self.replaced for item in value):
+                        value[:] = [new for item in value for new in self.replaced.get(id(item), (item, [item]))[1]]
+                elif isinstance(value, ast.AST) and id(value) in self.replaced:
+                    setattr(node, name, self.replaced[id(value)][1][0])
 
 
 @dataclass
@@ -131,6 +151,7 @@ class Reference:
     node: ast.Name | ast.Attribute
     scope: Scope
     function: str  # semaphore_signal, semaphore_wait or semaphore_read
+    holder: ast.AST  # the call (or keyword) it is in
 
 
 @dataclass
@@ -140,13 +161,15 @@ class Renames:
     pending: list[Reference] = field(default_factory=list)
     alias: str | None = None  # the module-level name of the pallas module, if the file has one
     unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
+    nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
 
 
 def renames(ctx: Context) -> Renames:
     """The references to rename, when SEM101 may apply (`ctx.tree` is set then)."""
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
-        found.pending = sorted(_references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
+        found.nodes = list(ast.walk(ctx.tree))
+        found.pending = sorted(_references(ctx, found), key=lambda r: _end(r.node), reverse=True)
         found.alias = _pallas_alias(ctx.tree)
     return found
 
@@ -170,6 +193,9 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         elif ctx.report(CODE, reference.node, message, new_text):
             ctx.migrated.append(reference.node)
             ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
+            ctx.imports = ctx.imports or ImportChanges()
+            spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
+            ctx.imports.replace(reference.node, [spelled], reference.holder)
 
 
 def finish(ctx: Context, renames: Renames) -> None:
@@ -178,7 +204,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(renames.unsure[0], CODE)
     elif ctx.migrated:
         try:
-            ctx.import_edits, ctx.imports = import_edits(ctx, renames.alias or DEFAULT_PALLAS_ALIAS, add=renames.alias is None)
+            ctx.import_edits = import_edits(ctx, renames, renames.alias or DEFAULT_PALLAS_ALIAS, add=renames.alias is None)
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
 
@@ -197,19 +223,19 @@ def _pallas_alias(tree: ast.Module) -> str | None:
     return None
 
 
-def _references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
+def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
     """Every reference to a deprecated TPU semaphore function that is a call's callee or an
-    attribute passed to a call; for any other, a reason in `unsure` (an import edit could
-    then break it)."""
+    attribute passed to a call; for any other, a reason in `found.unsure` (an import edit
+    could then break it)."""
     scopes = ctx.scopes
-    at_call = {id(call.func): scopes.scope_of[id(call)] for call in scopes.calls}
+    at_call: dict[int, tuple[Scope, ast.AST]] = {id(call.func): (scopes.scope_of[id(call)], call) for call in scopes.calls}
     at_call.update(  # `partial(pltpu.semaphore_wait, ...)`, spelled with the function's own name
-        (id(argument), scopes.scope_of[id(call)])
+        (id(argument), (scopes.scope_of[id(call)], holder))
         for call in scopes.calls
-        for argument in (*call.args, *(keyword.value for keyword in call.keywords))
+        for argument, holder in (*((a, call) for a in call.args), *((k.value, k) for k in call.keywords))
         if getattr(argument, "attr" if type(argument) is ast.Attribute else "id", None) in FUNCTIONS
     )
-    nodes = list(ast.walk(ctx.tree))  # type: ignore[arg-type]
+    nodes = found.nodes
     imported_as = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
         for node in nodes
@@ -225,15 +251,15 @@ def _references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             continue
         elif isinstance(node.ctx, ast.Store):
             continue  # `semaphore_wait = ...` binds a name of this module: no reference to the TPU one
-        scope = at_call.get(id(node))
-        if scope is None:
+        if id(node) not in at_call:
             if isinstance(node, ast.Attribute) and not isinstance(_root(node), ast.Name):
                 continue  # `f().semaphore_wait`: resolves to no import
-            unsure.append("a reference outside a call")
+            found.unsure.append("a reference outside a call")
             continue
+        scope, holder = at_call[id(node)]
         names = ctx.qualified(node, scope)
         if names and len(names) == 1 and next(iter(names)) in DEPRECATED_TPU:
-            yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))])
+            yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))], holder)
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
@@ -257,144 +283,78 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 @dataclass
 class _Site:
-    """An import statement binding a rewritten reference's root name: where it sits."""
+    """An import statement a renamed reference resolves to: where it sits, what of it goes."""
 
     statement: ast.Import | ast.ImportFrom
-    scope: ast.AST | None  # its function, None at module level
-    body: list[ast.stmt]  # the statement list that holds it
-    names: set[str]  # the root names it binds
+    local: bool  # in a function (else at module level, perhaps under an `if` or a `try`)
+    holder: ast.AST  # the node whose statement list holds it
+    body: list[ast.stmt]  # that list
+    unused: set[str]  # the names it binds that only renamed references read
 
 
-class _Uses(ast.NodeVisitor):
-    """The imports of `names` and their loads, each with its chain of function scopes.
-    Anything else that binds one of `names` (or a class-level import of one) is Unsure."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names, self.chain = names, ()  # type: tuple[ast.AST, ...]
-        self.sites: list[_Site] = []
-        self.loads: list[tuple[ast.Name, tuple[ast.AST, ...]]] = []
-        self.body: list[ast.stmt] = []
-        self.in_class = False
-
-    def generic_visit(self, node: ast.AST) -> None:
-        for _, value in ast.iter_fields(node):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                outer, self.body = self.body, value
-                for statement in value:
-                    self.visit(statement)
-                self.body = outer
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
-        if not isinstance(node, ast.Lambda):
-            self._binds(node.name)
-            for outside in (*node.decorator_list, node.returns):
-                if outside is not None:
-                    self.visit(outside)
-        arguments = node.args
-        for outside in (*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)):
-            self.visit(outside)
-        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
-            if argument is not None:
-                self._binds(argument.arg)
-                if argument.annotation is not None:
-                    self.visit(argument.annotation)
-        outer, in_class, self.chain, self.in_class = self.chain, self.in_class, (*self.chain, node), False
-        if isinstance(node, ast.Lambda):
-            self.visit(node.body)
-        else:
-            outer_body, self.body = self.body, node.body
-            for statement in node.body:
-                self.visit(statement)
-            self.body = outer_body
-        self.chain, self.in_class = outer, in_class
-
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._binds(node.name)
-        in_class, self.in_class = self.in_class, True
-        self.generic_visit(node)
-        self.in_class = in_class
-
-    def _binds(self, name: str | None) -> None:
-        if name in self.names:
-            raise Unsure("the imported name is rebound")
-
-    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
-        bound = {_bound(alias, node) for alias in node.names} & self.names
-        if bound:
-            if self.in_class:
-                raise Unsure("an import in a class body")
-            self.sites.append(_Site(node, self.chain[-1] if self.chain else None, self.body, bound))
-
-    visit_Import = visit_ImportFrom = _import
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.names:
-            if not isinstance(node.ctx, ast.Load):
+def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
+    """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
+    in source order. Unsure where one of their names may be bound by more than imports, in a
+    class body, or named in a string (a string annotation may read it)."""
+    names = {_root(node).id for node in ctx.migrated}  # type: ignore[attr-defined]
+    renamed = {id(_root(node)) for node in ctx.migrated}
+    resolved: dict[int, tuple[ast.stmt, bool]] = {}
+    used: set[tuple[str, int]] = set()
+    accesses = ctx.tracking().accesses
+    for name in names:
+        for access in accesses.get(name, ()):
+            owner, bindings = access.scope.lookup(name)
+            if any(b.kind != "import" for b in bindings) or access.context is ast.Del and not access.steps:
                 raise Unsure("the imported name is rebound")
-            self.loads.append((node, self.chain))
-
-    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
-        if self.names & set(node.names):
+            if owner is not None and owner.kind == "class":
+                raise Unsure("an import in a class body")
+            for binding in bindings:
+                if id(access.name) in renamed:
+                    resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[union-attr,assignment]
+                else:
+                    used.add((name, id(binding.node)))
+    strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing
+    named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+    for node in nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
             raise Unsure("the imported name is rebound")
-
-    visit_Nonlocal = visit_Global
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        self._binds(node.name)
-        self.generic_visit(node)
-
-    def visit_MatchAs(self, node: ast.AST) -> None:
-        self._binds(getattr(node, "name", None))
-        self.generic_visit(node)
-
-    visit_MatchStar = visit_MatchAs
-
-    def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and any(re.search(rf"\b{name}\b", node.value) for name in self.names):
-            raise Unsure("a string may name the import")  # libcst reads string annotations
-
-    def visit_Expr(self, node: ast.Expr) -> None:
-        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-            self.visit(node.value)  # a docstring names nothing
+        if isinstance(node, ast.Expr):
+            strings.add(id(node.value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings and named.search(node.value):
+            raise Unsure("a string may name the import")
+    sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
+    cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+    return [
+        _Site(s, local, *_body_of(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
+        for s, local in sites
+    ]
 
 
-def import_edits(ctx: Context, alias: str, *, add: bool) -> tuple[list[tuple[int, int, str]], ImportChanges]:
+def _body_of(tree: ast.Module, statement: ast.stmt, cache: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
+    """The node whose statement list holds `statement`, and that list: found from the
+    statements around its line."""
+    for owner in reversed([tree, *enclosing(tree, statement.lineno, cache)]):
+        for holder in (owner, *getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
+            for _, value in ast.iter_fields(holder):
+                if isinstance(value, list) and any(s is statement for s in value):
+                    return holder, value
+    raise AssertionError("a statement outside the tree")
+
+
+def _pallas_import(alias: str) -> ast.ImportFrom:
+    return ast.ImportFrom(PALLAS_PARENT, [ast.alias("pallas", alias)], 0)
+
+
+def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> list[tuple[int, int, str]]:
     """The import edits the renames (`ctx.migrated`) need (see semfix/imports.py), as text
-    edits, and their declaration; `add`: the pallas import is to be added, as `alias`. The
-    analysis is the `ast`'s; each import statement to cut down is parsed alone by libcst and
-    edited by imports.without_unused. Unsure for the rare placements it does not handle (the
-    findings are then reported without a fix)."""
+    edits, declared in `ctx.imports`; `add`: the pallas import is to be added, as `alias`. Each
+    import statement to cut down is parsed alone by libcst and edited by
+    imports.without_unused. Unsure for the rare placements it does not handle (the findings
+    are then reported without a fix)."""
     tree: ast.Module = ctx.tree  # type: ignore[assignment]
+    declared: ImportChanges = ctx.imports  # type: ignore[assignment]
     text, starts = ctx.text.text, ctx.text.starts
-    changes = ImportChanges(add_pallas_as=alias if add else None, migrated_to=alias)
-    roots = [_root(node) for node in ctx.migrated]
-    names = {root.id for root in roots}  # type: ignore[attr-defined]
-    uses = _Uses(names)
-    uses.visit(tree)
-    scopes_of: dict[str, set[ast.AST | None]] = {}
-    for site in uses.sites:
-        for name in site.names:
-            scopes_of.setdefault(name, set()).add(site.scope)
-
-    def resolve(name: str, chain: tuple[ast.AST, ...]) -> ast.AST | None | bool:
-        for scope in (*reversed(chain), None):
-            if scope in scopes_of.get(name, ()):
-                return scope
-        return False
-
-    chains = {id(node): chain for node, chain in uses.loads}
-    resolved = {(root.id, resolve(root.id, chains[id(root)])) for root in roots}  # type: ignore[attr-defined]
-    bound_by = [s for s in uses.sites if any((n, s.scope) in resolved for n in s.names)]
-    rewritten_ids = {id(root) for root in roots}
-    still_used = {(node.id, resolve(node.id, chain)) for node, chain in uses.loads if id(node) not in rewritten_ids}
+    sites = _sites(ctx, renames.nodes)
     first_newline = _NEWLINE.search(text)
     newline = first_newline.group() if first_newline else "\n"
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
@@ -402,18 +362,19 @@ def import_edits(ctx: Context, alias: str, *, add: bool) -> tuple[list[tuple[int
     emptied: dict[int, int] = {}
     kept_at_module: list[ast.stmt] = []
     placed = False
-    for site in bound_by:
+    for site in sites:
         statement = site.statement
         start, end = _own_lines(text, starts, statement)
         indent = text[start : start + statement.col_offset]
-        unused = {name for name in site.names if (name, site.scope) not in still_used}
         new_text = text[start:end]
-        if unused:
-            new_text = _cut_down(text[start + statement.col_offset : end], unused)
+        if site.unused:
+            new_text = _cut_down(text[start + statement.col_offset : end], site.unused)
             new_text = "" if new_text is None else indent + new_text
-            changes.dropped.setdefault(statement.lineno, set()).update(unused)
-        local = add and site.scope is not None
-        swap = add and site.scope is None and site.body is tree.body and not new_text and not placed
+            cut = copy.copy(statement)
+            cut.names = [a for a in statement.names if _bound(a, statement) not in site.unused]
+            declared.replace(statement, [cut] if cut.names else [], site.holder)
+        local = add and site.local
+        swap = add and not site.local and site.body is tree.body and not new_text and not placed
         index = next(i for i, s in enumerate(site.body) if s is statement)
         if not new_text and not (local or swap):
             emptied[id(site.body)] = emptied.get(id(site.body), 0) + 1
@@ -421,18 +382,17 @@ def import_edits(ctx: Context, alias: str, *, add: bool) -> tuple[list[tuple[int
                 raise Unsure("an import dropped at the end of a block")
         if local or swap:
             new_text = indent + new_import + new_text
-            changes.added += 1
+            declared.add(statement, _pallas_import(alias), site.holder, before=True)
             placed = placed or swap
-        elif new_text and site.scope is None and site.body is tree.body:
+        elif new_text and not site.local and site.body is tree.body:
             kept_at_module.append(statement)
         if new_text != text[start:end]:
             edits.append((start, end, new_text))
-    if add and any(s.scope is None for s in bound_by) and not placed:
+    if add and any(not s.local for s in sites) and not placed:
         if not kept_at_module:
             raise Unsure("no import block to put the pallas import in")
-        edits.append(_insert_sorted(tree, text, starts, min(kept_at_module, key=lambda s: s.lineno), new_import))
-        changes.added += 1
-    return edits, changes
+        edits.append(_insert_sorted(ctx, min(kept_at_module, key=lambda s: s.lineno), new_import, alias))
+    return edits
 
 
 def _own_lines(text: str, starts: list[int], statement: ast.stmt) -> tuple[int, int]:
@@ -465,12 +425,12 @@ def _cut_down(snippet: str, unused: set[str]) -> str | None:
     return None if kept is None else module.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]
 
 
-def _insert_sorted(tree: ast.Module, text: str, starts: list[int], anchor: ast.stmt, new_import: str) -> tuple[int, int, str]:
+def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) -> tuple[int, int, str]:
     """Where imports.place_in_block puts the pallas import in the module-level block of imports
-    around `anchor`."""
+    around `anchor`, declared in `ctx.imports`."""
     from semfix.imports import place_in_block, sorts_before_pallas
 
-    body = tree.body
+    body, text, starts = ctx.tree.body, ctx.text.text, ctx.text.starts  # type: ignore[union-attr]
 
     def alone(statement: ast.stmt) -> bool:
         try:
@@ -490,6 +450,8 @@ def _insert_sorted(tree: ast.Module, text: str, starts: list[int], anchor: ast.s
     start, at = place_in_block(body.index(anchor), imports, blank, before)
     if at == start:
         offset = starts[body[start].lineno - 1]
+        ctx.imports.add(body[start], _pallas_import(alias), ctx.tree, before=True)  # type: ignore[union-attr,arg-type]
     else:
         offset = _own_lines(text, starts, body[at - 1])[1]
+        ctx.imports.add(body[at - 1], _pallas_import(alias), ctx.tree, before=False)  # type: ignore[union-attr,arg-type]
     return offset, offset, new_import
