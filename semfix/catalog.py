@@ -1,4 +1,4 @@
-"""The JAX Pallas functions that take semaphores, and where JAX exports them.
+"""The JAX Pallas functions that take semaphores or DMA buffers, and where JAX exports them.
 
 Transcribed from the project's API inventory (JAX 0.4.20 to 0.11). A call is in scope only
 when its qualified name resolves, through the file's imports, to one of these entries.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SemParam:
-    """A parameter that must receive a semaphore (or barrier) Ref."""
+    """A parameter that must receive a Ref: a semaphore (or barrier), or a DMA buffer."""
 
     name: str
     position: int | None  # None: keyword-only
@@ -21,14 +21,19 @@ class SemParam:
 
 @dataclass(frozen=True)
 class Operation:
-    """One JAX function and the parameters through which it receives semaphores."""
+    """One JAX function and the parameters through which it receives semaphores, and DMA buffers."""
 
     name: str
     sem_params: tuple[SemParam, ...]
+    buffer_params: tuple[SemParam, ...] = ()
 
 
-def _op(name: str, *params: tuple[str, int | None]) -> Operation:
-    return Operation(name, tuple(SemParam(p, pos) for p, pos in params))
+def _op(name: str, *params: tuple[str, int | None], buffers: tuple[tuple[str, int | None], ...] = ()) -> Operation:
+    return Operation(name, tuple(SemParam(p, pos) for p, pos in params), tuple(SemParam(p, pos) for p, pos in buffers))
+
+
+_COPY = (("src_ref", 0), ("dst_ref", 1))  # TPU DMAs
+_GPU_COPY = (("src", 0), ("dst", 1))  # Mosaic GPU copies
 
 
 _GENERIC: tuple[Operation, ...] = (
@@ -38,10 +43,11 @@ _GENERIC: tuple[Operation, ...] = (
 )
 
 _TPU: tuple[Operation, ...] = _GENERIC + (
-    _op("make_async_copy", ("sem", 2)),
-    _op("async_copy", ("sem", 2)),
-    _op("make_async_remote_copy", ("send_sem", 2), ("recv_sem", 3)),
-    _op("async_remote_copy", ("send_sem", 2), ("recv_sem", 3)),
+    _op("make_async_copy", ("sem", 2), buffers=_COPY),
+    _op("async_copy", ("sem", 2), buffers=_COPY),
+    _op("sync_copy", buffers=_COPY),  # src_ref and dst_ref may also be pytrees of Refs
+    _op("make_async_remote_copy", ("send_sem", 2), ("recv_sem", 3), buffers=_COPY),
+    _op("async_remote_copy", ("send_sem", 2), ("recv_sem", 3), buffers=_COPY),
     _op("core_barrier", ("sem", 0)),
 )
 
@@ -53,13 +59,14 @@ _GPU: tuple[Operation, ...] = (
     _op("barrier_arrive", ("barrier", 0)),
     _op("barrier_wait", ("barrier", 0)),
     _op("barrier_test", ("barrier", 0)),
-    _op("copy_gmem_to_smem", ("barrier", 2)),
+    _op("copy_gmem_to_smem", ("barrier", 2), buffers=_GPU_COPY),
+    _op("copy_smem_to_gmem", buffers=_GPU_COPY),
     _op("tcgen05_mma", ("barrier", 3)),
     _op("tcgen05_commit_arrive", ("barrier", 0)),
     _op("try_cluster_cancel", ("barrier", 1)),
 )
 
-#: Module path -> the semaphore-taking functions it exports (public and private paths).
+#: Module path -> the semaphore- and buffer-taking functions it exports (public and private paths).
 MODULES: Mapping[str, Mapping[str, Operation]] = {
     module: {op.name: op for op in ops}
     for module, ops in {

@@ -5,6 +5,7 @@ from __future__ import annotations
 UNSAFE_SUFFIX = " (unsafe fix: enable with --unsafe-fixes)"
 COMMENT_SUFFIX = " (not fixed: a comment inside the brackets would be lost)"
 NESTED_READ_SUFFIX = " (not fixed: the value is read more than once)"
+_REF_EVIDENCE = "it is indexed with .at or read with [...] in this scope"
 
 
 def one_line(code: str, limit: int = 60) -> str:
@@ -18,7 +19,7 @@ def value_read(written: str, ref: str) -> str:
 
 def element_read(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
     if safe:
-        reason = "it is allocated as a semaphore array" if array else "it is indexed with .at or read with [...] in this scope"
+        reason = "it is allocated as a semaphore array" if array else _REF_EVIDENCE
         return f"`{one_line(written)}` reads one semaphore out of the array Ref; pass the view `{one_line(view)}` ({reason})"
     return (
         f"`{one_line(written)}` may read one semaphore out of an array Ref: pass the view `{one_line(view)}` "
@@ -40,4 +41,18 @@ def non_scalar(written: str, *, whole_array: bool) -> str:
     return (
         f"`{one_line(written)}` passes {what} where one semaphore is needed (JAX: non-()-shaped semaphore); "
         "index one semaphore with `.at[i]`"
+    )
+
+
+def buffer_read(written: str, ref: str) -> str:
+    return f"`{one_line(written)}` passes a value read out of the Ref as a DMA buffer; pass the Ref `{one_line(ref)}`"
+
+
+def buffer_view(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
+    """SEM005's words for `x[i]` or `x[0:8]` passed as a DMA buffer (see `element_read`)."""
+    if safe:
+        return f"`{one_line(written)}` reads elements out of the Ref as a DMA buffer; pass the view `{one_line(view)}` ({_REF_EVIDENCE})"
+    return (
+        f"`{one_line(written)}` may read elements out of a Ref as a DMA buffer: pass the view `{one_line(view)}` "
+        f"if `{one_line(base)}` is a Ref (for a tuple of Refs, `{one_line(written)}` is right)"
     )

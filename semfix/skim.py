@@ -14,11 +14,13 @@ from collections.abc import Iterator
 
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation
 
-# The positions and keywords of semaphore parameters per function name, over every module exporting it.
+# The positions and keywords of semaphore and DMA buffer parameters per function name, over
+# every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
 _SEM_PARAMS: dict[str, set[int | str | None]] = {}
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
-        _SEM_PARAMS.setdefault(_name, set()).update(x for p in _op.sem_params for x in (p.name, p.position))
+        _params = _op.sem_params + _op.buffer_params
+        _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
@@ -78,7 +80,7 @@ class _GiveUp(Exception):
 
 
 def clears(data: bytes) -> bool:
-    """True only if no rule (SEM001-SEM004) can fire anywhere in this source."""
+    """True only if no rule (SEM001-SEM005) can fire anywhere in this source."""
     try:
         return _Skim(data).clears()
     except _GiveUp:
@@ -86,7 +88,7 @@ def clears(data: bytes) -> bool:
 
 
 def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
-    """True only if no enabled rule can fire: the skim for SEM001-SEM004, and for each migration
+    """True only if no enabled rule can fire: the skim for SEM001-SEM005, and for each migration
     the spelling it needs.
 
     SEM101 rewrites a reference that resolves to `jax.experimental.pallas.tpu.semaphore_*`,

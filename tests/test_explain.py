@@ -183,6 +183,12 @@ def test_explain_fixes_what_jax_reported(case: Case, tmp_path: Path) -> None:
         assert result.returncode == 1 and "Cannot fix it automatically" in result.stdout
         assert kernel.read_bytes() == case.before
         return
+    if any(change.endswith("SEM005") for change in case.spec["changes"]):
+        # explain does not hand DMA buffers to SEM005 yet (its fixes are SEM001's and SEM002's):
+        # it names them and leaves the file alone. Update this when explain learns SEM005.
+        assert result.returncode == 1 and "Not fixed, check by hand: `x_ref[...]` (src_ref)" in result.stdout
+        assert kernel.read_bytes() == case.before
+        return
     assert result.returncode == 0, result.stdout + result.stderr
     assert kernel.read_bytes() == case.after
     done = subprocess.run([sys.executable, "run_kernel.py", "kernels.py"], cwd=tmp_path, capture_output=True, text=True)

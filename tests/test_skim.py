@@ -53,6 +53,8 @@ CALLS = [
     "pltpu.core_barrier({a}, core_axis_name='core')",
     "pl.semaphore_signal({a}, pl.semaphore_read({b}))",
     "pltpu.make_async_copy(x_ref.at[pl.ds(0, 1)], buf, {a}).start(priority=pl.semaphore_read({b}))",
+    "pltpu.make_async_copy({a}, {b}, sem).start()",
+    "pltpu.sync_copy({a}, dst_ref={b})",
 ]
 LOCALS = ["", "v = sem[...]", "w = sems[0]", "v = sems.at[0]", "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2"]
 

@@ -1,8 +1,8 @@
 """The engine's loop: each catalog call of one parsed file through the rules, in libcst's order.
 
 `Engine` resolves the calls to catalog operations and gathers the evidence (its `Context`),
-then, call by call, hands each semaphore argument to the rules (`_semaphore`), and
-`semaphore_wait`'s keywords to SEM102; SEM101's references are renamed as the loop passes them.
+then, call by call, hands each semaphore argument to the rules (`_semaphore`), each DMA buffer
+to SEM005 (`_buffer`), and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed as the loop passes them.
 The rules (semfix/rules/) record findings and declare their fixes in the Context, which
 semfix/engine/run.py applies and semfix/engine/proof.py checks.
 """
@@ -12,12 +12,13 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
+from collections.abc import Callable
 
-from semfix.catalog import Operation
+from semfix.catalog import SemParam
 from semfix.engine.context import Context
 from semfix.engine.nodes import Rewrite, element_read, read_target
 from semfix.engine.scopes import Scope
-from semfix.rules import sem001, sem002, sem003, sem004, sem101, sem102
+from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem101, sem102
 
 
 class Engine(Context):
@@ -27,14 +28,18 @@ class Engine(Context):
         self.gather()
         calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
-        arguments = [(call, _semaphore_arguments(operation, call)) for call, operation in calls]
-        self.semaphore_args = {id(a) for _, found in arguments for a in found}
+        semaphores = [_arguments(operation.sem_params, call) for call, operation in calls]
+        buffers = [_arguments(operation.buffer_params, call) for call, operation in calls]
+        self.semaphore_args = {id(a) for found in semaphores for a in found}
+        self.buffers = [a for found in buffers for a in found]
+        self.buffer_args = {id(a) for a in self.buffers}
+        arguments = [(call, [*found, *more]) for (call, _), found, more in zip(calls, semaphores, buffers)]
         renames = sem101.renames(self)
         for (call, operation), (_, found) in zip(calls, arguments):
             sem101.rename(self, renames, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
             scope = self.scopes.scope_of[id(call)]
-            for argument in found:
-                _semaphore(self, call, argument, scope)
+            for argument in sorted(found, key=lambda a: (a.lineno, a.col_offset)):
+                (_buffer if id(argument) in self.buffer_args else _semaphore)(self, call, argument, scope)
             if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
                 sem102.check(self, call)
         sem101.rename(self, renames)
@@ -43,7 +48,7 @@ class Engine(Context):
         for low, high in ((self.text.start(a)[2], self.text.end(a)[2]) for _, found in arguments for a in found):
             index = bisect.bisect_right(starts, low)
             if index < len(starts) and starts[index] < high:  # the fixes would nest: none is made
-                self.hold("a semaphore call inside a semaphore argument")
+                self.hold("a semaphore or DMA call inside one of their arguments")
                 return
 
 
@@ -52,15 +57,11 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
     slice or a whole array (SEM004); a read (SEM001), then an element read (SEM002), which
     joins SEM001's rewrite. `sems[0,]`, `sems[(0,)]`, `sems[*i]` are reported, never rewritten."""
     if isinstance(argument, ast.NamedExpr):
-        _walrus(ctx, call, argument, scope)
+        _walrus(ctx, call, argument, scope, _semaphore)
         return
     if carried and isinstance(argument, ast.Name) and sem003.check(ctx, call, argument, scope):
         return
-    unusual = isinstance(argument, ast.Subscript) and isinstance(argument.slice, ast.Tuple) and (
-        any(isinstance(e, ast.Starred) for e in argument.slice.elts)
-        or (len(argument.slice.elts) == 1 and isinstance(argument.slice.elts[0], ast.Constant))
-    )
-    with ctx.holding("an unusual subscript" if unusual else None):
+    with ctx.holding(_unusual(argument)):
         if sem004.check(ctx, argument, scope):
             return
         rewrite: Rewrite | None = None
@@ -76,8 +77,29 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
             ctx.rewrites.append(rewrite)
 
 
-def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope) -> None:
-    """`f(s := sem[...])`: the rules apply to the value. The fix makes `s` hold the Ref
+def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, carried: bool = True) -> None:
+    """A DMA buffer through SEM005, which reuses SEM001-SEM003 (never SEM004: a whole array
+    is the usual buffer); as for semaphores, a walrus and an unusual subscript."""
+    if isinstance(argument, ast.NamedExpr):
+        _walrus(ctx, call, argument, scope, _buffer)
+        return
+    with ctx.holding(_unusual(argument)):
+        rewrite = sem005.check(ctx, call, argument, scope, carried=carried)
+    if rewrite is not None:
+        ctx.rewrites.append(rewrite)
+
+
+def _unusual(argument: ast.expr) -> str | None:
+    """`x[0,]`, `x[(0,)]`, `x[*i]`: reported, never rewritten."""
+    unusual = isinstance(argument, ast.Subscript) and isinstance(argument.slice, ast.Tuple) and (
+        any(isinstance(e, ast.Starred) for e in argument.slice.elts)
+        or (len(argument.slice.elts) == 1 and isinstance(argument.slice.elts[0], ast.Constant))
+    )
+    return "an unusual subscript" if unusual else None
+
+
+def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope, rule: Callable[..., None]) -> None:
+    """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold the Ref
     instead of the value read, so it is applied only when nothing can read `s`."""
     count = len(ctx.rewrites)
     target = original.target
@@ -88,7 +110,7 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope)
     else:
         blocker = None
     with ctx.holding(blocker):
-        _semaphore(ctx, call, original.value, scope, carried=False)
+        rule(ctx, call, original.value, scope, carried=False)
     if len(ctx.rewrites) > count:
         inner = ctx.rewrites.pop()
         ctx.rewrites.append(Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits))
@@ -120,9 +142,9 @@ def _spelled(node: ast.AST, name: str) -> int:
     return count
 
 
-def _semaphore_arguments(operation: Operation, call: ast.Call) -> list[ast.expr]:
-    """The call's semaphore arguments in source order: by position (up to a `*args`) and by keyword."""
-    positions, names = {p.position for p in operation.sem_params}, {p.name for p in operation.sem_params}
+def _arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[ast.expr]:
+    """The call's arguments for `params` in source order: by position (up to a `*args`) and by keyword."""
+    positions, names = {p.position for p in params}, {p.name for p in params}
     positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
     found = [a for i, a in enumerate(positional) if i in positions] + [k.value for k in call.keywords if k.arg in names]
     return sorted(found, key=lambda a: (a.lineno, a.col_offset))

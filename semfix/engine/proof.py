@@ -33,11 +33,11 @@ def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) ->
 
     Rewrites add and remove no binding, call or allocation, so a second pass resolves the same
     calls to the same operations and gives each untouched argument the same verdict, except
-    that new `.at` views may prove a Ref and turn an unsafe SEM002 into a safe one. Each
+    that new `.at` views may prove a Ref and turn an unsafe SEM002 (or SEM005) into a safe one. Each
     rewritten argument is now a Ref expression; only a read, an element read or a slice
     left in it could draw a fix. SEM003 removes a binding and a read: not settled here.
     """
-    if any(f.rule == "SEM002" and not f.applied for f in findings):
+    if any(f.rule in ("SEM002", "SEM005") and not f.applied for f in findings):
         return False
     replacements = [
         r.replacement.value if isinstance(r.replacement, ast.NamedExpr) else r.replacement

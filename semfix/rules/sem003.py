@@ -29,6 +29,7 @@ import ast
 import copy
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from semfix import messages
@@ -112,6 +113,10 @@ _UNDECIDED = object()
 _SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
+#: Another rule's own reason a carried read must not be rewritten (SEM005: the Ref may be written).
+Guard = Callable[[Context, "Carried", Scope], "str | None"]
+
+
 @dataclass(eq=False)
 class Carried:
     """`v = X[...]` whose `v` reaches the arguments a rule looks at. One plan per assignment,
@@ -130,14 +135,14 @@ class Carried:
 
 def check(
     ctx: Context, call: ast.Call, use: ast.Name, scope: Scope,
-    *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None,
+    *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None, guard: Guard | None = None,
 ) -> bool:
     """`v = X[...]` then `f(v)`: pass `X`, and drop the assignment with its line. False when
     no read plans for `v` (the other rules then look at it). A use is one of `arguments`
-    (by id; by default the semaphore arguments)."""
+    (by id; by default the semaphore arguments); `guard` adds the calling rule's own blocker."""
     _, bindings = scope.lookup(use.id)
     args = ctx.semaphore_args if arguments is None else arguments
-    plan = next((p for b in reversed(bindings) if b.kind == "read" and (p := _plan(ctx, b, code, words, args)) is not None), None)
+    plan = next((p for b in reversed(bindings) if b.kind == "read" and (p := _plan(ctx, b, code, words, args, guard)) is not None), None)
     if plan is None:
         return False
     ref_text = ctx.text.of(plan.ref)
@@ -153,7 +158,7 @@ def check(
     return True
 
 
-def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arguments: set[int]) -> Carried | None:
+def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arguments: set[int], guard: Guard | None) -> Carried | None:
     """The plan for one `v = X[...]`, shared by its uses; None if none of `arguments` uses it."""
     if (code, id(binding)) not in ctx.memo:
         tracking = ctx.tracking()
@@ -169,7 +174,7 @@ def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arg
         plan = None
         if uses:
             plan = Carried(assign, assign.value.value, uses, _body_of(tracking.tree, assign), code, words)  # type: ignore[attr-defined]
-            plan.blocker = _blocker(ctx, plan, scope, name, references)
+            plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
         ctx.memo[code, id(binding)] = plan
     return ctx.memo[code, id(binding)]  # type: ignore[return-value]
 

@@ -1,0 +1,161 @@
+'''SEM005 value-passed-as-dma-buffer
+
+## What it does
+Flags a DMA source or destination given a value read from a Ref (`x_ref[...]`, `x_ref[i]`,
+`x_ref[0:8]`, or a variable holding such a read) instead of the Ref or a view of it, in
+`make_async_copy`, `async_copy`, `sync_copy`, `make_async_remote_copy`, `async_remote_copy`
+and the Mosaic GPU `copy_gmem_to_smem` and `copy_smem_to_gmem`; rewrites it to the Ref
+(`x_ref`) or the view (`x_ref.at[i]`, `x_ref.at[0:8]`).
+
+## Why is this bad?
+A DMA copies between Refs. A value fails with `ValueError: DMA source/destination/semaphore
+arguments must be Refs.` at `.start()` (the message does not say which argument), or for the
+Mosaic GPU copies with ``Can only call `copy_gmem_to_smem` on a `Ref` ``.
+
+## Example
+```python
+pltpu.make_async_copy(x_ref[...], o_hbm.at[0:8], sem).start()
+```
+Use instead:
+```python
+pltpu.make_async_copy(x_ref, o_hbm.at[0:8], sem).start()
+```
+
+## Fix safety
+`x_ref[...]`, `x_ref[()]` to `x_ref`, and `x_ref.at[i][...]` to `x_ref.at[i]`: safe, as for
+SEM001 (the very Ref the read came from). `x_ref[i]` and slices `x_ref[0:8]` to `x_ref.at[...]`:
+in a kernel, reading `x_ref[idx]` and viewing `x_ref.at[idx]` go through the same indexer, so
+the view holds exactly the elements the read would; an index a view does not take (a negative
+step, an index array) fails at trace time instead of copying other data. So the fix is safe
+where the file proves `x_ref` is a Ref, exactly as SEM002 (same evidence), unsafe elsewhere,
+and never made for a tuple or list of Refs (`sync_copy` takes pytrees of Refs, where
+`refs[0:2]` is right). A variable carrying a read (`v = x_ref[...]`) is fixed as SEM003 does,
+and only when nothing in its scope may write the Ref: the copy then reads the Ref when the DMA
+runs, not when the value was read, so any store into it, any call or DMA given it or a view of
+it, or any other use than a read or its `.shape`, `.dtype`, `.ndim` makes it report-only
+(flow is not followed: before or after the read, loops and nested functions count). Two Refs
+that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
+buffers: SEM004 does not apply here.
+'''
+
+from __future__ import annotations
+
+import ast
+
+from semfix import messages
+from semfix.engine.context import Context
+from semfix.engine.nodes import Rewrite, is_at, read_target
+from semfix.engine.scopes import Access, Scope
+from semfix.rules import sem001, sem002, sem003
+from semfix.rules.base import Invalid, Rule
+
+CODE = "SEM005"
+WORDS = (
+    "`{name}` holds a value read from the Ref at line {line} and is passed as a DMA buffer; pass the Ref `{ref}`",
+    "`{assign}` only carried the read to DMA buffers; removed with them",
+)
+_METADATA = frozenset({"shape", "dtype", "ndim"})
+
+_HEADER = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+"""
+
+RULE = Rule(
+    code=CODE,
+    name="value-passed-as-dma-buffer",
+    summary="A DMA source or destination reads the Ref (`x_ref[...]`, `x_ref[i]`, `x_ref[0:8]`); pass the Ref "
+    "or the view `x_ref.at[...]`. Views are safe where the code shows `x_ref` is a Ref, never for a tuple of Refs.",
+    fix="safe with proof, else unsafe",
+    default=True,
+    docs=__doc__ or "",
+    valid=(
+        _HEADER
+        + """\
+def copy_kernel(x_hbm, o_hbm, buf, sems, *parts):
+    pltpu.make_async_copy(x_hbm.at[0:8], buf, sems.at[0]).start()
+    pltpu.sync_copy(parts[0], o_hbm)
+""",
+    ),
+    invalid=(
+        Invalid(
+            _HEADER
+            + """\
+def copy_kernel(x_ref, o_hbm, sem):
+    copy = pltpu.make_async_copy(x_ref[...], o_hbm[0:8], sem)
+    copy.start()
+    copy.wait()
+    o_hbm.at[8:16][...] = x_ref[...]
+""",
+            _HEADER
+            + """\
+def copy_kernel(x_ref, o_hbm, sem):
+    copy = pltpu.make_async_copy(x_ref, o_hbm.at[0:8], sem)
+    copy.start()
+    copy.wait()
+    o_hbm.at[8:16][...] = x_ref[...]
+""",
+        ),
+        Invalid(
+            _HEADER
+            + """\
+def copy_kernel(x_ref, o_hbm, sem):
+    rows = x_ref[...]
+    x_ref[...] = rows + 1
+    pltpu.async_copy(rows, o_hbm, sem).wait()
+""",
+            None,  # `x_ref` is written after the read: passing it would copy other data
+        ),
+    ),
+)
+
+
+def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, carried: bool = True) -> Rewrite | None:
+    """A DMA buffer through the rules SEM005 reuses, with its own code and words: a name
+    carrying a read (SEM003's plan, and `_written`); a read (SEM001), then the element or
+    slice read under it (SEM002, joining the read's rewrite). The rewrite, if accepted."""
+    if isinstance(argument, ast.Name):
+        if carried:
+            sem003.check(ctx, call, argument, scope, code=CODE, words=WORDS, arguments=ctx.buffer_args, guard=_written)
+        return None
+    rewrite: Rewrite | None = None
+    current = read_target(argument) or argument  # `X` in `X[...]`
+    if current is not argument:
+        rewrite = sem001.check(ctx, call, argument, code=CODE, words=messages.buffer_read)  # type: ignore[arg-type]
+        if rewrite is None:
+            return None
+    if isinstance(current, ast.Subscript) and not is_at(current.value) and read_target(current) is None:
+        floor = ctx.text.start(argument)[2] if current is not argument else None
+        rewrite = sem002.check(ctx, call, current, scope, rewrite, floor, code=CODE, words=messages.buffer_view)
+    return rewrite
+
+
+def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
+    """Why the Ref may hold other data when the DMA runs than at the read: any access to its
+    name in the scope that may write it (see `_reads`), or that is in a DMA buffer (whose fix
+    may make it a destination). None when there is none."""
+    root = plan.ref
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not isinstance(root, ast.Name) or not scope.lookup(root.id)[1]:
+        return f"`{messages.one_line(ctx.text.of(plan.ref))}` may be written outside this file"
+    dma = [(ctx.text.start(b)[2], ctx.text.end(b)[2]) for b in ctx.buffers]  # a fix may make a read a buffer
+    for access in ctx.tracking().references(root.id, scope):
+        start = ctx.text.start(access.name)[2]
+        if not _reads(access) or any(low <= start < high for low, high in dma):
+            where = messages.one_line(ctx.text.of(access.top))
+            return f"`{where}` at line {access.name.lineno} may write the Ref, and the DMA copies the Ref as it is when it runs"
+    return None
+
+
+def _reads(access: Access) -> bool:
+    """Does the access only read: its chain reads data (a subscript not on `.at`, after which
+    it holds a value) or starts with `.shape`, `.dtype` or `.ndim`?"""
+    steps = access.steps
+    if access.context is not ast.Load:
+        return False
+    if steps and steps[0] in _METADATA:
+        return True
+    return any(step is None and (index == 0 or steps[index - 1] != "at") for index, step in enumerate(steps))
