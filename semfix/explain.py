@@ -16,6 +16,7 @@ are read for a fix or written. Reading the log is logs.py's.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -25,36 +26,23 @@ from semfix.api import fix_source
 from semfix.errors import SafetyError, SourceError
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.findings import Finding
-from semfix.logs import Failure, Frame, parse_log
+from semfix.logs import Failure, Frame
 from semfix.settings import Settings
 from semfix.text import splice
-
-__all__ = ["Explanation", "explain", "locate", "merged_fixes", "parse_log"]
 
 #: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
 #: check: the Mosaic GPU copies check source, destination, barrier in turn.
 _KNOWN = {
-    "value": (
-        r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)",
-        "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref.",
-    ),
-    "shape": (
-        r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
-        "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`.",
-    ),
-    "dma": (
-        r"DMA source/destination/semaphore arguments must be Refs",
-        "A DMA was given a value where it needs a Ref (source, destination or semaphore).",
-    ),
+    "value": (r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)",
+              "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref."),
+    "shape": (r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
+              "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`."),
+    "dma": (r"DMA source/destination/semaphore arguments must be Refs",
+            "A DMA was given a value where it needs a Ref (source, destination or semaphore)."),
     "dma_send": (r"DMA source semaphore must be a Ref", "A remote DMA was given a value where it needs its send semaphore Ref."),
-    "dma_wait": (
-        r"Expected the destination semaphore to be a reference",
-        "A DMA wait was given a value where it needs the semaphore Ref.",
-    ),
-    "copy": (
-        r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
-        "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier).",
-    ),
+    "dma_wait": (r"Expected the destination semaphore to be a reference", "A DMA wait was given a value where it needs the semaphore Ref."),
+    "copy": (r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
+             "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier)."),
     "barrier": (r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)", "`{verb}` was given {aval}, not the barrier Ref."),
 }
 #: The DMA functions' leading parameters, in order (catalog.py lists only the semaphore ones).
@@ -102,15 +90,13 @@ class Explanation:
 
 
 def _describe_aval(aval: str) -> str:
-    if not aval:
-        return "a value"
+    """JAX's abstract value in words: what it was read out of, and whether it is a whole array."""
     aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
     match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
     if match is None or match["name"] not in _AVALS:
-        return f"the value `{aval}`"
-    if match["shape"]:
-        return f"{_AVALS[match['name']]}, of shape ({match['shape']},): a read of a whole array of them"
-    return _AVALS[match["name"]]
+        return f"the value `{aval}`" if aval else "a value"
+    shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
+    return _AVALS[match["name"]] + shape
 
 
 def locate(path: str, root: Path) -> tuple[list[Path], bool]:
@@ -179,36 +165,28 @@ def _calls_at(tree: ast.Module, line: int) -> list[ast.Call]:
 
 
 def _function_of(tree: ast.Module, line: int) -> ast.AST:
-    best: ast.AST = tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            if node.lineno <= line <= (node.end_lineno or node.lineno):
-                if best is tree or node.lineno >= best.lineno:  # type: ignore[attr-defined]
-                    best = node
-    return best
+    """The innermost function (or lambda) that holds the line; the module outside any."""
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    holding = [n for n in ast.walk(tree) if isinstance(n, kinds) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return max(holding, key=lambda n: (n.lineno, n.col_offset), default=tree)
 
 
 def _descriptor_calls(tree: ast.Module, line: int) -> tuple[list[ast.Call], str | None]:
     """For a DMA error raised at `.start()` / `.wait()`: the calls that built the descriptor."""
     for call in _calls_at(tree, line):
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("start", "wait"):
-            owner = func.value
-            if isinstance(owner, ast.Call):
-                return [owner], None
-            if isinstance(owner, ast.Name):
-                scope = _function_of(tree, line)
-                built = [
-                    n.value
-                    for n in ast.walk(scope)
-                    if isinstance(n, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == owner.id for t in n.targets)
-                    and isinstance(n.value, ast.Call)
-                    and n.lineno <= line
-                ]
-                if built:
-                    return [built[-1]], None
-                return [], f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
+        owner = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in ("start", "wait") else None
+        if isinstance(owner, ast.Call):
+            return [owner], None
+        if isinstance(owner, ast.Name):
+            built = [
+                n.value
+                for n in ast.walk(_function_of(tree, line))
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and n.lineno <= line
+                and any(isinstance(t, ast.Name) and t.id == owner.id for t in n.targets)
+            ]
+            problem = f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
+            return built[-1:], None if built else problem
+        if owner is not None:
             return [], f"the descriptor on line {line} is not a name or a call semfix can follow"
     return _calls_at(tree, line), None
 
@@ -226,11 +204,10 @@ def explain(failure: Failure, root: Path) -> Explanation:
         return result
     result.kind = kind
     result.lines.append(words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")}))
-    user = [f for f in failure.frames if not f.in_jax]
-    if not user:
+    frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
+    if frame is None:
         result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
         return result
-    frame = user[-1]
     found, stopped = locate(frame.path, root)
     problem = _not_found(frame, root, found, stopped)
     if problem:
@@ -253,25 +230,16 @@ def _callee(tree: ast.Module, call: ast.Call) -> str | None:
     """The function name a call spells, through `from ... import name as alias`."""
     if isinstance(call.func, ast.Attribute):
         return call.func.attr
-    if isinstance(call.func, ast.Name):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    if (alias.asname or alias.name) == call.func.id:
-                        return alias.name
-        return call.func.id
-    return None
+    if not isinstance(call.func, ast.Name):
+        return None
+    imported = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return imported.get(call.func.id, call.func.id)
 
 
 def _bound(call: ast.Call, parameters: tuple[str, ...]) -> list[tuple[str, ast.expr]]:
     """(parameter, argument) for the arguments of `call` bound to `parameters`."""
-    bound = []
-    for index, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred):
-            break
-        if index < len(parameters):
-            bound.append((parameters[index], argument))
-    return bound + [(k.arg, k.value) for k in call.keywords if k.arg in parameters]
+    positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
+    return [*zip(parameters, positional), *((k.arg, k.value) for k in call.keywords if k.arg in parameters)]
 
 
 def _rebound(scope: ast.AST) -> set[str]:
@@ -337,11 +305,9 @@ def _dma_evidence(
     ]
     about = _SUSPECTS[result.kind or ""]
     suspects = [(p, a) for p, a in arguments if p in about and not _plainly_ref(a, rebound)]
-    if not arguments:
-        result.lines.append("Cannot fix it automatically: no DMA call there whose arguments semfix can read.")
-        return [], []
     if not suspects:
-        result.lines.append("Cannot fix it automatically: every argument the error is about looks like a Ref there.")
+        why = "every argument the error is about looks like a Ref there" if arguments else "no DMA call there whose arguments semfix can read"
+        result.lines.append(f"Cannot fix it automatically: {why}.")
         return [], []
     one = len(suspects) == 1
     proven: list[Finding] = []
@@ -427,8 +393,6 @@ def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, byte
             by_path.setdefault(item.path, []).append(item)
     merged = []
     for path, items in by_path.items():
-        findings = {(f.line, f.column): f for item in items for f in item.chosen}
-        old = items[0].old
-        text = old.decode(items[0].encoding)
-        merged.append((path, items[0].name or path, old, splice(text, list(findings.values())).encode(items[0].encoding)))
+        first, findings = items[0], {(f.line, f.column): f for item in items for f in item.chosen}
+        merged.append((path, first.name or path, first.old, splice(first.old.decode(first.encoding), findings.values()).encode(first.encoding)))
     return merged

@@ -1,8 +1,5 @@
-"""Tracebacks out of a log as people paste it: Python's and pytest's, under CI and launcher prefixes.
-
-A log is untrusted text; this module only reads it. `semfix explain` (explain.py) decides what
-the tracebacks mean.
-"""
+"""Tracebacks out of a log as people paste it (Python's and pytest's, under CI and launcher
+prefixes), for `semfix explain` (explain.py), which decides what they mean."""
 
 from __future__ import annotations
 

@@ -365,13 +365,14 @@ def test_the_search_skips_virtual_environments(ptlib: Path) -> None:
 def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log pasted at `/` must not walk the whole machine: the search gives up and says so."""
     from semfix import explain as module
+    from semfix.logs import parse_log
 
     for index in range(8):
         (tmp_path / f"d{index}").mkdir()
     (tmp_path / "d3" / "kernels.py").write_text("")
     monkeypatch.setattr(module, "SEARCH_LIMIT", 4)
     log = 'Traceback (most recent call last):\n  File "/ci/kernels.py", line 3, in k\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n'
-    lines = module.explain(module.parse_log(log)[0], tmp_path).lines
+    lines = module.explain(parse_log(log)[0], tmp_path).lines
     assert any("the search stopped early, after 4 folders" in line for line in lines), lines
     assert not any("raised from" in line for line in lines)  # a better match may lie beyond: none is chosen
     assert module._skipped("/", "proc") and not module._skipped("/work", "proc")  # the kernel's own, at `/` only
