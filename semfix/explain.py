@@ -1,65 +1,57 @@
 """`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
 
-The traceback is evidence the static rules lack: a `sems[i]` it points at is proven to read
-a semaphore-array Ref, so the SEM002 rewrite becomes safe there, and for the other reads of
-the same Ref in the same function when that Ref is a parameter the function never rebinds.
-Evidence is only what the error names: JAX's DMA check covers the source, destination and
-semaphore together, so it proves a semaphore argument only when that is the one argument
-that is not plainly a Ref.
+The engine decides every rewrite: explain finds the arguments the error is about and takes the
+findings the engine makes there, whichever rule makes them, with the edits that come with them
+(`_with_their_plans`). The traceback adds one piece of evidence the static rules lack: an
+argument it points at is proven not to be a Ref, so `sems[i]` there reads a semaphore-array
+Ref and SEM002's unsafe rewrite becomes safe, there and for the other reads of the same Ref
+in the same function when that Ref is a parameter the function never rebinds. Evidence is only
+what the error names: JAX's DMA check covers the source, destination and semaphore together,
+so it proves an argument only when that is the one argument that is not plainly a Ref.
 
 A log is untrusted text (a CI log of someone else's pull request): only files under `--root`
-are read for a fix or written.
+are read for a fix or written. Reading the log is logs.py's.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from semfix.api import fix_source
+from semfix.catalog import MODULES
 from semfix.errors import SafetyError, SourceError
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.findings import Finding
+from semfix.logs import Failure, Frame
 from semfix.settings import Settings
 from semfix.text import splice
 
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
-_EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
-#: pytest's frames: `path:12: in function` (--tb=short), `path:12: ` and `path:12: ValueError` (--tb=long).
-_PYTEST_FRAME = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): ?(?:in (?P<function>\S+)|[\w.]*)$")
-_PYTEST_ERROR = re.compile(r"^E +" + _EXCEPTION.pattern[1:])  # pytest's `E   ValueError: ...`
-_DEF = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)")
-#: Where one traceback ends and another begins: a new traceback, an exception chained to the
-#: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
-_STARTS = ("Traceback (most recent call last):", "The above exception was", "During handling of the above")
-_SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
-#: What CI systems and launchers put before each line: GitHub Actions' timestamp, torchrun's
-#: `[rank0]: `, Open MPI's `[1,0]<stderr>:`, in any order and number.
-_PREFIX = re.compile(
-    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |(?P<rank>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?))"
-)
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colours (pytest --color=yes in CI)
-_KNOWN = [
-    ("value", re.compile(r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)")),
-    ("shape", re.compile(r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<aval>.+)")),
-    ("dma", re.compile(r"DMA source/destination/semaphore arguments must be Refs")),
-    ("dma_send", re.compile(r"DMA source semaphore must be a Ref")),
-    ("dma_wait", re.compile(r"Expected the destination semaphore to be a reference")),
-    # JAX's generic Ref check: the Mosaic GPU copies check source, destination, barrier in turn.
-    ("copy", re.compile(r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)")),
-    ("barrier", re.compile(r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)")),
-]
-#: The DMA functions' leading parameters, in order (catalog.py lists only the semaphore ones).
+#: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
+#: check: the Mosaic GPU copies check source, destination, barrier in turn.
+_KNOWN = {
+    "value": (r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)",
+              "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref."),
+    "shape": (r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
+              "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`."),
+    "dma": (r"DMA source/destination/semaphore arguments must be Refs",
+            "A DMA was given a value where it needs a Ref (source, destination or semaphore)."),
+    "dma_send": (r"DMA source semaphore must be a Ref", "A remote DMA was given a value where it needs its send semaphore Ref."),
+    "dma_wait": (r"Expected the destination semaphore to be a reference", "A DMA wait was given a value where it needs the semaphore Ref."),
+    "copy": (r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
+             "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier)."),
+    "barrier": (r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)", "`{verb}` was given {aval}, not the barrier Ref."),
+}
+#: The copies' Ref parameters in call order (buffers, then semaphores), from the catalog.
 _DMA_PARAMETERS = {
-    "make_async_copy": ("src_ref", "dst_ref", "sem"),
-    "async_copy": ("src_ref", "dst_ref", "sem"),
-    "make_async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
-    "async_remote_copy": ("src_ref", "dst_ref", "send_sem", "recv_sem"),
-    "copy_gmem_to_smem": ("src", "dst", "barrier"),
-    "copy_smem_to_gmem": ("src", "dst"),
+    op.name: tuple(p.name for p in sorted(op.buffer_params + op.sem_params, key=lambda p: p.position or 0))
+    for ops in MODULES.values()
+    for op in ops.values()
+    if op.buffer_params
 }
 #: Which parameters each DMA error is about. `.start()` checks source, destination and the
 #: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
@@ -82,19 +74,6 @@ _ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 
 
 @dataclass
-class Frame:
-    path: str
-    line: int
-    function: str
-
-
-@dataclass
-class Failure:
-    frames: list[Frame]
-    message: str
-
-
-@dataclass
 class Explanation:
     """What one traceback says, where it points, and the fix (if semfix can make one)."""
 
@@ -103,66 +82,20 @@ class Explanation:
     lines: list[str] = field(default_factory=list)
     path: Path | None = None
     old: bytes = b""
-    new: bytes = b""
     chosen: list[Finding] = field(default_factory=list)
     encoding: str = "utf-8"
     name: Path | None = None  # the file relative to --root: for messages and diff headers
     fixed: bool = False  # every argument the error may be about is fixed
 
 
-def parse_log(text: str) -> list[Failure]:
-    """Every traceback in a log: its frames and its final exception line.
-
-    Reads Python's tracebacks and pytest's (`--tb=long`, `--tb=short`), under the prefixes CI
-    systems and launchers put before each line. Each process's lines (told apart by their rank
-    prefix) are read on their own, so tracebacks of processes that wrote at once do not mix.
-    """
-    streams: dict[str, list[str]] = {}
-    for raw in text.splitlines():
-        line, stream = _ANSI.sub("", raw), ""
-        while match := _PREFIX.match(line):
-            stream, line = (match["rank"] or stream).strip(), line[match.end() :]
-        streams.setdefault(stream, []).append(line.rstrip())
-    return [failure for lines in streams.values() for failure in _read_stream(lines)]
-
-
-def _read_stream(lines: list[str]) -> list[Failure]:
-    """One process's tracebacks. pytest's long form names a frame after its source, hence `last_def`."""
-    failures: list[Failure] = []
-    frames: list[Frame] = []
-    message, python, last_def = None, False, "?"
-    for line in [*lines, "==="]:  # a rule, as pytest closes its report with: ends the last one
-        if line.lstrip().startswith(_STARTS) or _SECTION.match(line):
-            if message is not None:
-                failures.append(Failure(frames, message))
-            frames, message, python = [], None, line.lstrip().startswith(_STARTS[0])
-        elif frame := _FRAME.match(line):
-            frames.append(Frame(frame["path"], int(frame["line"]), frame["function"].strip()))
-        elif frame := _PYTEST_FRAME.match(line):
-            frames.append(Frame(frame["path"], int(frame["line"]), frame["function"] or last_def))
-            last_def = "?"
-        elif (definition := _DEF.match(line)) and not python:
-            last_def = definition[1]
-        elif (error := _PYTEST_ERROR.match(line)) and message is None:
-            message = error["message"].strip()
-        elif python and (error := _EXCEPTION.match(line)):
-            failures.append(Failure(frames, error["message"].strip()))
-            frames, python = [], False
-    return failures
-
-
 def _describe_aval(aval: str) -> str:
+    """JAX's abstract value in words: what it was read out of, and whether it is a whole array."""
     aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
     match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
     if match is None or match["name"] not in _AVALS:
-        return f"the value `{aval}`"
-    if match["shape"]:
-        return f"{_AVALS[match['name']]}, of shape ({match['shape']},): a read of a whole array of them"
-    return _AVALS[match["name"]]
-
-
-def _is_jax(path: str) -> bool:
-    return bool(re.search(r"[/\\](jax|jaxlib)[/\\]", path)) or path.startswith("<")
+        return f"the value `{aval}`" if aval else "a value"
+    shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
+    return _AVALS[match["name"]] + shape
 
 
 def locate(path: str, root: Path) -> tuple[list[Path], bool]:
@@ -231,36 +164,28 @@ def _calls_at(tree: ast.Module, line: int) -> list[ast.Call]:
 
 
 def _function_of(tree: ast.Module, line: int) -> ast.AST:
-    best: ast.AST = tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            if node.lineno <= line <= (node.end_lineno or node.lineno):
-                if best is tree or node.lineno >= best.lineno:  # type: ignore[attr-defined]
-                    best = node
-    return best
+    """The innermost function (or lambda) that holds the line; the module outside any."""
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    holding = [n for n in ast.walk(tree) if isinstance(n, kinds) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return max(holding, key=lambda n: (n.lineno, n.col_offset), default=tree)
 
 
 def _descriptor_calls(tree: ast.Module, line: int) -> tuple[list[ast.Call], str | None]:
     """For a DMA error raised at `.start()` / `.wait()`: the calls that built the descriptor."""
     for call in _calls_at(tree, line):
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("start", "wait"):
-            owner = func.value
-            if isinstance(owner, ast.Call):
-                return [owner], None
-            if isinstance(owner, ast.Name):
-                scope = _function_of(tree, line)
-                built = [
-                    n.value
-                    for n in ast.walk(scope)
-                    if isinstance(n, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == owner.id for t in n.targets)
-                    and isinstance(n.value, ast.Call)
-                    and n.lineno <= line
-                ]
-                if built:
-                    return [built[-1]], None
-                return [], f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
+        owner = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in ("start", "wait") else None
+        if isinstance(owner, ast.Call):
+            return [owner], None
+        if isinstance(owner, ast.Name):
+            built = [
+                n.value
+                for n in ast.walk(_function_of(tree, line))
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and n.lineno <= line
+                and any(isinstance(t, ast.Name) and t.id == owner.id for t in n.targets)
+            ]
+            problem = f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
+            return built[-1:], None if built else problem
+        if owner is not None:
             return [], f"the descriptor on line {line} is not a name or a call semfix can follow"
     return _calls_at(tree, line), None
 
@@ -271,38 +196,17 @@ def _base(finding: Finding) -> str:
 
 def explain(failure: Failure, root: Path) -> Explanation:
     result = Explanation(failure)
-    for kind, pattern in _KNOWN:
-        match = pattern.search(failure.message)
-        if match:
-            result.kind = kind
+    for kind, (pattern, words) in _KNOWN.items():
+        if match := re.search(pattern, failure.message):
             break
-    if result.kind is None:
-        return result
-    groups = match.groupdict()  # type: ignore[union-attr]
-    if result.kind == "value":
-        result.lines.append(
-            f"JAX refused to {groups['verb']}: the semaphore argument was {_describe_aval(groups['aval'])}, not the Ref."
-        )
-    elif result.kind == "shape":
-        result.lines.append(f"JAX needs one semaphore, but got a Ref of shape {groups['aval'].strip()}: index one with `.at[i]`.")
-    elif result.kind == "dma":
-        result.lines.append("A DMA was given a value where it needs a Ref (source, destination or semaphore).")
-    elif result.kind == "dma_send":
-        result.lines.append("A remote DMA was given a value where it needs its send semaphore Ref.")
-    elif result.kind == "dma_wait":
-        result.lines.append("A DMA wait was given a value where it needs the semaphore Ref.")
-    elif result.kind == "copy":
-        result.lines.append(
-            f"A Mosaic GPU copy (`{groups['verb']}`) was given {_describe_aval(groups['aval'])} where it needs a Ref"
-            " (source, destination or barrier)."
-        )
     else:
-        result.lines.append(f"`{groups['verb']}` was given {_describe_aval(groups['aval'] or 'a value')}, not the barrier Ref.")
-    user = [f for f in failure.frames if not _is_jax(f.path)]
-    if not user:
+        return result
+    result.kind = kind
+    result.lines.append(words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")}))
+    frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
+    if frame is None:
         result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
         return result
-    frame = user[-1]
     found, stopped = locate(frame.path, root)
     problem = _not_found(frame, root, found, stopped)
     if problem:
@@ -325,25 +229,16 @@ def _callee(tree: ast.Module, call: ast.Call) -> str | None:
     """The function name a call spells, through `from ... import name as alias`."""
     if isinstance(call.func, ast.Attribute):
         return call.func.attr
-    if isinstance(call.func, ast.Name):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    if (alias.asname or alias.name) == call.func.id:
-                        return alias.name
-        return call.func.id
-    return None
+    if not isinstance(call.func, ast.Name):
+        return None
+    imported = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return imported.get(call.func.id, call.func.id)
 
 
 def _bound(call: ast.Call, parameters: tuple[str, ...]) -> list[tuple[str, ast.expr]]:
     """(parameter, argument) for the arguments of `call` bound to `parameters`."""
-    bound = []
-    for index, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred):
-            break
-        if index < len(parameters):
-            bound.append((parameters[index], argument))
-    return bound + [(k.arg, k.value) for k in call.keywords if k.arg in parameters]
+    positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
+    return [*zip(parameters, positional), *((k.arg, k.value) for k in call.keywords if k.arg in parameters)]
 
 
 def _rebound(scope: ast.AST) -> set[str]:
@@ -390,85 +285,103 @@ def _within(finding: Finding, node: ast.expr, lines: list[str]) -> bool:
     return start <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= end
 
 
+def _said(finding: Finding) -> str:
+    """The engine's finding, as `check` words it."""
+    return f"{finding.rule} {finding.message}"
+
+
 def _dma_evidence(
-    result: Explanation, tree: ast.Module, calls: list[ast.Call], line: int, fixes: list[Finding], text: str
+    result: Explanation, tree: ast.Module, calls: list[ast.Call], line: int, findings: list[Finding], lines: list[str]
 ) -> tuple[list[Finding], list[Finding]]:
     """(fixes the DMA error proves, fixes safe on their own); names every suspect argument.
 
     JAX's message covers several arguments at once: it proves which one is not a Ref only when
     every other one is plainly a Ref. A suspect left unfixed keeps `result.fixed` false.
     """
-    lines = text.splitlines()
     rebound = _rebound(_function_of(tree, line))
     arguments = [
-        pair for call in calls if (_callee(tree, call) or "") in _DMA_PARAMETERS
-        for pair in _bound(call, _DMA_PARAMETERS[_callee(tree, call) or ""])
+        pair for call in calls if (name := _callee(tree, call)) in _DMA_PARAMETERS for pair in _bound(call, _DMA_PARAMETERS[name])
     ]
     about = _SUSPECTS[result.kind or ""]
     suspects = [(p, a) for p, a in arguments if p in about and not _plainly_ref(a, rebound)]
-    if not arguments:
-        result.lines.append("Cannot fix it automatically: no DMA call there whose arguments semfix can read.")
-        return [], []
     if not suspects:
-        result.lines.append("Cannot fix it automatically: every argument the error is about looks like a Ref there.")
+        why = "every argument the error is about looks like a Ref there" if arguments else "no DMA call there whose arguments semfix can read"
+        result.lines.append(f"Cannot fix it automatically: {why}.")
         return [], []
-    proven, safe, open_ = [], [], []
+    one = len(suspects) == 1
+    proven: list[Finding] = []
+    open_ = []
     for parameter, argument in suspects:
-        inside = [f for f in fixes if _within(f, argument, lines)]
-        usable = inside if len(suspects) == 1 else [f for f in inside if f.safety == "safe"]
-        (proven if len(suspects) == 1 else safe).extend(usable)
+        inside = [f for f in findings if _within(f, argument, lines)]
+        usable = [f for f in inside if f.fixable and (one or f.safety == "safe")]
+        proven += usable
+        reported = [f": {_said(f)}" for f in inside if not f.fixable]  # the engine's reason it does not fix
         if not usable:
-            open_.append(f"`{ast.unparse(argument)}` ({parameter})")
-    if len(suspects) > 1:
+            open_.append(f"`{ast.unparse(argument)}` ({parameter}){''.join(reported[:1])}")
+    if not one:
         names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a in suspects)
-        result.lines.append(f"The error does not say which of these is not a Ref, so it proves none of them: {names}.")
+        result.lines.append(f"The error does not say which of these is not a Ref ({names}): only fixes safe on their own are made.")
     if open_:
-        result.lines.append(f"Not fixed, check by hand: {', '.join(open_)}.")
+        result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
     for parameter, argument in arguments:
-        if parameter not in about and any(_within(f, argument, lines) for f in fixes):
+        if parameter not in about and any(f.fixable and _within(f, argument, lines) for f in findings):
             result.lines.append(f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone.")
     result.fixed = not open_
-    return proven, safe
+    return (proven, []) if one else ([], proven)
+
+
+def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
+    """The chosen fixes with the edits the engine makes only together with them.
+
+    A fix that passes the Ref for a name carrying a read out of it (SEM003's plan, which a rule
+    for other arguments may share) rewrites every use of the name and removes its assignment,
+    or nothing: the findings of its rule that rewrite the same name the same way, and the one
+    that removes `name = ...`. `fixes` are those of the function that holds them all.
+    """
+    carried = {(f.rule, f.original, f.replacement) for f in chosen if f.original.isidentifier()}
+    assigned = {(rule, name) for rule, name, _ in carried}
+    together = [
+        f for f in fixes
+        if (f.rule, f.original, f.replacement) in carried
+        or f.replacement == "" and (f.rule, f.original.split("=", 1)[0].strip()) in assigned
+    ]
+    return list({(f.line, f.column): f for f in chosen + together}.values())
 
 
 def _fix(result: Explanation, path: Path, frame: Frame) -> None:
     data = read_source(path)
     analysis = fix_source(data, settings=_ANALYSIS, apply_fixes=False)
     text = data.decode(analysis.encoding)
-    tree = ast.parse(text)
-    fixes = [f for f in analysis.findings if f.replacement is not None and f.rule in ("SEM001", "SEM002")]
+    tree, lines = ast.parse(text), text.splitlines()
     if result.kind in _SUSPECTS:
         calls, problem = _descriptor_calls(tree, frame.line)
         if problem:
             result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
             return
-        proven, safe = _dma_evidence(result, tree, calls, frame.line, fixes, text)
+        proven, safe = _dma_evidence(result, tree, calls, frame.line, list(analysis.findings), lines)
     else:
-        calls = _calls_at(tree, frame.line)
-        spans = [(c.lineno, c.end_lineno or c.lineno) for c in calls]
-        proven, safe = [f for f in fixes if any(a <= f.line and f.end_line <= b for a, b in spans)], []
+        at = [f for f in analysis.findings if any(_within(f, call, lines) for call in _calls_at(tree, frame.line))]
+        proven, safe = [f for f in at if f.fixable], []
         if not proven:
-            reported = [f for f in analysis.findings if any(a <= f.line <= b for a, b in spans)]
-            reason = reported[0].message if reported else "no semaphore argument there is a read semfix can rewrite"
+            reason = _said(at[0]) if at else "no semaphore argument there is a read semfix can rewrite"
             result.lines.append(f"Cannot fix it automatically: {reason}.")
             return
         result.fixed = True
     scope = _function_of(tree, frame.line)
     low, high = getattr(scope, "lineno", 1), getattr(scope, "end_lineno", 10**9)
+    fixes = [f for f in analysis.findings if f.fixable and low <= f.line <= high]
     bases = {_base(f) for f in proven}
     spread = bases & (_parameters(scope) - _rebound(scope))  # a proof needs the same Ref; a safe fix does not
-    same_ref = [
-        f for f in fixes if low <= f.line <= high and _base(f) in bases and (f.safety == "safe" or _base(f) in spread)
-    ]
-    chosen = list({(f.line, f.column): f for f in proven + safe + same_ref}.values())
-    if not chosen:
-        return
+    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _base(f) in spread)]
+    chosen = _with_their_plans(proven + safe + same_ref, fixes)
+    result.lines += [f"At line {f.line}, {_said(f)}" for f in proven + safe]
     for finding in sorted(chosen, key=lambda f: (f.line, f.column)):
-        note = " (the traceback proves it is a semaphore Ref)" if finding.safety != "safe" else ""
-        result.lines.append(f"Fix: line {finding.line}: `{finding.original}` -> `{finding.replacement}`{note}")
-    result.chosen, result.encoding = chosen, analysis.encoding
-    result.old, result.new = data, splice(text, chosen).encode(analysis.encoding)
-    fix_source(result.new, settings=_ANALYSIS, apply_fixes=False)  # it must still parse
+        note = f"; the traceback proves `{_base(finding)}` is a Ref" if finding.safety != "safe" else ""
+        edit = f"`{finding.original}` -> `{finding.replacement}`" if finding.replacement else f"remove `{finding.original.strip()}`"
+        result.lines.append(f"Fix: line {finding.line}: {edit} ({finding.rule}{note})")
+    if chosen:
+        result.chosen, result.encoding, result.old = chosen, analysis.encoding, data
+        fix_source(splice(text, chosen).encode(analysis.encoding), settings=_ANALYSIS, apply_fixes=False)  # it must still parse
 
 
 def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, bytes, bytes]]:
@@ -479,8 +392,6 @@ def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, byte
             by_path.setdefault(item.path, []).append(item)
     merged = []
     for path, items in by_path.items():
-        findings = {(f.line, f.column): f for item in items for f in item.chosen}
-        old = items[0].old
-        text = old.decode(items[0].encoding)
-        merged.append((path, items[0].name or path, old, splice(text, list(findings.values())).encode(items[0].encoding)))
+        first, findings = items[0], {(f.line, f.column): f for item in items for f in item.chosen}
+        merged.append((path, first.name or path, first.old, splice(first.old.decode(first.encoding), findings.values()).encode(first.encoding)))
     return merged

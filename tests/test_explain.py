@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -71,17 +72,20 @@ def test_dma_error_proves_nothing_when_two_arguments_could_be_the_culprit(dmalib
     before = (dmalib / "dmalib" / "kernels.py").read_text()
     result = _explain_fix("dma_list.log", dmalib)  # make_async_copy(src[...], dst, sem_list[0])
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "`src[...]` (src_ref)" in result.stdout and "`sem_list[0]` (sem)" in result.stdout
+    assert "not a Ref (`src[...]` (src_ref), `sem_list[0]` (sem))" in result.stdout
+    assert "Not fixed, check by hand: `sem_list[0]` (sem)" in result.stdout
     assert "sem_list.at[0]" not in result.stdout  # a list of Refs: `.at` would raise AttributeError
-    assert (dmalib / "dmalib" / "kernels.py").read_text() == before
+    # `src[...]` -> `src` is safe on its own (SEM005), whichever argument JAX meant.
+    fixed = before.replace("make_async_copy(src[...], dst, sem_list[0])", "make_async_copy(src, dst, sem_list[0])")
+    assert fixed != before
+    assert (dmalib / "dmalib" / "kernels.py").read_text() == fixed
 
 
-def test_dma_error_with_a_safe_fix_and_another_suspect(dmalib: Path) -> None:
+def test_dma_error_with_two_safe_fixes(dmalib: Path) -> None:
     result = _explain_fix("dma_both_read.log", dmalib)  # async_copy(src[...], dst, sem[...])
-    assert result.returncode == 1, result.stdout + result.stderr  # src[...] is still open
-    assert "`src[...]` (src_ref)" in result.stdout
-    text = (dmalib / "dmalib" / "kernels.py").read_text()
-    assert "pltpu.async_copy(src[...], dst, sem).wait()" in text  # SEM001 is safe on its own
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SEM005" in result.stdout and "SEM001" in result.stdout
+    assert "pltpu.async_copy(src, dst, sem).wait()" in (dmalib / "dmalib" / "kernels.py").read_text()
 
 
 @pytest.mark.parametrize(
@@ -117,6 +121,41 @@ def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
     assert "signal(flags.at[1], 1)" in text and "signal(self.flags.at[1], 1)" in text  # what JAX proved
     assert "wait(flags[1], 1)" in text and "wait(self.flags[1], 1)" in text  # another Ref by then, maybe
 
+
+
+# -- a value carried through a variable: the engine's own finding there (SEM003), fixed as `fix` fixes it
+CARRIED = {
+    "carried.log": "def carried_kernel(src, dst, flags):\n    pl.semaphore_signal(flags.at[1], 1)\n    pl.semaphore_wait(flags.at[1], 1)\n",
+    "carried_dma.log": "def carried_dma_kernel(src, dst, sems):\n    copy = pltpu.make_async_copy(src, dst, sems.at[0])\n",
+}
+
+
+def _function(text: str, name: str) -> str:
+    return next(ast.get_source_segment(text, n) or "" for n in ast.parse(text).body if getattr(n, "name", "") == name)
+
+
+@pytest.mark.parametrize("log", CARRIED)
+def test_a_carried_read_is_fixed_by_its_rule(dmalib: Path, log: str) -> None:
+    from semfix.api import fix_source
+    from semfix.settings import Settings
+
+    kernel, name = dmalib / "dmalib" / "kernels.py", CARRIED[log].split("(")[0].removeprefix("def ")
+    before = kernel.read_text()
+    result = _explain_fix(log, dmalib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SEM003 `" in result.stdout and "holds a value read from the semaphore Ref" in result.stdout
+    assert CARRIED[log] in kernel.read_text()
+    # exactly what `fix` does to that kernel (its uses and the assignment), and nothing else
+    fixed = fix_source(before, settings=Settings.build(select=["SEM003"])).source
+    assert kernel.read_text() == before.replace(_function(before, name), _function(fixed, name))
+
+
+def test_a_carried_read_the_rule_only_reports_is_only_reported(dmalib: Path) -> None:
+    before = (dmalib / "dmalib" / "kernels.py").read_text()
+    result = _explain_fix("commented.log", dmalib)  # `flag = flags.at[0][...]  # this core's flag`
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "SEM003" in result.stdout and "a comment on the assignment would be lost" in result.stdout
+    assert (dmalib / "dmalib" / "kernels.py").read_text() == before
 
 # -- a log is untrusted text: writes stay under --root, and dirty files are refused -------
 def test_a_file_outside_root_is_not_touched(dmalib: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -164,9 +203,13 @@ needs_jax = pytest.mark.skipif(
 BUGGY = [case for case in fixture_cases() if "error" in case.spec.get("runtime", {})]
 
 
-def _traceback_of(script: Path, cwd: Path) -> str:
+def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     (cwd / "run_kernel.py").write_text(RUNNER)
-    done = subprocess.run([sys.executable, "run_kernel.py", script.name], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "run_kernel.py", script.name], cwd=cwd, capture_output=True, text=True)
+
+
+def _traceback_of(script: Path, cwd: Path) -> str:
+    done = _run(script, cwd)
     assert done.returncode != 0, "the buggy kernel ran"
     return done.stderr
 
@@ -175,24 +218,25 @@ def _traceback_of(script: Path, cwd: Path) -> str:
 @pytest.mark.jax
 @pytest.mark.parametrize("case", BUGGY, ids=[c.name for c in BUGGY])
 def test_explain_fixes_what_jax_reported(case: Case, tmp_path: Path) -> None:
+    """As a user would: run, paste the error into explain --fix, run again, until it runs.
+
+    JAX stops at the first bad call, so a kernel with bugs on several DMAs takes one round each;
+    every round must fix what that error reported, and the end state is the fixture's.
+    """
     kernel = tmp_path / "kernels.py"
     kernel.write_bytes(case.before)
-    log = _traceback_of(kernel, tmp_path)
-    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
-    if any(change.endswith("SEM003") for change in case.spec["changes"]):
-        assert result.returncode == 1 and "Cannot fix it automatically" in result.stdout
-        assert kernel.read_bytes() == case.before
-        return
-    if any(change.endswith("SEM005") for change in case.spec["changes"]):
-        # explain does not hand DMA buffers to SEM005 yet (its fixes are SEM001's and SEM002's):
-        # it names them and leaves the file alone. Update this when explain learns SEM005.
-        assert result.returncode == 1 and "Not fixed, check by hand: `x_ref[...]` (src_ref)" in result.stdout
-        assert kernel.read_bytes() == case.before
-        return
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert kernel.read_bytes() == case.after
-    done = subprocess.run([sys.executable, "run_kernel.py", "kernels.py"], cwd=tmp_path, capture_output=True, text=True)
+    done = _run(kernel, tmp_path)
+    assert done.returncode != 0, "the buggy kernel ran"
+    for _ in range(len(case.spec["changes"])):
+        before = kernel.read_bytes()
+        result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=done.stderr)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert kernel.read_bytes() != before, "explain fixed nothing"
+        done = _run(kernel, tmp_path)
+        if done.returncode == 0:
+            break
     assert done.returncode == 0, done.stderr
+    assert kernel.read_bytes() == case.after
 
 
 @needs_jax
@@ -236,6 +280,19 @@ def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) ->
     fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
 
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("log", CARRIED)
+def test_stored_carried_logs_are_what_jax_says_and_the_fix_runs(dmalib: Path, log: str) -> None:
+    run = [sys.executable, "-m", "dmalib.run", CARRIED[log].split("(")[0].removeprefix("def ")]
+    failed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
+    stored = (TRACEBACKS / log).read_text()
+    assert failed.stderr.splitlines()[-3] == stored.splitlines()[-3]  # JAX's error line
+    assert cli("explain", "-", "--fix", cwd=dmalib, stdin=failed.stderr).returncode == 0
+    fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
+    assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
 
 # -- logs as people paste them: pytest's output, CI and launcher prefixes, mixed ----------
 @pytest.fixture
@@ -296,17 +353,19 @@ def test_processes_interleaved_in_one_log(ptlib: Path) -> None:
     assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in (ptlib / "ptlib" / "gpu.py").read_text()
 def test_mosaic_gpu_copies_are_not_barrier_errors(ptlib: Path) -> None:
     result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), "--fix", cwd=ptlib)
-    assert result.returncode == 1, result.stdout + result.stderr  # flush_kernel's buf[...] is a buffer
+    assert result.returncode == 0, result.stdout + result.stderr
     assert "not the barrier Ref" not in result.stdout and "Mosaic GPU copy" in result.stdout
     assert "the value read out of a Mosaic GPU barrier Ref" in result.stdout  # JitTracer(barrier[])
-    assert "`buf[...]` (src)" in result.stdout
     text = (ptlib / "ptlib" / "gpu.py").read_text()
     assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in text  # stage_kernel: the one suspect
-    assert "copy_smem_to_gmem(buf[...], o_gmem)" in text
-    # relay_kernel: JAX checks the source first, so the error proves neither; `bars[0]` is
-    # fixed all the same, as `fix` would: `bars.at[0]` on the next line proves `bars` a Ref.
-    assert "proves none of them: `x_gmem[...]` (src), `bars[0]` (barrier)" in result.stdout
-    assert "copy_gmem_to_smem(x_gmem[...], buf, bars.at[0])" in text
+    assert "copy_smem_to_gmem(buf, o_gmem)" in text  # flush_kernel: a buffer read, SEM005
+    # relay_kernel: JAX checks the source first, so the error proves neither argument; both are
+    # fixed all the same, as `fix` would: each fix is safe on its own (`bars.at[0]` on the next
+    # line proves `bars` a Ref).
+    assert "not a Ref (`x_gmem[...]` (src), `bars[0]` (barrier))" in result.stdout
+    assert "copy_gmem_to_smem(x_gmem[...]" not in text and "bars[0]" not in text
+
+
 def test_equally_good_matches_are_ambiguous(tmp_path: Path) -> None:
     for copy in ("a", "b"):
         shutil.copytree(TRACEBACKS / "ptlib", tmp_path / copy / "ptlib")
@@ -326,13 +385,14 @@ def test_the_search_skips_virtual_environments(ptlib: Path) -> None:
 def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log pasted at `/` must not walk the whole machine: the search gives up and says so."""
     from semfix import explain as module
+    from semfix.logs import parse_log
 
     for index in range(8):
         (tmp_path / f"d{index}").mkdir()
     (tmp_path / "d3" / "kernels.py").write_text("")
     monkeypatch.setattr(module, "SEARCH_LIMIT", 4)
     log = 'Traceback (most recent call last):\n  File "/ci/kernels.py", line 3, in k\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n'
-    lines = module.explain(module.parse_log(log)[0], tmp_path).lines
+    lines = module.explain(parse_log(log)[0], tmp_path).lines
     assert any("the search stopped early, after 4 folders" in line for line in lines), lines
     assert not any("raised from" in line for line in lines)  # a better match may lie beyond: none is chosen
     assert module._skipped("/", "proc") and not module._skipped("/work", "proc")  # the kernel's own, at `/` only

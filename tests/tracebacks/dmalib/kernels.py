@@ -37,3 +37,24 @@ def signal_kernel(src, dst, flags):
 def wait_kernel(src, dst, sems):
     pltpu.make_async_copy(src, dst, sems.at[0]).start()
     pltpu.make_async_copy(src, dst, sems[0]).wait()
+
+
+def carried_kernel(src, dst, flags):
+    flag = flags.at[1][...]
+    pl.semaphore_signal(flag, 1)
+    pl.semaphore_wait(flag, 1)
+    dst[...] = src[...]
+
+
+def carried_dma_kernel(src, dst, sems):
+    sem = sems.at[0][...]
+    copy = pltpu.make_async_copy(src, dst, sem)
+    copy.start()
+    copy.wait()
+
+
+def commented_kernel(src, dst, flags):
+    flag = flags.at[0][...]  # this core's flag
+    pl.semaphore_signal(flag, 1)
+    pl.semaphore_wait(flag, 1)
+    dst[...] = src[...]
