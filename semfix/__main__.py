@@ -1,3 +1,3 @@
-from semfix.cli import entry
+from semfix.cli.main import entry
 
 entry()

@@ -13,7 +13,7 @@ from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.engine.run import analyse
 from semfix.settings import Settings
-from semfix.skim import clears_for
+from semfix.engine.skim import clears_for
 
 __all__ = ["FixResult", "SafetyError", "SourceError", "fix_source"]
 
@@ -50,6 +50,6 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:
-    """True when the bytes alone prove no enabled rule can fire (see semfix/skim.py)."""
+    """True when the bytes alone prove no enabled rule can fire (see semfix/engine/skim.py)."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     return clears_for(raw, settings.enabled)

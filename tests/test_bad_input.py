@@ -19,9 +19,9 @@ from typing import Callable
 import pytest
 from click.testing import CliRunner
 
-import semfix.runner
-from semfix.cli import main
-from semfix.files import FileError
+import semfix.cli.runner
+from semfix.cli.main import main
+from semfix.cli.files import FileError
 
 HEADER = "from jax.experimental import pallas as pl\n"
 BUGGY = HEADER + "\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"
@@ -108,14 +108,14 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     """Root reads anything, so the failed read is simulated where semfix reads."""
     (tmp_path / "secret.py").write_text(BUGGY)
     (tmp_path / "good.py").write_text(BUGGY)
-    real_read = semfix.runner.read_source
+    real_read = semfix.cli.runner.read_source
 
     def read(path: Path) -> bytes:
         if path.name == "secret.py":
             raise FileError("cannot read: Permission denied")
         return real_read(path)
 
-    monkeypatch.setattr(semfix.runner, "read_source", read)
+    monkeypatch.setattr(semfix.cli.runner, "read_source", read)
     result = CliRunner().invoke(main, ["fix", "-j", "1", str(tmp_path)])
     assert result.exit_code == 2
     assert f"error: {tmp_path / 'secret.py'}: cannot read: Permission denied" in result.output
@@ -126,7 +126,7 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_file_changed_between_read_and_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
     target = tmp_path / "k.py"
     target.write_text(BUGGY)
-    real_analyse = semfix.runner.analyse
+    real_analyse = semfix.cli.runner.analyse
 
     def analyse_then_interfere(task):  # type: ignore[no-untyped-def]
         outcome = real_analyse(task)
@@ -136,7 +136,7 @@ def test_file_changed_between_read_and_write(tmp_path: Path, monkeypatch: pytest
             target.write_text("# someone else's edit\n")
         return outcome
 
-    monkeypatch.setattr(semfix.runner, "analyse", analyse_then_interfere)
+    monkeypatch.setattr(semfix.cli.runner, "analyse", analyse_then_interfere)
     result = CliRunner().invoke(main, ["fix", "-j", "1", str(target)])
     assert result.exit_code == 2
     expected = "deleted while semfix ran" if change == "deleted" else "changed on disk while semfix ran"
@@ -196,7 +196,7 @@ def test_interrupt_leaves_every_file_old_or_new(tmp_path: Path, signum: int) -> 
 def test_a_deleted_current_folder_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
-    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from semfix.cli import main; main(['check', 'x.py'])"
+    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from semfix.cli.main import main; main(['check', 'x.py'])"
     result = subprocess.run([sys.executable, "-c", script, str(gone)], capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert "current folder no longer exists" in result.stderr and "Traceback" not in result.stderr

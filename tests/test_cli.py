@@ -238,18 +238,18 @@ def test_findings_survive_a_fix_that_fails_its_checks(tmp_path: Path, monkeypatc
     """In process (one job), so the proof can be made to fail without a real bug to trigger it."""
     from click.testing import CliRunner
 
-    import semfix.runner
-    from semfix.cli import main
+    import semfix.cli.runner
+    from semfix.cli.main import main
     from semfix.errors import SafetyError
 
-    real = semfix.runner.fix_source
+    real = semfix.cli.runner.fix_source
 
     def failing_proof(source: bytes, *, settings: object, apply_fixes: bool) -> object:
         if apply_fixes:
             raise SafetyError("a change no rule declares at line 1")
         return real(source, settings=settings, apply_fixes=apply_fixes)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(semfix.runner, "fix_source", failing_proof)
+    monkeypatch.setattr(semfix.cli.runner, "fix_source", failing_proof)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "k.py").write_text(BUGGY)
     result = CliRunner().invoke(main, ["fix", "-j", "1", "k.py"])

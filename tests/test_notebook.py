@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from semfix.errors import SourceError
-from semfix.notebook import fix_notebook
+from semfix.cli.notebook import fix_notebook
 from semfix.settings import Settings
 
 NOTEBOOKS = Path(__file__).parent / "notebooks"

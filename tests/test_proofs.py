@@ -6,11 +6,12 @@ import ast
 
 import pytest
 
-from semfix import compiles, fix_source
+from semfix import fix_source
+from semfix.rewrite import compiles
 from semfix.engine.nodes import Text
-from semfix.engine.proof import prove
+from semfix.rewrite.proof import prove
 from semfix.errors import SafetyError, SourceError
-from semfix.imports import ImportChanges
+from semfix.rewrite.imports import ImportChanges
 from semfix.settings import Settings
 
 

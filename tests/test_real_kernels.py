@@ -15,7 +15,7 @@ from semfix.catalog import MODULES, may_contain_calls
 from semfix.findings import Finding
 from semfix.engine.run import analyse
 from semfix.settings import Settings
-from semfix.skim import clears
+from semfix.engine.skim import clears
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"])
 _POSITIONS: dict[str, set[int]] = {}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import semfix.runner
-from semfix.files import discover
+import semfix.cli.runner
+from semfix.cli.files import discover
 from semfix.settings import Settings
 
 BUGGY = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"
@@ -92,8 +92,8 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
     def no_pool(*args: object, **kwargs: object) -> None:
         raise AssertionError("a process pool was started")
 
-    monkeypatch.setattr(semfix.runner, "ProcessPoolExecutor", no_pool)
-    outcome = semfix.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
+    monkeypatch.setattr(semfix.cli.runner, "ProcessPoolExecutor", no_pool)
+    outcome = semfix.cli.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
     assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
 
 
@@ -111,13 +111,13 @@ def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pyt
         raise AssertionError("a process pool was started")
 
     with monkeypatch.context() as patch:  # a few files: skimmed in the main process
-        patch.setattr(semfix.runner, "ProcessPoolExecutor", no_pool)
-        outcome = semfix.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
+        patch.setattr(semfix.cli.runner, "ProcessPoolExecutor", no_pool)
+        outcome = semfix.cli.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
         assert outcome.scanned == 3 and outcome.parsed == 0 and outcome.exit_code == 0
     for index in range(3, 20):  # many: the pool skims them, and still parses none
         (tmp_path / f"kernel{index}.py").write_text(CORRECT_KERNEL)
     (tmp_path / "buggy.py").write_text(CORRECT_KERNEL.replace("(sem, 1)", "(sem[...], 1)"))
-    outcome = semfix.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=2)
+    outcome = semfix.cli.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=2)
     assert outcome.scanned == 21 and outcome.parsed == 1 and len(outcome.findings) == 1
 
 
@@ -165,7 +165,7 @@ def test_unstaged_edits_block_the_rewrite_unless_allowed(tmp_path: Path) -> None
 
 
 def test_progress_bar_only_for_long_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    from semfix.cli import _ProgressBar
+    from semfix.cli.main import _ProgressBar
 
     short = _ProgressBar()
     short.start(10)

@@ -12,7 +12,7 @@ from semfix import fix_source
 from semfix.catalog import MODULES
 from semfix.rules import table
 from semfix.settings import Settings
-from semfix.skim import clears
+from semfix.engine.skim import clears
 
 HEADER = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from semfix.api import fix_source
 from semfix.engine.run import analyse
 from semfix.settings import Settings
-from semfix.skim import clears, clears_for
+from semfix.engine.skim import clears, clears_for
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 

@@ -4,7 +4,7 @@
 then, call by call, hands each semaphore argument to the rules (`_semaphore`), each DMA buffer
 to SEM005 (`_buffer`), and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed as the loop passes them.
 The rules (semfix/rules/) record findings and declare their fixes in the Context, which
-semfix/engine/run.py applies and semfix/engine/proof.py checks.
+semfix/engine/run.py applies and semfix/rewrite/proof.py checks.
 """
 
 from __future__ import annotations

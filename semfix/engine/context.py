@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 from semfix.engine.evidence import Evidence
 from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, tokens
 from semfix.findings import Finding, decide
-from semfix.text import line_starts
+from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
     from semfix.engine.scopes import ScopeBuilder
-    from semfix.imports import ImportChanges
+    from semfix.rewrite.imports import ImportChanges
     from semfix.settings import Settings
 
 _IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")

@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass
 
 from semfix.errors import SourceError
-from semfix.text import line_starts
+from semfix.rewrite.text import line_starts
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 LINE_BREAK = re.compile(r"[\r\n]")

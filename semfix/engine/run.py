@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 from semfix.engine.analysis import Engine
 from semfix.engine.evidence import NeedsAccesses
 from semfix.engine.nodes import Rewrite, Text, parse
-from semfix.engine.proof import prove, settles_by_construction
+from semfix.rewrite.proof import prove, settles_by_construction
 from semfix.engine.scopes import ScopeBuilder, Tracking
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
-from semfix.syntax import syntax_error
-from semfix.text import apply_edits
+from semfix.engine.syntax import syntax_error
+from semfix.rewrite.text import apply_edits
 
 _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
 

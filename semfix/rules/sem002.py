@@ -38,7 +38,7 @@ from semfix.engine.evidence import Kind
 from semfix.engine.nodes import Rewrite
 from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
-from semfix.text import apply_edits
+from semfix.rewrite.text import apply_edits
 
 CODE = "SEM002"
 

@@ -346,7 +346,7 @@ def _pallas_import(alias: str) -> ast.ImportFrom:
 
 
 def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> list[tuple[int, int, str]]:
-    """The import edits the renames (`ctx.migrated`) need (see semfix/imports.py), as text
+    """The import edits the renames (`ctx.migrated`) need (see semfix/rewrite/imports.py), as text
     edits, declared in `ctx.imports`; `add`: the pallas import is to be added, as `alias`. Each
     import statement to cut down is parsed alone by libcst and edited by
     imports.without_unused. Unsure for the rare placements it does not handle (the findings
@@ -417,7 +417,7 @@ def _cut_down(snippet: str, unused: set[str]) -> str | None:
     edited by libcst."""
     import libcst as cst
 
-    from semfix.imports import without_unused
+    from semfix.rewrite.imports import without_unused
 
     statement = snippet.rstrip("\r\n")
     module = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
@@ -428,7 +428,7 @@ def _cut_down(snippet: str, unused: set[str]) -> str | None:
 def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) -> tuple[int, int, str]:
     """Where imports.place_in_block puts the pallas import in the module-level block of imports
     around `anchor`, declared in `ctx.imports`."""
-    from semfix.imports import place_in_block, sorts_before_pallas
+    from semfix.rewrite.imports import place_in_block, sorts_before_pallas
 
     body, text, starts = ctx.tree.body, ctx.text.text, ctx.text.starts  # type: ignore[union-attr]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Iterator, Sequence
 
-from semfix.git import work_tree_files
+from semfix.cli.git import work_tree_files
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 

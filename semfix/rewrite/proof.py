@@ -8,7 +8,7 @@ import ast
 import bisect
 from typing import TYPE_CHECKING, Callable
 
-from semfix.compiles import prove_compiles
+from semfix.rewrite.compiles import prove_compiles
 from semfix.errors import SafetyError
 from semfix.engine.nodes import (
     LINE_BREAK,
@@ -23,7 +23,7 @@ from semfix.engine.nodes import (
 )
 from semfix.findings import Finding
 from semfix.settings import Settings
-from semfix.skim import clears_for
+from semfix.engine.skim import clears_for
 
 if TYPE_CHECKING:
     from semfix.engine.nodes import Rewrite

@@ -16,7 +16,7 @@ from semfix.api import FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
-from semfix.text import apply_edits
+from semfix.rewrite.text import apply_edits
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  #semfix-magic#"

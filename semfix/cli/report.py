@@ -20,8 +20,8 @@ import click
 from semfix import __version__
 from semfix.findings import Finding
 from semfix.rules import RULES
-from semfix.runner import FileOutcome, RunOutcome
-from semfix.text import splice
+from semfix.cli.runner import FileOutcome, RunOutcome
+from semfix.rewrite.text import splice
 
 FORMATS = ("text", "json", "github", "sarif", "rdjson")
 

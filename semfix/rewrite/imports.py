@@ -9,7 +9,7 @@ An import statement left with no name goes, its blank lines and comments handed 
 
 SEM101 (semfix/rules/sem101.py) finds the statements and places; the helpers here
 edit one import statement with libcst and sort. Every edit is declared in ImportChanges, as the
-tree the proof (semfix/engine/proof.py) holds the new text to.
+tree the proof (semfix/rewrite/proof.py) holds the new text to.
 """
 
 from __future__ import annotations

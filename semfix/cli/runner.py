@@ -20,9 +20,9 @@ from typing import Iterable, Iterator, Sequence
 from semfix.api import FixResult, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
-from semfix.files import FileError, discover, excluded, read_source, write_atomic
+from semfix.cli.files import FileError, discover, excluded, read_source, write_atomic
 from semfix.findings import Finding
-from semfix.git import dirty
+from semfix.cli.git import dirty
 from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -87,7 +87,7 @@ class _Task:
 
 def _analysis(task: _Task) -> FixResult[bytes]:
     if task.path.suffix == ".ipynb":
-        from semfix.notebook import fix_notebook
+        from semfix.cli.notebook import fix_notebook
 
         return fix_notebook(task.data, task.settings, task.apply_fixes)  # type: ignore[return-value]
     return fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)

@@ -25,11 +25,11 @@ from pathlib import Path
 from semfix.api import fix_source
 from semfix.catalog import MODULES
 from semfix.errors import SafetyError, SourceError
-from semfix.files import EXCLUDED_DIRS, FileError, read_source
+from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.findings import Finding
-from semfix.logs import Failure, Frame
+from semfix.cli.logs import Failure, Frame
 from semfix.settings import Settings
-from semfix.text import splice
+from semfix.rewrite.text import splice
 
 #: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
 #: check: the Mosaic GPU copies check source, destination, barrier in turn.
