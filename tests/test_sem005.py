@@ -89,3 +89,27 @@ def test_a_buffer_is_never_a_non_scalar_semaphore() -> None:
         "def run(x):\n    return pl.pallas_call(k, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,)), pltpu.SemaphoreType.DMA((2,))])(x)\n"
     )
     assert fix_source(source).findings == ()
+
+
+def _sem005(source: str) -> list[tuple[int, bool, str]]:
+    result = fix_source((HEADER + source).encode(), settings=Settings.build(select=["SEM005"]))
+    return [(f.line - 4, f.applied, f.message) for f in result.findings]
+
+
+def test_a_dma_source_only_reads_its_ref() -> None:
+    """A Ref a DMA copies from is not written, as a name or as a read the fix makes a name; a
+    Ref a DMA copies into is, before or after the carried read (flow is not followed)."""
+    kernel = (
+        "def k(x_ref, o_hbm, buf, sem):\n"
+        "    pltpu.sync_copy({first})\n"
+        "    w = x_ref[...]\n"
+        "    pltpu.async_copy(w, o_hbm, sem).wait()\n"
+    )
+    for first in ("x_ref, buf", "x_ref[...], buf", "dst_ref=buf, src_ref=x_ref.at[0]"):
+        findings = _sem005(kernel.format(first=first))
+        assert [line for line, applied, _ in findings if line == 4 and applied] == [4], (first, findings)
+    for first in ("buf, x_ref[...]", "touch(x_ref), buf"):  # a call given it may write it
+        held = _sem005(kernel.format(first=first))
+        assert [line for line, applied, _ in held if line == 4 and not applied] == [4], (first, held)
+    into = _sem005(kernel.format(first="buf, x_ref[...]"))
+    assert any(line == 4 and not applied and "`x_ref[...]` at line 6 is a DMA destination" in m for line, applied, m in into), into

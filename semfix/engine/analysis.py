@@ -31,8 +31,10 @@ class Engine(Context):
         semaphores = [_arguments(operation.sem_params, call) for call, operation in calls]
         buffers = [_arguments(operation.buffer_params, call) for call, operation in calls]
         self.semaphore_args = {id(a) for found in semaphores for a in found}
-        self.buffers = [a for found in buffers for a in found]
-        self.buffer_args = {id(a) for a in self.buffers}
+        self.buffer_args = {id(a) for found in buffers for a in found}
+        for call, operation in calls:  # where a DMA copies from, and where it copies into
+            for param in operation.buffer_params:
+                (self.sources if param.name.startswith("src") else self.destinations).extend(_arguments((param,), call))
         arguments = [(call, [*found, *more]) for (call, _), found, more in zip(calls, semaphores, buffers)]
         renames = sem101.renames(self)
         for (call, operation), (_, found) in zip(calls, arguments):

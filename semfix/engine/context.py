@@ -54,7 +54,8 @@ class Context(Evidence):
         self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
         self.tree: ast.Module | None = None  # set when SEM101 may apply: it looks at every reference
         self.semaphore_args: set[int] = set()  # id() of every semaphore argument of a catalog call
-        self.buffers: list[ast.expr] = []  # every DMA buffer argument of a catalog call (SEM005)
+        self.sources: list[ast.expr] = []  # the DMA buffer arguments a copy reads (SEM005)
+        self.destinations: list[ast.expr] = []  # and those it writes
         self.buffer_args: set[int] = set()  # their id()s
         self.memo: dict[object, object] = {}  # what a rule works out once per node (SEM003's plans)
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed

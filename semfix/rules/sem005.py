@@ -31,8 +31,9 @@ where the file proves `x_ref` is a Ref, exactly as SEM002 (same evidence), unsaf
 and never made for a tuple or list of Refs (`sync_copy` takes pytrees of Refs, where
 `refs[0:2]` is right). A variable carrying a read (`v = x_ref[...]`) is fixed as SEM003 does,
 and only when nothing in its scope may write the Ref: the copy then reads the Ref when the DMA
-runs, not when the value was read, so any store into it, any call or DMA given it or a view of
-it, or any other use than a read or its `.shape`, `.dtype`, `.ndim` makes it report-only
+runs, not when the value was read, so any store into it, any call or DMA destination given it
+or a view of it, or any other use than a read, a DMA source or its `.shape`, `.dtype`, `.ndim`
+makes it report-only
 (flow is not followed: before or after the read, loops and nested functions count). Two Refs
 that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
 buffers: SEM004 does not apply here.
@@ -134,19 +135,23 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, car
 
 def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
     """Why the Ref may hold other data when the DMA runs than at the read: any access to its
-    name in the scope that may write it (see `_reads`), or that is in a DMA buffer (whose fix
-    may make it a destination). None when there is none."""
+    name in the scope that may write it (see `_reads`), or that is in a DMA destination (where
+    a fix makes a read the Ref written). A DMA source only reads. None when there is none."""
     root = plan.ref
     while isinstance(root, (ast.Attribute, ast.Subscript)):
         root = root.value
     if not isinstance(root, ast.Name) or not scope.lookup(root.id)[1]:
         return f"`{messages.one_line(ctx.text.of(plan.ref))}` may be written outside this file"
-    dma = [(ctx.text.start(b)[2], ctx.text.end(b)[2]) for b in ctx.buffers]  # a fix may make a read a buffer
+
+    into = [(ctx.text.start(a)[2], ctx.text.end(a)[2]) for a in ctx.destinations]
+    sources = {id(a) for a in ctx.sources}  # the whole argument: not `f(x_ref)` in it
     for access in ctx.tracking().references(root.id, scope):
         start = ctx.text.start(access.name)[2]
-        if not _reads(access) or any(low <= start < high for low, high in dma):
-            where = messages.one_line(ctx.text.of(access.top))
-            return f"`{where}` at line {access.name.lineno} may write the Ref, and the DMA copies the Ref as it is when it runs"
+        where = f"`{messages.one_line(ctx.text.of(access.top))}` at line {access.name.lineno}"
+        if any(low <= start < high for low, high in into):
+            return f"{where} is a DMA destination, and the DMA copies the Ref as it is when it runs"
+        if not _reads(access) and id(access.top) not in sources:
+            return f"{where} may write the Ref, and the DMA copies the Ref as it is when it runs"
     return None
 
 
