@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -43,6 +44,13 @@ def git(cwd: Path, *args: str) -> str:
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(autouse=True)
+def _outside_a_pull_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests name their own trunk, whatever CI this suite runs in."""
+    for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
+        monkeypatch.delenv(variable, raising=False)
 
 
 @pytest.fixture
@@ -197,3 +205,23 @@ def test_base_accepts_the_merge_base_syntax(branch: Path) -> None:
     short = cli("review", "--base", "main...", "--format", "json", cwd=branch)
     assert short.stdout == merged.stdout
     assert cli("review", "--base", "nope...HEAD", cwd=branch).returncode == 2
+
+
+def test_a_trunk_by_any_other_name(branch: Path) -> None:
+    """No main, master or origin: the CI's target branch or init.defaultBranch names the trunk;
+    with none of them, review compares with HEAD and says so."""
+    git(branch, "branch", "-m", "main", "trunk")
+    alone = cli("review", "--format", "json", cwd=branch)
+    assert alone.returncode == 0 and json.loads(alone.stdout) == []
+    assert "no trunk found" in alone.stderr and "--base" in alone.stderr
+    expected = [("pkg/kernels.py", 10), ("pkg/kernels.py", 11), ("pkg/kernels.py", 13), ("pkg/new.py", 2)]
+    for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
+        in_ci = subprocess.run(
+            [sys.executable, "-m", "semfix", "review", "--format", "json"], cwd=branch, capture_output=True, text=True,
+            env={**os.environ, variable: "trunk"}, check=False,
+        )
+        assert [(f["path"], f["line"]) for f in json.loads(in_ci.stdout)] == expected, (variable, in_ci.stderr)
+    git(branch, "config", "init.defaultBranch", "trunk")
+    configured = cli("review", "--format", "json", cwd=branch)
+    assert [(f["path"], f["line"]) for f in json.loads(configured.stdout)] == expected
+    assert "no trunk found" not in configured.stderr

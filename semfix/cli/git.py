@@ -71,19 +71,23 @@ def toplevel(folder: Path) -> Path | None:
     return _toplevel(folder, {})
 
 
-def default_base(folder: Path) -> str:
-    """Where a branch started: the merge base with the trunk, else HEAD.
+def default_base(folder: Path) -> str | None:
+    """Where a branch started: the merge base with the trunk; None when no trunk is found.
 
-    The trunk is what origin/HEAD names, else the first of origin/main, main, origin/master
-    and master that exists.
+    The trunk is the pull request's target where CI names it (`GITHUB_BASE_REF`,
+    `CI_MERGE_REQUEST_TARGET_BRANCH_NAME`), else what origin/HEAD names, else the first of
+    main, master and git's `init.defaultBranch` that exists (on origin first).
     """
     remote_head = _git(folder, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
-    trunks = [remote_head.strip()] if remote_head else []
-    for upstream in (*trunks, "origin/main", "main", "origin/master", "master"):
-        base = _git(folder, "merge-base", "HEAD", upstream)
-        if base:
-            return base.strip()
-    return "HEAD"
+    configured = _git(folder, "config", "init.defaultBranch")
+    named = [os.environ.get("GITHUB_BASE_REF"), os.environ.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")]
+    trunks = [*(n.strip() for n in (*named, remote_head) if n), "main", "master", *([configured.strip()] if configured else [])]
+    for trunk in trunks:
+        for upstream in (trunk,) if trunk.startswith("origin/") else (f"origin/{trunk}", trunk):
+            base = _git(folder, "merge-base", "HEAD", upstream)
+            if base:
+                return base.strip()
+    return None
 
 
 def resolve_base(folder: Path, base: str) -> str | None:

@@ -269,7 +269,7 @@ def check(options: RunOptions, output_format: str, quiet: bool) -> None:
 
 @main.command()
 @_common_options
-@click.option("--base", default=None, help="Revision to compare with, or A...B for their merge base (default: the merge base with origin/HEAD, origin/main, main, origin/master or master, else HEAD).")
+@click.option("--base", default=None, help="Revision to compare with, or A...B for their merge base (default: the merge base with the trunk: the CI's target branch, origin/HEAD, main, master or init.defaultBranch; else HEAD, with a warning).")
 @_format("each finding with a diff of its suggestion")
 @_QUIET
 def review(options: RunOptions, base: str | None, output_format: str, quiet: bool) -> None:
@@ -284,6 +284,14 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
         _usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
     here = Path.cwd()
     named = base or default_base(here)
+    if named is None:
+        named = "HEAD"
+        click.echo(
+            "semfix review: no trunk found (the CI's target branch, origin/HEAD, main, master or "
+            "init.defaultBranch): comparing with HEAD, so only uncommitted changes are reviewed; "
+            "pass --base to name the branch this one started from",
+            err=True,
+        )
     base = resolve_base(here, named)
     changed = changed_lines(here, base) if base is not None else None
     if base is None or changed is None:
