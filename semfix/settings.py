@@ -117,13 +117,12 @@ def load_settings(
         raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
     file_extend = _strings(pyproject, "extend-select", table["extend-select"]) if "extend-select" in table else []  # type: ignore[arg-type]
     file_ignore = _strings(pyproject, "ignore", table["ignore"]) if "ignore" in table else []  # type: ignore[arg-type]
-    # As in ruff, a command-line `--select` starts over: it replaces the file's `select` and
-    # `extend-select` alike. The file's `ignore` still applies: a rule the project turned off
-    # stays off.
+    # As in ruff, a command-line `--select` starts over: it replaces the file's `select`,
+    # `extend-select` and `ignore` alike, so a rule asked for by name runs.
     return Settings.build(
         select=list(select) if select else file_select,
         extend_select=list(extend_select) if select else [*file_extend, *extend_select],
-        ignore=[*file_ignore, *ignore],
+        ignore=list(ignore) if select else [*file_ignore, *ignore],
         unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
     )
 

@@ -372,9 +372,10 @@ def test_review_refuses_stdin(tmp_path: Path) -> None:
 
 def test_command_line_select_overrides_the_files_extend_select(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-select = ["SEM102"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-select = ["SEM102"]\nignore = ["SEM002"]\n')
     (tmp_path / "k.py").write_text(UNPROVEN)
-    assert "SEM102" in semfix("check", "k.py", cwd=tmp_path).stdout
+    configured = semfix("check", "k.py", cwd=tmp_path).stdout
+    assert "SEM102" in configured and "SEM002" not in configured
     selected = semfix("check", "k.py", "--select", "SEM0", cwd=tmp_path)
     assert "SEM102" not in selected.stdout and "SEM002" in selected.stdout
     extended = semfix("check", "k.py", "--select", "SEM0", "--extend-select", "SEM102", "--ignore", "SEM002", cwd=tmp_path)
