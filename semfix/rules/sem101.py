@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.engine.context import Context
-from semfix.engine.nodes import LINE_BREAK, Rewrite, enclosing
+from semfix.engine.nodes import LINE_BREAK, Rewrite, holder
 from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
@@ -325,20 +325,9 @@ def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     return [
-        _Site(s, local, *_body_of(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
+        _Site(s, local, *holder(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
-
-
-def _body_of(tree: ast.Module, statement: ast.stmt, cache: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
-    """The node whose statement list holds `statement`, and that list: found from the
-    statements around its line."""
-    for owner in reversed([tree, *enclosing(tree, statement.lineno, cache)]):
-        for holder in (owner, *getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
-            for _, value in ast.iter_fields(holder):
-                if isinstance(value, list) and any(s is statement for s in value):
-                    return holder, value
-    raise AssertionError("a statement outside the tree")
 
 
 def _pallas_import(alias: str) -> ast.ImportFrom:
