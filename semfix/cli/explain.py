@@ -28,6 +28,8 @@ from semfix.errors import SafetyError, SourceError
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.findings import Finding
 from semfix.cli.logs import Failure, Frame
+from semfix.engine.nodes import Text
+from semfix.engine.scopes import signature
 from semfix.settings import Settings
 from semfix.rewrite.text import splice
 
@@ -253,10 +255,7 @@ def _rebound(scope: ast.AST) -> set[str]:
 def _parameters(scope: ast.AST) -> set[str]:
     """The function's parameter names: the only bases a proof may spread from (see `_fix`)."""
     arguments = getattr(scope, "args", None)
-    if not isinstance(arguments, ast.arguments):
-        return set()
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-    return {a.arg for a in every if a is not None}
+    return {a.arg for a in signature(arguments)} if isinstance(arguments, ast.arguments) else set()
 
 
 def _plainly_ref(node: ast.expr, rebound: set[str]) -> bool:
@@ -274,15 +273,10 @@ def _plainly_ref(node: ast.expr, rebound: set[str]) -> bool:
     return isinstance(at, ast.Attribute) and at.attr == "at" and _plainly_ref(at.value, rebound)
 
 
-def _within(finding: Finding, node: ast.expr, lines: list[str]) -> bool:
-    """Whether the finding lies inside the node (ast columns are UTF-8 bytes, findings' characters)."""
-
-    def column(line: int, offset: int) -> int:
-        return len(lines[line - 1].encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
-
-    start = (node.lineno, column(node.lineno, node.col_offset))
-    end = (node.end_lineno or node.lineno, column(node.end_lineno or node.lineno, node.end_col_offset or 0))
-    return start <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= end
+def _within(finding: Finding, node: ast.expr, text: Text) -> bool:
+    """Whether the finding lies inside the node (in characters, as the engine counts them)."""
+    start, end = text.start(node), text.end(node)
+    return (start[0], start[1] + 1) <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= (end[0], end[1] + 1)
 
 
 def _said(finding: Finding) -> str:
@@ -291,7 +285,7 @@ def _said(finding: Finding) -> str:
 
 
 def _dma_evidence(
-    result: Explanation, tree: ast.Module, calls: list[ast.Call], line: int, findings: list[Finding], lines: list[str]
+    result: Explanation, tree: ast.Module, calls: list[ast.Call], line: int, findings: list[Finding], text: Text
 ) -> tuple[list[Finding], list[Finding]]:
     """(fixes the DMA error proves, fixes safe on their own); names every suspect argument.
 
@@ -312,7 +306,7 @@ def _dma_evidence(
     proven: list[Finding] = []
     open_ = []
     for parameter, argument in suspects:
-        inside = [f for f in findings if _within(f, argument, lines)]
+        inside = [f for f in findings if _within(f, argument, text)]
         usable = [f for f in inside if f.fixable and (one or f.safety == "safe")]
         proven += usable
         reported = [f": {_said(f)}" for f in inside if not f.fixable]  # the engine's reason it does not fix
@@ -324,7 +318,7 @@ def _dma_evidence(
     if open_:
         result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
     for parameter, argument in arguments:
-        if parameter not in about and any(f.fixable and _within(f, argument, lines) for f in findings):
+        if parameter not in about and any(f.fixable and _within(f, argument, text) for f in findings):
             result.lines.append(f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone.")
     result.fixed = not open_
     return (proven, []) if one else ([], proven)
@@ -352,15 +346,15 @@ def _fix(result: Explanation, path: Path, frame: Frame) -> None:
     data = read_source(path)
     analysis = fix_source(data, settings=_ANALYSIS, apply_fixes=False)
     text = data.decode(analysis.encoding)
-    tree, lines = ast.parse(text), text.splitlines()
+    tree, source = ast.parse(text), Text(text)
     if result.kind in _SUSPECTS:
         calls, problem = _descriptor_calls(tree, frame.line)
         if problem:
             result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
             return
-        proven, safe = _dma_evidence(result, tree, calls, frame.line, list(analysis.findings), lines)
+        proven, safe = _dma_evidence(result, tree, calls, frame.line, list(analysis.findings), source)
     else:
-        at = [f for f in analysis.findings if any(_within(f, call, lines) for call in _calls_at(tree, frame.line))]
+        at = [f for f in analysis.findings if any(_within(f, call, source) for call in _calls_at(tree, frame.line))]
         proven, safe = [f for f in at if f.fixable], []
         if not proven:
             reason = _said(at[0]) if at else "no semaphore argument there is a read semfix can rewrite"

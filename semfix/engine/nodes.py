@@ -139,6 +139,16 @@ def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.st
         chain.append(owner)  # type: ignore[arg-type]
 
 
+
+def holder(module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
+    """The node whose statement list holds `statement` (an `except` or `case` clause for the
+    statements in it), and that list: looked for from the innermost statement around its line."""
+    for owner in reversed([module, *enclosing(module, statement.lineno, bodies)]):
+        for node in (owner, *getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
+            for _, value in ast.iter_fields(node):
+                if isinstance(value, list) and any(s is statement for s in value):
+                    return node, value
+    raise AssertionError("a statement outside the tree")
 _TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 

@@ -226,7 +226,7 @@ class ScopeBuilder:
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: Scope) -> None:
         scope = self._type_parameters(node, outer)
         arguments = node.args
-        annotations = (a.annotation for a in _signature(arguments))
+        annotations = (a.annotation for a in signature(arguments))
         for child in (*node.decorator_list, node.returns, *arguments.defaults, *arguments.kw_defaults, *annotations):
             self.visit(child, scope)
         outer.bind(node.name, Binding("def", node=node))
@@ -239,7 +239,7 @@ class ScopeBuilder:
     def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, scope: Scope) -> Scope:
         """The scope of the def's or lambda's body, with its parameters bound."""
         inner, arguments = Scope("function", scope, node=node), node.args
-        for argument in _signature(arguments):
+        for argument in signature(arguments):
             kind = "star_param" if argument is arguments.vararg else "other" if argument is arguments.kwarg else "param"
             inner.bind(argument.arg, Binding(kind, node=argument))
         return inner
@@ -358,6 +358,7 @@ def _terminal(node: ast.expr) -> str | None:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
-def _signature(arguments: ast.arguments) -> list[ast.arg]:
+def signature(arguments: ast.arguments) -> list[ast.arg]:
+    """Every parameter, in order: positional-only, positional, keyword-only, then `*args`, `**kwargs`."""
     extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
     return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]

@@ -7,48 +7,24 @@ module, as isort and ruff's I001 sort them). That block holds a JAX import, so i
 file it is the third-party section: semfix never has to guess which modules are first-party.
 An import statement left with no name goes, its blank lines and comments handed to the next.
 
-SEM101 (semfix/rules/sem101.py) finds the statements and places; the helpers here
-edit one import statement with libcst and sort. Every edit is declared in ImportChanges, as the
+SEM101 (semfix/rules/sem101.py) finds the statements and places; `without_unused` here
+edits one import statement with libcst. Every edit is declared in ImportChanges, as the
 tree the proof (semfix/rewrite/proof.py) holds the new text to.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
-
 import libcst as cst
 
-from semfix.rules.sem101 import PALLAS_PARENT, ImportChanges
+from semfix.rules.sem101 import ImportChanges
 
-__all__ = ["ImportChanges", "place_in_block", "sorts_before_pallas", "without_unused"]
+__all__ = ["ImportChanges", "without_unused"]
 
 
 def _bound_name(alias: cst.ImportAlias, is_from: bool) -> str:
     if alias.asname is not None:
         return alias.evaluated_alias  # type: ignore[return-value]
     return alias.evaluated_name if is_from else alias.evaluated_name.split(".")[0]
-
-
-def sorts_before_pallas(plain_import: bool, module: str | None) -> bool:
-    """Would isort put this import (`import x`, or `from <module> import`, module None when
-    relative) ahead of `from jax.experimental import pallas`?"""
-    if plain_import:
-        return True  # `import x` lines come before `from` lines within a section
-    return module is not None and (module == "__future__" or module.lower() <= PALLAS_PARENT)
-
-
-def place_in_block(
-    anchor: int, imports: Sequence[bool], blank_before: Sequence[bool], before: Callable[[int], bool]
-) -> tuple[int, int]:
-    """The block of imports around body[anchor] (no blank line inside it) starts at `start`;
-    the pallas import goes at `at`, its sorted place in that block."""
-    start = anchor
-    while start > 0 and imports[start - 1] and not blank_before[start]:
-        start -= 1
-    end = anchor + 1
-    while end < len(imports) and imports[end] and not blank_before[end]:
-        end += 1
-    return start, max((i + 1 for i in range(start, end) if before(i)), default=start)
 
 
 def without_unused(statement: cst.SimpleStatementLine, unused: set[str]) -> cst.SimpleStatementLine | None:

@@ -39,6 +39,7 @@ from semfix.engine.nodes import (
     alone_on_its_lines,
     enclosing,
     first_line,
+    holder,
     is_at,
     tokens,
 )
@@ -182,13 +183,9 @@ def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arg
 def _body_of(tree: ast.Module, statement: ast.stmt) -> list[ast.stmt] | None:
     """The statement list that holds `statement` itself; None if it shares a line with a
     statement that holds it (`if x: v = ...`)."""
-    chain = enclosing(tree, statement.lineno, {})
-    if not chain or chain[-1] is not statement:
-        return None
-    owner: ast.AST = chain[-2] if len(chain) > 1 else tree
-    lists = [getattr(owner, name, None) for name in ("body", "orelse", "finalbody")]
-    lists += [clause.body for clause in (*getattr(owner, "handlers", ()), *getattr(owner, "cases", ()))]
-    return next((body for body in lists if isinstance(body, list) and any(s is statement for s in body)), None)
+    bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+    chain = enclosing(tree, statement.lineno, bodies)
+    return holder(tree, statement, bodies)[1] if chain and chain[-1] is statement else None
 
 
 def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:

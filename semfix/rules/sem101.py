@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.engine.context import Context
-from semfix.engine.nodes import LINE_BREAK, Rewrite, enclosing
+from semfix.engine.nodes import LINE_BREAK, Rewrite, holder
 from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
@@ -204,7 +204,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(renames.unsure[0], CODE)
     elif ctx.migrated:
         try:
-            ctx.import_edits = import_edits(ctx, renames, renames.alias or DEFAULT_PALLAS_ALIAS, add=renames.alias is None)
+            ctx.import_edits = import_edits(ctx, renames)
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
 
@@ -325,29 +325,18 @@ def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     return [
-        _Site(s, local, *_body_of(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
+        _Site(s, local, *holder(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
-
-
-def _body_of(tree: ast.Module, statement: ast.stmt, cache: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
-    """The node whose statement list holds `statement`, and that list: found from the
-    statements around its line."""
-    for owner in reversed([tree, *enclosing(tree, statement.lineno, cache)]):
-        for holder in (owner, *getattr(owner, "handlers", ()), *getattr(owner, "cases", ())):
-            for _, value in ast.iter_fields(holder):
-                if isinstance(value, list) and any(s is statement for s in value):
-                    return holder, value
-    raise AssertionError("a statement outside the tree")
 
 
 def _pallas_import(alias: str) -> ast.ImportFrom:
     return ast.ImportFrom(PALLAS_PARENT, [ast.alias("pallas", alias)], 0)
 
 
-def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> list[tuple[int, int, str]]:
+def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
     """The import edits the renames (`ctx.migrated`) need (see semfix/rewrite/imports.py), as text
-    edits, declared in `ctx.imports`; `add`: the pallas import is to be added, as `alias`. Each
+    edits, declared in `ctx.imports`; the pallas import is added where the file has none. Each
     import statement to cut down is parsed alone by libcst and edited by
     imports.without_unused. Unsure for the rare placements it does not handle (the findings
     are then reported without a fix)."""
@@ -355,8 +344,8 @@ def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> li
     declared: ImportChanges = ctx.imports  # type: ignore[assignment]
     text, starts = ctx.text.text, ctx.text.starts
     sites = _sites(ctx, renames.nodes)
-    first_newline = _NEWLINE.search(text)
-    newline = first_newline.group() if first_newline else "\n"
+    alias, add = renames.alias or DEFAULT_PALLAS_ALIAS, renames.alias is None
+    newline = _NEWLINE.search(text + "\n").group()  # type: ignore[union-attr]  # the file's first line break
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
     edits: list[tuple[int, int, str]] = []
     emptied: dict[int, int] = {}
@@ -364,7 +353,10 @@ def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> li
     placed = False
     for site in sites:
         statement = site.statement
-        start, end = _own_lines(text, starts, statement)
+        lines = _own_lines(text, starts, statement)
+        if lines is None:
+            raise Unsure("an import that shares its line")
+        start, end = lines
         indent = text[start : start + statement.col_offset]
         new_text = text[start:end]
         if site.unused:
@@ -395,14 +387,14 @@ def import_edits(ctx: Context, renames: Renames, alias: str, *, add: bool) -> li
     return edits
 
 
-def _own_lines(text: str, starts: list[int], statement: ast.stmt) -> tuple[int, int]:
-    """The statement's lines (with the line break), or Unsure if it shares them."""
+def _own_lines(text: str, starts: list[int], statement: ast.stmt) -> tuple[int, int] | None:
+    """The statement's lines (with the line break); None if it shares them."""
     start = starts[statement.lineno - 1]
     end = starts[statement.end_lineno] if statement.end_lineno < len(starts) else len(text)  # type: ignore[operator]
     before = text[start : start + statement.col_offset]
     after = text[starts[statement.end_lineno - 1] + statement.end_col_offset : end]  # type: ignore[operator]
     if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
-        raise Unsure("an import that shares its line")
+        return None
     return start, end
 
 
@@ -426,32 +418,36 @@ def _cut_down(snippet: str, unused: set[str]) -> str | None:
 
 
 def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) -> tuple[int, int, str]:
-    """Where imports.place_in_block puts the pallas import in the module-level block of imports
-    around `anchor`, declared in `ctx.imports`."""
-    from semfix.rewrite.imports import place_in_block, sorts_before_pallas
-
+    """The pallas import at its sorted place in the module-level block of imports around
+    `anchor` (imports alone on their lines, no blank line between), declared in `ctx.imports`."""
     body, text, starts = ctx.tree.body, ctx.text.text, ctx.text.starts  # type: ignore[union-attr]
 
-    def alone(statement: ast.stmt) -> bool:
-        try:
-            _own_lines(text, starts, statement)
-        except Unsure:
-            return False
-        return True
-
-    imports = [isinstance(s, (ast.Import, ast.ImportFrom)) and s.names[0].name != "*" and alone(s) for s in body]
-    blank = [i > 0 and any(not text[starts[n - 1] : starts[n]].strip() for n in range(body[i - 1].end_lineno + 1, s.lineno)) for i, s in enumerate(body)]  # type: ignore[operator]
-
-    def before(i: int) -> bool:
+    def imported(i: int) -> bool:
         s = body[i]
-        plain = isinstance(s, ast.Import)
-        return sorts_before_pallas(plain, None if plain or s.level else s.module)  # type: ignore[union-attr]
+        return isinstance(s, (ast.Import, ast.ImportFrom)) and s.names[0].name != "*" and _own_lines(text, starts, s) is not None
 
-    start, at = place_in_block(body.index(anchor), imports, blank, before)
+    def gap(i: int) -> bool:  # a blank line between body[i - 1] and body[i]
+        return any(not text[starts[n - 1] : starts[n]].strip() for n in range(body[i - 1].end_lineno + 1, body[i].lineno))  # type: ignore[operator]
+
+    start = end = body.index(anchor)
+    while start > 0 and imported(start - 1) and not gap(start):
+        start -= 1
+    while end + 1 < len(body) and imported(end + 1) and not gap(end + 1):
+        end += 1
+    at = max((i + 1 for i in range(start, end + 1) if _sorts_first(body[i])), default=start)  # type: ignore[arg-type]
     if at == start:
         offset = starts[body[start].lineno - 1]
         ctx.imports.add(body[start], _pallas_import(alias), ctx.tree, before=True)  # type: ignore[union-attr,arg-type]
     else:
-        offset = _own_lines(text, starts, body[at - 1])[1]
+        offset = _own_lines(text, starts, body[at - 1])[1]  # type: ignore[index]
         ctx.imports.add(body[at - 1], _pallas_import(alias), ctx.tree, before=False)  # type: ignore[union-attr,arg-type]
     return offset, offset, new_import
+
+
+def _sorts_first(statement: ast.Import | ast.ImportFrom) -> bool:
+    """Would isort put this import ahead of `from jax.experimental import pallas`? `import x`
+    lines come before `from` lines within a section, which are sorted by module."""
+    if isinstance(statement, ast.Import):
+        return True
+    module: str = statement.module  # type: ignore[assignment]  # a relative import has level > 0
+    return not statement.level and (module == "__future__" or module.lower() <= PALLAS_PARENT)
