@@ -30,6 +30,8 @@ _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
 _AS = re.compile(rb"as" + _BLANK + rb"+(" + _IDENT + rb")")
 _BEFORE_AS = re.compile(rb"(" + _IDENT + rb")(?=" + _BLANK + rb"+\Z)")
+_ALIASABLE_NAME = re.compile(alternation(_ALIASABLE))  # _BEFORE_AS finds nothing of use without one
+_IDENT_BYTE = re.compile(rb"[A-Za-z0-9_]")
 # An encoding declaration on line 1 or 2 (lone carriage returns are refused before this is read).
 _COOKIE = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
 # Between a callee's name and its `(`: blanks, comments, backslashes, or `)` closing `(pl.f)`.
@@ -116,8 +118,11 @@ class _Skim:
         for match in _AS.finditer(data):
             if data[match.end() : match.end() + 1] >= b"\x80":
                 raise _GiveUp("a non-ASCII name after `as`")
+            if _IDENT_BYTE.match(data, match.start() - 1) and match.start():
+                continue  # `has x`, `class X`: the end of a longer name, not the keyword
             window = data[max(0, match.start() - 300) : match.start()]
-            for before in {*_BEFORE_AS.findall(window), _name_before(data, match.start())}:
+            near = _BEFORE_AS.findall(window) if _ALIASABLE_NAME.search(window) else []
+            for before in {*near, _name_before(data, match.start())}:
                 if before is not None and before.decode() in _ALIASABLE:
                     self.meanings.setdefault(match.group(1).decode(), set()).add(before.decode())
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
