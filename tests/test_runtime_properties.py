@@ -26,6 +26,7 @@ from conftest import require_jax
 from kernelgen import COPIES, KernelCase, kernel_cases
 
 from semfix import fix_source
+from semfix.findings import Finding
 from semfix.settings import Settings
 
 require_jax()
@@ -126,6 +127,14 @@ def test_issue12_cases_run_like_the_correct_kernel(case: KernelCase, worker: Wor
     check(case, worker)
 
 
+def _guessed_otherwise(finding: Finding, case: KernelCase) -> bool:
+    """Did an unsafe fix write other than the correct kernel has there (a mutation keeps the
+    line numbers)? A view of what is in truth a tuple of Refs is such a guess."""
+    correct = case.correct.splitlines()
+    line = correct[finding.line - 1] if finding.line <= len(correct) else ""
+    return finding.line not in case.planted_lines or (finding.replacement or "") not in line
+
+
 def check(case: KernelCase, worker: Worker) -> None:
     """semfix's output for the planted kernel is unchanged, or runs as the correct kernel does."""
     expected = worker.run(case.correct)
@@ -134,8 +143,8 @@ def check(case: KernelCase, worker: Worker) -> None:
         result = fix_source(case.planted, settings=options)
         if result.source == case.planted:
             continue  # report-only: the user still sees every finding
-        if any(f.safety == "unsafe" and f.line not in case.planted_lines for f in result.applied):
-            continue  # an unsafe fix of a line that was correct may change meaning: that is what unsafe means
+        if any(f.safety == "unsafe" and _guessed_otherwise(f, case) for f in result.applied):
+            continue  # an unsafe fix that guessed other than the correct kernel: that is what unsafe means
         outcome = worker.run(result.source)
         applied = "; ".join(f"{f.line}:{f.column} {f.rule} {f.original.strip()!r} -> {f.replacement!r}" for f in result.applied)
         assert outcome == expected, (

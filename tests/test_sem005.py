@@ -113,3 +113,20 @@ def test_a_dma_source_only_reads_its_ref() -> None:
         assert [line for line, applied, _ in held if line == 4 and not applied] == [4], (first, held)
     into = _sem005(kernel.format(first="buf, x_ref[...]"))
     assert any(line == 4 and not applied and "`x_ref[...]` at line 6 is a DMA destination" in m for line, applied, m in into), into
+
+
+@pytest.mark.parametrize(
+    ("call", "rule"),
+    [("pl.semaphore_signal(h.arr[1][...], 1)", "SEM001"), ("pltpu.sync_copy(h.arr[1][...], o_hbm)", "SEM005")],
+)
+def test_a_read_joined_by_an_unproven_view_is_an_unsafe_fix(call: str, rule: str) -> None:
+    """`X[i][...]` -> `X.at[i]` is one rewrite, as safe as its weaker part: where nothing proves
+    `X` a Ref it is unsafe, so only --unsafe-fixes applies it and `explain` never takes it as a
+    fix that is safe on its own."""
+    source = HEADER + f"def k(h, o_hbm):\n    {call}\n"
+    safe = fix_source(source, settings=Settings.build(select=["ALL"]))
+    assert [(f.rule, f.replacement, f.applied, f.safety) for f in safe.findings if f.applied] == [(rule, "h.arr[1]", True, "safe")]
+    unsafe = fix_source(source, settings=Settings.build(select=["ALL"], unsafe_fixes=True))
+    [joined] = unsafe.findings
+    assert (joined.rule, joined.replacement, joined.applied, joined.safety) == (rule, "h.arr.at[1]", True, "unsafe")
+    assert "unsafe fix" in joined.message

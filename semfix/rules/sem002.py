@@ -144,5 +144,6 @@ def check(
     edits = sorted([*previous.edits, insert])
     suggestion = apply_edits(ctx.text.text, ctx.text.start(previous.argument)[2], ctx.text.end(previous.argument)[2], edits)
     last = ctx.findings[-1]
-    ctx.findings[-1] = replace(last, replacement=suggestion, message=messages.read_then_view(last.message, suggestion, safe=safe))
+    joined = messages.read_then_view(last.message, suggestion, safe=safe)
+    ctx.findings[-1] = replace(last, replacement=suggestion, message=joined, safety=last.safety if safe else "unsafe")
     return Rewrite(call, previous.argument, replacement, edits)
