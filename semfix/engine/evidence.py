@@ -255,7 +255,7 @@ class Evidence:
         for root, top, watched in _chains(node):
             _, bindings = scope.lookup(root.id)
             if len(bindings) > 1:
-                return f"`{root.id}` is reassigned, so the Ref could differ at the use"
+                return f"`{root.id}` is reassigned or deleted, so the Ref could differ at the use"
             if not watched:
                 continue
             if not bindings:

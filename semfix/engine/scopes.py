@@ -204,6 +204,14 @@ class ScopeBuilder:
                 kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
                 scope.bind(target.id, Binding(kind, node=node))
 
+    def _delete(self, node: ast.Delete, scope: Scope) -> None:
+        """`del x` binds `x` as Python does (it is local to the scope): a Ref name deleted
+        somewhere is not the same Ref everywhere."""
+        for target in node.targets:
+            self._target(target, scope, "other")
+            if isinstance(target, ast.Name):
+                self.visit(target, scope)  # Tracking records the `del` as a write
+
     def _aug_assign(self, node: ast.AugAssign | ast.AnnAssign, scope: Scope) -> None:
         self.visit(node.value, scope)  # None in `x: int`, a leaf
         self.visit(getattr(node, "annotation", None), scope)
@@ -277,6 +285,7 @@ _HANDLERS: dict[type, Callable[..., None]] = {
     ast.Import: ScopeBuilder._import,
     ast.ImportFrom: ScopeBuilder._import_from,
     ast.Assign: ScopeBuilder._assign,
+    ast.Delete: ScopeBuilder._delete,
     **dict.fromkeys((ast.AugAssign, ast.AnnAssign), ScopeBuilder._aug_assign),
     **dict.fromkeys((ast.For, ast.AsyncFor), ScopeBuilder._for),
     ast.withitem: ScopeBuilder._with_item,
