@@ -7,6 +7,12 @@ rebinding statements in between change what those expressions denote. The genera
 that in a small model (`Env`), so each site names the semaphore it means, and the correct
 kernel balances every signal with a wait: a fix that names another semaphore hangs or leaves a
 count at kernel exit. The planted kernel differs from the correct one only by the bug.
+
+SEM005 cases plant the bug in a DMA's buffer instead (`_buffer_plan`): a slice or element read
+for a view, a read of a view or of a whole Ref (the VMEM `stage`, filled from x by `sync_copy`
+and copied on to o), or a read carried in a variable to the DMA's source. Sometimes the carried
+read is followed by a write to `stage`: the planted kernel means the data read, so the correct
+kernel's write keeps the data (`* 1.0`) and a fix that passes the Ref copies what was written.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
+STAGE = "pltpu.VMEM((4, 128), jnp.float32)"  # the DMA buffer a store may write
 REGULAR = ("R0", "R1", "RS0", "RS1", "P1")  # semaphore ids: scalars, array elements, tuple items
 DMA = ("D0", "D1", "DS0", "DS1", "P0")
 ROWS = ("0:4", "4:8")
@@ -137,7 +144,7 @@ class Steps:
         self.arr = arr
         self.dsem = dsem
 
-    def run(self, x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair):
+    def run(self, x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage):
 {body}
 """
 
@@ -167,9 +174,9 @@ def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool) ->
     With `scoped`, r1 comes from `pl.run_scoped` and the body runs in a module-level function
     (a nested one could not rebind the kernel's parameters); with holder "self", in a method.
     """
-    refs = "x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair"
+    refs = "x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage"
     R, D = "pltpu.SemaphoreType.REGULAR", "pltpu.SemaphoreType.DMA"
-    kinds = [R] + ([] if scoped else [R]) + [D, D, f"{R}((2,))", f"{D}((2,))", f"({D}, {R})"]
+    kinds = [R] + ([] if scoped else [R]) + [D, D, f"{R}((2,))", f"{D}((2,))", f"({D}, {R})", STAGE]
     lines = ["al = r0", "slot = 0", "lst = [r0, r1]", *body]
     if holder == "self":
         inner = "\n".join(_indent(line, 8) for line in lines)
@@ -205,7 +212,8 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     inline_scratch = draw(st.booleans())
     # weighted towards the classes whose fixes need the most proof: carried reads, and none
     # (a correct kernel full of tuple elements and rebinding, which must stay as it is)
-    mutation = draw(st.sampled_from(["SEM003", "none", "SEM002", "SEM003", "SEM001", "none", "SEM004", "SEM003"]))
+    mutation = draw(st.sampled_from(["SEM003", "none", "SEM002", "SEM003", "SEM001", "none", "SEM004", "SEM003",
+                                     "SEM005", "SEM005"]))
 
     # operations: two DMA halves on distinct DMA semaphores, 0-2 signal/wait pairs
     halves = draw(st.lists(st.sampled_from(DMA), min_size=2, max_size=2, unique=True))
@@ -226,6 +234,8 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     sites = [n for n, item in enumerate(items) if item[0] in ("start", "finish")]
     arrays = [n for n in sites if ops[items[n][1]][1][:2] in ("RS", "DS")]  # sites with a view
     wanted = arrays if mutation in ("SEM002", "SEM004") and arrays else sites
+    if mutation == "SEM005":
+        wanted = [n for n in sites if ops[items[n][1]][0] == "dma"]
     chosen = draw(st.sampled_from(wanted))  # the mutated site, or the first use of a carrier
     carriers: dict[int, int] = {}  # position in items -> the site that must use the variable
     if mutation == "SEM003":
@@ -242,7 +252,11 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
                        "rs": "RS", "ds": "DS", "pair": ("P0", "P1")})
     correct: list[str] = []
     planted: list[str] = []
-    planted_kind = "SEM003" if mutation == "SEM003" else "none"
+    planted_kind = mutation if mutation in ("SEM003", "SEM005") else "none"
+    plan = _buffer_plan(draw, holder, items, chosen, ops[items[chosen][1]][2]) if mutation == "SEM005" else BufferPlan()
+    for good_line, bad_line in plan.prologue:
+        correct.append(good_line)
+        planted.append(bad_line)
     carried: str | None = None  # the semaphore the variable holds, while it does
     must_use: int | None = None
 
@@ -257,6 +271,9 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
         planted.append(text)
 
     for n, item in enumerate(items):
+        for good_line, bad_line in plan.inserts.get(n, []):
+            correct.append(good_line)
+            planted.append(bad_line)
         if n in carriers:
             must_use = carriers[n]
             op = ops[items[must_use][1]]
@@ -280,10 +297,13 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
         bad = good
         if n == must_use or (carried == target and n > min(carriers, default=n) and draw(st.booleans())):
             good = bad = variable
-        elif n == chosen and mutation != "none":
+        elif n == chosen and mutation not in ("none", "SEM005"):
             bad, planted_kind = _plant(mutation, good, read, draw)
-        for lines, arg in ((correct, good), (planted, bad)):
-            lines.extend(_site(kind, item[0], arg, extra))
+        rows = ROWS[extra] if kind == "dma" else ""
+        default = (f"x_hbm.at[{rows}]", f"o_hbm.at[{rows}]")
+        buffers = plan.buffers.get(n, (default, default))
+        for lines, arg, pair in ((correct, good, buffers[0]), (planted, bad, buffers[1])):
+            lines.extend(_site(kind, item[0], arg, extra, pair))
     return KernelCase(
         _module(correct, holder, scoped, inline_scratch),
         _module(planted, holder, scoped, inline_scratch),
@@ -307,9 +327,69 @@ def _favour_indirect(options: list[str]) -> list[str]:
     return options + [o for o in options if re.search(r"\b(h|self|al|lst)\b|slot", o)]
 
 
-def _site(kind: str, phase: str, arg: str, extra: int) -> list[str]:
+def _site(kind: str, phase: str, arg: str, extra: int, buffers: tuple[str, str]) -> list[str]:
     if kind == "sig":
         return [f"pl.semaphore_{'signal' if phase == 'start' else 'wait'}({arg}, {extra})"]
-    rows = ROWS[extra]
-    copy = f"pltpu.make_async_copy(x_hbm.at[{rows}], o_hbm.at[{rows}], {arg})"
+    copy = f"pltpu.make_async_copy({buffers[0]}, {buffers[1]}, {arg})"
     return [f"c{extra} = {copy}", f"c{extra}.start()"] if phase == "start" else [f"{copy}.wait()"]
+
+
+Pair = tuple[str, str]  # a line, or a DMA's (source, destination), as (correct, planted)
+
+
+@dataclass
+class BufferPlan:
+    """A SEM005 case: lines before the body, lines before an item, and the DMA buffers of the
+    mutated copy's sites, each as (correct, planted); other sites copy x to o directly."""
+
+    prologue: list[Pair] = field(default_factory=list)
+    inserts: dict[int, list[Pair]] = field(default_factory=dict)
+    buffers: dict[int, tuple[Pair, Pair]] = field(default_factory=dict)
+
+
+def _buffer_plan(draw: st.DrawFn, holder: str, items: list[tuple], chosen: int, half: int) -> BufferPlan:
+    """Plant a SEM005 bug on the copy of rows `half` at site `chosen`: see the module docstring."""
+    op, rows, other = items[chosen][1], ROWS[half], ROWS[1 - half]
+    start, finish = (n for n, item in enumerate(items) if item[:2] in (("start", op), ("finish", op)))
+    form = draw(st.sampled_from(["slice", "view", "whole", "carried", "carried"]))
+    staged = form == "whole" or (form == "carried" and draw(st.booleans()))
+    plan = BufferPlan()
+    names = {"x_hbm": ["x_hbm"], "stage": ["stage"]}
+    for name, ref in draw(st.lists(st.sampled_from([("xa", "x_hbm"), ("H.x", "x_hbm"), ("sv", "stage"),
+                                                    ("H.st", "stage")]), max_size=2, unique=True)):
+        shown = name.replace("H.", f"{holder}.")  # another name for the Ref: an alias or holder attribute
+        plan.prologue.append((f"{shown} = {ref}",) * 2)
+        names[ref].append(shown)
+    source = draw(st.sampled_from(names["stage"])) if staged else f"{draw(st.sampled_from(names['x_hbm']))}.at[{rows}]"
+    read = draw(st.sampled_from(["[...]", "[()]"]))
+    good = (source, f"o_hbm.at[{rows}]")
+    plan.buffers = {start: (good, good), finish: (good, good)}
+    in_fill = form == "whole" and draw(st.booleans())  # the read planted in the fill's destination
+    if staged:  # x -> stage here, stage -> o at the copy
+        fill = f"pltpu.sync_copy(x_hbm.at[{rows}], stage)"
+        plan.prologue.append((fill, fill[:-1] + read + ")" if in_fill else fill))
+    if form == "carried":
+        variable = draw(st.sampled_from(["buf", "tile"]))
+        at = draw(st.integers(0, start))
+        plan.inserts.setdefault(at, []).append((f"{variable} = {source}", f"{variable} = {source}{read}"))
+        if staged and draw(st.booleans()):  # a write to the Ref between the read and the copy
+            ref = draw(st.sampled_from(names["stage"]))
+            write = draw(st.sampled_from([
+                f"{ref}[...] = {ref}[...] * {{f}}", f"{ref}[0:2] = {ref}[0:2] * {{f}}", f"{ref}[...] *= {{f}}",
+                f"{ref}.at[0:2][...] = {ref}.at[0:2][...] * {{f}}", f"pltpu.sync_copy(x_hbm.at[{{r}}], {ref})",
+            ]))
+            plan.inserts.setdefault(draw(st.integers(at, start)), []).append(
+                (write.format(f="1.0", r=rows), write.format(f="2.0", r=other)))
+        carried = (variable, good[1])
+        plan.buffers[start] = (carried, carried)
+        if draw(st.booleans()):
+            plan.buffers[finish] = (carried, carried)
+        return plan
+    if in_fill:
+        return plan
+    bad = list(good)
+    side = 0 if form == "whole" else draw(st.sampled_from([1] if staged else [0, 1]))
+    base, _, index = good[side].partition(".at[")
+    bad[side] = f"{base}[{index}" if form == "slice" else good[side] + read
+    plan.buffers[chosen] = (good, (bad[0], bad[1]))
+    return plan
