@@ -168,11 +168,13 @@ def run():
 """
 
 
-def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool) -> str:
+def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool, fill: str = "") -> str:
     """The whole module around a kernel body (lines without indentation).
 
     With `scoped`, r1 comes from `pl.run_scoped` and the body runs in a module-level function
     (a nested one could not rebind the kernel's parameters); with holder "self", in a method.
+    `fill` is the kernel's first line: outside the body's function in those layouts, so a
+    Ref it writes looks unwritten there.
     """
     refs = "x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage"
     R, D = "pltpu.SemaphoreType.REGULAR", "pltpu.SemaphoreType.DMA"
@@ -194,6 +196,7 @@ def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool) ->
     else:
         kernel = inner
     params = refs.replace(" r1,", "") if scoped else refs
+    kernel = f"    {fill}\n{kernel}" if fill else kernel
     text += f"\n\ndef kernel({params}):\n{kernel}\n"
     scratch = ", ".join(kinds)
     shapes = f"[{scratch}]" if inline_scratch else "scratch()"
@@ -305,10 +308,10 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
         for lines, arg, pair in ((correct, good, buffers[0]), (planted, bad, buffers[1])):
             lines.extend(_site(kind, item[0], arg, extra, pair))
     return KernelCase(
-        _module(correct, holder, scoped, inline_scratch),
-        _module(planted, holder, scoped, inline_scratch),
+        _module(correct, holder, scoped, inline_scratch, plan.fill[0]),
+        _module(planted, holder, scoped, inline_scratch, plan.fill[1]),
         planted_kind,
-        "\n".join(planted),
+        "\n".join(([plan.fill[1]] if plan.fill[1] else []) + planted),
     )
 
 
@@ -345,13 +348,14 @@ class BufferPlan:
     prologue: list[Pair] = field(default_factory=list)
     inserts: dict[int, list[Pair]] = field(default_factory=dict)
     buffers: dict[int, tuple[Pair, Pair]] = field(default_factory=dict)
+    fill: Pair = ("", "")  # the kernel's first line: x -> stage
 
 
 def _buffer_plan(draw: st.DrawFn, holder: str, items: list[tuple], chosen: int, half: int) -> BufferPlan:
     """Plant a SEM005 bug on the copy of rows `half` at site `chosen`: see the module docstring."""
     op, rows, other = items[chosen][1], ROWS[half], ROWS[1 - half]
     start, finish = (n for n, item in enumerate(items) if item[:2] in (("start", op), ("finish", op)))
-    form = draw(st.sampled_from(["slice", "view", "whole", "carried", "carried"]))
+    form = draw(st.sampled_from(["slice", "view", "whole", "carried", "carried", "carried"]))
     staged = form == "whole" or (form == "carried" and draw(st.booleans()))
     plan = BufferPlan()
     names = {"x_hbm": ["x_hbm"], "stage": ["stage"]}
@@ -367,12 +371,12 @@ def _buffer_plan(draw: st.DrawFn, holder: str, items: list[tuple], chosen: int, 
     in_fill = form == "whole" and draw(st.booleans())  # the read planted in the fill's destination
     if staged:  # x -> stage here, stage -> o at the copy
         fill = f"pltpu.sync_copy(x_hbm.at[{rows}], stage)"
-        plan.prologue.append((fill, fill[:-1] + read + ")" if in_fill else fill))
+        plan.fill = (fill, fill[:-1] + read + ")" if in_fill else fill)
     if form == "carried":
         variable = draw(st.sampled_from(["buf", "tile"]))
         at = draw(st.integers(0, start))
         plan.inserts.setdefault(at, []).append((f"{variable} = {source}", f"{variable} = {source}{read}"))
-        if staged and draw(st.booleans()):  # a write to the Ref between the read and the copy
+        if staged and draw(st.integers(0, 2)):  # a write to the Ref between the read and the copy
             ref = draw(st.sampled_from(names["stage"]))
             write = draw(st.sampled_from([
                 f"{ref}[...] = {ref}[...] * {{f}}", f"{ref}[0:2] = {ref}[0:2] * {{f}}", f"{ref}[...] *= {{f}}",
