@@ -34,7 +34,9 @@ and only when nothing in its scope may write the Ref: the copy then reads the Re
 runs, not when the value was read, so any store into it, any call or DMA destination given it
 or a view of it, or any other use than a read, a DMA source or its `.shape`, `.dtype`, `.ndim`
 makes it report-only
-(flow is not followed: before or after the read, loops and nested functions count). Two Refs
+(flow is not followed: before or after the read, loops and nested functions count), and so does
+a Ref name that is not a parameter (`alias = x_ref`, `top = x_ref.at[0]`): its other names are
+not followed. Two Refs
 that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
 buffers: SEM004 does not apply here.
 '''
@@ -142,6 +144,10 @@ def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
         root = root.value
     if not isinstance(root, ast.Name) or not scope.lookup(root.id)[1]:
         return f"`{messages.one_line(ctx.text.of(plan.ref))}` may be written outside this file"
+    bound = next((b for b in scope.lookup(root.id)[1] if b.kind not in ("param", "star_param")), None)
+    if bound is not None:  # `alias = x_ref`: writes through `x_ref` or other names are not followed
+        line = getattr(bound.node, "lineno", None)
+        return f"`{root.id}` is bound {f'at line {line} ' if line else ''}in the file: the Ref may have other names, and writes through them are not followed"
 
     into = [(ctx.text.start(a)[2], ctx.text.end(a)[2]) for a in ctx.destinations]
     sources = {id(a) for a in ctx.sources}  # the whole argument: not `f(x_ref)` in it
