@@ -107,7 +107,7 @@ class KernelCase:
     def __init__(self, correct: str, planted: str, mutation: str, body: str) -> None:
         self.correct = correct  # a module with run(): the known-correct kernel
         self.planted = planted  # the same module with the bug planted
-        self.mutation = mutation  # "none", "SEM001", "SEM002", "SEM003" or "SEM004"
+        self.mutation = mutation  # "none" or "SEM001" to "SEM005"
         self.body = body  # the planted kernel's body, for reading a failing example
 
     @classmethod
@@ -342,8 +342,9 @@ Pair = tuple[str, str]  # a line, or a DMA's (source, destination), as (correct,
 
 @dataclass
 class BufferPlan:
-    """A SEM005 case: lines before the body, lines before an item, and the DMA buffers of the
-    mutated copy's sites, each as (correct, planted); other sites copy x to o directly."""
+    """A SEM005 case: lines before the body, lines before an item, the DMA buffers of the
+    mutated copy's sites and the kernel's first line, each as (correct, planted); other sites
+    copy x to o directly."""
 
     prologue: list[Pair] = field(default_factory=list)
     inserts: dict[int, list[Pair]] = field(default_factory=dict)

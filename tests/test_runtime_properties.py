@@ -1,8 +1,8 @@
 """Runtime property: what semfix writes for a generated kernel runs like the correct kernel.
 
-tests/kernelgen.py builds a correct Pallas kernel and plants one bug in it (SEM001-SEM004,
-reads carried through variables with rebinding in between, holder attributes, tuples and lists
-of separate Refs). semfix fixes the planted kernel with every rule, with and without unsafe
+tests/kernelgen.py builds a correct Pallas kernel and plants one bug in it (SEM001-SEM005,
+reads carried through variables with rebinding or writes in between, holder attributes, tuples
+and lists of separate Refs). semfix fixes the planted kernel with every rule, with and without unsafe
 fixes; JAX runs the result in TPU interpret mode on the CPU next to the correct kernel. The
 output must be the planted source unchanged (report-only) or compute what the correct kernel
 computes: never raise, hang or leave a semaphore count where the correct kernel does not.
