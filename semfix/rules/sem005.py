@@ -36,8 +36,11 @@ or a view of it, or any other use than a read, a DMA source or its `.shape`, `.d
 makes it report-only
 (flow is not followed: before or after the read, loops and nested functions count), and so does
 a Ref name that is not a parameter (`alias = x_ref`, `top = x_ref.at[0]`): its other names are
-not followed. Two Refs
-that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
+not followed. Nor are other names for the same buffer, so the function must also hold no
+store into a subscript of anything but a parameter Ref, no other DMA into anything but one, no
+nested function, and no call but JAX's, NumPy's, a builtin's, an array's method or a DMA
+descriptor's `.start()`/`.wait()` (a holder's `self.st[...] = ...` may write the very buffer).
+Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
 buffers: SEM004 does not apply here.
 '''
 
@@ -46,8 +49,9 @@ from __future__ import annotations
 import ast
 
 from semfix import messages
+from semfix.catalog import lookup
 from semfix.engine.context import Context
-from semfix.engine.nodes import Rewrite, is_at, read_target
+from semfix.engine.nodes import Rewrite, is_at, read_target, unchain
 from semfix.engine.scopes import Access, Scope
 from semfix.rules import sem001, sem002, sem003
 from semfix.rules.base import Invalid, Rule
@@ -149,6 +153,9 @@ def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
         line = getattr(bound.node, "lineno", None)
         return f"`{root.id}` is bound {f'at line {line} ' if line else ''}in the file: the Ref may have other names, and writes through them are not followed"
 
+    elsewhere = _written_elsewhere(ctx, plan, scope)
+    if elsewhere is not None:
+        return elsewhere
     into = [(ctx.text.start(a)[2], ctx.text.end(a)[2]) for a in ctx.destinations]
     sources = {id(a) for a in ctx.sources}  # the whole argument: not `f(x_ref)` in it
     for access in ctx.tracking().references(root.id, scope):
@@ -159,6 +166,81 @@ def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
         if not _reads(access) and id(access.top) not in sources:
             return f"{where} may write the Ref, and the DMA copies the Ref as it is when it runs"
     return None
+
+
+#: Calls that write no Ref: what JAX, NumPy and `math` export (the catalog's DMAs aside), and
+#: builtins a kernel uses for indices.
+_PURE_MODULES = ("jax", "numpy", "math")
+_BUILTINS = frozenset({"range", "len", "min", "max", "int", "float", "bool", "abs", "slice", "tuple", "list", "enumerate", "zip", "divmod"})
+
+
+def _written_elsewhere(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
+    """Why some other name may write the same buffer in the read's function: the Ref may also
+    be a holder's attribute set elsewhere (`self.st`), a second parameter, or a helper's
+    closure, and names are not followed across those. So any store into a subscript, any DMA
+    other than the carried read's own copies, any nested function and any call other than
+    JAX's, NumPy's, a builtin's or a DMA descriptor's `.start()`/`.wait()` makes the read
+    report-only. None when the function has none of them."""
+    function = scope.node
+    if function is None:
+        return "the read is not in a function, whose writes could be followed"
+    uses = {id(use) for use in plan.uses}
+    for node in ast.walk(function):
+        where = f"at line {getattr(node, 'lineno', '?')}"
+        if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return f"the function {where} may write the Ref under another name, and it is not followed"
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) and not _parameter(node, scope):
+            return f"`{messages.one_line(ctx.text.of(node))}` {where} writes a Ref, maybe this one under another name"
+        if isinstance(node, ast.Call) and not _writes_nothing(ctx, node, scope, uses):
+            return f"`{messages.one_line(ctx.text.of(node.func))}(...)` {where} may write the Ref under another name"
+    return None
+
+
+def _parameter(node: ast.expr, scope: Scope) -> bool:
+    """Is `node` a parameter Ref (bound once, as a parameter), read or viewed: `o_ref`,
+    `o_ref.at[i]`, `o_ref[0:8]`? Parameters are taken to be distinct buffers (see the docs),
+    unlike an attribute of one (`self.st`), which another name may hold."""
+    root, steps, _ = unchain(node)
+    bindings = scope.lookup(root.id)[1] if isinstance(root, ast.Name) else []
+    return len(bindings) == 1 and bindings[0].kind == "param" and all(step in (None, "at") for step in steps)
+
+
+def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) -> bool:
+    """Is the call JAX's (a DMA only if it copies the carried value), NumPy's, a builtin's, or
+    `.start()`/`.wait()` of a DMA descriptor that is itself judged here?"""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in _BUILTINS and not scope.lookup(func.id)[1]:
+        return True
+    if isinstance(func, ast.Attribute) and func.attr in ("start", "wait"):
+        made = func.value
+        if isinstance(made, ast.Name):
+            bindings = scope.lookup(made.id)[1]
+            values = [getattr(b.node, "value", None) for b in bindings]
+            return bool(values) and all(isinstance(v, ast.Call) and _is_jax(ctx, v, scope) for v in values)
+        return isinstance(made, ast.Call) and _is_jax(ctx, made, scope)
+    if isinstance(func, ast.Attribute) and _is_value(ctx, func.value, scope, uses):
+        return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
+    if not _is_jax(ctx, call, scope):
+        return False
+    operations = {lookup(name) for name in ctx.qualified(func, scope) or ()}
+    if not any(op is not None and op.buffer_params for op in operations) or any(id(n) in uses for n in ast.walk(call)):
+        return True
+    low, high = ctx.text.start(call)[2], ctx.text.end(call)[2]
+    into = [d for d in ctx.destinations if low <= ctx.text.start(d)[2] < high]  # another DMA: where it writes
+    return bool(into) and all(_parameter(d, scope) for d in into)
+
+
+def _is_value(ctx: Context, node: ast.expr, scope: Scope, uses: set[int]) -> bool:
+    """An array, not an object that could write: a whole read `X[...]`/`X[()]`, or the result
+    of a call that writes nothing."""
+    if isinstance(node, ast.Call):
+        return _writes_nothing(ctx, node, scope, uses)
+    return read_target(node) is not None
+
+
+def _is_jax(ctx: Context, call: ast.Call, scope: Scope) -> bool:
+    names = ctx.qualified(call.func, scope)
+    return bool(names) and all(name.split(".", 1)[0] in _PURE_MODULES for name in names)  # type: ignore[union-attr]
 
 
 def _reads(access: Access) -> bool:
