@@ -38,8 +38,10 @@ makes it report-only
 a Ref name that is not a parameter (`alias = x_ref`, `top = x_ref.at[0]`): its other names are
 not followed. Nor are other names for the same buffer, so the function must also hold no
 store into a subscript of anything but a parameter Ref, no other DMA into anything but one, no
-nested function, and no call but JAX's, NumPy's, a builtin's, an array's method or a DMA
-descriptor's `.start()`/`.wait()` (a holder's `self.st[...] = ...` may write the very buffer).
+nested function, no assignment or loop that may give a Ref another name, and no call but a
+builtin's, an array's method, a DMA descriptor's `.start()`/`.wait()`, or JAX's or NumPy's
+that writes no Ref (`pl.store`, the atomics) and is given no callable and no holder's
+attribute (a holder's `self.st[...] = ...` may write the very buffer).
 Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
 buffers: SEM004 does not apply here.
 '''
@@ -193,7 +195,18 @@ def _written_elsewhere(ctx: Context, plan: sem003.Carried, scope: Scope) -> str 
             return f"`{messages.one_line(ctx.text.of(node))}` {where} writes a Ref, maybe this one under another name"
         if isinstance(node, ast.Call) and not _writes_nothing(ctx, node, scope, uses):
             return f"`{messages.one_line(ctx.text.of(node.func))}(...)` {where} may write the Ref under another name"
+        if isinstance(node, ast.Assign) and _may_alias(node.value, scope) or isinstance(node, (ast.For, ast.AsyncFor)) and not isinstance(node.iter, ast.Call):
+            return f"line {node.lineno} may give a Ref another name, and writes through it are not followed"
     return None
+
+
+def _may_alias(value: ast.expr, scope: Scope) -> bool:
+    """Could `name = value` name a Ref: a name that is not an import, an attribute chain or a
+    view of one (`alias = stage`, `top = stage.at[0]`, `st = self.st`)?"""
+    root, steps, _ = unchain(value)
+    if not isinstance(root, ast.Name) or read_target(value) is not None or _METADATA.intersection(steps):  # type: ignore[arg-type]
+        return False  # a call's result, a constant, a read `X[...]`, `x_ref.shape[0]`
+    return not any(b.kind == "import" for b in scope.lookup(root.id)[1])
 
 
 def _parameter(node: ast.expr, scope: Scope) -> bool:
@@ -220,7 +233,7 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
         return isinstance(made, ast.Call) and _is_jax(ctx, made, scope)
     if isinstance(func, ast.Attribute) and _is_value(ctx, func.value, scope, uses):
         return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
-    if not _is_jax(ctx, call, scope):
+    if not _is_jax(ctx, call, scope) or func_name(func) in _WRITERS or not all(_inert(a, scope) for a in _arguments_of(call)):
         return False
     operations = {lookup(name) for name in ctx.qualified(func, scope) or ()}
     if not any(op is not None and op.buffer_params for op in operations) or any(id(n) in uses for n in ast.walk(call)):
@@ -228,6 +241,35 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
     low, high = ctx.text.start(call)[2], ctx.text.end(call)[2]
     into = [d for d in ctx.destinations if low <= ctx.text.start(d)[2] < high]  # another DMA: where it writes
     return bool(into) and all(_parameter(d, scope) for d in into)
+
+
+#: JAX functions that write a Ref they are given (the catalog's DMAs aside).
+_WRITERS = frozenset({"store", "swap", "addupdate", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
+
+
+def func_name(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _arguments_of(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _inert(argument: ast.expr, scope: Scope) -> bool:
+    """Can a JAX call given this neither call back into code nor reach a Ref by another name:
+    no lambda, no function defined in the file, no attribute of anything but a module?"""
+    for node in ast.walk(argument):
+        if isinstance(node, ast.Lambda):
+            return False
+        if isinstance(node, ast.Name) and any(b.kind == "def" for b in scope.lookup(node.id)[1]):
+            return False
+        if isinstance(node, ast.Attribute):
+            root = unchain(node)[0]
+            if not isinstance(root, ast.Name) or not all(b.kind in ("import", "param") for b in scope.lookup(root.id)[1]):
+                return False
+            if any(b.kind == "param" for b in scope.lookup(root.id)[1]) and not _parameter(node, scope):
+                return False  # `self.st`: a holder's attribute
+    return True
 
 
 def _is_value(ctx: Context, node: ast.expr, scope: Scope, uses: set[int]) -> bool:
