@@ -233,7 +233,7 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
         return isinstance(made, ast.Call) and _is_jax(ctx, made, scope)
     if isinstance(func, ast.Attribute) and _is_value(ctx, func.value, scope, uses):
         return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
-    if not _is_jax(ctx, call, scope) or func_name(func) in _WRITERS or not all(_inert(a, scope) for a in _arguments_of(call)):
+    if not _is_jax(ctx, call, scope) or _callee_name(func) in _WRITERS or not all(_inert(a, scope) for a in _arguments_of(call)):
         return False
     operations = {lookup(name) for name in ctx.qualified(func, scope) or ()}
     if not any(op is not None and op.buffer_params for op in operations) or any(id(n) in uses for n in ast.walk(call)):
@@ -247,7 +247,7 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
 _WRITERS = frozenset({"store", "swap", "addupdate", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
 
 
-def func_name(func: ast.expr) -> str | None:
+def _callee_name(func: ast.expr) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
