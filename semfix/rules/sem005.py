@@ -29,21 +29,22 @@ the view holds exactly the elements the read would; an index a view does not tak
 step, an index array) fails at trace time instead of copying other data. So the fix is safe
 where the file proves `x_ref` is a Ref, exactly as SEM002 (same evidence), unsafe elsewhere,
 and never made for a tuple or list of Refs (`sync_copy` takes pytrees of Refs, where
-`refs[0:2]` is right). A variable carrying a read (`v = x_ref[...]`) is fixed as SEM003 does,
-and only when nothing in its scope may write the Ref: the copy then reads the Ref when the DMA
-runs, not when the value was read, so any store into it, any call or DMA destination given it
-or a view of it, or any other use than a read, a DMA source or its `.shape`, `.dtype`, `.ndim`
-makes it report-only
-(flow is not followed: before or after the read, loops and nested functions count), and so does
-a Ref name that is not a parameter (`alias = x_ref`, `top = x_ref.at[0]`): its other names are
-not followed. Nor are other names for the same buffer, so the function must also hold no
-store into a subscript of anything but a parameter Ref, no other DMA into anything but one, no
-nested function, no assignment or loop that may give a Ref another name, and no call but a
-builtin's, an array's method, a DMA descriptor's `.start()`/`.wait()`, or JAX's or NumPy's
-that writes no Ref (`pl.store`, the atomics) and is given no callable and no holder's
-attribute (a holder's `self.st[...] = ...` may write the very buffer).
-Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs are the usual
-buffers: SEM004 does not apply here.
+`refs[0:2]` is right).
+
+A variable carrying a read (`v = x_ref[...]`) is fixed as SEM003 does, and only where nothing
+may write the Ref: the copy then reads it when the DMA runs, not when the value was read. Flow
+is not followed (before or after the read, in loops, all count), nor are other names for the
+buffer, so `x_ref` must be a parameter of the very function holding the read (not
+`alias = x_ref`, `top = x_ref.at[0]`, nor an enclosing function's), and that function must hold:
+- no use of `x_ref` but a read, its `.shape`, `.dtype` or `.ndim`, or a DMA source (a store,
+  a DMA destination, or a call given it or a view of it may write it);
+- no store into a subscript of anything but a parameter Ref, no other DMA into anything but
+  one, no nested function, and no assignment or loop that may give a Ref another name;
+- no call but a builtin's, an array's method, a DMA descriptor's `.start()`/`.wait()`, or
+  JAX's or NumPy's that writes no Ref (`pl.store`, the atomics) and is given no callable and
+  no holder's attribute (a holder's `self.st[...] = ...` may write the very buffer).
+Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs
+are the usual buffers: SEM004 does not apply here.
 '''
 
 from __future__ import annotations
@@ -142,54 +143,32 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, car
 
 
 def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
-    """Why the Ref may hold other data when the DMA runs than at the read: any access to its
-    name in the scope that may write it (see `_reads`), or that is in a DMA destination (where
-    a fix makes a read the Ref written). A DMA source only reads. None when there is none."""
-    root = plan.ref
-    while isinstance(root, (ast.Attribute, ast.Subscript)):
-        root = root.value
-    if not isinstance(root, ast.Name) or not scope.lookup(root.id)[1]:
+    """Why the Ref may hold other data when the DMA runs than at the read: one walk of the
+    function, whose parameter the Ref must be, for any access to its name that may write it
+    and for anything that may write it under another name (see the docs). None when none."""
+    root = unchain(plan.ref)[0]
+    owner, bindings = scope.lookup(root.id) if isinstance(root, ast.Name) else (None, [])
+    if not isinstance(root, ast.Name) or not bindings:
         return f"`{messages.one_line(ctx.text.of(plan.ref))}` may be written outside this file"
-    bound = next((b for b in scope.lookup(root.id)[1] if b.kind not in ("param", "star_param")), None)
+    bound = next((b for b in bindings if b.kind not in ("param", "star_param")), None)
     if bound is not None:  # `alias = x_ref`: writes through `x_ref` or other names are not followed
         line = getattr(bound.node, "lineno", None)
         return f"`{root.id}` is bound {f'at line {line} ' if line else ''}in the file: the Ref may have other names, and writes through them are not followed"
+    if owner is not scope:  # a closure's read: what its caller runs before the copy is not seen
+        return f"the read is not in the function whose parameter `{root.id}` is, and what runs around it is not followed"
 
-    elsewhere = _written_elsewhere(ctx, plan, scope)
-    if elsewhere is not None:
-        return elsewhere
-    into = [(ctx.text.start(a)[2], ctx.text.end(a)[2]) for a in ctx.destinations]
-    sources = {id(a) for a in ctx.sources}  # the whole argument: not `f(x_ref)` in it
-    for access in ctx.tracking().references(root.id, scope):
-        start = ctx.text.start(access.name)[2]
-        where = f"`{messages.one_line(ctx.text.of(access.top))}` at line {access.name.lineno}"
-        if any(low <= start < high for low, high in into):
-            return f"{where} is a DMA destination, and the DMA copies the Ref as it is when it runs"
-        if not _reads(access) and id(access.top) not in sources:
-            return f"{where} may write the Ref, and the DMA copies the Ref as it is when it runs"
-    return None
-
-
-#: Calls that write no Ref: what JAX, NumPy and `math` export (the catalog's DMAs aside), and
-#: builtins a kernel uses for indices.
-_PURE_MODULES = ("jax", "numpy", "math")
-_BUILTINS = frozenset({"range", "len", "min", "max", "int", "float", "bool", "abs", "slice", "tuple", "list", "enumerate", "zip", "divmod"})
-
-
-def _written_elsewhere(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
-    """Why some other name may write the same buffer in the read's function: the Ref may also
-    be a holder's attribute set elsewhere (`self.st`), a second parameter, or a helper's
-    closure, and names are not followed across those. So any store into a subscript, any DMA
-    other than the carried read's own copies, any nested function and any call other than
-    JAX's, NumPy's, a builtin's or a DMA descriptor's `.start()`/`.wait()` makes the read
-    report-only. None when the function has none of them."""
-    function = scope.node
-    if function is None:
-        return "the read is not in a function, whose writes could be followed"
+    accesses = {id(a.top): a for a in ctx.tracking().references(root.id, scope)}
+    into = {id(node) for argument in ctx.destinations for node in ast.walk(argument)}
+    sources = {id(argument) for argument in ctx.sources}  # the whole argument: not `f(x_ref)` in it
     uses = {id(use) for use in plan.uses}
-    for node in ast.walk(function):
+    for node in ast.walk(scope.node):  # type: ignore[arg-type]
         where = f"at line {getattr(node, 'lineno', '?')}"
-        if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        access = accesses.get(id(node))
+        if access is not None and id(access.name) in into:
+            return f"`{messages.one_line(ctx.text.of(node))}` {where} is a DMA destination, and the DMA copies the Ref as it is when it runs"
+        if access is not None and not _reads(access) and id(node) not in sources:
+            return f"`{messages.one_line(ctx.text.of(node))}` {where} may write the Ref, and the DMA copies the Ref as it is when it runs"
+        if node is not scope.node and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return f"the function {where} may write the Ref under another name, and it is not followed"
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) and not _parameter(node, scope):
             return f"`{messages.one_line(ctx.text.of(node))}` {where} writes a Ref, maybe this one under another name"
@@ -198,91 +177,6 @@ def _written_elsewhere(ctx: Context, plan: sem003.Carried, scope: Scope) -> str 
         if isinstance(node, ast.Assign) and _may_alias(node.value, scope) or isinstance(node, (ast.For, ast.AsyncFor)) and not isinstance(node.iter, ast.Call):
             return f"line {node.lineno} may give a Ref another name, and writes through it are not followed"
     return None
-
-
-def _may_alias(value: ast.expr, scope: Scope) -> bool:
-    """Could `name = value` name a Ref: a name that is not an import, an attribute chain or a
-    view of one (`alias = stage`, `top = stage.at[0]`, `st = self.st`)?"""
-    root, steps, _ = unchain(value)
-    if not isinstance(root, ast.Name) or read_target(value) is not None or _METADATA.intersection(steps):  # type: ignore[arg-type]
-        return False  # a call's result, a constant, a read `X[...]`, `x_ref.shape[0]`
-    return not any(b.kind == "import" for b in scope.lookup(root.id)[1])
-
-
-def _parameter(node: ast.expr, scope: Scope) -> bool:
-    """Is `node` a parameter Ref (bound once, as a parameter), read or viewed: `o_ref`,
-    `o_ref.at[i]`, `o_ref[0:8]`? Parameters are taken to be distinct buffers (see the docs),
-    unlike an attribute of one (`self.st`), which another name may hold."""
-    root, steps, _ = unchain(node)
-    bindings = scope.lookup(root.id)[1] if isinstance(root, ast.Name) else []
-    return len(bindings) == 1 and bindings[0].kind == "param" and all(step in (None, "at") for step in steps)
-
-
-def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) -> bool:
-    """Is the call JAX's (a DMA only if it copies the carried value), NumPy's, a builtin's, or
-    `.start()`/`.wait()` of a DMA descriptor that is itself judged here?"""
-    func = call.func
-    if isinstance(func, ast.Name) and func.id in _BUILTINS and not scope.lookup(func.id)[1]:
-        return True
-    if isinstance(func, ast.Attribute) and func.attr in ("start", "wait"):
-        made = func.value
-        if isinstance(made, ast.Name):
-            bindings = scope.lookup(made.id)[1]
-            values = [getattr(b.node, "value", None) for b in bindings]
-            return bool(values) and all(isinstance(v, ast.Call) and _is_jax(ctx, v, scope) for v in values)
-        return isinstance(made, ast.Call) and _is_jax(ctx, made, scope)
-    if isinstance(func, ast.Attribute) and _is_value(ctx, func.value, scope, uses):
-        return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
-    if not _is_jax(ctx, call, scope) or _callee_name(func) in _WRITERS or not all(_inert(a, scope) for a in _arguments_of(call)):
-        return False
-    operations = {lookup(name) for name in ctx.qualified(func, scope) or ()}
-    if not any(op is not None and op.buffer_params for op in operations) or any(id(n) in uses for n in ast.walk(call)):
-        return True
-    low, high = ctx.text.start(call)[2], ctx.text.end(call)[2]
-    into = [d for d in ctx.destinations if low <= ctx.text.start(d)[2] < high]  # another DMA: where it writes
-    return bool(into) and all(_parameter(d, scope) for d in into)
-
-
-#: JAX functions that write a Ref they are given (the catalog's DMAs aside).
-_WRITERS = frozenset({"store", "swap", "addupdate", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
-
-
-def _callee_name(func: ast.expr) -> str | None:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-
-
-def _arguments_of(call: ast.Call) -> list[ast.expr]:
-    return [*call.args, *(k.value for k in call.keywords)]
-
-
-def _inert(argument: ast.expr, scope: Scope) -> bool:
-    """Can a JAX call given this neither call back into code nor reach a Ref by another name:
-    no lambda, no function defined in the file, no attribute of anything but a module?"""
-    for node in ast.walk(argument):
-        if isinstance(node, ast.Lambda):
-            return False
-        if isinstance(node, ast.Name) and any(b.kind == "def" for b in scope.lookup(node.id)[1]):
-            return False
-        if isinstance(node, ast.Attribute):
-            root = unchain(node)[0]
-            if not isinstance(root, ast.Name) or not all(b.kind in ("import", "param") for b in scope.lookup(root.id)[1]):
-                return False
-            if any(b.kind == "param" for b in scope.lookup(root.id)[1]) and not _parameter(node, scope):
-                return False  # `self.st`: a holder's attribute
-    return True
-
-
-def _is_value(ctx: Context, node: ast.expr, scope: Scope, uses: set[int]) -> bool:
-    """An array, not an object that could write: a whole read `X[...]`/`X[()]`, or the result
-    of a call that writes nothing."""
-    if isinstance(node, ast.Call):
-        return _writes_nothing(ctx, node, scope, uses)
-    return read_target(node) is not None
-
-
-def _is_jax(ctx: Context, call: ast.Call, scope: Scope) -> bool:
-    names = ctx.qualified(call.func, scope)
-    return bool(names) and all(name.split(".", 1)[0] in _PURE_MODULES for name in names)  # type: ignore[union-attr]
 
 
 def _reads(access: Access) -> bool:
@@ -294,3 +188,76 @@ def _reads(access: Access) -> bool:
     if steps and steps[0] in _METADATA:
         return True
     return any(step is None and (index == 0 or steps[index - 1] != "at") for index, step in enumerate(steps))
+
+
+def _parameter(node: ast.expr, scope: Scope) -> bool:
+    """Is `node` a parameter Ref (bound once, as a parameter), read or viewed: `o_ref`,
+    `o_ref.at[i]`, `o_ref[0:8]`? Parameters are taken to be distinct buffers (see the docs),
+    unlike an attribute of one (`self.st`), which another name may hold."""
+    root, steps, _ = unchain(node)
+    bindings = scope.lookup(root.id)[1] if isinstance(root, ast.Name) else []
+    return len(bindings) == 1 and bindings[0].kind == "param" and all(step in (None, "at") for step in steps)
+
+
+def _may_alias(value: ast.expr, scope: Scope) -> bool:
+    """Could `name = value` name a Ref: a name that is not an import, an attribute chain or a
+    view of one (`alias = stage`, `top = stage.at[0]`, `st = self.st`)?"""
+    root, steps, _ = unchain(value)
+    if not isinstance(root, ast.Name) or read_target(value) is not None or _METADATA.intersection(steps):  # type: ignore[arg-type]
+        return False  # a call's result, a constant, a read `X[...]`, `x_ref.shape[0]`
+    return not any(b.kind == "import" for b in scope.lookup(root.id)[1])
+
+
+#: Builtins a kernel uses for indices; and JAX's functions that write a Ref they are given.
+_BUILTINS = frozenset({"range", "len", "min", "max", "int", "float", "bool", "abs", "slice", "tuple", "list", "enumerate", "zip", "divmod"})
+_WRITERS = frozenset({"store", "swap", "addupdate", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
+
+
+def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) -> bool:
+    """Is the call a builtin's, an array's method, `.start()`/`.wait()` of a descriptor JAX
+    made, or JAX's or NumPy's that writes no Ref and is given nothing that could reach one by
+    another name? A DMA writes nothing of concern if it copies the carried value (its
+    destination is judged as an access) or only into parameter Refs."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in _BUILTINS and not scope.lookup(func.id)[1]:
+        return True
+    if isinstance(func, ast.Attribute) and func.attr in ("start", "wait"):
+        made = func.value  # the descriptor, or the name of each of its assignments
+        values = [getattr(b.node, "value", None) for b in scope.lookup(made.id)[1]] if isinstance(made, ast.Name) else [made]
+        return bool(values) and all(isinstance(v, ast.Call) and _jax(ctx, v, scope) for v in values)
+    if isinstance(func, ast.Attribute) and (
+        read_target(func.value) is not None or isinstance(func.value, ast.Call) and _writes_nothing(ctx, func.value, scope, uses)
+    ):
+        return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
+    names = _jax(ctx, call, scope)
+    if not names or any(name.rpartition(".")[2] in _WRITERS for name in names):
+        return False
+    if not all(_inert(argument, scope) for argument in (*call.args, *(k.value for k in call.keywords))):
+        return False
+    inside = {id(node) for node in ast.walk(call)}
+    if not any(op is not None and op.buffer_params for op in map(lookup, names)) or uses & inside:
+        return True
+    into = [d for d in ctx.destinations if id(d) in inside]  # another DMA: where it writes
+    return bool(into) and all(_parameter(d, scope) for d in into)
+
+
+def _jax(ctx: Context, call: ast.Call, scope: Scope) -> set[str]:
+    """The qualified names the callee may be, if all are JAX's, NumPy's or `math`'s; else none."""
+    names = ctx.qualified(call.func, scope) or set()
+    return names if all(name.split(".", 1)[0] in ("jax", "numpy", "math") for name in names) else set()
+
+
+def _inert(argument: ast.expr, scope: Scope) -> bool:
+    """Can a JAX call given this neither call back into code nor reach a Ref by another name:
+    no lambda, no function defined in the file, no attribute of anything but a module or a
+    parameter Ref (`self.st`, a holder's attribute, may be the very buffer)?"""
+    for node in ast.walk(argument):
+        if isinstance(node, ast.Lambda):
+            return False
+        if isinstance(node, ast.Name) and any(b.kind == "def" for b in scope.lookup(node.id)[1]):
+            return False
+        if isinstance(node, ast.Attribute) and not _parameter(node, scope):
+            root = unchain(node)[0]
+            if not isinstance(root, ast.Name) or any(b.kind != "import" for b in scope.lookup(root.id)[1]):
+                return False
+    return True
