@@ -29,8 +29,9 @@ _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
 _SPACE = b" \t\f\\\r\n"  # and backslashes, which continue a line
-_AS = re.compile(rb"as" + _BLANK + rb"+(" + _IDENT + rb")")
-_IDENT_BYTE = re.compile(rb"[A-Za-z0-9_]")
+# The keyword, not the end of a longer name (`has x`); the alias is read ahead, so a comment
+# ending in `as` does not swallow the real `as` after it.
+_AS = re.compile(rb"(?<![A-Za-z0-9_])as(?=" + _BLANK + rb"+(" + _IDENT + rb"))")
 # An encoding declaration on line 1 or 2 (lone carriage returns are refused before this is read).
 _COOKIE = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
 # Between a callee's name and its `(`: blanks, comments, backslashes, or `)` closing `(pl.f)`.
@@ -112,10 +113,8 @@ class _Skim:
         # A spelled name -> the names of interest it may mean: itself, and what it imports `as`.
         self.meanings: dict[str, set[str]] = {name: {name} for name in _ALIASABLE}
         for match in _AS.finditer(data):
-            if data[match.end() : match.end() + 1] >= b"\x80":
+            if data[match.end(1) : match.end(1) + 1] >= b"\x80":
                 raise _GiveUp("a non-ASCII name after `as`")
-            if _IDENT_BYTE.match(data, match.start() - 1) and match.start():
-                continue  # `has x`, `class X`: the end of a longer name, not the keyword
             for before in _names_before(data, match.start()) & _ALIASABLE:
                 self.meanings.setdefault(match.group(1).decode(), set()).add(before)
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
