@@ -29,9 +29,9 @@ _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
 _SPACE = b" \t\f\\\r\n"  # and backslashes, which continue a line
-# The keyword, not the end of a longer name (`has x`); the alias is read ahead, so a comment
-# ending in `as` does not swallow the real `as` after it.
-_AS = re.compile(rb"(?<![A-Za-z0-9_])as(?=" + _BLANK + rb"+(" + _IDENT + rb"))")
+# The keyword, not the end of a longer name (`has x`: checked after the `as`, which keeps the
+# scan fast); the alias is read ahead, so a comment ending in `as` cannot hide the real one.
+_AS = re.compile(rb"as(?<![A-Za-z0-9_]as)(?=" + _BLANK + rb"+(" + _IDENT + rb"))")
 # An encoding declaration on line 1 or 2 (lone carriage returns are refused before this is read).
 _COOKIE = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
 # Between a callee's name and its `(`: blanks, comments, backslashes, or `)` closing `(pl.f)`.
