@@ -239,6 +239,20 @@ def test_aliases_are_followed() -> None:
     assert findings and not clears(source.encode())
 
 
+def test_aliases_after_comments_and_strings_are_followed() -> None:
+    """The name before `as` may follow a comment ending in `as` or in a word ending in it, or
+    share its line with a `#` in a string."""
+    imports = [
+        "from jax.experimental.pallas import (semaphore_wait  # two ideas\n    as w)\n",
+        "from jax.experimental.pallas import (semaphore_wait  # renamed as\n    as w)\n",
+        'x = "#"; from jax.experimental.pallas import semaphore_wait as w\n',
+    ]
+    for head in imports:
+        source = head + "\n\ndef k(s):\n    w(s[...], 1)\n"
+        assert analyse(source, NO_MIGRATIONS, apply_fixes=False).findings, head
+        assert not clears(source.encode()), head
+
+
 def test_what_it_does_not_model_is_parsed() -> None:
     header = "from jax.experimental import pallas as pl\n"
     for body in ["pl.semaphore_wait(\\\n  s)", 'pl.semaphore_wait(s, f"{x}")', "pl.semaphore_wait(s, 'open"]:

@@ -139,7 +139,6 @@ def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.st
         chain.append(owner)  # type: ignore[arg-type]
 
 
-
 def holder(module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
     """The node whose statement list holds `statement` (an `except` or `case` clause for the
     statements in it), and that list: looked for from the innermost statement around its line."""
@@ -149,6 +148,8 @@ def holder(module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list
                 if isinstance(value, list) and any(s is statement for s in value):
                     return node, value
     raise AssertionError("a statement outside the tree")
+
+
 _TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 from semfix.engine.analysis import Engine
 from semfix.engine.evidence import NeedsAccesses
 from semfix.engine.nodes import Rewrite, Text, parse
-from semfix.rewrite.proof import prove, settles_by_construction
 from semfix.engine.scopes import ScopeBuilder, Tracking
+from semfix.engine.syntax import syntax_error
 from semfix.errors import SourceError
 from semfix.findings import Finding
-from semfix.settings import Settings
-from semfix.engine.syntax import syntax_error
+from semfix.rewrite.proof import prove, settles_by_construction
 from semfix.rewrite.text import apply_edits
+from semfix.settings import Settings
 
 _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
 
@@ -83,28 +83,13 @@ def _parse_whole(text: str) -> ast.Module:
         raise syntax_error(text, error) from None
 
 
-def analyse_tree(
-    text: str,
-    tree: ast.Module,
-    encoding: str,
-    settings: Settings,
-    apply_fixes: bool,
-) -> Result:
-    scopes = ScopeBuilder()
-    scopes.build(tree)
+def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> Result:
+    """`analyse` from the parsed tree (the proof runs it again on the new text)."""
     lines = Text(text)
-    engine = Engine(lines, scopes, settings)
-    if "SEM101" in settings.enabled and "tpu" in text and _MIGRATION_TEXT.search(text):
-        engine.tree = tree  # checking too works out the import edits: they decide what is fixable
     try:
-        engine.run()
+        engine = _run(lines, tree, ScopeBuilder(), settings)
     except NeedsAccesses:  # few files ask whether a Ref expression keeps its value
-        scopes = Tracking()
-        scopes.build(tree)
-        tree_for_migrations = engine.tree
-        engine = Engine(lines, scopes, settings)
-        engine.tree = tree_for_migrations
-        engine.run()
+        engine = _run(lines, tree, Tracking(), settings)
     findings = engine.findings
     if not apply_fixes:
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
@@ -126,3 +111,13 @@ def analyse_tree(
     settled = not engine.removals and not engine.migrated and settles_by_construction(findings, engine.rewrites)
     prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
     return Result(new_text, encoding, tuple(findings))
+
+
+def _run(lines: Text, tree: ast.Module, scopes: ScopeBuilder, settings: Settings) -> Engine:
+    """The rules over one tree, with `scopes` built over it."""
+    scopes.build(tree)
+    engine = Engine(lines, scopes, settings)
+    if "SEM101" in settings.enabled and "tpu" in lines.text and _MIGRATION_TEXT.search(lines.text):
+        engine.tree = tree  # checking too works out the import edits: they decide what is fixable
+    engine.run()
+    return engine

@@ -85,7 +85,7 @@ class ScopeBuilder:
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names
-        return [c for c in self.calls if _terminal(c.func) in names]
+        return [c for c in self.calls if getattr(c.func, "attr", getattr(c.func, "id", None)) in names]
 
     def build(self, tree: ast.Module) -> None:
         self.tree = tree
@@ -361,10 +361,6 @@ _TRACKING_HANDLERS = {
 
 
 _CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
-
-
-def _terminal(node: ast.expr) -> str | None:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
 def signature(arguments: ast.arguments) -> list[ast.arg]:

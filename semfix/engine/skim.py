@@ -28,10 +28,10 @@ _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 # A comment always runs to the end of its line: anything else backtracks exponentially on `###`.
 _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
-_AS = re.compile(rb"as" + _BLANK + rb"+(" + _IDENT + rb")")
-_BEFORE_AS = re.compile(rb"(" + _IDENT + rb")(?=" + _BLANK + rb"+\Z)")
-_ALIASABLE_NAME = re.compile(alternation(_ALIASABLE))  # _BEFORE_AS finds nothing of use without one
-_IDENT_BYTE = re.compile(rb"[A-Za-z0-9_]")
+_SPACE = b" \t\f\\\r\n"  # and backslashes, which continue a line
+# The keyword, not the end of a longer name (`has x`: checked after the `as`, which keeps the
+# scan fast); the alias is read ahead, so a comment ending in `as` cannot hide the real one.
+_AS = re.compile(rb"as(?<![A-Za-z0-9_]as)(?=" + _BLANK + rb"+(" + _IDENT + rb"))")
 # An encoding declaration on line 1 or 2 (lone carriage returns are refused before this is read).
 _COOKIE = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
 # Between a callee's name and its `(`: blanks, comments, backslashes, or `)` closing `(pl.f)`.
@@ -61,11 +61,9 @@ _PLAIN = rb"(?:[^()\[\]{}'\"#\\]|" + _SHORT_STRING + rb")"
 _NESTED = _PLAIN + rb"*"
 for _ in range(2):
     _NESTED = rb"(?:" + _PLAIN + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))*"
-_SIMPLE_INNER = rb"(?:" + _PLAIN + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))*"
-_SIMPLE_ITEM = re.compile(
-    rb"(?:[^,()\[\]{}'\"#\\]|" + _SHORT_STRING + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))+"
-)
-_SIMPLE_CALL = re.compile(rb"[(\[](" + _SIMPLE_INNER + rb")[)\]]")
+_BRACKETS = rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\)"
+_SIMPLE_INNER = rb"(?:" + _PLAIN + _BRACKETS + rb")*"
+_SIMPLE_ITEM = re.compile(rb"(?:[^,()\[\]{}'\"#\\]|" + _SHORT_STRING + _BRACKETS + rb")+")
 _READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
 _OPEN_CATALOG_CALL = re.compile(
     rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z"
@@ -73,7 +71,6 @@ _OPEN_CATALOG_CALL = re.compile(
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
-_TERMINAL = re.compile(rb"(" + _IDENT + rb")\s*\Z")
 _MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
 
 
@@ -116,15 +113,10 @@ class _Skim:
         # A spelled name -> the names of interest it may mean: itself, and what it imports `as`.
         self.meanings: dict[str, set[str]] = {name: {name} for name in _ALIASABLE}
         for match in _AS.finditer(data):
-            if data[match.end() : match.end() + 1] >= b"\x80":
+            if data[match.end(1) : match.end(1) + 1] >= b"\x80":
                 raise _GiveUp("a non-ASCII name after `as`")
-            if _IDENT_BYTE.match(data, match.start() - 1) and match.start():
-                continue  # `has x`, `class X`: the end of a longer name, not the keyword
-            window = data[max(0, match.start() - 300) : match.start()]
-            near = _BEFORE_AS.findall(window) if _ALIASABLE_NAME.search(window) else []
-            for before in {*near, _name_before(data, match.start())}:
-                if before is not None and before.decode() in _ALIASABLE:
-                    self.meanings.setdefault(match.group(1).decode(), set()).add(before.decode())
+            for before in _names_before(data, match.start()) & _ALIASABLE:
+                self.meanings.setdefault(match.group(1).decode(), set()).add(before)
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
 
     def clears(self) -> bool:
@@ -182,8 +174,8 @@ class _Skim:
         it can only over-report.
         """
         for _, arguments in self._calls(frozenset({"partial"})):
-            body = _TERMINAL.search(arguments[0]) if arguments else None
-            if body is not None and _ALLOCATORS & self.meanings.get(body.group(1).decode(), set()):
+            body = _NAME.search(arguments[0]) if arguments else None  # arguments are stripped
+            if body is not None and _ALLOCATORS & self.meanings.get(body.group().decode(), set()):
                 raise _GiveUp("an allocator through functools.partial")
         for _, arguments in self._calls(frozenset({"core_map"})):
             if any(a.startswith((b"*", b"scratch_shapes")) for a in arguments):
@@ -300,21 +292,21 @@ def _keywords(arguments: list[bytes]) -> dict[bytes, bytes]:
     return {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
 
 
-def _name_before(data: bytes, end: int) -> bytes | None:
-    """The identifier before `end`, across blank lines and comments of any length.
+def _names_before(data: bytes, end: int) -> set[str]:
+    """The identifiers that may be the last before `end`, across blank lines and comments.
 
-    Line by line backwards, each cut at its first `#`; the 300-byte window in `_Skim` covers
-    a `#` inside a string, which this would misread.
+    Line by line backwards, past lines that are blank or a comment; the first other line's
+    code ends at one of its `#`s (any may be inside a string) or at its end.
     """
     position = end
     while True:
         start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
-        line = data[start:position].split(b"#", 1)[0].rstrip(b" \t\f\\\r\n")
-        if line:
-            found = _NAME.search(line)
-            return found.group() if found else None
+        line = data[start:position]
+        if line.split(b"#", 1)[0].strip(_SPACE):
+            codes = [line, *(line[: sign.start()] for sign in re.finditer(rb"#", line))]
+            return {found.group().decode() for code in codes if (found := _NAME.search(code.rstrip(_SPACE)))}
         if start == 0:
-            return None
+            return set()
         position = start - 1
 
 
@@ -326,9 +318,6 @@ def _items(inner: bytes) -> list[bytes]:
 def _arguments(data: bytes, open_at: int) -> tuple[list[bytes], int]:
     """The top-level item texts of the bracket opened at `open_at` (comments cut out), and
     where it closes. Strings are skipped whole, so brackets and commas in them do not count."""
-    simple = _SIMPLE_CALL.match(data, open_at)
-    if simple is not None:  # the common case, in C: no strings, comments or nesting beyond `x[i, j]`
-        return _items(simple.group(1)), simple.end() - 1
     depth = 0
     items: list[bytes] = []
     pieces: list[bytes] = []  # the current item's text, around comments
