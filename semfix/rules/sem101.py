@@ -109,6 +109,7 @@ def signal_kernel(x_ref, o_ref, sem):
 DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
 FUNCTIONS = frozenset(DEPRECATED_TPU.values())
 DEFAULT_PALLAS_ALIAS = "pl"
+PALLAS = "jax.experimental.pallas"
 PALLAS_PARENT = "jax.experimental"  # `from jax.experimental import pallas as <alias>`
 
 
@@ -153,7 +154,7 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         new_text = f"{alias}.{reference.function}"
         message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
         _, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = not bindings if renames.alias is None else len(bindings) == 1 and bindings[0].kind == "import"
+        usable = not bindings if renames.alias is None else [b.qualname for b in bindings] == [PALLAS]
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
@@ -184,7 +185,7 @@ def _pallas_alias(tree: ast.Module) -> str | None:
     for statement in tree.body:
         if isinstance(statement, ast.Import):
             for alias in statement.names:
-                if alias.name == "jax.experimental.pallas" and alias.asname:
+                if alias.name == PALLAS and alias.asname:
                     return alias.asname
         elif isinstance(statement, ast.ImportFrom) and statement.module == PALLAS_PARENT and not statement.level:
             for alias in statement.names:
@@ -299,6 +300,8 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
     declared: ImportChanges = ctx.imports  # type: ignore[assignment]
     text = ctx.text.text
     alias, add = renames.alias or DEFAULT_PALLAS_ALIAS, renames.alias is None
+    if add and any(not access.scope.lookup(alias)[1] for access in ctx.tracking().accesses.get(alias, ())):
+        raise Unsure(f"`{alias}` is read where nothing binds it")  # the import added could bind it
     newline = re.search(r"\r\n|\r|\n", text + "\n").group()  # type: ignore[union-attr]  # the file's first line break
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
     edits: list[tuple[int, int, str]] = []
