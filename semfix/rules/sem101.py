@@ -154,7 +154,10 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         new_text = f"{alias}.{reference.function}"
         message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
         _, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = not bindings if renames.alias is None else [b.qualname for b in bindings] == [PALLAS]
+        usable = not bindings if renames.alias is None else [b.qualname for b in bindings] == [PALLAS] and (
+            reference.scope.function_scope().kind == "function"  # else it runs on import: after the import?
+            or bindings[0].node.lineno < reference.node.lineno  # type: ignore[union-attr]
+        )
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
