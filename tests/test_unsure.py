@@ -93,6 +93,7 @@ _RARE_PLACEMENTS = {
     "string annotation": (f"{PL}from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem: 'pltpu.SemaphoreType'):\n    pltpu.semaphore_signal(sem, 1)\n", "a string may name the import"),
     "last statement, comment above": (f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n", "an import dropped at the end of a block"),
     "class body import": ("class K:\n    from jax.experimental.pallas import tpu as pltpu\n    pltpu.semaphore_wait(SEM, 1)\n", "an import in a class body"),
+    "alias read but bound nowhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n", "`pl` is read where nothing binds it"),
     "reference outside a call": ("from jax.experimental.pallas import tpu as pltpu\n\nWAIT = pltpu.semaphore_wait\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n", "a reference outside a call"),
 }
 

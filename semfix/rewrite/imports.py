@@ -14,30 +14,51 @@ tree the proof (semfix/rewrite/proof.py) holds the new text to.
 
 from __future__ import annotations
 
-import libcst as cst
-
-from semfix.rules.sem101 import ImportChanges
-
-__all__ = ["ImportChanges", "without_unused"]
+import ast
+from dataclasses import dataclass, field
 
 
-def _bound_name(alias: cst.ImportAlias, is_from: bool) -> str:
-    if alias.asname is not None:
-        return alias.evaluated_alias  # type: ignore[return-value]
-    return alias.evaluated_name if is_from else alias.evaluated_name.split(".")[0]
+@dataclass
+class ImportChanges:
+    """SEM101's fix as the proof sees it: each node whose id is a key becomes the nodes given (a
+    reference its `pl.` spelling; an import statement none, itself cut down, or the pallas
+    import beside it). `apply` turns the old tree into the declared one."""
+
+    replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # the old node too: its id stays its
+    holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
+
+    def replace(self, node: ast.AST, new: list[ast.AST], holder: ast.AST) -> None:
+        self.replaced[id(node)] = node, new
+        self.holders[id(holder)] = holder
+
+    def add(self, statement: ast.stmt, new: ast.stmt, holder: ast.AST, *, before: bool) -> None:
+        now = self._now(statement)
+        self.replace(statement, [new, *now] if before else [*now, new], holder)
+
+    def _now(self, node: ast.AST) -> list[ast.AST]:
+        return self.replaced.get(id(node), (node, [node]))[1]
+
+    def apply(self) -> None:
+        """Make the declared tree, in place: each replaced node swapped in its holder."""
+        for node in self.holders.values():
+            for name, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    value[:] = [new for item in value for new in self._now(item)]
+                elif id(value) in self.replaced:
+                    setattr(node, name, self.replaced[id(value)][1][0])
 
 
-def without_unused(statement: cst.SimpleStatementLine, unused: set[str]) -> cst.SimpleStatementLine | None:
-    """The one-import statement minus the names it binds in `unused` (None when nothing of it
-    is left). The engine parses just that statement."""
-    if not unused:
-        return statement
-    small = statement.body[0]
-    is_from = isinstance(small, cst.ImportFrom)
-    bound = [_bound_name(a, is_from) for a in small.names]  # type: ignore[union-attr]
-    names = [a for a, name in zip(small.names, bound) if name not in unused]  # type: ignore[arg-type]
-    if not names:
-        return None
-    if names[-1] is not small.names[-1] and not (is_from and small.lpar):  # type: ignore[union-attr,index]
+def without_unused(snippet: str, keep: list[bool]) -> str:
+    """One import statement's text, from its first token through its line break, keeping the
+    names `keep` marks (at least one): libcst fixes the commas and keeps the comments."""
+    import libcst as cst  # only files SEM101 fixes pay for it
+
+    statement = snippet.rstrip("\r\n")
+    module = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
+    line: cst.SimpleStatementLine = module.body[0]  # type: ignore[assignment]
+    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]
+    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]
+    if names[-1] is not small.names[-1] and not (isinstance(small, cst.ImportFrom) and small.lpar):  # type: ignore[index]
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return statement.with_changes(body=[small.with_changes(names=names)])
+    kept = line.with_changes(body=[small.with_changes(names=names)])
+    return module.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]

@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.engine.context import Context
-from semfix.engine.nodes import LINE_BREAK, Rewrite, holder
+from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, holder, unchain
 from semfix.engine.scopes import Scope
+from semfix.rewrite.imports import ImportChanges, without_unused
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM101"
@@ -106,44 +107,14 @@ def signal_kernel(x_ref, o_ref, sem):
 # -- the logic: references renamed as text, then the import edits the renames need ---------------
 
 DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
-DEFAULT_PALLAS_ALIAS = "pl"
-PALLAS_PARENT = "jax.experimental"  # `from jax.experimental import pallas as <alias>`
 FUNCTIONS = frozenset(DEPRECATED_TPU.values())
-_MESSAGE = "`{old}` was deprecated in JAX 0.10 and removed in 0.11; use `{new}`"
+DEFAULT_PALLAS_ALIAS = "pl"
+PALLAS = "jax.experimental.pallas"
+PALLAS_PARENT = "jax.experimental"  # `from jax.experimental import pallas as <alias>`
 
 
 class Unsure(Exception):
-    """The import edits are not sure here, so SEM101 reports without fixing: a reference outside
-    a call, a name bound by more than its imports, an import in a class body or sharing its line,
-    a block an import would leave empty, no import block for the pallas import."""
-
-
-@dataclass
-class ImportChanges:
-    """SEM101's fix as the proof sees it: each node whose id is a key becomes the nodes given (a
-    reference its `pl.` spelling; an import statement none, itself cut down, or the pallas
-    import beside it). `apply` turns the old tree into the declared one."""
-
-    replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # the old node too: its id stays its
-    holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
-
-    def replace(self, node: ast.AST, new: list[ast.AST], holder: ast.AST) -> None:
-        self.replaced[id(node)] = node, new
-        self.holders[id(holder)] = holder
-
-    def add(self, statement: ast.stmt, new: ast.stmt, holder: ast.AST, *, before: bool) -> None:
-        now = self.replaced.get(id(statement), (statement, [statement]))[1]
-        self.replace(statement, [new, *now] if before else [*now, new], holder)
-
-    def apply(self) -> None:
-        """Make the declared tree, in place: each replaced node swapped in its holder."""
-        for node in self.holders.values():
-            for name, value in ast.iter_fields(node):
-                if isinstance(value, list):
-                    if any(id(item) in self.replaced for item in value):
-                        value[:] = [new for item in value for new in self.replaced.get(id(item), (item, [item]))[1]]
-                elif isinstance(value, ast.AST) and id(value) in self.replaced:
-                    setattr(node, name, self.replaced[id(value)][1][0])
+    """The import edits are not sure here: SEM101 reports without fixing."""
 
 
 @dataclass
@@ -181,9 +152,12 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         reference = renames.pending.pop()
         alias = renames.alias or DEFAULT_PALLAS_ALIAS
         new_text = f"{alias}.{reference.function}"
-        message = _MESSAGE.format(old=ctx.text.of(reference.node), new=new_text)
+        message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
         _, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = not bindings if renames.alias is None else len(bindings) == 1 and bindings[0].kind == "import"
+        usable = not bindings if renames.alias is None else [b.qualname for b in bindings] == [PALLAS] and (
+            reference.scope.function_scope().kind == "function"  # else it runs on import: after the import?
+            or bindings[0].node.lineno < reference.node.lineno  # type: ignore[union-attr]
+        )
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
@@ -214,9 +188,9 @@ def _pallas_alias(tree: ast.Module) -> str | None:
     for statement in tree.body:
         if isinstance(statement, ast.Import):
             for alias in statement.names:
-                if alias.name == "jax.experimental.pallas" and alias.asname:
+                if alias.name == PALLAS and alias.asname:
                     return alias.asname
-        elif isinstance(statement, ast.ImportFrom) and statement.module == "jax.experimental" and not statement.level:
+        elif isinstance(statement, ast.ImportFrom) and statement.module == PALLAS_PARENT and not statement.level:
             for alias in statement.names:
                 if alias.name == "pallas":
                     return alias.asname or "pallas"
@@ -224,52 +198,42 @@ def _pallas_alias(tree: ast.Module) -> str | None:
 
 
 def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
-    """Every reference to a deprecated TPU semaphore function that is a call's callee or an
-    attribute passed to a call; for any other, a reason in `found.unsure` (an import edit
-    could then break it)."""
-    scopes = ctx.scopes
-    at_call: dict[int, tuple[Scope, ast.AST]] = {id(call.func): (scopes.scope_of[id(call)], call) for call in scopes.calls}
-    at_call.update(  # `partial(pltpu.semaphore_wait, ...)`, spelled with the function's own name
-        (id(argument), (scopes.scope_of[id(call)], holder))
-        for call in scopes.calls
-        for argument, holder in (*((a, call) for a in call.args), *((k.value, k) for k in call.keywords))
-        if getattr(argument, "attr" if type(argument) is ast.Attribute else "id", None) in FUNCTIONS
-    )
-    nodes = found.nodes
-    imported_as = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
+    """Every reference to a deprecated TPU semaphore function that is a call's callee, or an
+    argument spelled with the function's own name (`partial(pltpu.semaphore_wait, ...)`); for
+    any other, a reason in `found.unsure` (an import edit could then break it)."""
+    at_call: dict[int, tuple[Scope, ast.AST]] = {}
+    for call in ctx.scopes.calls:
+        scope = ctx.scopes.scope_of[id(call)]
+        at_call[id(call.func)] = scope, call
+        for argument, within in (*((a, call) for a in call.args), *((k.value, k) for k in call.keywords)):
+            if getattr(argument, "attr" if type(argument) is ast.Attribute else "id", None) in FUNCTIONS:
+                at_call[id(argument)] = scope, within
+    spellings = FUNCTIONS | {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
-        for node in nodes
+        for node in found.nodes
         if isinstance(node, ast.ImportFrom) and node.module == "jax.experimental.pallas.tpu"
         for alias in node.names
         if alias.name in FUNCTIONS
     }
-    for node in nodes:
+    for node in found.nodes:
         if isinstance(node, ast.Attribute):
             if node.attr not in FUNCTIONS:
                 continue
-        elif not isinstance(node, ast.Name) or node.id not in FUNCTIONS | imported_as:
-            continue
-        elif isinstance(node.ctx, ast.Store):
-            continue  # `semaphore_wait = ...` binds a name of this module: no reference to the TPU one
+        elif not isinstance(node, ast.Name) or node.id not in spellings or isinstance(node.ctx, ast.Store):
+            continue  # a Store binds a name of this module: no reference to the TPU one
         if id(node) not in at_call:
-            if isinstance(node, ast.Attribute) and not isinstance(_root(node), ast.Name):
-                continue  # `f().semaphore_wait`: resolves to no import
-            found.unsure.append("a reference outside a call")
+            root, steps, _ = unchain(node)
+            if isinstance(root, ast.Name) and None not in steps:  # not `f().semaphore_wait`: an import's
+                found.unsure.append("a reference outside a call")
             continue
-        scope, holder = at_call[id(node)]
-        names = ctx.qualified(node, scope)
-        if names and len(names) == 1 and next(iter(names)) in DEPRECATED_TPU:
-            yield Reference(node, scope, DEPRECATED_TPU[next(iter(names))], holder)
+        scope, within = at_call[id(node)]
+        names = ctx.qualified(node, scope) or set()
+        if len(names) == 1 and (name := names.pop()) in DEPRECATED_TPU:
+            yield Reference(node, scope, DEPRECATED_TPU[name], within)
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
     return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
-
-
-def _root(node: ast.expr) -> ast.expr:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node
 
 
 def _bound(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str:
@@ -278,26 +242,23 @@ def _bound(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str:
     return alias.name if isinstance(statement, ast.ImportFrom) else alias.name.split(".")[0]
 
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
 @dataclass
 class _Site:
-    """An import statement a renamed reference resolves to: where it sits, what of it goes."""
+    """An import statement a renamed reference resolves to: where it sits, what of it stays."""
 
     statement: ast.Import | ast.ImportFrom
     local: bool  # in a function (else at module level, perhaps under an `if` or a `try`)
     holder: ast.AST  # the node whose statement list holds it
     body: list[ast.stmt]  # that list
-    unused: set[str]  # the names it binds that only renamed references read
+    keep: list[bool]  # per name it binds: False when only renamed references read it
 
 
 def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
     """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
     in source order. Unsure where one of their names may be bound by more than imports, in a
     class body, or named in a string (a string annotation may read it)."""
-    names = {_root(node).id for node in ctx.migrated}  # type: ignore[attr-defined]
-    renamed = {id(_root(node)) for node in ctx.migrated}
+    roots: list[ast.Name] = [unchain(node)[0] for node in ctx.migrated]  # type: ignore[misc]
+    names, renamed = {root.id for root in roots}, {id(root) for root in roots}
     resolved: dict[int, tuple[ast.stmt, bool]] = {}
     used: set[tuple[str, int]] = set()
     accesses = ctx.tracking().accesses
@@ -325,7 +286,7 @@ def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     return [
-        _Site(s, local, *holder(ctx.tree, s, cache), {n for a in s.names if (n := _bound(a, s)) in names and (n, id(s)) not in used})  # type: ignore[arg-type,attr-defined]
+        _Site(s, local, *holder(ctx.tree, s, cache), [(n := _bound(a, s)) not in names or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
 
@@ -335,86 +296,69 @@ def _pallas_import(alias: str) -> ast.ImportFrom:
 
 
 def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
-    """The import edits the renames (`ctx.migrated`) need (see semfix/rewrite/imports.py), as text
-    edits, declared in `ctx.imports`; the pallas import is added where the file has none. Each
-    import statement to cut down is parsed alone by libcst and edited by
-    imports.without_unused. Unsure for the rare placements it does not handle (the findings
-    are then reported without a fix)."""
+    """The import edits the renames (`ctx.migrated`) need, placed as semfix/rewrite/imports.py
+    says, as text edits declared in `ctx.imports`. Unsure for the rare placements it does not
+    handle (the findings are then reported without a fix)."""
     tree: ast.Module = ctx.tree  # type: ignore[assignment]
     declared: ImportChanges = ctx.imports  # type: ignore[assignment]
-    text, starts = ctx.text.text, ctx.text.starts
-    sites = _sites(ctx, renames.nodes)
+    text = ctx.text.text
     alias, add = renames.alias or DEFAULT_PALLAS_ALIAS, renames.alias is None
-    newline = _NEWLINE.search(text + "\n").group()  # type: ignore[union-attr]  # the file's first line break
+    if add and any(not access.scope.lookup(alias)[1] for access in ctx.tracking().accesses.get(alias, ())):
+        raise Unsure(f"`{alias}` is read where nothing binds it")  # the import added could bind it
+    newline = re.search(r"\r\n|\r|\n", text + "\n").group()  # type: ignore[union-attr]  # the file's first line break
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
     edits: list[tuple[int, int, str]] = []
     emptied: dict[int, int] = {}
     kept_at_module: list[ast.stmt] = []
     placed = False
+    sites = _sites(ctx, renames.nodes)
     for site in sites:
         statement = site.statement
-        lines = _own_lines(text, starts, statement)
+        lines = _own_lines(ctx.text, statement)
         if lines is None:
             raise Unsure("an import that shares its line")
         start, end = lines
         indent = text[start : start + statement.col_offset]
         new_text = text[start:end]
-        if site.unused:
-            new_text = _cut_down(text[start + statement.col_offset : end], site.unused)
-            new_text = "" if new_text is None else indent + new_text
+        if not all(site.keep):
             cut = copy.copy(statement)
-            cut.names = [a for a in statement.names if _bound(a, statement) not in site.unused]
+            cut.names = [a for a, kept in zip(statement.names, site.keep) if kept]
+            new_text = indent + without_unused(text[start + statement.col_offset : end], site.keep) if cut.names else ""
             declared.replace(statement, [cut] if cut.names else [], site.holder)
+        at_module = site.body is tree.body  # not under an `if` or a `try`, nor in a function
         local = add and site.local
-        swap = add and not site.local and site.body is tree.body and not new_text and not placed
-        index = next(i for i, s in enumerate(site.body) if s is statement)
+        swap = add and at_module and not new_text and not placed
         if not new_text and not (local or swap):
             emptied[id(site.body)] = emptied.get(id(site.body), 0) + 1
-            if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and _gap(site.body, index)):
+            index = next(i for i, s in enumerate(site.body) if s is statement)
+            # libcst drops the lines (blank or comments) above the last statement of a block with
+            # it, which a text edit of the statement's lines keeps
+            gap = index == 0 or site.body[index - 1].end_lineno + 1 != statement.lineno  # type: ignore[operator]
+            if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and gap):
                 raise Unsure("an import dropped at the end of a block")
         if local or swap:
             new_text = indent + new_import + new_text
             declared.add(statement, _pallas_import(alias), site.holder, before=True)
             placed = placed or swap
-        elif new_text and not site.local and site.body is tree.body:
+        elif new_text and at_module:
             kept_at_module.append(statement)
         if new_text != text[start:end]:
             edits.append((start, end, new_text))
-    if add and any(not s.local for s in sites) and not placed:
+    if add and not placed and not all(site.local for site in sites):
         if not kept_at_module:
             raise Unsure("no import block to put the pallas import in")
-        edits.append(_insert_sorted(ctx, min(kept_at_module, key=lambda s: s.lineno), new_import, alias))
+        edits.append(_insert_sorted(ctx, kept_at_module[0], new_import, alias))
     return edits
 
 
-def _own_lines(text: str, starts: list[int], statement: ast.stmt) -> tuple[int, int] | None:
+def _own_lines(lines: Text, statement: ast.stmt) -> tuple[int, int] | None:
     """The statement's lines (with the line break); None if it shares them."""
-    start = starts[statement.lineno - 1]
-    end = starts[statement.end_lineno] if statement.end_lineno < len(starts) else len(text)  # type: ignore[operator]
+    text, start, end = lines.text, lines.starts[statement.lineno - 1], lines.after(statement.end_lineno)  # type: ignore[arg-type]
     before = text[start : start + statement.col_offset]
-    after = text[starts[statement.end_lineno - 1] + statement.end_col_offset : end]  # type: ignore[operator]
+    after = text[lines.starts[statement.end_lineno - 1] + statement.end_col_offset : end]  # type: ignore[operator]
     if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
         return None
     return start, end
-
-
-def _gap(body: list[ast.stmt], index: int) -> bool:
-    """Lines (blank or comments) between the previous statement and this one: libcst drops
-    them with the last statement of a block, which a text edit of the statement's lines keeps."""
-    return index == 0 or body[index - 1].end_lineno + 1 != body[index].lineno  # type: ignore[operator]
-
-
-def _cut_down(snippet: str, unused: set[str]) -> str | None:
-    """The import statement (its text from its first token to its line break) minus `unused`,
-    edited by libcst."""
-    import libcst as cst
-
-    from semfix.rewrite.imports import without_unused
-
-    statement = snippet.rstrip("\r\n")
-    module = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
-    kept = without_unused(module.body[0], unused)  # type: ignore[arg-type]
-    return None if kept is None else module.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]
 
 
 def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) -> tuple[int, int, str]:
@@ -424,7 +368,7 @@ def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) 
 
     def imported(i: int) -> bool:
         s = body[i]
-        return isinstance(s, (ast.Import, ast.ImportFrom)) and s.names[0].name != "*" and _own_lines(text, starts, s) is not None
+        return isinstance(s, (ast.Import, ast.ImportFrom)) and s.names[0].name != "*" and _own_lines(ctx.text, s) is not None
 
     def gap(i: int) -> bool:  # a blank line between body[i - 1] and body[i]
         return any(not text[starts[n - 1] : starts[n]].strip() for n in range(body[i - 1].end_lineno + 1, body[i].lineno))  # type: ignore[operator]
@@ -435,12 +379,10 @@ def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) 
     while end + 1 < len(body) and imported(end + 1) and not gap(end + 1):
         end += 1
     at = max((i + 1 for i in range(start, end + 1) if _sorts_first(body[i])), default=start)  # type: ignore[arg-type]
-    if at == start:
-        offset = starts[body[start].lineno - 1]
-        ctx.imports.add(body[start], _pallas_import(alias), ctx.tree, before=True)  # type: ignore[union-attr,arg-type]
-    else:
-        offset = _own_lines(text, starts, body[at - 1])[1]  # type: ignore[index]
-        ctx.imports.add(body[at - 1], _pallas_import(alias), ctx.tree, before=False)  # type: ignore[union-attr,arg-type]
+    before = at == start  # nothing in the block sorts first
+    neighbour = body[start] if before else body[at - 1]
+    offset = starts[neighbour.lineno - 1] if before else _own_lines(ctx.text, neighbour)[1]  # type: ignore[index]
+    ctx.imports.add(neighbour, _pallas_import(alias), ctx.tree, before=before)  # type: ignore[union-attr,arg-type]
     return offset, offset, new_import
 
 
