@@ -1,6 +1,6 @@
 """The public Python API: fix source text in memory, with every rewrite verified.
 
-Nothing here touches files; the CLI and other tools build on `fix_source`.
+Nothing here touches files; the CLI and other tools build on `fix_source` (and `blame`).
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from typing import Generic, TypeVar
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
+from semfix.engine.blame import Blame, blame
 from semfix.engine.run import analyse
 from semfix.settings import Settings
 from semfix.engine.skim import clears_for
 
-__all__ = ["FixResult", "SafetyError", "SourceError", "fix_source"]
+__all__ = ["Blame", "FixResult", "SafetyError", "SourceError", "blame", "fix_source"]
 
 Source = TypeVar("Source", str, bytes)
 

@@ -396,3 +396,41 @@ def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert any("the search stopped early, after 4 folders" in line for line in lines), lines
     assert not any("raised from" in line for line in lines)  # a better match may lie beyond: none is chosen
     assert module._skipped("/", "proc") and not module._skipped("/work", "proc")  # the kernel's own, at `/` only
+
+
+# -- where the blame is decided: below the CLI, from the engine's own notions --------------
+def test_the_cli_knows_nothing_of_trees() -> None:
+    """semfix/cli/ reaches the analysis only through semfix.api (docs/design.md, "Layout")."""
+    cli_dir = Path(__file__).parent.parent / "semfix" / "cli"
+    for module in cli_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                assert not [n for n in names if n.split(".")[0] in ("ast", "libcst") or n.startswith("semfix.engine")], module.name
+
+
+def _dma_log(line: int) -> str:
+    return (
+        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in kernel\n'
+        "ValueError: DMA source/destination/semaphore arguments must be Refs.\n"
+    )
+
+
+def test_a_descriptor_is_the_one_last_assigned_before_its_start(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(
+        "from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(src, dst, sems, flag):\n    if flag:\n"
+        "        copy = pltpu.make_async_copy(src, dst, sems[0])\n"
+        "    copy = pltpu.make_async_copy(src[...], dst, sems.at[1])\n    copy.start()\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(8))
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (tmp_path / "kernels.py").read_text()
+    assert "make_async_copy(src, dst, sems.at[1])" in text and "make_async_copy(src, dst, sems[0])" in text
+
+
+def test_another_librarys_copy_is_not_blamed(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(
+        "from torch_kernels import make_async_copy\n\n\ndef kernel(x, buf, sem):\n    make_async_copy(x[...], buf, sem[...])\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5))
+    assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, result.stdout

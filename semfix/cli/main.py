@@ -374,7 +374,7 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
         except FileError as error:
             click.echo(f"error: {name}: {error}", err=True)
             failed = True
-    sys.exit(EXIT_ERROR if failed else 0 if all(item.fixed for item in known) else 1)
+    sys.exit(EXIT_ERROR if failed else 0 if all(item.blame.fixed for item in known) else 1)
 
 
 @main.command()

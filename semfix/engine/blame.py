@@ -1,0 +1,206 @@
+"""What a JAX error raised at one line is about, and which of the engine's findings fix it.
+
+`semfix explain` (semfix/cli/explain.py) reads the traceback; the engine decides every rewrite:
+blame takes the findings it makes at the arguments the error is about, with the edits that
+come with them (`_with_their_plans`). The traceback adds one piece of evidence the static
+rules lack: an argument it points at is proven not to be a Ref, so `sems[i]` there reads a
+semaphore-array Ref and SEM002's unsafe rewrite becomes safe, there and for the other reads
+of the same Ref in the same function when that Ref is a parameter the function never
+rebinds. Evidence is only what the error names: JAX's DMA check covers the source,
+destination and semaphore together, so it proves an argument only when that is the one
+argument that is not plainly a Ref.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from semfix.engine.analysis import _arguments
+from semfix.engine.evidence import Evidence
+from semfix.engine.nodes import Text, is_at, parse, unchain
+from semfix.engine.run import analyse
+from semfix.engine.scopes import Scope, Tracking
+from semfix.findings import Finding
+from semfix.rewrite.text import splice
+from semfix.settings import Settings
+
+_ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+
+
+@dataclass
+class Blame:
+    """What to say about the error, the fixes to make, and whether they settle it."""
+
+    lines: list[str] = field(default_factory=list)
+    chosen: list[Finding] = field(default_factory=list)
+    fixed: bool = False  # every argument the error may be about is fixed
+    encoding: str = "utf-8"  # the source's, for writing the fixes back
+
+
+def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
+    """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
+    semaphore call's error, about whichever call on the line takes one). Raises SourceError
+    for source the engine cannot read, or if the chosen fixes would leave such source."""
+    analysis = analyse(source, _ANALYSIS, apply_fixes=False)
+    findings, result = analysis.findings, Blame(encoding=analysis.encoding)
+    scopes = Tracking()  # `_plainly_ref` reads its accesses
+    scopes.build(parse(analysis.text))
+    evidence = Evidence(Text(analysis.text), scopes)
+    if suspects is not None:
+        calls, problem = _descriptor_calls(scopes, line)
+        if problem:
+            result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
+            return result
+        proven, safe = _dma_evidence(result, evidence, calls, suspects, findings)
+    else:
+        calls = _calls_at(scopes, line)
+        at = [f for f in findings if any(_within(f, call, evidence.text) for call in calls)]
+        proven, safe = [f for f in at if f.fixable], []
+        if not proven:
+            reason = _said(at[0]) if at else "no semaphore argument there is a read semfix can rewrite"
+            result.lines.append(f"Cannot fix it automatically: {reason}.")
+            return result
+        result.fixed = True
+    scope = scopes.scope_of[id(calls[-1])].function_scope()  # the function of the innermost call
+    low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
+    fixes = [f for f in findings if f.fixable and low <= f.line <= high]
+    bases = {_base(f) for f in proven}
+    # a proof spreads to the same Ref (a parameter the function never rebinds); a safe fix needs none
+    spread = {base for base in bases if _kinds_here(base, scope) == ["param"]}
+    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _base(f) in spread)]
+    result.chosen = _with_their_plans(proven + safe + same_ref, fixes)
+    result.lines += [f"At line {f.line}, {_said(f)}" for f in proven + safe]
+    for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
+        note = f"; the traceback proves `{_base(finding)}` is a Ref" if finding.safety != "safe" else ""
+        edit = f"`{finding.original}` -> `{finding.replacement}`" if finding.replacement else f"remove `{finding.original.strip()}`"
+        result.lines.append(f"Fix: line {finding.line}: {edit} ({finding.rule}{note})")
+    if result.chosen:
+        analyse(splice(analysis.text, result.chosen), _ANALYSIS, apply_fixes=False)  # it must still parse
+    return result
+
+
+def _calls_at(scopes: Tracking, line: int) -> list[ast.Call]:
+    return [c for c in scopes.calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
+
+
+def _descriptor_calls(scopes: Tracking, line: int) -> tuple[list[ast.Call], str | None]:
+    """For a DMA error raised at `.start()` / `.wait()`: the calls that built the descriptor."""
+    for call in _calls_at(scopes, line):
+        owner = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in ("start", "wait") else None
+        if isinstance(owner, ast.Call):
+            return [owner], None
+        if isinstance(owner, ast.Name):
+            bindings = scopes.scope_of[id(call)].function_scope().bindings.get(owner.id, [])
+            built = [
+                b.node.value  # type: ignore[union-attr]
+                for b in bindings
+                if b.kind == "assign" and isinstance(b.node.value, ast.Call) and b.node.lineno <= line  # type: ignore[union-attr]
+            ]
+            problem = f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
+            return built[-1:], None if built else problem
+        if owner is not None:
+            return [], f"the descriptor on line {line} is not a name or a call semfix can follow"
+    return _calls_at(scopes, line), None
+
+
+def _base(finding: Finding) -> str:
+    return finding.original.split("[", 1)[0].strip()
+
+
+def _kinds_here(name: str, scope: Scope) -> list[str] | None:
+    """How the function of `scope` binds `name` (["param"]: as a parameter, once); None if it does not."""
+    found, bindings = scope.lookup(name)
+    return [b.kind for b in bindings] if found is not None and found.function_scope() is scope.function_scope() else None
+
+
+def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
+    """A name, an attribute of one, or a `.at[...]` view of either: nothing read out of a Ref.
+
+    A name its function binds other than as a parameter may hold a value read earlier, so it
+    is not plain; nor is an attribute assigned or deleted where the name is seen.
+    """
+    while isinstance(node, ast.Subscript) and is_at(node.value):
+        node = node.value.value  # type: ignore[attr-defined]
+    root, steps, _ = unchain(node)
+    if not isinstance(root, ast.Name) or None in steps or "at" in steps:
+        return False
+    if _kinds_here(root.id, scope) not in (None, ["param"]):
+        return False
+    written = (a.steps for a in evidence.tracking().references(root.id, scope) if a.context is not ast.Load)
+    return not any(0 < len(chain) <= len(steps) and steps[: len(chain)] == chain for chain in written)
+
+
+def _within(finding: Finding, node: ast.expr, text: Text) -> bool:
+    """Whether the finding lies inside the node (in characters, as the engine counts them)."""
+    start, end = text.start(node), text.end(node)
+    return (start[0], start[1] + 1) <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= (end[0], end[1] + 1)
+
+
+def _said(finding: Finding) -> str:
+    """The engine's finding, as `check` words it."""
+    return f"{finding.rule} {finding.message}"
+
+
+def _dma_evidence(
+    result: Blame, evidence: Evidence, calls: list[ast.Call], about: frozenset[str], findings: Sequence[Finding]
+) -> tuple[list[Finding], list[Finding]]:
+    """(fixes the DMA error proves, fixes safe on their own); names every suspect argument.
+
+    JAX's message covers several arguments at once: it proves which one is not a Ref only when
+    every other one is plainly a Ref. A suspect left unfixed keeps `result.fixed` false.
+    """
+    arguments = sorted(
+        [
+            (param.name, argument, evidence.scopes.scope_of[id(call)])
+            for call in calls
+            if (operation := evidence.operation(call)) is not None and operation.buffer_params
+            for param in operation.buffer_params + operation.sem_params
+            for argument in _arguments((param,), call)
+        ],
+        key=lambda item: (item[1].lineno, item[1].col_offset),
+    )
+    suspects = [(p, a) for p, a, scope in arguments if p in about and not _plainly_ref(a, scope, evidence)]
+    if not suspects:
+        why = "every argument the error is about looks like a Ref there" if arguments else "no DMA call there whose arguments semfix can read"
+        result.lines.append(f"Cannot fix it automatically: {why}.")
+        return [], []
+    one = len(suspects) == 1
+    proven: list[Finding] = []
+    open_ = []
+    for parameter, argument in suspects:
+        inside = [f for f in findings if _within(f, argument, evidence.text)]
+        usable = [f for f in inside if f.fixable and (one or f.safety == "safe")]
+        proven += usable
+        reported = [f": {_said(f)}" for f in inside if not f.fixable]  # the engine's reason it does not fix
+        if not usable:
+            open_.append(f"`{ast.unparse(argument)}` ({parameter}){''.join(reported[:1])}")
+    if not one:
+        names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a in suspects)
+        result.lines.append(f"The error does not say which of these is not a Ref ({names}): only fixes safe on their own are made.")
+    if open_:
+        result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
+    for parameter, argument, _ in arguments:
+        if parameter not in about and any(f.fixable and _within(f, argument, evidence.text) for f in findings):
+            result.lines.append(f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone.")
+    result.fixed = not open_
+    return (proven, []) if one else ([], proven)
+
+
+def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
+    """The chosen fixes with the edits the engine makes only together with them.
+
+    A fix that passes the Ref for a name carrying a read out of it (SEM003's plan, which a rule
+    for other arguments may share) rewrites every use of the name and removes its assignment,
+    or nothing: the findings of its rule that rewrite the same name the same way, and the one
+    that removes `name = ...`. `fixes` are those of the function that holds them all.
+    """
+    carried = {(f.rule, f.original, f.replacement) for f in chosen if f.original.isidentifier()}
+    assigned = {(rule, name) for rule, name, _ in carried}
+    together = [
+        f for f in fixes
+        if (f.rule, f.original, f.replacement) in carried
+        or f.replacement == "" and (f.rule, f.original.split("=", 1)[0].strip()) in assigned
+    ]
+    return list({(f.line, f.column): f for f in chosen + together}.values())
