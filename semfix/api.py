@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
+from semfix.engine.run import analyse
+from semfix.engine.skim import clears_for
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
-from semfix.engine.run import analyse
 from semfix.settings import Settings
-from semfix.engine.skim import clears_for
 
 __all__ = ["FixResult", "SafetyError", "SourceError", "fix_source"]
 

@@ -37,8 +37,8 @@ from semfix.engine.context import Context
 from semfix.engine.evidence import Kind
 from semfix.engine.nodes import Rewrite
 from semfix.engine.scopes import Scope
-from semfix.rules.base import Invalid, Rule
 from semfix.rewrite.text import apply_edits
+from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM002"
 
