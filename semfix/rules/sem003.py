@@ -219,7 +219,6 @@ def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
     index = next(i for i, s in enumerate(body) if s is assign)
     previous = body[index - 1] if index else None
     floor = previous.end_lineno if previous is not None else 0
-    footer = previous is not None and hasattr(previous, "body")  # a block keeps deeper comments
     above: list[int] = []  # the indentation of each comment line just above, up to code
     for number in range(assign.lineno - 1, floor, -1):  # type: ignore[operator]
         line = ctx.text.line(number)
@@ -228,11 +227,8 @@ def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
             above.append(len(line) - len(stripped))
         elif stripped.strip():
             break
-    for indent in reversed(above):  # from the top: a block keeps the deeper ones
-        footer = footer and indent > assign.col_offset
-        if not footer:
-            return True
-    return False
+    kept = hasattr(previous, "body") and all(indent > assign.col_offset for indent in above)  # by the block before
+    return bool(above) and not kept
 
 
 def decide(ctx: Context, plan: Carried) -> bool | None:
