@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
-from semfix.errors import SafetyError, SourceError
-from semfix.findings import Finding
 from semfix.engine.blame import Blame, blame
 from semfix.engine.run import analyse
-from semfix.settings import Settings
 from semfix.engine.skim import clears_for
+from semfix.errors import SafetyError, SourceError
+from semfix.findings import Finding
+from semfix.settings import Settings
 
 __all__ = ["Blame", "FixResult", "SafetyError", "SourceError", "blame", "fix_source"]
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from semfix.messages import UNSAFE_SUFFIX
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -27,14 +25,3 @@ class Finding:
     def fixable(self) -> bool:
         return self.replacement is not None
 
-
-def decide(
-    rule: str, span: tuple[int, int, int, int], message: str, original: str, replacement: str | None, *,
-    safe: bool, unsafe_fixes: bool, apply_fixes: bool,
-) -> tuple[Finding, bool]:
-    """The finding the engine records, and whether its fix is accepted (safe, or allowed)."""
-    accepted = replacement is not None and (safe or unsafe_fixes)
-    if replacement is not None and not accepted:
-        message += UNSAFE_SUFFIX
-    safety = None if replacement is None else ("safe" if safe else "unsafe")
-    return Finding(rule, *span, message, original, replacement, accepted and apply_fixes, safety), accepted

@@ -73,8 +73,7 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
             if rewrite is None:
                 return
         if element_read(current):
-            floor = ctx.text.start(argument)[2] if current is not argument else None
-            rewrite = sem002.check(ctx, call, current, scope, rewrite, floor)  # type: ignore[arg-type]
+            rewrite = sem002.check(ctx, call, current, scope, rewrite)  # type: ignore[arg-type]
         if rewrite is not None:
             ctx.rewrites.append(rewrite)
 

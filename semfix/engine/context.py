@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from semfix.engine.evidence import Evidence
 from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, tokens
-from semfix.findings import Finding, decide
+from semfix.findings import Finding
+from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
@@ -77,11 +78,12 @@ class Context(Evidence):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        finding, accepted = decide(
-            code, (line, column + 1, end_line, end_column + 1), message, self.text.text[start:end], replacement,
-            safe=safe, unsafe_fixes=self.settings.unsafe_fixes, apply_fixes=True,
-        )
-        self.findings.append(finding)
+        accepted = replacement is not None and (safe or self.settings.unsafe_fixes)
+        if replacement is not None and not accepted:
+            message += UNSAFE_SUFFIX
+        safety = None if replacement is None else ("safe" if safe else "unsafe")
+        original = self.text.text[start:end]
+        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, replacement, accepted, safety))
         return accepted
 
     @contextmanager

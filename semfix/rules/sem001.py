@@ -109,12 +109,10 @@ def check(
     innermost = whole
     while (inner := read_target(innermost)) is not None:
         innermost = inner
-    if innermost is not whole:
-        ctx.report(code, read, words(ctx.text.of(read), ctx.text.of(innermost)) + messages.NESTED_READ_SUFFIX, None)
-        return None
-    cuts = ctx.cut(read, call)
+    cuts = ctx.cut(read, call) if innermost is whole else None
     if cuts is None:
-        ctx.report(code, read, words(ctx.text.of(read), ctx.text.of(whole)) + messages.COMMENT_SUFFIX, None)
+        reason = messages.COMMENT_SUFFIX if innermost is whole else messages.NESTED_READ_SUFFIX
+        ctx.report(code, read, words(ctx.text.of(read), ctx.text.of(innermost)) + reason, None)
         return None
     suggestion = ctx.text.text[ctx.text.start(read)[2] : cuts[0]]
     if not ctx.report(code, read, words(ctx.text.of(read), suggestion), suggestion):

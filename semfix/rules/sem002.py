@@ -37,8 +37,8 @@ from semfix.engine.context import Context
 from semfix.engine.evidence import Kind
 from semfix.engine.nodes import Rewrite
 from semfix.engine.scopes import Scope
-from semfix.rules.base import Invalid, Rule
 from semfix.rewrite.text import apply_edits
+from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM002"
 
@@ -103,7 +103,7 @@ def ring_kernel(x_hbm, o_ref, buf, sems):
 )
 
 
-def proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
+def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
     """Does the file show `base` is a Ref: `base.at[...]` or `base[...]` in the same scope?
     For an attribute chain the texts match, so both it and the proof must keep their Ref."""
     key = ctx.key(base, scope)
@@ -115,17 +115,17 @@ def proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
 
 
 def check(
-    ctx: Context, call: ast.Call, element: ast.Subscript, scope: Scope, previous: Rewrite | None, floor: int | None,
+    ctx: Context, call: ast.Call, element: ast.Subscript, scope: Scope, previous: Rewrite | None,
     *, code: str = CODE, words: Callable[..., str] = messages.element_read,
 ) -> Rewrite | None:
-    """`X[i]` to `X.at[i]`: safe where X is allocated as an array or `proven`, never for a tuple.
-    After SEM001's rewrite `previous` (`X[i][...]`) the view joins it: one rewrite, one finding.
-    `floor`: where the subscript's own parentheses may start (see Context.cut)."""
+    """`X[i]` to `X.at[i]`, with the safety the docs give. After SEM001's rewrite `previous`
+    (`X[i][...]`) the view joins it: one rewrite, one finding."""
     base = element.value
     kind = ctx.kind(base, scope)
     if kind is Kind.TUPLE:
         return previous
-    safe = kind is Kind.ARRAY or proven(ctx, base, scope)
+    safe = kind is Kind.ARRAY or _proven(ctx, base, scope)
+    floor = None if previous is None else ctx.text.start(previous.argument)[2]  # where `X[i]`'s parentheses may start
     cuts = ctx.cut(element, call, floor)
     if cuts is None:
         return previous

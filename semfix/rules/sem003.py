@@ -147,11 +147,10 @@ def check(
     if plan is None:
         return False
     ref_text = ctx.text.of(plan.ref)
-    decision = decide(ctx, plan)
     message = words[0].format(name=use.id, line=plan.assign.lineno, ref=messages.one_line(ref_text))
     if plan.blocker is not None:
         ctx.report(code, use, f"{message} (not fixed: {plan.blocker})", None)
-    elif decision is None:
+    elif (decision := decide(ctx, plan)) is None:
         ctx.report(code, use, f"{message} (not fixed: a use or the assignment is silenced)", None)
     elif ctx.report(code, use, message, ref_text) and decision:
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
@@ -174,18 +173,14 @@ def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arg
         ]
         plan = None
         if uses:
-            plan = Carried(assign, assign.value.value, uses, _body_of(tracking.tree, assign), code, words)  # type: ignore[attr-defined]
+            bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+            chain = enclosing(tracking.tree, assign.lineno, bodies)
+            # None when the assignment shares a line with a statement that holds it (`if x: v = ...`)
+            body = holder(tracking.tree, assign, bodies)[1] if chain and chain[-1] is assign else None
+            plan = Carried(assign, assign.value.value, uses, body, code, words)  # type: ignore[attr-defined]
             plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
         ctx.memo[code, id(binding)] = plan
     return ctx.memo[code, id(binding)]  # type: ignore[return-value]
-
-
-def _body_of(tree: ast.Module, statement: ast.stmt) -> list[ast.stmt] | None:
-    """The statement list that holds `statement` itself; None if it shares a line with a
-    statement that holds it (`if x: v = ...`)."""
-    bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
-    chain = enclosing(tree, statement.lineno, bodies)
-    return holder(tree, statement, bodies)[1] if chain and chain[-1] is statement else None
 
 
 def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:
@@ -224,7 +219,6 @@ def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
     index = next(i for i, s in enumerate(body) if s is assign)
     previous = body[index - 1] if index else None
     floor = previous.end_lineno if previous is not None else 0
-    footer = previous is not None and hasattr(previous, "body")  # a block keeps deeper comments
     above: list[int] = []  # the indentation of each comment line just above, up to code
     for number in range(assign.lineno - 1, floor, -1):  # type: ignore[operator]
         line = ctx.text.line(number)
@@ -233,33 +227,24 @@ def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
             above.append(len(line) - len(stripped))
         elif stripped.strip():
             break
-    for indent in reversed(above):  # from the top: a block keeps the deeper ones
-        footer = footer and indent > assign.col_offset
-        if not footer:
-            return True
-    return False
+    kept = hasattr(previous, "body") and all(indent > assign.col_offset for indent in above)  # by the block before
+    return bool(above) and not kept
 
 
 def decide(ctx: Context, plan: Carried) -> bool | None:
-    """Decided once per assignment: all its uses are rewritten and it is removed, or none.
-    True: rewrite; False: report only; None: the rule is off or silenced here."""
-    if plan.decision is not _UNDECIDED:
-        return plan.decision  # type: ignore[return-value]
-    plan.decision = False
-    if plan.blocker is None:
-        if ctx.off(plan.code, {u.lineno for u in plan.uses} | {plan.assign.lineno}):
-            plan.decision = None
-            return None
-        assign, starts, text = plan.assign, ctx.text.starts, ctx.text.text
-        first, last = assign.lineno, assign.end_lineno
-        start = (first, 0, starts[first - 1])
-        if last >= len(starts):  # type: ignore[operator]  # the last line, without a line break
-            end = (last, len(text) - starts[last - 1], len(text))  # type: ignore[index]
-        else:
-            end = (last + 1, 0, starts[last])  # type: ignore[operator]
-        message = plan.words[1].format(assign=messages.one_line(ctx.text.of(assign)))
-        applied = ctx.report(plan.code, assign, message, "", span=(start, end))  # type: ignore[arg-type]
-        if applied:
-            ctx.removals.append((plan.body, assign, (start[2], end[2], "")))  # type: ignore[arg-type]
-        plan.decision = bool(applied)
+    """Decided once per assignment without a blocker: all its uses are rewritten and it is
+    removed with its line, or none. True: rewrite; False: report only; None: the rule is off
+    or silenced on a use or on the removal's lines."""
+    if plan.decision is _UNDECIDED:
+        assign, text = plan.assign, ctx.text
+        applied = None
+        if not ctx.off(plan.code, {u.lineno for u in plan.uses} | {assign.lineno}):
+            end = text.after(assign.end_lineno)  # type: ignore[arg-type]
+            end_line = text.line_of(end)
+            span = ((assign.lineno, 0, text.starts[assign.lineno - 1]), (end_line, end - text.starts[end_line - 1], end))
+            message = plan.words[1].format(assign=messages.one_line(text.of(assign)))
+            applied = ctx.report(plan.code, assign, message, "", span=span)
+            if applied:
+                ctx.removals.append((plan.body, assign, (span[0][2], end, "")))  # type: ignore[arg-type]
+        plan.decision = applied
     return plan.decision  # type: ignore[return-value]

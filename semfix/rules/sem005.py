@@ -137,8 +137,7 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, car
         if rewrite is None:
             return None
     if isinstance(current, ast.Subscript) and not is_at(current.value) and read_target(current) is None:
-        floor = ctx.text.start(argument)[2] if current is not argument else None
-        rewrite = sem002.check(ctx, call, current, scope, rewrite, floor, code=CODE, words=messages.buffer_view)
+        rewrite = sem002.check(ctx, call, current, scope, rewrite, code=CODE, words=messages.buffer_view)
     return rewrite
 
 

@@ -88,16 +88,12 @@ def check(ctx: Context, call: ast.Call) -> None:
     """`dec=` renamed `value=` on a `semaphore_wait` call, a rename of the keyword's name alone.
     Where `value` is also given (by keyword or as the second positional argument), the rename
     would repeat it: report only."""
-    given = any(k.arg == "value" for k in call.keywords)
-    given = given or sum(not isinstance(a, ast.Starred) for a in call.args) > 1
-    for keyword in call.keywords:
-        if keyword.arg != "dec":
-            continue
-        name = ast.Name("dec", lineno=keyword.lineno, col_offset=keyword.col_offset)
-        name.end_lineno, name.end_col_offset = keyword.lineno, keyword.col_offset + len("dec")
+    given = any(k.arg == "value" for k in call.keywords) or sum(not isinstance(a, ast.Starred) for a in call.args) > 1
+    for keyword in (k for k in call.keywords if k.arg == "dec"):
+        line, column, start = ctx.text.start(keyword)  # `dec`, which the keyword starts with
+        span = ((line, column, start), (line, column + len("dec"), start + len("dec")))
         if given:
-            ctx.report(CODE, name, _MESSAGE + " (not fixed: `value` is also given)", None)
-        elif ctx.report(CODE, name, _MESSAGE, "value"):
-            start = ctx.text.start(name)[2]
+            ctx.report(CODE, keyword, _MESSAGE + " (not fixed: `value` is also given)", None, span=span)
+        elif ctx.report(CODE, keyword, _MESSAGE, "value", span=span):
             edit = (start, start + len("dec"), "value")
             ctx.rewrites.append(Rewrite(call, keyword.value, keyword.value, [edit], keyword=keyword))
