@@ -20,7 +20,9 @@ pl.semaphore_wait(sem, 1)
 
 ## Fix safety
 Safe: the `pl` functions take the same arguments. The added import goes where the `pltpu`
-import was (a function-local import stays local).
+import was (a function-local import stays local). A reference that may run on import before
+the pallas import binds its alias (at module level, in a class body, a decorator or a default
+argument, or in a function called there) is reported without a fix.
 '''
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ class Renames:
     pending: list[Reference] = field(default_factory=list)
     alias: str | None = None  # the module-level name of the pallas module, if the file has one
     unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
+    at_module: list[tuple[ast.Name, Scope]] = field(default_factory=list)  # renamed reads of a module-level import
     nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
 
 
@@ -153,13 +156,16 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         alias = renames.alias or DEFAULT_PALLAS_ALIAS
         new_text = f"{alias}.{reference.function}"
         message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
-        _, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = not bindings if renames.alias is None else [b.qualname for b in bindings] == [PALLAS] and (
-            reference.scope.function_scope().kind == "function"  # else it runs on import: after the import?
-            or bindings[0].node.lineno < reference.node.lineno  # type: ignore[union-attr]
-        )
+        owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
+        usable = not bindings if renames.alias is None else owner is not None and owner.kind == "module" and [
+            b.qualname for b in bindings
+        ] == [PALLAS]  # a function's own pallas import may come below the reference
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
+            continue
+        tree: ast.Module = ctx.tree  # type: ignore[assignment]
+        if renames.alias is not None and _runs_first(tree, reference.node, reference.scope, tree.body.index(bindings[0].node)):  # type: ignore[arg-type]
+            ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
             continue
         start, end = ctx.text.start(reference.node)[2], ctx.text.end(reference.node)[2]
         if LINE_BREAK.search(ctx.text.text, start, end):
@@ -181,6 +187,33 @@ def finish(ctx: Context, renames: Renames) -> None:
             ctx.import_edits = import_edits(ctx, renames)
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
+
+
+RUNS_FIRST = "it may run on import before `{}` is imported"
+
+
+def _runs_first(tree: ast.Module, node: ast.AST, scope: Scope, at: int) -> bool:
+    """May `node` (read in `scope`) run on import before `tree.body[at]`, where the pallas alias
+    gets bound? Yes if it is above it and runs on import itself (at module level, in a class
+    body, a decorator, a default argument), or is in a function there that code above `at`
+    may call (anything but imports and plain function definitions may)."""
+    index = next(i for i, s in enumerate(tree.body) if (s.end_lineno, s.end_col_offset) >= (node.lineno, node.col_offset))  # type: ignore[attr-defined,operator]
+    if index >= at:
+        return False
+    while scope.kind != "function":
+        if scope.parent is None:
+            return True
+        scope = scope.parent
+    return not all(_quiet(statement) for statement in tree.body[index:at])
+
+
+def _quiet(statement: ast.stmt) -> bool:
+    """Does running this statement call nothing (an import, a def without decorators or calls
+    in its defaults and annotations)?"""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        evaluated = [statement.args, *([statement.returns] if statement.returns else [])]
+        return not statement.decorator_list and not any(isinstance(n, ast.Call) for e in evaluated for n in ast.walk(e))
+    return isinstance(statement, (ast.Import, ast.ImportFrom))
 
 
 def _pallas_alias(tree: ast.Module) -> str | None:
@@ -253,10 +286,11 @@ class _Site:
     keep: list[bool]  # per name it binds: False when only renamed references read it
 
 
-def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
+def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
-    in source order. Unsure where one of their names may be bound by more than imports, in a
-    class body, or named in a string (a string annotation may read it)."""
+    in source order (their reads of module-level ones noted in `renames.at_module`). Unsure
+    where one of their names may be bound by more than imports, in a class body, or named in a
+    string (a string annotation may read it)."""
     roots: list[ast.Name] = [unchain(node)[0] for node in ctx.migrated]  # type: ignore[misc]
     names, renamed = {root.id for root in roots}, {id(root) for root in roots}
     resolved: dict[int, tuple[ast.stmt, bool]] = {}
@@ -272,11 +306,13 @@ def _sites(ctx: Context, nodes: list[ast.AST]) -> list[_Site]:
             for binding in bindings:
                 if id(access.name) in renamed:
                     resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[union-attr,assignment]
+                    if owner.kind == "module":  # type: ignore[union-attr]
+                        renames.at_module.append((access.name, access.scope))
                 else:
                     used.add((name, id(binding.node)))
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing
     named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
-    for node in nodes:
+    for node in renames.nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
             raise Unsure("the imported name is rebound")
         if isinstance(node, ast.Expr):
@@ -311,7 +347,8 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
     emptied: dict[int, int] = {}
     kept_at_module: list[ast.stmt] = []
     placed = False
-    sites = _sites(ctx, renames.nodes)
+    sites = _sites(ctx, renames)
+    at: int | None = None  # where the pallas import goes at module level: above tree.body[at]
     for site in sites:
         statement = site.statement
         lines = _own_lines(ctx.text, statement)
@@ -339,7 +376,8 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
         if local or swap:
             new_text = indent + new_import + new_text
             declared.add(statement, _pallas_import(alias), site.holder, before=True)
-            placed = placed or swap
+            if swap:
+                placed, at = True, tree.body.index(statement)
         elif new_text and at_module:
             kept_at_module.append(statement)
         if new_text != text[start:end]:
@@ -347,7 +385,10 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
     if add and not placed and not all(site.local for site in sites):
         if not kept_at_module:
             raise Unsure("no import block to put the pallas import in")
-        edits.append(_insert_sorted(ctx, kept_at_module[0], new_import, alias))
+        at, edit = _insert_sorted(ctx, kept_at_module[0], new_import, alias)
+        edits.append(edit)
+    if at is not None and any(_runs_first(tree, name, scope, at) for name, scope in renames.at_module):
+        raise Unsure(f"the `{alias}` import added would go below code that may run a renamed reference on import")
     return edits
 
 
@@ -361,9 +402,10 @@ def _own_lines(lines: Text, statement: ast.stmt) -> tuple[int, int] | None:
     return start, end
 
 
-def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) -> tuple[int, int, str]:
-    """The pallas import at its sorted place in the module-level block of imports around
-    `anchor` (imports alone on their lines, no blank line between), declared in `ctx.imports`."""
+def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) -> tuple[int, tuple[int, int, str]]:
+    """Above which module-level statement, and as what edit, the pallas import goes at its
+    sorted place in the module-level block of imports around `anchor` (imports alone on their
+    lines, no blank line between), declared in `ctx.imports`."""
     body, text, starts = ctx.tree.body, ctx.text.text, ctx.text.starts  # type: ignore[union-attr]
 
     def imported(i: int) -> bool:
@@ -383,7 +425,7 @@ def _insert_sorted(ctx: Context, anchor: ast.stmt, new_import: str, alias: str) 
     neighbour = body[start] if before else body[at - 1]
     offset = starts[neighbour.lineno - 1] if before else _own_lines(ctx.text, neighbour)[1]  # type: ignore[index]
     ctx.imports.add(neighbour, _pallas_import(alias), ctx.tree, before=before)  # type: ignore[union-attr,arg-type]
-    return offset, offset, new_import
+    return at, (offset, offset, new_import)
 
 
 def _sorts_first(statement: ast.Import | ast.ImportFrom) -> bool:
