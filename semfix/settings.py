@@ -90,7 +90,6 @@ def _read(path: Path) -> Mapping[str, Any]:
 
 
 def _table(pyproject: Path | None) -> Mapping[str, Any]:
-    """The [tool.semfix] table ({} without a pyproject.toml); SettingsError for an unknown key."""
     table: Mapping[str, Any] = _read(pyproject).get("tool", {}).get("semfix", {}) if pyproject else {}
     unknown = set(table) - _KEYS
     if unknown:
@@ -99,7 +98,6 @@ def _table(pyproject: Path | None) -> Mapping[str, Any]:
 
 
 def _strings(pyproject: Path | None, table: Mapping[str, Any], key: str) -> list[str] | None:
-    """The table's `key` as a list of strings (one string counts as a list of one); None if absent."""
     value = table.get(key)
     if isinstance(value, str):
         return [value]
