@@ -89,12 +89,21 @@ def _read(path: Path) -> Mapping[str, Any]:
         raise SettingsError(f"{path}: cannot read: {error}") from None
 
 
-def _strings(path: Path, key: str, value: object) -> list[str]:
+def _table(pyproject: Path | None) -> Mapping[str, Any]:
+    table: Mapping[str, Any] = _read(pyproject).get("tool", {}).get("semfix", {}) if pyproject else {}
+    unknown = set(table) - _KEYS
+    if unknown:
+        raise SettingsError(f"{pyproject}: [tool.semfix] has unknown key(s): {', '.join(sorted(unknown))}")
+    return table
+
+
+def _strings(pyproject: Path | None, table: Mapping[str, Any], key: str) -> list[str] | None:
+    value = table.get(key)
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if value is None or isinstance(value, list) and all(isinstance(v, str) for v in value):
         return value
-    raise SettingsError(f"{path}: [tool.semfix] {key} must be a list of rule codes")
+    raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a list of rule codes")
 
 
 def load_settings(
@@ -106,17 +115,13 @@ def load_settings(
     unsafe_fixes: bool | None = None,
 ) -> Settings:
     """Settings from pyproject.toml (if any), overridden by what the command line says."""
-    table: Mapping[str, Any] = _read(pyproject).get("tool", {}).get("semfix", {}) if pyproject else {}
-    unknown = set(table) - _KEYS
-    if unknown:
-        raise SettingsError(f"{pyproject}: [tool.semfix] has unknown key(s): {', '.join(sorted(unknown))}")
-    assert pyproject is not None or not table
-    file_select = _strings(pyproject, "select", table["select"]) if "select" in table else None  # type: ignore[arg-type]
+    table = _table(pyproject)
+    file_select = _strings(pyproject, table, "select")
     file_unsafe = table.get("unsafe-fixes", False)
     if not isinstance(file_unsafe, bool):
         raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
-    file_extend = _strings(pyproject, "extend-select", table["extend-select"]) if "extend-select" in table else []  # type: ignore[arg-type]
-    file_ignore = _strings(pyproject, "ignore", table["ignore"]) if "ignore" in table else []  # type: ignore[arg-type]
+    file_extend = _strings(pyproject, table, "extend-select") or []
+    file_ignore = _strings(pyproject, table, "ignore") or []
     # As in ruff, a command-line `--select` starts over: it replaces the file's `select`,
     # `extend-select` and `ignore` alike, so a rule asked for by name runs.
     return Settings.build(
@@ -129,7 +134,4 @@ def load_settings(
 
 def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
     """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
-    if pyproject is None:
-        return ()
-    table = _read(pyproject).get("tool", {}).get("semfix", {})
-    return tuple(_strings(pyproject, "extend-exclude", table["extend-exclude"])) if "extend-exclude" in table else ()
+    return tuple(_strings(pyproject, _table(pyproject), "extend-exclude") or ())

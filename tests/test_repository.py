@@ -165,19 +165,17 @@ def test_unstaged_edits_block_the_rewrite_unless_allowed(tmp_path: Path) -> None
 
 
 def test_progress_bar_only_for_long_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    from semfix.cli.main import _ProgressBar
+    from semfix.cli.runner import _analyse_all, _Task
 
-    short = _ProgressBar()
-    short.start(10)
-    short.advance()
-    short.finish()
-    assert short._bar is None and capsys.readouterr().err == ""
-    long = _ProgressBar()
-    long.start(250)
-    for _ in range(250):
-        long.advance()
-    long.finish()
-    assert long._bar is not None and "semfix" in capsys.readouterr().err
+    def tasks(count: int) -> list[_Task]:
+        return [_Task(Path(f"{i}.py"), b"", Settings(), False) for i in range(count)]
+
+    assert len(list(_analyse_all(tasks(10), 1, progress=True))) == 10
+    assert capsys.readouterr().err == ""
+    assert len(list(_analyse_all(tasks(250), 1, progress=False))) == 250
+    assert capsys.readouterr().err == ""
+    assert len(list(_analyse_all(tasks(250), 1, progress=True))) == 250
+    assert "semfix" in capsys.readouterr().err
 
 
 @needs_git

@@ -30,24 +30,18 @@ def work_tree_files(folder: Path) -> list[Path] | None:
     return sorted({folder / name for name in listed.split("\0") if name})
 
 
-def _toplevel(folder: Path, cache: dict[Path, Path | None]) -> Path | None:
-    if folder not in cache:
-        top = _git(folder, "rev-parse", "--show-toplevel")
-        cache[folder] = Path(top.strip()) if top else None
-    return cache[folder]
-
-
 def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
     """Of `paths`, those whose working copy differs from the index, each with whether it is untracked.
 
     Staged changes are clean here: semfix's own edits can still be told apart from them.
     """
     by_repo: dict[Path, list[Path]] = {}
-    cache: dict[Path, Path | None] = {}
+    tops: dict[Path, Path | None] = {}  # by folder: one git call per folder, not per file
     for path in paths:
         real = Path(os.path.realpath(path))
-        top = _toplevel(real.parent, cache)
-        if top is not None:
+        if real.parent not in tops:
+            tops[real.parent] = toplevel(real.parent)
+        if (top := tops[real.parent]) is not None:
             by_repo.setdefault(top, []).append(real)
     found: dict[Path, bool] = {}
     for top, files in by_repo.items():
@@ -68,7 +62,8 @@ def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
 
 def toplevel(folder: Path) -> Path | None:
     """The root of the git work tree holding `folder`, or None outside one."""
-    return _toplevel(folder, {})
+    top = _git(folder, "rev-parse", "--show-toplevel")
+    return Path(top.strip()) if top else None
 
 
 def default_base(folder: Path) -> str | None:

@@ -18,10 +18,10 @@ from semfix import __version__
 from semfix.cli.files import SOURCE_SUFFIXES, FileError, check_writable, decode_source, read_source, write_atomic
 from semfix.cli.git import changed_lines, default_base, resolve_base, toplevel
 from semfix.cli.report import (
-    FORMATS, as_github, as_json, as_rdjson, as_sarif, error_line, finding_line, fix_mark, json_report, review_summary,
-    split_lines, suggestion_diff, summary, unified_diff,
+    FORMATS, as_github, as_json, as_rdjson, as_sarif, finding_line, fix_mark, json_report, review_summary,
+    suggestion_diff, summary, unified_diff,
 )
-from semfix.cli.runner import EXIT_ERROR, Progress, RunOutcome, dirty_refusals, run, run_stdin
+from semfix.cli.runner import EXIT_ERROR, RunOutcome, dirty_refusals, run, run_stdin
 from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
@@ -39,9 +39,6 @@ def _format(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     )
 
 
-_PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """What every file-processing command shares: the rules, the file set, the parallelism."""
@@ -50,7 +47,7 @@ class RunOptions:
     settings: Settings
     excludes: tuple[str, ...]
     force_exclude: bool
-    jobs: int
+    jobs: int | None  # None: the number of cores
     report: Path | None
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
 
@@ -72,7 +69,7 @@ class RunOptions:
         return run(
             self.paths, settings=self.settings, apply_fixes=apply_fixes, write=write, jobs=self.jobs,
             excludes=self.excludes, force_exclude=self.force_exclude, allow_dirty=allow_dirty,
-            progress=_ProgressBar() if sys.stderr.isatty() else Progress(),
+            progress=sys.stderr.isatty(),
         )
 
     def text(self, path: Path) -> str:
@@ -80,26 +77,6 @@ class RunOptions:
         with suppress(FileError):
             return decode_source(self.stdin_data if self.stdin else read_source(path))
         return ""
-
-
-class _ProgressBar(Progress):
-    """click's progress bar on a terminal, only for runs long enough to need one."""
-
-    def __init__(self) -> None:
-        self._bar: Any = None
-
-    def start(self, total: int) -> None:
-        if total >= _PROGRESS_FROM:
-            self._bar = click.progressbar(length=total, label="semfix", file=sys.stderr)
-            self._bar.__enter__()
-
-    def advance(self) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-
-    def finish(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
 
 
 def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -146,7 +123,6 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             _usage_error(str(error))
         except FileError as error:
             _usage_error(f"{report_path}: cannot write the report: {error}")
-        jobs = jobs or os.cpu_count() or 1
         options = RunOptions(paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or _STDIN)
         return command(options=options, **kwargs)
 
@@ -158,17 +134,17 @@ def _usage_error(message: str) -> NoReturn:
     sys.exit(EXIT_ERROR)
 
 
-def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "", **words: Any) -> None:
+def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "") -> None:
     """Print the errors, write the report, print the summary `line` (by default the usual one), exit."""
     for failed in outcome.errors:
-        click.echo(error_line(failed), err=True)
+        click.echo(f"error: {failed.path}: {failed.error}", err=True)
     if options.report is not None:
         try:
             options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
         except OSError as error:
             _usage_error(f"{options.report}: cannot write the report: {error.strerror}")
     if not quiet:
-        click.echo(line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, **words), err=True)
+        click.echo(line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True)
     sys.exit(outcome.exit_code)
 
 
@@ -248,7 +224,7 @@ def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, qu
             elif options.stdin or not (finding.applied and result.changed):  # a diff shows the applied ones
                 click.echo(line, err=True)
     command = "fix --diff" if diff else "fix --check" if check_only else "fix"
-    _finish(outcome, options, command=command, quiet=quiet or options.stdin, applied_verb="Would fix" if dry else "Fixed")
+    _finish(outcome, options, command=command, quiet=quiet or options.stdin)
 
 
 @main.command()
@@ -264,7 +240,7 @@ def check(options: RunOptions, output_format: str, quiet: bool) -> None:
     """
     outcome = options.run(apply_fixes=False)
     _print_findings(outcome, output_format, options, with_diffs=False)
-    _finish(outcome, options, command="check", quiet=quiet, applied_verb="Fixed", left_label="found", fix_hint=True)
+    _finish(outcome, options, command="check", quiet=quiet)
 
 
 @main.command()
@@ -322,7 +298,7 @@ def _print_findings(outcome: RunOutcome, output_format: str, options: RunOptions
         root = toplevel(Path.cwd()) or Path.cwd()
         click.echo((as_github if output_format == "github" else as_sarif)(findings, root), nl=False)
     elif output_format == "rdjson":
-        click.echo(as_rdjson(findings, lambda path: split_lines(options.text(path))), nl=False)
+        click.echo(as_rdjson(findings, options.text), nl=False)
     else:
         texts: dict[Path, str] = {}
         for path, finding in findings:

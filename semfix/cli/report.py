@@ -20,7 +20,7 @@ import click
 from semfix import __version__
 from semfix.findings import Finding
 from semfix.rules import RULES
-from semfix.cli.runner import FileOutcome, RunOutcome
+from semfix.cli.runner import RunOutcome
 from semfix.rewrite.text import splice
 
 FORMATS = ("text", "json", "github", "sarif", "rdjson")
@@ -117,11 +117,11 @@ def split_lines(text: str) -> list[str]:
     return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
-def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_lines: Callable[[Path], list[str]]) -> str:
+def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Path], str]) -> str:
     """reviewdog's rdjson: diagnostics with `suggestions`, columns in UTF-8 bytes."""
     diagnostics = []
     for path, finding in findings:
-        lines = read_lines(path) if finding.cell is None else []
+        lines = split_lines(read_text(path)) if finding.cell is None else []
 
         def position(line: int, column: int) -> dict[str, int]:
             text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -173,10 +173,6 @@ def finding_line(path: Path, finding: Finding, mark: str = "") -> str:
     return f"{where}:{finding.line}:{finding.column}: {finding.rule} {mark + ' ' if mark else ''}{finding.message}"
 
 
-def error_line(outcome: FileOutcome) -> str:
-    return f"error: {outcome.path}: {outcome.error}"
-
-
 def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
     """A diff `patch -p1` and `git apply` accept, in the file's own bytes and line endings."""
     name = path.as_posix().encode("utf-8", "surrogateescape")
@@ -199,13 +195,12 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def summary(
-    outcome: RunOutcome, *, applied_verb: str, left_label: str = "left", unsafe_fixes: bool = False, fix_hint: bool = False
-) -> str:
+def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> str:
     """What was fixed (or would be) and what is left; then what the run scanned and how long.
 
-    `fix_hint` (for `check`) counts what `semfix fix` would fix. Findings in a file with an
-    error are counted apart: running `semfix fix` again would not fix them.
+    `check` fixes nothing: its findings are "found", counted by what `semfix fix` would fix.
+    Findings in a file with an error are counted apart: running `semfix fix` again would not
+    fix them.
     """
     fixed = [f for r in outcome.files if r.error is None for f in r.findings if f.applied]
     left = [f for r in outcome.files if r.error is None for f in r.findings if not f.applied]
@@ -213,16 +208,17 @@ def summary(
     fixed_files = sum(1 for f in outcome.files if f.changed)
     parts: list[str] = []
     if fixed:
-        parts.append(f"{applied_verb} {_plural(len(fixed), 'problem')} in {_plural(fixed_files, 'file')}")
+        verb = "Fixed" if outcome.written else "Would fix"
+        parts.append(f"{verb} {_plural(len(fixed), 'problem')} in {_plural(fixed_files, 'file')}")
     if left or blocked:
-        fixable = [f for f in left if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)] if fix_hint else []
+        fixable = [f for f in left if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)] if check else []
         command = "semfix fix --unsafe-fixes" if any(f.safety == "unsafe" for f in fixable) else "semfix fix"
         hidden = 0 if unsafe_fixes else sum(1 for f in left if f.safety == "unsafe")
         hints = [f"{len(fixable)} fixable with `{command}`"] if fixable else []
         hints += [f"{hidden} more with `--unsafe-fixes`"] if hidden else []
         hints += [f"{len(blocked)} in files with errors, not fixed"] if blocked else []
         hint = f" ({', '.join(hints)})" if hints else ""
-        parts.append(f"{_plural(len(left) + len(blocked), 'problem')} {left_label}{hint}")
+        parts.append(f"{_plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}{hint}")
     unprocessed = sum(1 for f in outcome.errors if not f.given)
     if unprocessed:
         parts.append(f"{_plural(unprocessed, 'file')} could not be processed")
@@ -232,7 +228,7 @@ def summary(
         parts.append("no problems found")
     text = "; ".join(parts)
     stats = [f"{_plural(outcome.scanned, 'file')} scanned", f"{outcome.parsed} parsed"]
-    if applied_verb != "Fixed" or outcome.written:
+    if not check:
         stats.append(f"{fixed_files} {'changed' if outcome.written else 'to change'}")
     stats += [_plural(len(outcome.errors), "error"), f"{outcome.seconds:.2f} s"]
     return f"{text[0].upper()}{text[1:]}. {', '.join(stats)}."

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Iterator, Sequence
 
+import click
+
 from semfix.api import FixResult, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
 from semfix.errors import SafetyError, SourceError
@@ -28,6 +30,7 @@ from semfix.settings import Settings
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 _SKIM_HERE = 16  # up to this many files past the byte scan are skimmed before any pool starts
 _WRITERS = 8  # threads writing files: each mostly waits for the disk
+_PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
 
 @dataclass
@@ -69,14 +72,6 @@ class RunOutcome:
         return EXIT_ERROR if self.errors else EXIT_FOUND if self.findings else EXIT_CLEAN
 
 
-class Progress:
-    """What the CLI's progress bar hears; this default one draws nothing."""
-
-    def start(self, total: int) -> None: ...
-    def advance(self) -> None: ...
-    def finish(self) -> None: ...
-
-
 @dataclass(frozen=True)
 class _Task:
     path: Path
@@ -116,9 +111,12 @@ def analyse(task: _Task) -> FileOutcome:
     return outcome
 
 
-def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress) -> Iterator[FileOutcome]:
+def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[FileOutcome]:
     """Results in task order. No pool at all unless there are several files to parse."""
-    progress.start(len(tasks))
+    bar = None
+    if progress and len(tasks) >= _PROGRESS_FROM:
+        bar = click.progressbar(length=len(tasks), label="semfix", file=sys.stderr)
+        bar.__enter__()
     if jobs <= 1 or len(tasks) <= 1:
         results: Iterable[FileOutcome] = map(analyse, tasks)
         executor = None
@@ -131,7 +129,8 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress) -> Itera
     try:
         for result in results:
             done += 1
-            progress.advance()
+            if bar is not None:
+                bar.update(1)
             yield result
     except BrokenProcessPool:  # a worker died (a crash in a native parser): name what is left
         for task in tasks[done:]:
@@ -139,7 +138,8 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: Progress) -> Itera
     finally:
         if executor is not None:
             executor.shutdown(cancel_futures=True)
-        progress.finish()
+        if bar is not None:
+            bar.__exit__(None, None, None)
 
 
 def run(
@@ -152,8 +152,9 @@ def run(
     excludes: Sequence[str] = (),
     force_exclude: bool = False,
     allow_dirty: bool = True,
-    progress: Progress | None = None,
+    progress: bool = False,
 ) -> RunOutcome:
+    """`progress`: draw a progress bar on stderr (a terminal) when many files need parsing."""
     started = time.perf_counter()
     paths = list(paths)
     found = discover(paths, excludes, force_exclude=force_exclude)
@@ -181,7 +182,7 @@ def run(
             if isinstance(slot, _Task) and slot.path.suffix != ".ipynb" and skims_clean(slot.data, settings):
                 slots[index] = FileOutcome(slot.path)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress or Progress()))
+    analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
     results: list[FileOutcome] = []
     # A few threads write, since each waits for its fsync. With nothing to check first, each
     # file is written while the others are still analysed; else once git has seen them all.
