@@ -8,10 +8,10 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator, Sequence
 
 from semfix.cli.git import work_tree_files
 

@@ -6,23 +6,47 @@ import gc
 import os
 import signal
 import sys
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cached_property, wraps
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from semfix import __version__
-from semfix.cli.files import SOURCE_SUFFIXES, FileError, check_writable, decode_source, read_source, write_atomic
+from semfix.cli.files import (
+    SOURCE_SUFFIXES,
+    FileError,
+    check_writable,
+    decode_source,
+    read_source,
+    write_atomic,
+)
 from semfix.cli.git import changed_lines, default_base, resolve_base, toplevel
 from semfix.cli.report import (
-    FORMATS, as_github, as_json, as_rdjson, as_sarif, finding_line, fix_mark, json_report, review_summary,
-    suggestion_diff, summary, unified_diff,
+    FORMATS,
+    as_github,
+    as_json,
+    as_rdjson,
+    as_sarif,
+    finding_line,
+    fix_mark,
+    json_report,
+    review_summary,
+    suggestion_diff,
+    summary,
+    unified_diff,
 )
 from semfix.cli.runner import EXIT_ERROR, RunOutcome, dirty_refusals, run, run_stdin
-from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
+from semfix.settings import (
+    Settings,
+    SettingsError,
+    find_pyproject,
+    load_excludes,
+    load_settings,
+)
 
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
 _STDIN = Path("-")
@@ -323,7 +347,8 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
-    from semfix.cli.explain import explain as explain_failure, merged_fixes
+    from semfix.cli.explain import explain as explain_failure
+    from semfix.cli.explain import merged_fixes
     from semfix.cli.logs import parse_log
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from semfix.api import FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
-from semfix.settings import Settings
 from semfix.rewrite.text import apply_edits
+from semfix.settings import Settings
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  #semfix-magic#"

@@ -12,16 +12,17 @@ import difflib
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import click
 
 from semfix import __version__
-from semfix.findings import Finding
-from semfix.rules import RULES
 from semfix.cli.runner import RunOutcome
+from semfix.findings import Finding
 from semfix.rewrite.text import splice
+from semfix.rules import RULES
 
 FORMATS = ("text", "json", "github", "sarif", "rdjson")
 
@@ -123,7 +124,7 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Pat
     for path, finding in findings:
         lines = split_lines(read_text(path)) if finding.cell is None else []
 
-        def position(line: int, column: int) -> dict[str, int]:
+        def position(line: int, column: int, lines: list[str] = lines) -> dict[str, int]:
             text = lines[line - 1] if 0 < line <= len(lines) else ""
             return {"line": line, "column": len(text[: column - 1].encode("utf-8")) + 1}
 

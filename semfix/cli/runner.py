@@ -10,21 +10,21 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator, Sequence
 
 import click
 
 from semfix.api import FixResult, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
-from semfix.errors import SafetyError, SourceError
 from semfix.cli.files import FileError, discover, excluded, read_source, write_atomic
-from semfix.findings import Finding
 from semfix.cli.git import dirty
+from semfix.errors import SafetyError, SourceError
+from semfix.findings import Finding
 from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -104,7 +104,7 @@ def analyse(task: _Task) -> FileOutcome:
                 outcome.findings = _analysis(replace(task, apply_fixes=False)).findings
     except RecursionError:
         outcome.error = "too deeply nested to analyse"
-    except Exception as error:  # a bug in semfix must not stop the other files
+    except Exception as error:  # noqa: BLE001 - a bug in semfix must not stop the other files
         outcome.error = f"internal error, file left unchanged: {type(error).__name__}: {error}"
     if outcome.error is not None or outcome.new == outcome.old:
         outcome.old = outcome.new = b""  # only a changed file's bytes are needed (diff, write)

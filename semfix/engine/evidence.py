@@ -15,7 +15,16 @@ from collections.abc import Iterator
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from semfix.catalog import CORE_MAP, FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED, SEMAPHORE_TYPE_OWNERS, Operation, lookup
+from semfix.catalog import (
+    CORE_MAP,
+    FUNCTION_NAMES,
+    PALLAS_CALL,
+    PARTIAL,
+    RUN_SCOPED,
+    SEMAPHORE_TYPE_OWNERS,
+    Operation,
+    lookup,
+)
 from semfix.engine.nodes import Steps, is_at, read_target, source_order, unchain
 from semfix.engine.scopes import Scope, Tracking
 
@@ -298,7 +307,7 @@ class Evidence:
         return self._changes[id(bindings)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _last_parts(targets: frozenset[str]) -> frozenset[str]:
     return frozenset(name.rpartition(".")[2] for name in targets)
 

@@ -20,7 +20,7 @@ _F_STRING = "an f-string with quotes, backslashes or comments inside `{}`"
 _NOISE = (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING)
 _EDGE = tokenize.TokenInfo(tokenize.ENDMARKER, "\0", (0, 0), (0, 0), "")  # around the tokens: matches no test
 _KEYWORDS = frozenset(
-    "and as assert async await del elif else for from if in is lambda not or return while with yield".split()
+    ["and", "as", "assert", "async", "await", "del", "elif", "else", "for", "from", "if", "in", "is", "lambda", "not", "or", "return", "while", "with", "yield"]
 )
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from semfix.rewrite.compiles import prove_compiles
-from semfix.errors import SafetyError
 from semfix.engine.nodes import (
     LINE_BREAK,
     Text,
@@ -21,9 +20,11 @@ from semfix.engine.nodes import (
     parse,
     read_target,
 )
-from semfix.findings import Finding
-from semfix.settings import Settings
 from semfix.engine.skim import clears_for
+from semfix.errors import SafetyError
+from semfix.findings import Finding
+from semfix.rewrite.compiles import prove_compiles
+from semfix.settings import Settings
 
 if TYPE_CHECKING:
     from semfix.engine.nodes import Rewrite
@@ -149,7 +150,7 @@ def _same_tree(first: object, second: object) -> bool:
             if len(a) != len(b):  # type: ignore[arg-type]
                 return False
             stack.extend(zip(a, b))  # type: ignore[call-overload]
-        elif a != b and a == a:  # a NaN constant is the same NaN
+        elif a != b and a == a:  # noqa: PLR0124 - a NaN constant is the same NaN
             return False
     return True
 
@@ -174,7 +175,7 @@ def _prove_whole(expected: ast.Module, old_text: str, new_text: str, changed_lin
         if span != (new.lineno, new.end_lineno, new.col_offset):
             raise SafetyError("the rewritten source differs from the declared rewrites")
         first = bisect.bisect_left(edited, first_line(old))  # decorators come first
-        if first < len(edited) and edited[first] <= old.end_lineno:  # type: ignore[operator]
-            if not _same_tree(old, new):
-                raise SafetyError("the rewritten source differs from the declared rewrites")
+        edits_it = first < len(edited) and edited[first] <= old.end_lineno  # type: ignore[operator]
+        if edits_it and not _same_tree(old, new):
+            raise SafetyError("the rewritten source differs from the declared rewrites")
     return actual
