@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from collections.abc import Iterator
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -185,15 +186,20 @@ class Evidence:
             return None
         return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
 
-    def _function(self, node: ast.AST, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    def _function(self, node: ast.AST, scope: Scope) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
+        """The def `node` calls, with how many leading parameters and which named ones a
+        `functools.partial` around it already gives (None if a `*args` or `**kwargs` there hides that)."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return node
+            return node, 0, set()
         if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
-            return self._function(node.args[0], scope)
+            inner = self._function(node.args[0], scope)
+            if inner is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                return None
+            return inner[0], inner[1] + len(node.args) - 1, inner[2] | {k.arg for k in node.keywords}  # type: ignore[misc]
         if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
             _, bindings = scope.lookup(node.id)
             if len(bindings) == 1 and bindings[0].kind == "def" and not bindings[0].node.decorator_list:  # type: ignore[union-attr]
-                return bindings[0].node  # type: ignore[return-value]
+                return bindings[0].node, 0, set()  # type: ignore[return-value]
         return None
 
     def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
@@ -223,13 +229,17 @@ class Evidence:
     def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
         kernel's last positional parameters, as pallas_call passes scratch buffers."""
-        function = self._function(body, scope)
-        if function is None:
+        found = self._function(body, scope)
+        if found is None:
             return
+        function, given, named = found
         parameters = [*function.args.posonlyargs, *function.args.args]
-        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs]}
-        if last:
-            if function.args.vararg is not None or len(allocations) > len(parameters):
+        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
+        required = len(parameters) - len(function.args.defaults)
+        parameters = parameters[given:]  # a partial's positional arguments come first
+        if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
+            parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
+            if function.args.vararg is not None or len(allocations) > len(parameters) or given + len(parameters) > required:
                 return
             parameters = parameters[len(parameters) - len(allocations) :]
         positional = iter(parameters)
