@@ -20,8 +20,8 @@ pl.semaphore_signal(sems.at[slot], 1)
 
 ## Fix safety
 Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope,
-or a `SemaphoreType.X((n,))` allocation in `scratch_shapes` or `run_scoped`. Unsafe where it
-cannot tell (applied only with `--unsafe-fixes`). Never for a tuple of Refs (`*sems`, tuple
+or a `SemaphoreType.X((n,))` allocation in `scratch_shapes` or `run_scoped`, unless the code
+tests its type (`isinstance(sems, tuple)`: it expects a tuple too). Unsafe where it cannot tell (applied only with `--unsafe-fixes`). Never for a tuple of Refs (`*sems`, tuple
 unpacking, literals), where `sems[i]` already is a Ref and `.at` would fail.
 '''
 
@@ -103,6 +103,22 @@ def ring_kernel(x_hbm, o_ref, buf, sems):
 )
 
 
+_TYPE_TESTS = frozenset({"isinstance", "hasattr", "getattr", "type"})
+
+
+def _type_tested(ctx: Context, key: object) -> bool:
+    """Does the code test what `key` names (`isinstance(sems, tuple)`, `hasattr(sems, "at")`)?
+    Then it expects something else than a Ref there too (a tuple of Refs, where `sems[i]` is
+    right): evidence from one branch must not rewrite another."""
+    if "sem002 type tests" not in ctx.memo:
+        ctx.memo["sem002 type tests"] = {
+            ctx.key(c.args[0], ctx.scopes.scope_of[id(c)])
+            for c in ctx.scopes.calls
+            if isinstance(c.func, ast.Name) and c.func.id in _TYPE_TESTS and c.args
+        }
+    return key in ctx.memo["sem002 type tests"]  # type: ignore[operator]
+
+
 def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
     """Does the file show `base` is a Ref: `base.at[...]` or `base[...]` in the same scope?
     For an attribute chain the texts match, so both it and the proof must keep their Ref."""
@@ -124,7 +140,7 @@ def check(
     kind = ctx.kind(base, scope)
     if kind is Kind.TUPLE:
         return previous
-    safe = kind is Kind.ARRAY or _proven(ctx, base, scope)
+    safe = (kind is Kind.ARRAY or _proven(ctx, base, scope)) and not _type_tested(ctx, ctx.key(base, scope))
     floor = None if previous is None else ctx.text.start(previous.argument)[2]  # where `X[i]`'s parentheses may start
     cuts = ctx.cut(element, call, floor)
     if cuts is None:
