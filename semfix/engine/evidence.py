@@ -207,7 +207,10 @@ class Evidence:
             _, bindings = scope.lookup(node.id)
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
                 return None
-            node = bindings[0].node.value  # type: ignore[union-attr]
+            value = bindings[0].node.value  # type: ignore[union-attr]
+            if isinstance(value, ast.List) and any(a.top is not node for a in self.tracking().references(node.id, scope)):
+                return None  # a list used elsewhere too may be changed (`SHAPES.append(...)`) before the call
+            node = value
         if not isinstance(node, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in node.elts):
             return None
         return list(node.elts)
