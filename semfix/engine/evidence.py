@@ -270,13 +270,14 @@ class Evidence:
 
         Evidence about a Ref expression (SEM002's proof, SEM003's carried read) holds only
         while its base name, each attribute in its chain and each name in its indices keep
-        their values. Flow is not followed: a name bound twice anywhere in the scope, or a
+        their values. Flow is not followed: a name bound twice anywhere in the scope (or once, by
+        a function through `global`, which binds it again at each call), or a
         chain written, deleted, called a method on or handed away anywhere its base name is
         seen (nested functions and later loop iterations included), voids the evidence.
         """
         for root, top, watched in _chains(node):
             _, bindings = scope.lookup(root.id)
-            if len(bindings) > 1:
+            if len(bindings) > 1 or bindings and bindings[0].declared:
                 return f"`{root.id}` is reassigned or deleted, so the Ref could differ at the use"
             if not watched:
                 continue

@@ -21,6 +21,7 @@ class Binding:
     kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
     qualname: str | None = None  # for imports
     node: ast.AST | None = None  # the def, the parameter, the Assign or the import statement
+    declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
 
 
 @dataclass(eq=False)
@@ -42,6 +43,7 @@ class Scope:
 
     def bind(self, name: str, binding: Binding) -> None:
         if name in self.declared:
+            binding.declared = True
             self._owner(name).bind(name, binding)
         else:
             self.bindings.setdefault(name, []).append(binding)

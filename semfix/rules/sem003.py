@@ -19,8 +19,10 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
-Safe when the variable is assigned once, used only as semaphore arguments in the same block,
-and the Ref is not rebound in between. Otherwise every use is reported with the line of the read.
+Safe when the variable is a function's local assigned once, used only as semaphore arguments
+in the same block, and the Ref is not rebound in between. A class's or module's name may be
+read as an attribute elsewhere, and `eval`, `exec`, `locals()`, `vars()`, `dir()` or a nested
+`nonlocal` reach a local by name, so those are reported. Otherwise every use is reported with the line of the read.
 '''
 
 from __future__ import annotations
@@ -186,12 +188,16 @@ def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arg
 def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:
     """Why the rewrite is not safe; None when it is."""
     assign, ref = plan.assign, plan.ref
+    if scope.kind != "function":
+        return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
     if len(scope.bindings[name]) > 1:
         return f"`{name}` is assigned more than once"
     if len(plan.uses) != len(references):
         return f"`{name}` is also used for something else"
     if any(access.scope is not scope for access in references):
         return f"`{name}` is used in a nested scope"
+    if (unseen := _seen_by_name(scope.node, name)) is not None:  # type: ignore[arg-type]
+        return unseen
     if plan.body is None or not alone_on_its_lines(assign, ctx.text, _SOLE_END):
         return "the assignment shares its line with other statements"
     if _commented(ctx, assign, plan.body):
@@ -207,6 +213,22 @@ def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: l
     low, high = (first_line(first), first.col_offset), (last.end_lineno, last.end_col_offset)
     if any(not low <= (u.lineno, u.col_offset) <= high for u in plan.uses):
         return f"`{name}` is assigned conditionally"
+    return None
+
+
+#: Builtins that see a function's locals by name, not through a reference to them.
+_INTROSPECTION = frozenset({"eval", "exec", "locals", "vars", "dir", "breakpoint"})
+
+
+def _seen_by_name(function: ast.AST, name: str) -> str | None:
+    """Why the local `name` may be reached without a reference the scopes record: a call
+    to a builtin that sees locals by name (`eval("v")`, `locals()`), or a nested `nonlocal
+    name`, which would have nothing to bind to once the assignment is gone."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Nonlocal) and name in node.names:
+            return f"a nested function declares `nonlocal {name}` at line {node.lineno}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _INTROSPECTION:
+            return f"`{node.func.id}(...)` at line {node.lineno} may see `{name}` by name"
     return None
 
 

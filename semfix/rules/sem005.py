@@ -41,8 +41,10 @@ buffer, so `x_ref` must be a parameter of the very function holding the read (no
 - no store into a subscript of anything but a parameter Ref, no other DMA into anything but
   one, no nested function, and no assignment or loop that may give a Ref another name;
 - no call but a builtin's, an array's method, a DMA descriptor's `.start()`/`.wait()`, or
-  JAX's or NumPy's that writes no Ref (`pl.store`, the atomics) and is given no callable and
-  no holder's attribute (a holder's `self.st[...] = ...` may write the very buffer).
+  JAX's or NumPy's that writes no Ref (`pl.store`, the atomics), calls back into no function
+  it is given (`jax.lax.fori_loop`, `pl.when`, `pl.run_scoped`: a body given as a parameter
+  may write the very buffer), and is given no callable and no holder's attribute (a holder's
+  `self.st[...] = ...` may write the very buffer).
 Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs
 are the usual buffers: SEM004 does not apply here.
 '''
@@ -210,6 +212,17 @@ def _may_alias(value: ast.expr, scope: Scope) -> bool:
 #: Builtins a kernel uses for indices; and JAX's functions that write a Ref they are given.
 _BUILTINS = frozenset({"range", "len", "min", "max", "int", "float", "bool", "abs", "slice", "tuple", "list", "enumerate", "zip", "divmod"})
 _WRITERS = frozenset({"store", "swap", "addupdate", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas"})
+#: JAX's functions that call a function they are given, which may write the Ref: a body this
+#: file defines is seen (and refused) as one, but a parameter or an import is any code at all.
+_CALLS_BACK = frozenset({
+    "fori_loop", "while_loop", "cond", "switch", "scan", "map", "associative_scan", "reduce", "reduce_window",
+    "custom_root", "custom_linear_solve", "platform_dependent", "when", "loop", "run_scoped", "run_state",
+    "core_map", "kernel", "pallas_call", "emit_pipeline", "emit_pipeline_with_allocations", "run_on_first_core",
+    "jit", "vmap", "pmap", "shard_map", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+    "hessian", "checkpoint", "remat", "named_call", "pure_callback", "io_callback", "callback", "tree_map",
+    "eval_shape", "make_jaxpr", "custom_vjp", "custom_jvp", "piecewise", "apply_along_axis", "apply_over_axes",
+    "vectorize", "frompyfunc",
+})
 
 
 def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) -> bool:
@@ -229,7 +242,7 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
     ):
         return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
     names = _jax(ctx, call, scope)
-    if not names or any(name.rpartition(".")[2] in _WRITERS for name in names):
+    if not names or any(name.rpartition(".")[2] in _WRITERS | _CALLS_BACK for name in names):
         return False
     if not all(_inert(argument, scope) for argument in (*call.args, *(k.value for k in call.keywords))):
         return False
@@ -248,13 +261,14 @@ def _jax(ctx: Context, call: ast.Call, scope: Scope) -> set[str]:
 
 def _inert(argument: ast.expr, scope: Scope) -> bool:
     """Can a JAX call given this neither call back into code nor reach a Ref by another name:
-    no lambda, no function defined in the file, no attribute of anything but a module or a
+    no lambda, no function defined in or imported into the file, no attribute of anything but a module or a
     parameter Ref (`self.st`, a holder's attribute, may be the very buffer)?"""
+    roots = {id(node.value) for node in ast.walk(argument) if isinstance(node, ast.Attribute)}  # `pl` in `pl.ds`
     for node in ast.walk(argument):
         if isinstance(node, ast.Lambda):
             return False
-        if isinstance(node, ast.Name) and any(b.kind == "def" for b in scope.lookup(node.id)[1]):
-            return False
+        if isinstance(node, ast.Name) and any(b.kind == "def" or b.kind == "import" and id(node) not in roots for b in scope.lookup(node.id)[1]):
+            return False  # a function, defined here or imported
         if isinstance(node, ast.Attribute) and not _parameter(node, scope):
             root = unchain(node)[0]
             if not isinstance(root, ast.Name) or any(b.kind != "import" for b in scope.lookup(root.id)[1]):
