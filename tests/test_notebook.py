@@ -65,3 +65,9 @@ def test_a_source_string_holding_several_lines_is_rewritten() -> None:
     data = _notebook(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"])
     fixed = _sources(fix_notebook(data, Settings(), apply_fixes=True).source)
     assert fixed == ["".join(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"]).replace("sem[...]", "sem")]
+
+
+def test_lines_after_a_cell_with_lone_carriage_returns_are_counted_as_python_counts_them() -> None:
+    data = _notebook(["x = 1\r", "y = 2\r"], ["from jax.experimental import pallas as pl\n", *KERNEL])
+    findings = fix_notebook(data, Settings(), apply_fixes=False).findings
+    assert [(f.cell, f.line, f.column) for f in findings] == [(2, 3, 23)]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from semfix.api import FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
-from semfix.rewrite.text import apply_edits
+from semfix.rewrite.text import apply_edits, line_starts
 from semfix.settings import Settings
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
@@ -103,9 +103,10 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
         if joined.lstrip().startswith("%%"):
             continue  # a cell magic: the cell is not Python
         cells.append(_Cell(index, _LINES.findall(joined), source if isinstance(source, list) else None))
-    module, starts = [], []
+    module: list[str] = []
+    starts: list[int] = []  # each cell's first line in the module, counted as Python counts (a lone CR too)
     for cell in cells:
-        starts.append(sum(line.count("\n") for line in module) + 1)
+        starts.append(len(line_starts("".join(module[-2:]))) + (starts[-1] - 1 if starts else 0))
         body = "".join(_mask(line) for line in cell.lines)
         module.append(body if body.endswith("\n") or not body else body + "\n")
         module.append(_BOUNDARY)
