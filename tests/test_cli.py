@@ -77,6 +77,20 @@ def test_diff_of_a_file_without_final_newline_applies(tmp_path: Path) -> None:
     assert target.read_bytes() == FIXED.rstrip("\n").encode()
 
 
+@pytest.mark.parametrize("tool", [["git", "apply"], ["patch", "-s", "-p1", "-i"]])
+def test_diff_of_lone_cr_lines_and_a_spaced_name_applies(tmp_path: Path, tool: list[str]) -> None:
+    """Both tools split lines at LF alone and `patch` ends a name at a tab: the diff must agree."""
+    if shutil.which(tool[0]) is None:
+        pytest.skip(f"{tool[0]} is needed to apply the diff")
+    target = tmp_path / "my kernel.py"
+    target.write_bytes(BUGGY.replace("\n", "\r").encode())
+    command = [sys.executable, "-m", "semfix", "fix", "--diff", "my kernel.py"]
+    diff = subprocess.run(command, cwd=tmp_path, capture_output=True, check=False).stdout  # bytes: CRs kept
+    (tmp_path / "change.diff").write_bytes(diff)
+    subprocess.run([*tool, "change.diff"], cwd=tmp_path, check=True)
+    assert target.read_bytes() == FIXED.replace("\n", "\r").encode()
+
+
 def test_check_flag_exit_codes(tree: Path) -> None:
     dirty = semfix("fix", "--check", "pkg", cwd=tree)
     assert dirty.returncode == 1

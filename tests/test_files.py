@@ -42,3 +42,13 @@ def test_discovery_order_dedup_and_missing_paths(tmp_path: Path) -> None:
         ("nope", "no such file or folder"),
         (outside.name, "broken symbolic link"),
     ]
+
+
+def test_discovery_takes_a_file_and_a_symlink_to_it_once(tmp_path: Path) -> None:
+    """Rewriting both names would find the second one changed on disk by the first write."""
+    (tmp_path / "real.py").write_text("")
+    (tmp_path / "link.py").symlink_to("real.py")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up.py").symlink_to("../real.py")
+    found = discover([tmp_path, tmp_path / "real.py"])
+    assert [p.relative_to(tmp_path).as_posix() for p in found.files] == ["link.py"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,36 @@ def test_a_notebook_that_is_not_json_is_a_clear_error() -> None:
 def test_a_non_python_notebook_is_left_alone() -> None:
     data = b'{"cells": [{"cell_type": "code", "source": ["pl.semaphore_wait(s[...])"]}], "metadata": {"language_info": {"name": "julia"}}}'
     assert fix_notebook(data, Settings(), apply_fixes=True).source == data
+
+
+def _notebook(*cells: list[str]) -> bytes:
+    code = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": source} for source in cells]
+    return json.dumps({"cells": code, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+def _sources(data: bytes) -> list[str]:
+    return ["".join(cell["source"]) for cell in json.loads(data)["cells"]]
+
+
+KERNEL = ["def k(sem):\n", "    pl.semaphore_wait(sem[...], 1)\n"]
+
+
+def test_a_comment_ending_in_a_question_mark_is_python_not_help() -> None:
+    """IPython reads `x = 1  # why?` as Python: masked as a magic, the shadowing import was lost
+    and `mylib.semaphore_wait`'s argument was rewritten."""
+    data = _notebook(["from jax.experimental import pallas as pl\n"], ["import mylib as pl  # which one?\n", *KERNEL])
+    result = fix_notebook(data, Settings(), apply_fixes=True)
+    assert result.source == data and not result.findings
+
+
+def test_a_source_string_holding_several_lines_is_rewritten() -> None:
+    """nbformat lets one string of the `source` array hold several lines."""
+    data = _notebook(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"])
+    fixed = _sources(fix_notebook(data, Settings(), apply_fixes=True).source)
+    assert fixed == ["".join(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"]).replace("sem[...]", "sem")]
+
+
+def test_lines_after_a_cell_with_lone_carriage_returns_are_counted_as_python_counts_them() -> None:
+    data = _notebook(["x = 1\r", "y = 2\r"], ["from jax.experimental import pallas as pl\n", *KERNEL])
+    findings = fix_notebook(data, Settings(), apply_fixes=False).findings
+    assert [(f.cell, f.line, f.column) for f in findings] == [(2, 3, 23)]

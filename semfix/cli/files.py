@@ -76,7 +76,7 @@ def _tree(folder: Path, patterns: Sequence[str]) -> list[Path]:
 
 
 def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclude: bool = False) -> Discovery:
-    """Source files under `paths`, in a stable order, each once.
+    """Source files under `paths`, in a stable order, each once (under the first name met).
 
     A file named explicitly is always taken, whatever its suffix, as black and ruff do, unless
     `force_exclude` applies the exclude globs to it too.
@@ -90,7 +90,7 @@ def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclu
         if force_exclude and not path.is_dir() and excluded(PurePosixPath(path.as_posix()), excludes):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
-            key = Path(os.path.normpath(candidate))
+            key = Path(os.path.realpath(candidate))  # a file and a symlink to it are one file: one write
             if key not in seen:
                 seen.add(key)
                 found.files.append(candidate)

@@ -15,12 +15,14 @@ from dataclasses import dataclass, replace
 from semfix.api import FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
-from semfix.rewrite.text import apply_edits
+from semfix.rewrite.text import apply_edits, line_starts
 from semfix.settings import Settings
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  #semfix-magic#"
-_MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|\?\s*$")
+# `%magic`, `!shell`, `?obj`, `x = !shell`, or `obj?` (IPython's help): a `?` at the end of a line
+# with a `#` is left as Python, where it most likely ends a comment (`x = 1  # why?`)
+_MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|^[^#]*\?\s*$")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _INDENT = re.compile(r"^\s*")
 _MASKED = re.compile(r"^(\s*)" + re.escape(_MASK))
@@ -33,7 +35,7 @@ _Spans = dict[tuple[object, ...], tuple[int, int]]  # a JSON value's path -> whe
 class _Cell:
     index: int  # position among all cells, 0-based
     lines: list[str]
-    is_list: bool  # the JSON `source` value is an array of strings, not one string
+    parts: list[str] | None  # the strings of the JSON `source` array; None when it is one string
 
 
 def _spans(text: str) -> _Spans:
@@ -100,10 +102,11 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
         joined = "".join(source) if isinstance(source, list) else source
         if joined.lstrip().startswith("%%"):
             continue  # a cell magic: the cell is not Python
-        cells.append(_Cell(index, _LINES.findall(joined), isinstance(source, list)))
-    module, starts = [], []
+        cells.append(_Cell(index, _LINES.findall(joined), source if isinstance(source, list) else None))
+    module: list[str] = []
+    starts: list[int] = []  # each cell's first line in the module, counted as Python counts (a lone CR too)
     for cell in cells:
-        starts.append(sum(line.count("\n") for line in module) + 1)
+        starts.append(len(line_starts("".join(module[-2:]))) + (starts[-1] - 1 if starts else 0))
         body = "".join(_mask(line) for line in cell.lines)
         module.append(body if body.endswith("\n") or not body else body + "\n")
         module.append(_BOUNDARY)
@@ -134,13 +137,13 @@ def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
 def _edits(text: str, spans: _Spans, cell: _Cell, new_text: str) -> list[tuple[int, int, str]]:
     """The edits to the text that give a changed cell its new source: only the changed strings."""
     base = ("cells", cell.index, "source")
-    if not cell.is_list:
+    if cell.parts is None:
         start, end = spans[base]
         raw = text[start:end]
         return [(start, end, _encode_like(new_text, raw, json.loads(raw)))]
     new_lines = _LINES.findall(new_text)
-    old_spans = [spans[(*base, i)] for i in range(len(cell.lines))]
-    if len(new_lines) == len(cell.lines):
+    old_spans = [spans[(*base, i)] for i in range(len(cell.parts))]
+    if cell.parts == cell.lines and len(new_lines) == len(cell.lines):  # one string per line, kept so
         return [
             (start, end, _encode_like(new, text[start:end], old))
             for (start, end), old, new in zip(old_spans, cell.lines, new_lines)
@@ -149,6 +152,6 @@ def _edits(text: str, spans: _Spans, cell: _Cell, new_text: str) -> list[tuple[i
     if not old_spans:
         raise SourceError("cannot rewrite an empty cell")
     separator = text[old_spans[0][1] : old_spans[1][0]] if len(old_spans) > 1 else ", "
-    style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.lines[0]
+    style_raw, style_old = text[old_spans[0][0] : old_spans[0][1]], cell.parts[0]
     encoded = separator.join(_encode_like(line, style_raw, style_old) for line in new_lines)
     return [(old_spans[0][0], old_spans[-1][1], encoded)]

@@ -175,12 +175,16 @@ def finding_line(path: Path, finding: Finding, mark: str = "") -> str:
 
 
 def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
-    """A diff `patch -p1` and `git apply` accept, in the file's own bytes and line endings."""
-    name = path.as_posix().encode("utf-8", "surrogateescape")
+    """A diff `patch -p1` and `git apply` accept, in the file's own bytes and line endings.
+
+    Lines are split at b"\n" alone, as both tools split them: a lone CR stays inside its line.
+    A name with a space ends with a tab (as git writes it), where `patch` stops reading it.
+    """
+    name = path.as_posix().encode("utf-8", "surrogateescape") + (b"\t" if " " in path.as_posix() else b"")
     lines = difflib.diff_bytes(
         difflib.unified_diff,
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        re.findall(rb"[^\n]*\n|[^\n]+$", old),
+        re.findall(rb"[^\n]*\n|[^\n]+$", new),
         fromfile=b"a/" + name,
         tofile=b"b/" + name,
     )

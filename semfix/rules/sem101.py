@@ -3,7 +3,8 @@
 ## What it does
 Rewrites `pltpu.semaphore_signal`, `pltpu.semaphore_wait` and `pltpu.semaphore_read` to the
 `pl.semaphore_*` functions, adding or reusing the file's pallas import and dropping TPU imports
-left unused. Off by default: select it (`--select SEM101` or `extend-select`).
+left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
+which only an import of the TPU module makes exist). Off by default: select it (`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
 The `pltpu` versions were deprecated in JAX 0.10 and removed in 0.11, where the kernel fails
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -113,6 +115,7 @@ FUNCTIONS = frozenset(DEPRECATED_TPU.values())
 DEFAULT_PALLAS_ALIAS = "pl"
 PALLAS = "jax.experimental.pallas"
 PALLAS_PARENT = "jax.experimental"  # `from jax.experimental import pallas as <alias>`
+TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
 
 
 class Unsure(Exception):
@@ -321,10 +324,27 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
             raise Unsure("a string may name the import")
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+    loaded = any(  # `jax.experimental.pallas.tpu.X` read through `import jax`: the TPU module must stay imported
+        _through_parent(binding.qualname, access.steps)  # type: ignore[arg-type]
+        for name, found in accesses.items()
+        for access in found
+        if id(access.name) not in renamed
+        for binding in access.scope.lookup(name)[1]
+        if binding.kind == "import"
+    )
     return [
-        _Site(s, local, *holder(ctx.tree, s, cache), [(n := _bound(a, s)) not in names or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
+        _Site(s, local, *holder(ctx.tree, s, cache), [loaded or (n := _bound(a, s)) not in names or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
+
+
+def _through_parent(qualname: str, steps: tuple[str | None, ...]) -> bool:
+    """Does `qualname` followed by the attribute `steps` reach the TPU module as an attribute of
+    a parent package (`jax.experimental.pallas.tpu`, `pallas.tpu`)? That attribute exists only
+    while an import of the TPU module runs, so none may be dropped."""
+    attributes = [*itertools.takewhile(lambda step: step is not None, steps)]
+    dotted = ".".join([qualname, *attributes])
+    return TPU.startswith(qualname + ".") and (dotted == TPU or dotted.startswith(TPU + "."))
 
 
 def _pallas_import(alias: str) -> ast.ImportFrom:
