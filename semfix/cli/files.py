@@ -82,7 +82,7 @@ def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclu
     `force_exclude` applies the exclude globs to it too.
     """
     found = Discovery()
-    seen: set[Path] = set()
+    seen: set[object] = set()
     for path in paths:
         if not path.exists():
             found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
@@ -90,11 +90,21 @@ def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclu
         if force_exclude and not path.is_dir() and excluded(PurePosixPath(path.as_posix()), excludes):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
-            key = Path(os.path.realpath(candidate))  # a file and a symlink to it are one file: one write
+            key = _identity(candidate)
             if key not in seen:
                 seen.add(key)
                 found.files.append(candidate)
     return found
+
+
+def _identity(path: Path) -> object:
+    """What makes two names one file (a file and a symlink to it: one write): its device and
+    inode, or its normalised name when it cannot be read (reported later)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return os.path.normpath(path)
+    return status.st_dev, status.st_ino
 
 
 def read_source(path: Path) -> bytes:
