@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import re
 from collections.abc import Iterator
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -208,12 +209,21 @@ class Evidence:
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
                 return None
             value = bindings[0].node.value  # type: ignore[union-attr]
-            if isinstance(value, ast.List) and any(a.top is not node for a in self.tracking().references(node.id, scope)):
-                return None  # a list used elsewhere too may be changed (`SHAPES.append(...)`) before the call
+            if isinstance(value, ast.List) and (len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)):
+                return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
             node = value
         if not isinstance(node, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in node.elts):
             return None
         return list(node.elts)
+
+    def _used_elsewhere(self, node: ast.Name, scope: Scope) -> bool:
+        """Is the name read anywhere but at `node`? Not when the text spells it only there and
+        before `=` (its one binding, keywords): in ASCII text every access spells it, so most
+        files need no access tracking."""
+        spelled = rf"(?<![\w.]){re.escape(node.id)}(?!\w|\s*=(?!=))"
+        if self.text.text.isascii() and len(re.findall(spelled, self.text.text)) <= 1:
+            return False
+        return any(a.top is not node for a in self.tracking().references(node.id, scope))
 
     def _allocation(self, node: ast.expr, scope: Scope) -> Kind:
         if isinstance(node.left if isinstance(node, ast.BinOp) else node, (ast.Tuple, ast.List)):  # `[sem] * n` too
