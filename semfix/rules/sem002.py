@@ -21,7 +21,8 @@ pl.semaphore_signal(sems.at[slot], 1)
 ## Fix safety
 Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope,
 or a `SemaphoreType.X((n,))` allocation in `scratch_shapes` or `run_scoped`, unless the code
-tests its type (`isinstance(sems, tuple)`: it expects a tuple too). Unsafe where it cannot tell (applied only with `--unsafe-fixes`). Never for a tuple of Refs (`*sems`, tuple
+tests its type (`isinstance(sems, tuple)`: it expects a tuple too). Unsafe where it cannot
+tell (applied only with `--unsafe-fixes`). Never for a tuple of Refs (`*sems`, tuple
 unpacking, literals), where `sems[i]` already is a Ref and `.at` would fail.
 '''
 

@@ -223,6 +223,7 @@ _CALLS_BACK = frozenset({
     "eval_shape", "make_jaxpr", "custom_vjp", "custom_jvp", "piecewise", "apply_along_axis", "apply_over_axes",
     "vectorize", "frompyfunc",
 })
+_NOT_INERT = _WRITERS | _CALLS_BACK
 
 
 def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) -> bool:
@@ -242,7 +243,7 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
     ):
         return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
     names = _jax(ctx, call, scope)
-    if not names or any(name.rpartition(".")[2] in _WRITERS | _CALLS_BACK for name in names):
+    if not names or any(name.rpartition(".")[2] in _NOT_INERT for name in names):
         return False
     if not all(_inert(argument, scope) for argument in (*call.args, *(k.value for k in call.keywords))):
         return False
