@@ -434,3 +434,38 @@ def test_another_librarys_copy_is_not_blamed(tmp_path: Path) -> None:
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5))
     assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, result.stdout
+
+
+# -- explain writes through the engine's run and proof, as `fix` does ----------------------
+def test_only_the_chosen_fixes_are_made_and_proven() -> None:
+    from semfix.api import blame, chosen_settings, fix_source
+
+    source = (
+        b"from jax.experimental import pallas as pl\n\n\ndef kernel(flags, other):\n"
+        b"    pl.semaphore_signal(flags[0], 1)\n    pl.semaphore_wait(other[...], 1)\n"
+    )
+    chosen = blame(source, 5, None).chosen
+    assert [f.original for f in chosen] == ["flags[0]"]
+    fixed = fix_source(source, settings=chosen_settings(chosen))
+    assert fixed.source == source.replace(b"flags[0]", b"flags.at[0]")  # `other[...]` is not chosen
+    assert [f.original for f in fixed.applied] == ["flags[0]"]
+
+
+def test_explain_refuses_a_write_that_fails_fixs_checks(tmp_path: Path) -> None:
+    """cp932 spells one character two ways: decoding and encoding again would rewrite the comment's
+    bytes. `fix` refuses such a file; explain used to splice its fix in and write it."""
+    kernel = tmp_path / "kernels.py"
+    before = (
+        b"# -*- coding: cp932 -*-\n# x \x87\x90 y: NEC's spelling of this character\n"
+        b"from jax.experimental import pallas as pl\n\n\ndef kernel(flags):\n    pl.semaphore_signal(flags[0], 1)\n"
+    )
+    kernel.write_bytes(before)
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 7, in kernel\n'
+        "    pl.semaphore_signal(flags[0], 1)\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = "Cannot fix kernels.py: the rewrite fails semfix's checks (cannot write this file back byte for byte"
+    assert checks in result.stdout
+    assert kernel.read_bytes() == before and "Fixed" not in result.stdout

@@ -14,11 +14,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semfix.api import Blame, blame
+from semfix.api import Blame, SafetyError, blame, chosen_settings, fix_source
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.cli.logs import Failure, Frame
 from semfix.errors import SourceError
-from semfix.rewrite.text import splice
 
 #: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
 #: check: the Mosaic GPU copies check source, destination, barrier in turn.
@@ -171,15 +170,32 @@ def explain(failure: Failure, root: Path) -> Explanation:
     return result
 
 
-def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, bytes, bytes]]:
-    """One rewrite per file, however many tracebacks point into it: (path, name, old, new)."""
+@dataclass
+class FileFix:
+    """The fixes of every traceback that points into one file, made by the engine: the new
+    bytes, or why they cannot be written (`error`)."""
+
+    path: Path
+    name: Path
+    old: bytes
+    new: bytes = b""
+    error: str | None = None
+
+
+def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
+    """One rewrite per file, however many tracebacks point into it, proven as `fix` proves its own."""
     by_path: dict[Path, list[Explanation]] = {}
     for item in explanations:
         if item.blame.chosen and item.path is not None:
             by_path.setdefault(item.path, []).append(item)
     merged = []
     for path, items in by_path.items():
-        first, findings = items[0], {(f.line, f.column): f for item in items for f in item.blame.chosen}
-        encoding = first.blame.encoding
-        merged.append((path, first.name or path, first.old, splice(first.old.decode(encoding), findings.values()).encode(encoding)))
+        first = items[0]
+        findings = {(f.line, f.column): f for item in items for f in item.blame.chosen}
+        fix = FileFix(path, first.name or path, first.old)
+        try:
+            fix.new = fix_source(first.old, settings=chosen_settings(findings.values())).source
+        except (SourceError, SafetyError) as error:
+            fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
+        merged.append(fix)
     return merged
