@@ -112,8 +112,8 @@ def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
     )
     log = "".join(
         f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in {function}\n'
-        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
-        for line, function in ((5, "flag_kernel"), (12, "step"))
+        f"    pl.semaphore_signal({flags}[1], 1)\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+        for line, function, flags in ((5, "flag_kernel", "flags"), (12, "step", "self.flags"))
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -409,9 +409,9 @@ def test_the_cli_knows_nothing_of_trees() -> None:
                 assert not [n for n in names if n.split(".")[0] in ("ast", "libcst") or n.startswith("semfix.engine")], module.name
 
 
-def _dma_log(line: int) -> str:
+def _dma_log(line: int, source: str) -> str:
     return (
-        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in kernel\n'
+        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in kernel\n    {source}\n'
         "ValueError: DMA source/destination/semaphore arguments must be Refs.\n"
     )
 
@@ -422,7 +422,7 @@ def test_a_descriptor_is_the_one_last_assigned_before_its_start(tmp_path: Path) 
         "        copy = pltpu.make_async_copy(src, dst, sems[0])\n"
         "    copy = pltpu.make_async_copy(src[...], dst, sems.at[1])\n    copy.start()\n"
     )
-    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(8))
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(8, "copy.start()"))
     assert result.returncode == 0, result.stdout + result.stderr
     text = (tmp_path / "kernels.py").read_text()
     assert "make_async_copy(src, dst, sems.at[1])" in text and "make_async_copy(src, dst, sems[0])" in text
@@ -432,7 +432,7 @@ def test_another_librarys_copy_is_not_blamed(tmp_path: Path) -> None:
     (tmp_path / "kernels.py").write_text(
         "from torch_kernels import make_async_copy\n\n\ndef kernel(x, buf, sem):\n    make_async_copy(x[...], buf, sem[...])\n"
     )
-    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5))
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5, "make_async_copy(x[...], buf, sem[...])"))
     assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, result.stdout
 
 
@@ -469,3 +469,127 @@ def test_explain_refuses_a_write_that_fails_fixs_checks(tmp_path: Path) -> None:
     checks = "Cannot fix kernels.py: the rewrite fails semfix's checks (cannot write this file back byte for byte"
     assert checks in result.stdout
     assert kernel.read_bytes() == before and "Fixed" not in result.stdout
+
+
+# -- the file may have changed since the run: the printed source line says so --------------
+SIGNAL = "def signal_kernel(src, dst, flags):\n    pl.semaphore_signal(flags[0], 1)\n"
+#: signal_array.log's line 32 holds another call now: a list of Refs, which `.at` would break
+EDITED = "def signal_kernel(src, dst, flags, peer_sems=()):\n    pl.semaphore_signal(peer_sems[1], 1)\n"
+
+
+def test_a_line_that_moved_is_found_by_its_printed_source(dmalib: Path) -> None:
+    kernel = dmalib / "dmalib" / "kernels.py"
+    kernel.write_text(kernel.read_text().replace(SIGNAL, EDITED + "    pl.semaphore_signal(flags[0], 1)\n"))
+    result = _explain_fix("signal_array.log", dmalib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    now = "line 32 is `pl.semaphore_signal(peer_sems[1], 1)` now, not `pl.semaphore_signal(flags[0], 1)`"
+    assert now in result.stdout
+    assert "that text is line 33 now, the only one in `signal_kernel`" in result.stdout
+    assert "raised from dmalib/kernels.py:33, in signal_kernel" in result.stdout
+    text = kernel.read_text()
+    assert "pl.semaphore_signal(peer_sems[1], 1)\n    pl.semaphore_signal(flags.at[0], 1)\n" in text
+
+
+@pytest.mark.parametrize(
+    ("edited", "said"),
+    [
+        (EDITED + "    pl.semaphore_signal(flags[0], 1)\n" * 2, "on 2 lines (33, 34)"),
+        (EDITED + "    pl.semaphore_signal(flags[0], 2)\n", "nowhere"),
+    ],
+    ids=["twice", "gone"],
+)
+def test_a_line_that_changed_is_refused_unless_its_text_is_found_once(dmalib: Path, edited: str, said: str) -> None:
+    kernel = dmalib / "dmalib" / "kernels.py"
+    kernel.write_text(kernel.read_text().replace(SIGNAL, edited))
+    before = kernel.read_text()
+    result = _explain_fix("signal_array.log", dmalib)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"and that text is {said} in `signal_kernel`: cannot tell which call raised the error" in result.stdout
+    assert kernel.read_text() == before and "---" not in result.stdout
+
+
+# -- an installed package is not the checkout ----------------------------------------------
+INSTALLED = "/opt/venv/lib/python3.11/site-packages/dmalib/kernels.py"
+RUNNER_PATH = "/home/runner/work/dmalib/dmalib/dmalib/kernels.py"  # where signal_array.log was made
+
+
+@pytest.mark.parametrize("checkout", ["pkg", "dmalib"])  # matched by the file's name, or by its folder too
+def test_a_frame_in_an_installed_package_is_not_the_checkouts_file(tmp_path: Path, checkout: str) -> None:
+    shutil.copytree(TRACEBACKS / "dmalib", tmp_path / checkout)
+    before = (tmp_path / checkout / "kernels.py").read_text()
+    log = (TRACEBACKS / "signal_array.log").read_text().replace(RUNNER_PATH, INSTALLED)
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{INSTALLED} is in an installed package, not in this checkout" in result.stdout
+    assert "pip install -e" in result.stdout and (tmp_path / checkout / "kernels.py").read_text() == before
+
+
+def test_a_package_linked_into_site_packages_from_the_checkout_is_fixed(tmp_path: Path) -> None:
+    checkout, packages = tmp_path / "checkout", tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(TRACEBACKS / "dmalib", checkout / "dmalib")
+    packages.mkdir(parents=True)
+    (packages / "dmalib").symlink_to(checkout / "dmalib")  # how a symbolic-link (editable) install looks
+    log = (TRACEBACKS / "signal_array.log").read_text()
+    log = log.replace(RUNNER_PATH, str(packages / "dmalib" / "kernels.py"))
+    result = cli("explain", "-", "--fix", "--root", str(checkout), cwd=tmp_path, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "raised from dmalib/kernels.py:32, in signal_kernel" in result.stdout
+    assert "pl.semaphore_signal(flags.at[0], 1)" in (checkout / "dmalib" / "kernels.py").read_text()
+
+
+def test_a_match_by_the_file_name_alone_needs_the_printed_source(tmp_path: Path) -> None:
+    source = "from jax.experimental import pallas as pl\n\n\ndef k(flags):\n    pl.semaphore_signal(flags[0], 1)\n"
+    (tmp_path / "kernels.py").write_text(source)
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 5, in k\n'
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1 and "matches kernels.py here only by the file's name" in result.stdout, result.stdout
+    printed = log.replace("in k\n", "in k\n    pl.semaphore_signal(flags[0], 1)\n")
+    assert cli("explain", "-", "--fix", cwd=tmp_path, stdin=printed).returncode == 0
+    assert "flags.at[0]" in (tmp_path / "kernels.py").read_text()
+
+
+# -- tracebacks as pasted from a terminal's last lines, IPython and Jupyter -----------------
+def test_a_tail_pasted_without_its_header(dmalib: Path) -> None:
+    lines = (TRACEBACKS / "signal_array.log").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "dmalib/kernels.py" in line)
+    result = cli("explain", "-", "--fix", cwd=dmalib, stdin="\n".join(lines[start:]))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pl.semaphore_signal(flags.at[0], 1)" in (dmalib / "dmalib" / "kernels.py").read_text()
+
+
+def test_the_error_line_alone_is_not_no_error(tmp_path: Path) -> None:
+    result = cli("explain", "-", cwd=tmp_path, stdin="ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "no frame of the code that raised it: paste the whole traceback" in result.stdout
+
+
+@pytest.fixture
+def ringnb(tmp_path: Path) -> Path:
+    """The notebook ipython*.log come from: its cells run in turn by IPython 9.19 (In[2] is cell 3)."""
+    shutil.copytree(TRACEBACKS / "ringnb", tmp_path / "ringnb")
+    return tmp_path
+
+
+@pytest.mark.parametrize("log", ["ipython.log", "ipython_color.log"])
+def test_an_ipython_traceback_is_fixed_in_its_notebook_cell(ringnb: Path, log: str) -> None:
+    notebook = ringnb / "ringnb" / "ring.ipynb"
+    before = notebook.read_text()
+    result = cli("explain", str(TRACEBACKS / log), "--fix", cwd=ringnb)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "raised from ringnb/ring.ipynb, cell 3 (Cell In[2]), line 3, in ping_kernel" in result.stdout
+    assert "Fix: cell 3, line 4: `flags[1]` -> `flags.at[1]`" in result.stdout
+    signal, wait = '"    pl.semaphore_signal(flags[1], 2)\\n"', '"    pl.semaphore_wait(flags[1], 2)"'
+    fixed = before.replace(signal, signal.replace("[1]", ".at[1]")).replace(wait, wait.replace("[1]", ".at[1]"))
+    assert notebook.read_text() == fixed
+
+
+def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:
+    notebook = ringnb / "ringnb" / "ring.ipynb"
+    notebook.write_text(notebook.read_text().replace("o_ref[...] = x_ref[...]", "o_ref[...] = x_ref[...] + 1"))
+    before = notebook.read_text()
+    result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Cannot find Cell In[2] in a notebook under" in result.stdout and notebook.read_text() == before

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semfix.api import Blame, SafetyError, blame, chosen_settings, fix_source
+from semfix.api import Blame, SafetyError, blame, chosen_settings, find_line, fix_source
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.cli.logs import Failure, Frame
+from semfix.cli.notebook import Joined, fix_notebook, join_cells
 from semfix.errors import SourceError
 
 #: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
@@ -49,6 +51,8 @@ _AVALS = {
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
     "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
+#: Folders pip installs packages into: a frame there is never matched to the checkout by name.
+_INSTALLED = {"site-packages", "dist-packages"}
 #: How many folders the search for a traceback's file visits before it gives up (see `locate`).
 SEARCH_LIMIT = 10_000
 
@@ -64,6 +68,7 @@ class Explanation:
     name: Path | None = None  # the file relative to --root: for messages and diff headers
     old: bytes = b""
     blame: Blame = field(default_factory=Blame)  # the lines after the first two, the fixes
+    notebook: bool = False  # `path` is a notebook: the fixes are at lines of its cells joined
 
 
 def _describe_aval(aval: str) -> str:
@@ -76,8 +81,9 @@ def _describe_aval(aval: str) -> str:
     return _AVALS[match["name"]] + shape
 
 
-def locate(path: str, root: Path) -> tuple[list[Path], bool]:
-    """The files on this machine `path` may name, and whether the search stopped early.
+def locate(path: str, root: Path) -> tuple[list[Path], bool, bool]:
+    """The files on this machine `path` may name, whether the search stopped early, and whether
+    they match only by the file's name.
 
     The path itself (relative ones under `root`), else the files under `root` with the longest
     matching path suffix: one, several equally good, or none. The search visits at most
@@ -86,14 +92,13 @@ def locate(path: str, root: Path) -> tuple[list[Path], bool]:
     """
     direct = root / path
     if direct.is_file():
-        return [direct], False
+        return [direct], False, False
     wanted = Path(path.replace("\\", "/")).parts
     best: list[Path] = []
     best_score = 0
-    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
-        if visited == SEARCH_LIMIT:
-            return best, True
-        dirs[:] = [d for d in dirs if not _skipped(folder, d)]
+    for folder, files in _walk(root):
+        if folder is None:
+            return best, True, best_score == 1 < len(wanted)
         if wanted[-1] not in files:
             continue
         candidate = Path(folder, wanted[-1])
@@ -105,7 +110,18 @@ def locate(path: str, root: Path) -> tuple[list[Path], bool]:
             best, best_score = [candidate], score
         elif score == best_score:
             best.append(candidate)
-    return best, False
+    return best, False, best_score == 1 < len(wanted)
+
+
+def _walk(root: Path) -> Iterator[tuple[str | None, list[str]]]:
+    """(folder, its files) under `root`, skipping what `_skipped` skips; (None, []) when the
+    search has visited SEARCH_LIMIT folders and stops."""
+    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
+        if visited == SEARCH_LIMIT:
+            yield None, []
+            return
+        dirs[:] = [d for d in dirs if not _skipped(folder, d)]
+        yield folder, files
 
 
 def _skipped(folder: str, name: str) -> bool:
@@ -148,26 +164,131 @@ def explain(failure: Failure, root: Path) -> Explanation:
     result.lines.append(words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")}))
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
-        result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
+        result.lines.append(
+            "No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again."
+            if failure.frames
+            else "The text holds JAX's error but no frame of the code that raised it: paste the whole traceback."
+        )
         return result
-    found, stopped = locate(frame.path, root)
-    problem = _not_found(frame, root, found, stopped)
+    if frame.cell:
+        _explain_cell(result, frame, root)
+        return result
+    found, problem = _the_file(frame, root)
     if problem:
         result.lines.append(problem)
         return result
-    real, top = Path(os.path.realpath(found[0])), Path(os.path.realpath(root))
+    real, top = Path(os.path.realpath(found)), Path(os.path.realpath(root))
     if not real.is_relative_to(top):
         result.lines.append(f"{frame.path} is outside --root, not touched (--root is {root}).")
         return result
     result.path, result.name = real, real.relative_to(top)
-    result.lines.append(f"It was raised from {result.name}:{frame.line}, in {frame.function}.")
     try:
         result.old = read_source(real)
-        result.blame = blame(result.old, frame.line, _SUSPECTS.get(kind))
+        line = _confirmed(result, frame, result.old)
+        if line is not None:
+            result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
+            result.blame = blame(result.old, line, _SUSPECTS.get(kind))
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
     return result
+
+
+def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
+    """The one file here the frame's path names, or why there is none.
+
+    A file of an installed package is the checkout's only when it is installed from it (a
+    symbolic-link or editable install: its path, links followed, lies under --root); never
+    by a matching name. A match by the file's name alone needs the printed source to confirm it.
+    """
+    if _INSTALLED & set(Path(frame.path.replace("\\", "/")).parts):
+        here = Path(frame.path)
+        if here.is_file() and Path(os.path.realpath(here)).is_relative_to(os.path.realpath(root)):
+            return here, None
+        return here, (
+            f"{frame.path} is in an installed package, not in this checkout (--root is {root}): semfix does not"
+            " match it to a file here by name. Fix the package's own source, or install it from this checkout"
+            " (`pip install -e .`), run again, and explain the new traceback."
+        )
+    found, stopped, name_only = locate(frame.path, root)
+    problem = _not_found(frame, root, found, stopped)
+    if problem is None and name_only and frame.source is None:
+        problem = (
+            f"{frame.path} matches {os.path.relpath(found[0], root)} here only by the file's name, and the"
+            " traceback prints no source line to confirm it is that file; pass --root closer to the code."
+        )
+    return (found[0] if found else Path(frame.path)), problem
+
+
+def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
+    """The line of `source` the frame means: its line number where the printed source is still
+    there, else the one line that holds it (the file changed since the run), else None (said why)."""
+    if frame.source is None:
+        return frame.line  # nothing printed to check it against (a log without source lines)
+    line, note = find_line(source, frame.line, frame.source, frame.function)
+    if note:
+        result.lines.append(note)
+    return line
+
+
+def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
+    """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts executions, not
+    cells, so the cell is the one code cell of a notebook under --root that holds the lines the
+    traceback prints (the line that raised, and those around it)."""
+    if frame.source is None:
+        result.lines.append(f"{frame.path} prints no source line: cannot tell which notebook cell it was.")
+        return
+    matches: list[tuple[Path, Joined, int, int]] = []
+    top = Path(os.path.realpath(root))
+    for folder, files in _walk(root):
+        if folder is None:
+            stopped = f"the search stopped after {SEARCH_LIMIT} folders; pass --root closer to the notebook"
+            result.lines.append(f"Cannot find the notebook of {frame.path}: {stopped}.")
+            return
+        for name in sorted(f for f in files if f.endswith(".ipynb")):
+            path = Path(os.path.realpath(os.path.join(folder, name)))
+            try:
+                notebook = join_cells(read_source(path)) if path.is_relative_to(top) else None
+            except (SourceError, FileError):
+                continue  # not a notebook semfix can read: it holds no cell to match
+            for number, start, lines in notebook.cells_by_number() if notebook else []:
+                if _holds(lines, frame):
+                    matches.append((path, notebook, number, start))  # type: ignore[arg-type]
+    where = f"line {frame.line} (`{frame.source}`)"
+    if len(matches) != 1:
+        cells = ", ".join(f"{os.path.relpath(p, top)} cell {n}" for p, _, n, _ in matches)
+        result.lines.append(
+            f"Cannot tell which notebook cell {frame.path} was: {cells} all hold {where}; fix it by hand."
+            if matches
+            else f"Cannot find {frame.path} in a notebook under {root}: no code cell holds {where} and the lines"
+            " printed around it (a cell typed into IPython, or a notebook changed or not saved since the run)."
+        )
+        return
+    path, notebook, number, start = matches[0]
+    result.path, result.name, result.old = path, path.relative_to(top), read_source(path)
+    cell = f"cell {number} ({frame.path}), line {frame.line}"
+    result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
+    try:
+        result.blame = blame(
+            notebook.module.encode("utf-8"), start + frame.line - 1, _SUSPECTS.get(result.kind or ""),
+            where=lambda line: _cell_line(notebook, line),
+        )
+    except SourceError as error:
+        result.lines.append(f"Cannot fix it: {error}")
+    result.lines += result.blame.lines
+    result.notebook = True
+
+
+def _holds(lines: list[str], frame: Frame) -> bool:
+    """Does a cell hold what the traceback printed of it: the line that raised, and its context?"""
+    printed = {frame.line: frame.source or "", **frame.context}
+    return all(1 <= number <= len(lines) and lines[number - 1].strip() == text for number, text in printed.items())
+
+
+def _cell_line(notebook: Joined, line: int) -> str:
+    """A line of the joined module as the user counts it: the cell, and the line within it."""
+    number, start, _ = max((cell for cell in notebook.cells_by_number() if cell[1] <= line), key=lambda c: c[1])
+    return f"cell {number}, line {line - start + 1}"
 
 
 @dataclass
@@ -193,8 +314,11 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
         first = items[0]
         findings = {(f.line, f.column): f for item in items for f in item.blame.chosen}
         fix = FileFix(path, first.name or path, first.old)
+        settings = chosen_settings(findings.values())
         try:
-            fix.new = fix_source(first.old, settings=chosen_settings(findings.values())).source
+            fix.new = (
+                fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
+            ).source
         except (SourceError, SafetyError) as error:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)

@@ -14,7 +14,7 @@ argument that is not plainly a Ref.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from semfix.engine.analysis import _arguments
@@ -38,11 +38,14 @@ class Blame:
     encoding: str = "utf-8"  # the source's, for writing the fixes back
 
 
-def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
+def blame(
+    source: bytes, line: int, suspects: frozenset[str] | None, where: Callable[[int], str] = "line {}".format
+) -> Blame:
     """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
     for source the engine cannot read. The fixes are made (and proven) by running the engine
-    again with `settings_for(chosen)`."""
+    again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
+    are one module, and the user counts lines within a cell)."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
     scopes = Tracking()  # `_plainly_ref` reads its accesses
@@ -71,11 +74,11 @@ def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
     spread = {base for base in bases if _kinds_here(base, scope) == ["param"]}
     same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _base(f) in spread)]
     result.chosen = _with_their_plans(proven + safe + same_ref, fixes)
-    result.lines += [f"At line {f.line}, {_said(f)}" for f in proven + safe]
+    result.lines += [f"At {where(f.line)}, {_said(f)}" for f in proven + safe]
     for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
         note = f"; the traceback proves `{_base(finding)}` is a Ref" if finding.safety != "safe" else ""
         edit = f"`{finding.original}` -> `{finding.replacement}`" if finding.replacement else f"remove `{finding.original.strip()}`"
-        result.lines.append(f"Fix: line {finding.line}: {edit} ({finding.rule}{note})")
+        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{note})")
     return result
 
 
