@@ -593,3 +593,17 @@ def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:
     result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Cannot find Cell In[2] in a notebook under" in result.stdout and notebook.read_text() == before
+
+
+def test_two_notebooks_holding_the_cell_are_ambiguous(ringnb: Path) -> None:
+    shutil.copy(ringnb / "ringnb" / "ring.ipynb", ringnb / "ringnb" / "ring_copy.ipynb")
+    result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ringnb/ring.ipynb cell 3, ringnb/ring_copy.ipynb cell 3 all hold line 3" in result.stdout
+
+
+def test_a_logged_copy_of_the_error_line_is_not_another_failure() -> None:
+    from semfix.cli.logs import parse_log
+
+    log = (TRACEBACKS / "signal_array.log").read_text() + "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    assert [len(f.frames) > 0 for f in parse_log(log)] == [True]

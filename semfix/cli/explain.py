@@ -223,8 +223,9 @@ def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
 def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
     """The line of `source` the frame means: its line number where the printed source is still
     there, else the one line that holds it (the file changed since the run), else None (said why)."""
-    if frame.source is None:
-        return frame.line  # nothing printed to check it against (a log without source lines)
+    if frame.source is None:  # a log without source lines (the file was not there at the run)
+        result.lines.append(f"The traceback prints no source line for it: line {frame.line} is taken as it is.")
+        return frame.line
     line, note = find_line(source, frame.line, frame.source, frame.function)
     if note:
         result.lines.append(note)
@@ -232,40 +233,25 @@ def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
 
 
 def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
-    """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts executions, not
-    cells, so the cell is the one code cell of a notebook under --root that holds the lines the
-    traceback prints (the line that raised, and those around it)."""
-    if frame.source is None:
-        result.lines.append(f"{frame.path} prints no source line: cannot tell which notebook cell it was.")
-        return
-    matches: list[tuple[Path, Joined, int, int]] = []
-    top = Path(os.path.realpath(root))
-    for folder, files in _walk(root):
-        if folder is None:
-            stopped = f"the search stopped after {SEARCH_LIMIT} folders; pass --root closer to the notebook"
-            result.lines.append(f"Cannot find the notebook of {frame.path}: {stopped}.")
-            return
-        for name in sorted(f for f in files if f.endswith(".ipynb")):
-            path = Path(os.path.realpath(os.path.join(folder, name)))
-            try:
-                notebook = join_cells(read_source(path)) if path.is_relative_to(top) else None
-            except (SourceError, FileError):
-                continue  # not a notebook semfix can read: it holds no cell to match
-            for number, start, lines in notebook.cells_by_number() if notebook else []:
-                if _holds(lines, frame):
-                    matches.append((path, notebook, number, start))  # type: ignore[arg-type]
+    """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts runs, not cells, so
+    the cell is the one code cell of a notebook under --root that holds the lines the traceback
+    prints (the line that raised, and those around it)."""
+    matches, stopped = _cells_holding(frame, root)
     where = f"line {frame.line} (`{frame.source}`)"
-    if len(matches) != 1:
-        cells = ", ".join(f"{os.path.relpath(p, top)} cell {n}" for p, _, n, _ in matches)
+    if stopped or len(matches) != 1:
+        cells = ", ".join(f"{name} cell {number}" for _, name, _, _, number, _ in matches)
         result.lines.append(
-            f"Cannot tell which notebook cell {frame.path} was: {cells} all hold {where}; fix it by hand."
+            f"Cannot find the notebook of {frame.path}: the search stopped after {SEARCH_LIMIT} folders;"
+            " pass --root closer to the notebook."
+            if stopped
+            else f"Cannot tell which notebook cell {frame.path} was: {cells} all hold {where}; fix it by hand."
             if matches
             else f"Cannot find {frame.path} in a notebook under {root}: no code cell holds {where} and the lines"
             " printed around it (a cell typed into IPython, or a notebook changed or not saved since the run)."
         )
         return
-    path, notebook, number, start = matches[0]
-    result.path, result.name, result.old = path, path.relative_to(top), read_source(path)
+    result.path, result.name, result.old, notebook, number, start = matches[0]
+    result.notebook = True
     cell = f"cell {number} ({frame.path}), line {frame.line}"
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
@@ -276,7 +262,34 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
-    result.notebook = True
+
+
+_Cell = tuple[Path, Path, bytes, Joined, int, int]
+
+
+def _cells_holding(frame: Frame, root: Path) -> tuple[list[_Cell], bool]:
+    """The code cells of notebooks under --root that hold what the traceback printed of the
+    frame: (path, name, bytes, the notebook's cells joined, cell number, its first line there);
+    and whether the search stopped early. Files that are not readable notebooks hold none."""
+    top = Path(os.path.realpath(root))
+    matches: list[_Cell] = []
+    for folder, files in _walk(root):
+        if folder is None:
+            return matches, True
+        for name in sorted(f for f in files if f.endswith(".ipynb")):
+            path = Path(os.path.realpath(os.path.join(folder, name)))
+            try:
+                data = read_source(path)
+                notebook = join_cells(data) if path.is_relative_to(top) else None
+            except (SourceError, FileError):
+                continue
+            if notebook is not None:
+                matches += [
+                    (path, path.relative_to(top), data, notebook, number, start)
+                    for number, start, lines in notebook.cells_by_number()
+                    if _holds(lines, frame)
+                ]
+    return matches, False
 
 
 def _holds(lines: list[str], frame: Frame) -> bool:

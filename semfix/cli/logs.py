@@ -78,7 +78,9 @@ def parse_log(text: str) -> list[Failure]:
         while match := _PREFIX.match(line):
             stream, line = (match["rank"] or stream).strip(), line[match.end() :]
         streams.setdefault(stream, []).append(line.rstrip())
-    return [failure for lines in streams.values() for failure in _read_stream(lines)]
+    failures = [failure for lines in streams.values() for failure in _read_stream(lines)]
+    traced = {failure.message for failure in failures if failure.frames}
+    return [f for f in failures if f.frames or f.message not in traced]  # a logged copy of a traceback's line
 
 
 def _read_stream(lines: list[str]) -> list[Failure]:
