@@ -524,6 +524,18 @@ def test_a_frame_in_an_installed_package_is_not_the_checkouts_file(tmp_path: Pat
     assert "pip install -e" in result.stdout and (tmp_path / checkout / "kernels.py").read_text() == before
 
 
+def test_a_copy_installed_into_a_virtual_environment_under_root_is_not_the_checkouts(tmp_path: Path) -> None:
+    packages = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(TRACEBACKS / "dmalib", tmp_path / "dmalib")
+    shutil.copytree(TRACEBACKS / "dmalib", packages / "dmalib")  # `pip install .`, not `-e`
+    installed = packages / "dmalib" / "kernels.py"
+    before = installed.read_text()
+    log = (TRACEBACKS / "signal_array.log").read_text().replace(RUNNER_PATH, str(installed))
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1 and f"{installed} is in an installed package" in result.stdout, result.stdout
+    assert installed.read_text() == before and (tmp_path / "dmalib" / "kernels.py").read_text() == before
+
+
 def test_a_package_linked_into_site_packages_from_the_checkout_is_fixed(tmp_path: Path) -> None:
     checkout, packages = tmp_path / "checkout", tmp_path / "env" / "lib" / "python3.11" / "site-packages"
     shutil.copytree(TRACEBACKS / "dmalib", checkout / "dmalib")
@@ -584,6 +596,14 @@ def test_an_ipython_traceback_is_fixed_in_its_notebook_cell(ringnb: Path, log: s
     signal, wait = '"    pl.semaphore_signal(flags[1], 2)\\n"', '"    pl.semaphore_wait(flags[1], 2)"'
     fixed = before.replace(signal, signal.replace("[1]", ".at[1]")).replace(wait, wait.replace("[1]", ".at[1]"))
     assert notebook.read_text() == fixed
+
+
+def test_an_ipython_tail_pasted_without_its_header(ringnb: Path) -> None:
+    lines = (TRACEBACKS / "ipython.log").read_text().splitlines()
+    tail = "\n".join(lines[lines.index("Cell In[2], line 3, in ping_kernel(x_ref, o_ref, flags)") :])
+    result = cli("explain", "-", "--fix", cwd=ringnb, stdin=tail)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pl.semaphore_signal(flags.at[1], 2)" in (ringnb / "ringnb" / "ring.ipynb").read_text()
 
 
 def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:

@@ -197,13 +197,16 @@ def explain(failure: Failure, root: Path) -> Explanation:
 def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
     """The one file here the frame's path names, or why there is none.
 
-    A file of an installed package is the checkout's only when it is installed from it (a
-    symbolic-link or editable install: its path, links followed, lies under --root); never
-    by a matching name. A match by the file's name alone needs the printed source to confirm it.
+    A file of an installed package is the checkout's only when it is installed from it: its
+    path, links followed, leads out of the installed packages and under --root (a package linked
+    in from the checkout; an editable install's frames name the checkout's files themselves).
+    A copy installed into a virtual environment under --root is not the checkout's. Never by a
+    matching name. A match by the file's name alone needs the printed source to confirm it.
     """
     if _INSTALLED & set(Path(frame.path.replace("\\", "/")).parts):
         here = Path(frame.path)
-        if here.is_file() and Path(os.path.realpath(here)).is_relative_to(os.path.realpath(root)):
+        real = Path(os.path.realpath(here))
+        if here.is_file() and real.is_relative_to(os.path.realpath(root)) and not _INSTALLED & set(real.parts):
             return here, None
         return here, (
             f"{frame.path} is in an installed package, not in this checkout (--root is {root}): semfix does not"

@@ -87,7 +87,7 @@ def _read_stream(lines: list[str]) -> list[Failure]:
     """One process's tracebacks. pytest's long form names a frame after its source, hence `last_def`.
 
     `python` is set inside a traceback whose last line is the exception: after Python's or
-    IPython's header, or from the first `File "..."` frame of a tail pasted without it. An
+    IPython's header, or from the first frame of a tail pasted without it. An
     exception line alone (the very last line pasted) is a failure with no frames.
     """
     failures: list[Failure] = []
@@ -107,9 +107,10 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         elif frame := _FRAME.match(line):
             reading = Frame(frame["path"], int(frame["line"]), frame["function"].strip()), False
             python = True
-        elif python and (frame := _IPYTHON_FRAME.match(line)):
+        elif frame := _IPYTHON_FRAME.match(line):  # as for Python's frames, a tail may start here
             path, number = (frame["cell"], frame["line"]) if frame["cell"] else (frame["path"], frame["file_line"])
             reading = Frame(path, int(number), (frame["function"] or "<module>").strip()), True
+            python = True
         elif frame := _PYTEST_FRAME.match(line):
             source = None if frame["function"] else marked  # the long form lists the source first
             reading = Frame(frame["path"], int(frame["line"]), frame["function"] or last_def, source), False
