@@ -20,10 +20,21 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
-Safe: the `pl` functions take the same arguments. The added import goes where the `pltpu`
-import was (a function-local import stays local). A reference that may run on import before
-the pallas import binds its alias (at module level, in a class body, a decorator or a default
-argument, or in a function called there) is reported without a fix.
+Safe: the `pl` functions are the very functions the `pltpu` names now give. Every reference
+is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an argument of
+`functools.partial`); one in an f-string or over several lines is reported without a fix. The
+added import goes where the `pltpu` import was (a function-local import stays local). A
+reference that may run on import before the pallas import binds its alias (at module level,
+in a class body, a decorator or a default argument, or in a function called there) is
+reported without a fix.
+
+An import is dropped only when nothing but renamed references reads its name, and no string
+other than a docstring spells it (a string annotation such as `"pltpu.SemaphoreType"` may read
+it): such an import stays, unused. Strings matter for nothing else: a file whose imports all
+stay is fixed whatever its strings say. No fix is made in a file that assigns or deletes one
+of the deprecated functions (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
+where a name an import edit touches is also bound otherwise, declared `global`, or imported in
+a class body; each reason names the line that causes it.
 '''
 
 from __future__ import annotations
@@ -127,7 +138,8 @@ class Reference:
     node: ast.Name | ast.Attribute
     scope: Scope
     function: str  # semaphore_signal, semaphore_wait or semaphore_read
-    holder: ast.AST  # the call (or keyword) it is in
+    holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
+    formatted: bool = False  # in an f-string, whose text the edits do not model
 
 
 @dataclass
@@ -171,8 +183,9 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
             continue
         start, end = ctx.text.start(reference.node)[2], ctx.text.end(reference.node)[2]
-        if LINE_BREAK.search(ctx.text.text, start, end):
-            ctx.report(CODE, reference.node, message + " (not fixed: a reference over several lines)", None)
+        if LINE_BREAK.search(ctx.text.text, start, end) or reference.formatted:
+            where = "in an f-string" if reference.formatted else "a reference over several lines"
+            ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
             ctx.migrated.append(reference.node)
             ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
@@ -234,16 +247,11 @@ def _pallas_alias(tree: ast.Module) -> str | None:
 
 
 def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
-    """Every reference to a deprecated TPU semaphore function that is a call's callee, or an
-    argument spelled with the function's own name (`partial(pltpu.semaphore_wait, ...)`); for
-    any other, a reason in `found.unsure` (an import edit could then break it)."""
-    at_call: dict[int, tuple[Scope, ast.AST]] = {}
-    for call in ctx.scopes.calls:
-        scope = ctx.scopes.scope_of[id(call)]
-        at_call[id(call.func)] = scope, call
-        for argument, within in (*((a, call) for a in call.args), *((k.value, k) for k in call.keywords)):
-            if getattr(argument, "attr" if type(argument) is ast.Attribute else "id", None) in FUNCTIONS:
-                at_call[id(argument)] = scope, within
+    """Every reference that resolves to a deprecated TPU semaphore function: a call's callee,
+    or a value anywhere else (`WAIT = pltpu.semaphore_wait`, a dict of them, an argument of
+    `functools.partial`). Other names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`)
+    are not references to it. One that is assigned or deleted (`pltpu.semaphore_wait = f`) may
+    make the others mean something else: its line goes in `found.unsure`, and nothing is fixed."""
     spellings = FUNCTIONS | {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
         for node in found.nodes
@@ -251,21 +259,29 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         for alias in node.names
         if alias.name in FUNCTIONS
     }
-    for node in found.nodes:
-        if isinstance(node, ast.Attribute):
-            if node.attr not in FUNCTIONS:
-                continue
-        elif not isinstance(node, ast.Name) or node.id not in spellings or isinstance(node.ctx, ast.Store):
-            continue  # a Store binds a name of this module: no reference to the TPU one
-        if id(node) not in at_call:
-            root, steps, _ = unchain(node)
-            if isinstance(root, ast.Name) and None not in steps:  # not `f().semaphore_wait`: an import's
-                found.unsure.append("a reference outside a call")
-            continue
-        scope, within = at_call[id(node)]
+    candidates = [
+        node for node in found.nodes
+        if (node.attr in FUNCTIONS if type(node) is ast.Attribute else type(node) is ast.Name and node.id in spellings)
+        and not (type(node) is ast.Name and type(node.ctx) is ast.Store)  # binds a name of this module
+    ]
+    if not candidates:
+        return
+    wanted = {id(node) for node in candidates}
+    holders = {id(child): parent for parent in found.nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
+    formatted = {id(n) for s in found.nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    scopes = {id(access.name): access.scope for name, accesses in ctx.tracking().accesses.items() for access in accesses}
+    for node in candidates:
+        root, steps, _ = unchain(node)
+        if not isinstance(root, ast.Name) or None in steps or id(root) not in scopes:
+            continue  # `f().semaphore_wait`, `x[0].semaphore_wait`: no import's
+        scope = scopes[id(root)]
         names = ctx.qualified(node, scope) or set()
-        if len(names) == 1 and (name := names.pop()) in DEPRECATED_TPU:
-            yield Reference(node, scope, DEPRECATED_TPU[name], within)
+        if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
+            continue
+        if type(node.ctx) is not ast.Load:
+            found.unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
+        else:
+            yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted)
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
@@ -292,8 +308,9 @@ class _Site:
 def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
     in source order (their reads of module-level ones noted in `renames.at_module`). Unsure
-    where one of their names may be bound by more than imports, in a class body, or named in a
-    string (a string annotation may read it)."""
+    where one of their names may be bound by more than imports or in a class body (the reason
+    names the line). A name a string spells (other than a docstring: a string annotation may
+    read it) keeps its import."""
     roots: list[ast.Name] = [unchain(node)[0] for node in ctx.migrated]  # type: ignore[misc]
     names, renamed = {root.id for root in roots}, {id(root) for root in roots}
     resolved: dict[int, tuple[ast.stmt, bool]] = {}
@@ -302,10 +319,12 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     for name in names:
         for access in accesses.get(name, ()):
             owner, bindings = access.scope.lookup(name)
-            if any(b.kind != "import" for b in bindings) or access.context is ast.Del and not access.steps:
-                raise Unsure("the imported name is rebound")
+            if access.context is ast.Del and not access.steps:
+                raise Unsure(f"`{name}` is deleted at line {access.name.lineno}")
+            if any(b.kind != "import" for b in bindings):
+                raise Unsure(f"`{name}` is bound to something else where it is read at line {access.name.lineno}")
             if owner is not None and owner.kind == "class":
-                raise Unsure("an import in a class body")
+                raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
             for binding in bindings:
                 if id(access.name) in renamed:
                     resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[union-attr,assignment]
@@ -315,13 +334,14 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
                     used.add((name, id(binding.node)))
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing
     named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+    spelled: set[str] = set()  # the names strings spell: their imports stay
     for node in renames.nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
-            raise Unsure("the imported name is rebound")
+            raise Unsure(f"`{sorted(names.intersection(node.names))[0]}` is declared global or nonlocal at line {node.lineno}")
         if isinstance(node, ast.Expr):
             strings.add(id(node.value))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings and named.search(node.value):
-            raise Unsure("a string may name the import")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings:
+            spelled.update(named.findall(node.value))
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     loaded = any(  # `jax.experimental.pallas.tpu.X` read through `import jax`: the TPU module must stay imported
@@ -333,7 +353,7 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
         if binding.kind == "import"
     )
     return [
-        _Site(s, local, *holder(ctx.tree, s, cache), [loaded or (n := _bound(a, s)) not in names or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
+        _Site(s, local, *holder(ctx.tree, s, cache), [loaded or (n := _bound(a, s)) not in names or n in spelled or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
 
