@@ -247,33 +247,44 @@ def _pallas_alias(tree: ast.Module) -> str | None:
 
 
 def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
-    """Every reference that resolves to a deprecated TPU semaphore function: a call's callee,
-    or a value anywhere else (`WAIT = pltpu.semaphore_wait`, a dict of them, an argument of
-    `functools.partial`). Other names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`)
-    are not references to it. One that is assigned or deleted (`pltpu.semaphore_wait = f`) may
-    make the others mean something else: its line goes in `found.unsure`, and nothing is fixed."""
-    spellings = FUNCTIONS | {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
+    """Every reference that resolves to a deprecated TPU semaphore function: a call's callee or
+    argument, or a value anywhere else (`WAIT = pltpu.semaphore_wait`, a dict of them). Other
+    names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`) are not references to it.
+    One that is assigned or deleted (`pltpu.semaphore_wait = f`) may make the others mean
+    something else: its line goes in `found.unsure`, and nothing is fixed."""
+    imports = [node for node in found.nodes if isinstance(node, (ast.Import, ast.ImportFrom))]
+    imported = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
-        for node in found.nodes
-        if isinstance(node, ast.ImportFrom) and node.module == "jax.experimental.pallas.tpu"
+        for node in imports
+        if isinstance(node, ast.ImportFrom) and node.module == TPU
         for alias in node.names
         if alias.name in FUNCTIONS
     }
+    modules = {  # `pltpu`: what the TPU module is imported as, in any scope
+        alias.asname or alias.name
+        for node in imports
+        for alias in node.names
+        if alias.name == TPU and alias.asname or isinstance(node, ast.ImportFrom) and node.module == PALLAS and alias.name == "tpu"
+    }
     candidates = [
         node for node in found.nodes
-        if (node.attr in FUNCTIONS if type(node) is ast.Attribute else type(node) is ast.Name and node.id in spellings)
+        if (node.attr in FUNCTIONS if type(node) is ast.Attribute else type(node) is ast.Name and node.id in imported)
         and not (type(node) is ast.Name and type(node.ctx) is ast.Store)  # binds a name of this module
+        and _may_be_tpu(node, modules)
     ]
     if not candidates:
         return
+    scopes: dict[int, Scope] = {}  # by id() of a candidate's root name
+    for call in ctx.scopes.calls:  # most are calls or their arguments: no need to track accesses
+        for node in (call.func, *call.args, *(k.value for k in call.keywords)):
+            scopes[id(unchain(node)[0])] = ctx.scopes.scope_of[id(call)]
+    roots = [unchain(node)[0] for node in candidates]
+    if any(id(root) not in scopes for root in roots):
+        scopes.update((id(a.name), a.scope) for accesses in ctx.tracking().accesses.values() for a in accesses)
     wanted = {id(node) for node in candidates}
     holders = {id(child): parent for parent in found.nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
     formatted = {id(n) for s in found.nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
-    scopes = {id(access.name): access.scope for name, accesses in ctx.tracking().accesses.items() for access in accesses}
-    for node in candidates:
-        root, steps, _ = unchain(node)
-        if not isinstance(root, ast.Name) or None in steps or id(root) not in scopes:
-            continue  # `f().semaphore_wait`, `x[0].semaphore_wait`: no import's
+    for node, root in zip(candidates, roots):
         scope = scopes[id(root)]
         names = ctx.qualified(node, scope) or set()
         if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
@@ -282,6 +293,15 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
             found.unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
             yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted)
+
+
+def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
+    """Could `node` name a function of the TPU module: a name imported from it (the caller
+    checks), `pltpu.f` with `pltpu` a name of the TPU module, or `<...>.tpu.f`?"""
+    root, steps, _ = unchain(node)
+    if not isinstance(root, ast.Name) or None in steps:
+        return False  # `f().semaphore_wait`, `x[0].semaphore_wait`: no import's
+    return not steps or steps[-2:-1] == ("tpu",) or (len(steps) == 1 and root.id in modules)
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
