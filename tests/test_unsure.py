@@ -89,10 +89,10 @@ _SEM101 = Settings.build(select=["SEM"])
 _RARE_PLACEMENTS = {
     "rebound elsewhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n\n\ndef other():\n    pltpu = 1\n    return pltpu\n", "`pltpu` is bound to something else where it is read at line 10"),
     "only in an if": ("import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n", "no import block to put the pallas import in"),
-    "one-line function": ("def kernel(sem): from jax.experimental.pallas import tpu as pltpu; pltpu.semaphore_signal(sem, 1)\n", "an import that shares its line"),
-    "last statement, comment above": (f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n", "an import dropped at the end of a block"),
+    "one-line function": ("def kernel(sem): from jax.experimental.pallas import tpu as pltpu; pltpu.semaphore_signal(sem, 1)\n", "an import that shares its line, at line 1"),
+    "last statement, comment above": (f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n", "an import dropped at the end of a block, at line 7"),
     "class body import": ("class K:\n    from jax.experimental.pallas import tpu as pltpu\n    pltpu.semaphore_wait(SEM, 1)\n", "an import in a class body, read at line 3"),
-    "alias read but bound nowhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n", "`pl` is read where nothing binds it"),
+    "alias read but bound nowhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n", "`pl` is read where nothing binds it, at line 6"),
     "function replaced": ("from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n", "`pltpu.semaphore_wait` is assigned or deleted at line 3"),
 }
 

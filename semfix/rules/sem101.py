@@ -399,8 +399,9 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
     declared: ImportChanges = ctx.imports  # type: ignore[assignment]
     text = ctx.text.text
     alias, add = renames.alias or DEFAULT_PALLAS_ALIAS, renames.alias is None
-    if add and any(not access.scope.lookup(alias)[1] for access in ctx.tracking().accesses.get(alias, ())):
-        raise Unsure(f"`{alias}` is read where nothing binds it")  # the import added could bind it
+    unbound = [a.name for a in ctx.tracking().accesses.get(alias, ()) if not a.scope.lookup(alias)[1]] if add else []
+    if unbound:  # the import added could bind it
+        raise Unsure(f"`{alias}` is read where nothing binds it, at line {unbound[0].lineno}")
     newline = re.search(r"\r\n|\r|\n", text + "\n").group()  # type: ignore[union-attr]  # the file's first line break
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
     edits: list[tuple[int, int, str]] = []
@@ -413,7 +414,7 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
         statement = site.statement
         lines = _own_lines(ctx.text, statement)
         if lines is None:
-            raise Unsure("an import that shares its line")
+            raise Unsure(f"an import that shares its line, at line {statement.lineno}")
         start, end = lines
         indent = text[start : start + statement.col_offset]
         new_text = text[start:end]
@@ -432,7 +433,7 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
             # it, which a text edit of the statement's lines keeps
             gap = index == 0 or site.body[index - 1].end_lineno + 1 != statement.lineno  # type: ignore[operator]
             if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and gap):
-                raise Unsure("an import dropped at the end of a block")
+                raise Unsure(f"an import dropped at the end of a block, at line {statement.lineno}")
         if local or swap:
             new_text = indent + new_import + new_text
             declared.add(statement, _pallas_import(alias), site.holder, before=True)
