@@ -148,11 +148,15 @@ def test_skim_with_every_rule_never_clears_a_fixture_with_findings() -> None:
 
 ALIASED = [
     f"{HEADERS[0]}WAIT = pl.semaphore_wait\n\n\ndef kernel(sem):\n    WAIT(sem[...], 1)\n",
-    f"{HEADERS[0]}\n\ndef kernel(sem):\n    signal = \\\n        pltpu.semaphore_signal  # note\n"
-    "    v = sem[...]\n    signal(v, 1)\n",
+    (
+        f"{HEADERS[0]}\n\ndef kernel(sem):\n    signal = \\\n        pltpu.semaphore_signal  # note\n"
+        "    v = sem[...]\n    signal(v, 1)\n"
+    ),
     f"{HEADERS[0]}import functools\n\n\ndef kernel(sem):\n    functools.partial(pl.semaphore_wait, sem[...])(1)\n",
-    f"{HEADERS[2]}from functools import partial as bind\n\n\ndef kernel(x, buf, sem):\n"
-    "    bind((mac), x[...], buf, sem)()\n",
+    (
+        f"{HEADERS[2]}from functools import partial as bind\n\n\ndef kernel(x, buf, sem):\n"
+        "    bind((mac), x[...], buf, sem)()\n"
+    ),
     f"{HEADERS[0]}a = b = pl.semaphore_wait\n\n\ndef kernel(sem):\n    a(sem[...])\n",
     f"{HEADERS[0]}(w) = pl.semaphore_wait\n\n\ndef kernel(sem):\n    w(sem[...])\n",
     f"{HEADERS[0]}wäit = pl.semaphore_wait\n\n\ndef kernel(sem):\n    wäit(sem[...])\n",

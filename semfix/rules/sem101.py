@@ -33,8 +33,9 @@ other than a docstring spells it (a string annotation such as `"pltpu.SemaphoreT
 it): such an import stays, unused. Strings matter for nothing else: a file whose imports all
 stay is fixed whatever its strings say. No fix is made in a file that assigns or deletes one
 of the deprecated functions (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
-where a name an import edit touches is also bound otherwise, declared `global`, or imported in
-a class body; each reason names the line that causes it.
+where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
+body; each reason names the line that causes it. A name bound otherwise in another scope
+(`pltpu = 1` in another function) is another variable, and changes nothing.
 '''
 
 from __future__ import annotations
@@ -266,10 +267,11 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         for alias in node.names
         if alias.name == TPU and alias.asname or isinstance(node, ast.ImportFrom) and node.module == PALLAS and alias.name == "tpu"
     }
-    candidates = [
+    candidates: list[ast.Name | ast.Attribute] = [
         node for node in found.nodes
-        if (node.attr in FUNCTIONS if type(node) is ast.Attribute else type(node) is ast.Name and node.id in imported)
-        and not (type(node) is ast.Name and type(node.ctx) is ast.Store)  # binds a name of this module
+        if isinstance(node, (ast.Name, ast.Attribute))
+        and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
+        and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
         and _may_be_tpu(node, modules)
     ]
     if not candidates:
@@ -327,10 +329,10 @@ class _Site:
 
 def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
-    in source order (their reads of module-level ones noted in `renames.at_module`). Unsure
-    where one of their names may be bound by more than imports or in a class body (the reason
-    names the line). A name a string spells (other than a docstring: a string annotation may
-    read it) keeps its import."""
+    in source order (their reads of module-level ones noted in `renames.at_module`). A read of
+    one of their names bound otherwise there reads another variable. Unsure where one is
+    imported in a class body or declared global or nonlocal (the reason names the line). A name
+    a string spells (other than a docstring: a string annotation may read it) keeps its import."""
     roots: list[ast.Name] = [unchain(node)[0] for node in ctx.migrated]  # type: ignore[misc]
     names, renamed = {root.id for root in roots}, {id(root) for root in roots}
     resolved: dict[int, tuple[ast.stmt, bool]] = {}
@@ -339,10 +341,8 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     for name in names:
         for access in accesses.get(name, ()):
             owner, bindings = access.scope.lookup(name)
-            if access.context is ast.Del and not access.steps:
-                raise Unsure(f"`{name}` is deleted at line {access.name.lineno}")
             if any(b.kind != "import" for b in bindings):
-                raise Unsure(f"`{name}` is bound to something else where it is read at line {access.name.lineno}")
+                continue  # another variable (`del` binds too): a renamed reference resolves only to imports
             if owner is not None and owner.kind == "class":
                 raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
             for binding in bindings:
@@ -357,7 +357,7 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     spelled: set[str] = set()  # the names strings spell: their imports stay
     for node in renames.nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
-            raise Unsure(f"`{sorted(names.intersection(node.names))[0]}` is declared global or nonlocal at line {node.lineno}")
+            raise Unsure(f"`{min(names.intersection(node.names))}` is declared global or nonlocal at line {node.lineno}")
         if isinstance(node, ast.Expr):
             strings.add(id(node.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings:
