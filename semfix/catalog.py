@@ -26,6 +26,14 @@ class Operation:
     name: str
     sem_params: tuple[SemParam, ...]
     buffer_params: tuple[SemParam, ...] = ()
+    partial: bool = False  # given to functools.partial: its arguments are read when the partial is made
+
+    def through_partial(self) -> Operation:
+        """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
+        def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
+            return tuple(SemParam(p.name, None if p.position is None else p.position + 1) for p in params)
+
+        return Operation(self.name, shifted(self.sem_params), shifted(self.buffer_params), partial=True)
 
 
 def _op(name: str, *params: tuple[str, int | None], buffers: tuple[tuple[str, int | None], ...] = ()) -> Operation:

@@ -74,12 +74,29 @@ class Evidence:
         return bool(names) and names <= targets  # type: ignore[operator]
 
     def operation(self, call: ast.Call) -> Operation | None:
-        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
+        """The catalog operation the call runs: called by its JAX name, by a name bound once to
+        it (`wait = pl.semaphore_wait; wait(sem, 1)`), or through `functools.partial`, whose
+        positional arguments come after the function (`partial(pl.semaphore_wait, sem)`)."""
+        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES | _PARTIAL_NAMES:
             return None
         if id(call) not in self.operations:
-            operations = {lookup(name) for name in self.qualified(call.func, self.scopes.scope_of[id(call)]) or ()}
-            self.operations[id(call)] = operations.pop() if len(operations) == 1 and None not in operations else None
+            scope = self.scopes.scope_of[id(call)]
+            operation = self._catalog_function(call.func, scope)
+            if operation is None and call.args and self.resolves_to(call.func, scope, PARTIAL):
+                operation = self._catalog_function(call.args[0], scope)
+                operation = operation and operation.through_partial()
+            self.operations[id(call)] = operation
         return self.operations[id(call)]
+
+    def _catalog_function(self, node: ast.expr, scope: Scope, alias: bool = True) -> Operation | None:
+        """The catalog function `node` names: through the imports, or (with `alias`) a local or
+        module name bound once, by `name = <such a function>`, and never declared global."""
+        if alias and isinstance(node, ast.Name):
+            owner, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
+                return self._catalog_function(bindings[0].node.value, owner, alias=False)  # type: ignore[union-attr]
+        operations = {lookup(name) for name in self.qualified(node, scope) or ()}
+        return operations.pop() if len(operations) == 1 and None not in operations else None
 
     def key(self, node: ast.expr, scope: Scope) -> object | None:
         """What names one Ref wherever it is written in this scope (proofs are kept by it); None
@@ -329,6 +346,9 @@ class Evidence:
                     found.append(("handed", steps, top))
             self._changes[id(bindings)] = found
         return self._changes[id(bindings)]
+
+
+_PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
 
 
 @functools.cache

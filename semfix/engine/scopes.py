@@ -12,7 +12,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, RUN_SCOPED
+from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED
 from semfix.engine.nodes import Steps, read_target, unchain
 
 
@@ -81,12 +81,14 @@ class ScopeBuilder:
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         # Callee names that can resolve to a function the rules ask about: the names themselves,
-        # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
+        # whatever a file imports them as, and names assigned them (`named`). A call spelled
+        # otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
+        self.named: list[tuple[str, str]] = []  # `wait = pl.semaphore_wait`: ("wait", "semaphore_wait")
         self._handlers, self._leaves = _HANDLERS, _LEAVES_AND_NAMES
 
     def relevant_calls(self) -> list[ast.Call]:
-        names = self.callee_names
+        names = self.callee_names | {name for name, value in self.named if value in self.callee_names}
         return [c for c in self.calls if getattr(c.func, "attr", getattr(c.func, "id", None)) in names]
 
     def build(self, tree: ast.Module) -> None:
@@ -205,6 +207,8 @@ class ScopeBuilder:
             else:
                 kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
                 scope.bind(target.id, Binding(kind, node=node))
+                if type(node.value) in (ast.Name, ast.Attribute):  # may name a function: see `named`
+                    self.named.append((target.id, getattr(node.value, "attr", getattr(node.value, "id", ""))))
 
     def _delete(self, node: ast.Delete, scope: Scope) -> None:
         """`del x` binds `x` as Python does (it is local to the scope): a Ref name deleted
@@ -362,7 +366,7 @@ _TRACKING_HANDLERS = {
 }
 
 
-_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
+_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED | PARTIAL}
 
 
 def signature(arguments: ast.arguments) -> list[ast.arg]:

@@ -46,7 +46,8 @@ buffer, so `x_ref` must be a parameter of the very function holding the read (no
   may write the very buffer), and is given no callable and no holder's attribute (a holder's
   `self.st[...] = ...` may write the very buffer).
 Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs
-are the usual buffers: SEM004 does not apply here.
+are the usual buffers: SEM004 does not apply here. A read given to `functools.partial` of a DMA
+is reported, not fixed: the partial reads it when it is made, the copy would read the Ref later.
 '''
 
 from __future__ import annotations
