@@ -83,15 +83,24 @@ class Evidence:
 
     def key(self, node: ast.expr, scope: Scope) -> object | None:
         """What names one Ref wherever it is written in this scope (proofs are kept by it); None
-        for anything but a name bound at most once, or an attribute chain (compared as text)."""
+        for anything but a name bound at most once, or an attribute chain. A chain is compared
+        as text, in its function, and with the scope each name in it resolves to: the same text
+        in a comprehension, lambda or class body that binds its own `c` is about another object."""
         if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
             found, bindings = scope.lookup(node.id)
             if len(bindings) > 1:
                 return None
             return ("bound", id(found), node.id) if bindings else ("free", node.id)
-        if isinstance(node, ast.Attribute):
-            return ("text", id(scope.function_scope()), "".join(self.text.of(node).split()))
-        return None
+        if not isinstance(node, ast.Attribute):
+            return None
+        resolved = []
+        for part in ast.walk(node):
+            if isinstance(part, _OWN_SCOPE):  # names inside resolve in a scope of their own
+                return None
+            if isinstance(part, ast.Name):
+                found, bindings = scope.lookup(part.id)
+                resolved.append(id(found) if bindings else None)
+        return ("text", id(scope.function_scope()), tuple(resolved), "".join(self.text.of(node).split()))
 
     def kind(self, node: ast.expr, scope: Scope) -> Kind:
         """What a name holds: a tuple of Refs if any binding makes it one, an array only if all do."""
@@ -329,6 +338,10 @@ class Evidence:
                     found.append(("handed", steps, top))
             self._changes[id(bindings)] = found
         return self._changes[id(bindings)]
+
+
+# Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.
+_OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
 
 
 @functools.cache
