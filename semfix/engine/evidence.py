@@ -29,7 +29,7 @@ from semfix.catalog import (
     Operation,
     lookup,
 )
-from semfix.engine.nodes import Steps, is_at, read_target, source_order, unchain
+from semfix.engine.nodes import Steps, has_slice, is_at, read_target, source_order, unchain
 from semfix.engine.scopes import Scope, Tracking
 
 if TYPE_CHECKING:
@@ -104,16 +104,33 @@ class Evidence:
                 resolved.append(id(found) if bindings else None)
         return ("text", id(scope.function_scope()), tuple(resolved), "".join(self.text.of(node).split()))
 
-    def kind(self, node: ast.expr, scope: Scope) -> Kind:
-        """What a name holds: a tuple of Refs if any binding makes it one, an array only if all do."""
+    def kind(self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()) -> Kind:
+        """What a name, or a slice of one, holds: a tuple of Refs if any binding makes it one, an
+        array only if all do. `seen`: the assignments followed so far (`refs = refs[1:]`)."""
+        if has_slice(node):  # a slice of a tuple is a tuple
+            return self._tuple(node.value, scope, seen)  # type: ignore[attr-defined]
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
-        kinds = {
-            Kind.TUPLE if b.kind in ("star_param", "unpack", "tuple_literal")
-            else self.param_kinds.get(id(b.node), Kind.UNKNOWN) if b.kind == "param" else Kind.UNKNOWN
-            for b in scope.lookup(node.id)[1]
-        }
+        found, bindings = scope.lookup(node.id)
+        kinds = set()
+        for binding in bindings:
+            if binding.kind in ("star_param", "star_unpack", "tuple_literal"):
+                kinds.add(Kind.TUPLE)
+            elif binding.kind == "unpack":  # an element of what was unpacked: a tuple too, unless shown a Ref
+                kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)
+            elif binding.kind == "param":
+                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
+            elif binding.kind == "assign" and id(binding) not in seen:  # `bufs = refs[0:2]`, `alias = refs`
+                value = binding.node.value  # type: ignore[union-attr]
+                kinds.add(self._tuple(value, found, seen | {id(binding)}))  # type: ignore[arg-type]
+            else:
+                kinds.add(Kind.UNKNOWN)
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    def _tuple(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> Kind:
+        """What a slice of `node`, or a name assigned it, holds: only a tuple carries over (an
+        element of an array is not an array)."""
+        return Kind.TUPLE if self.kind(node, scope, seen) is Kind.TUPLE else Kind.UNKNOWN
 
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
@@ -162,7 +179,8 @@ class Evidence:
 
     def _allocate(self, allocator: frozenset[str], arguments: list[ast.AST], body: ast.AST, scope: Scope) -> None:
         """Give `body`'s parameters the kinds of what `allocator`, given `arguments`, allocates
-        for them. The order calls come in does not matter: a parameter given two kinds has none."""
+        for them. The order calls come in does not matter: a parameter given two kinds is a
+        tuple if one is (`.at` would fail there), else has none."""
         keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
         if allocator is PALLAS_CALL:
             self._bind(body, self._kernel_allocations(arguments, scope) or [], scope, last=True)
@@ -316,7 +334,9 @@ class Evidence:
                 parameter, value = next(positional, None), item  # type: ignore[assignment]
             if parameter is not None:
                 kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
-                self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
+                if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
+                    kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
+                self.param_kinds[id(parameter)] = kind
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
     def tracking(self) -> Tracking:

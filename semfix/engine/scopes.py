@@ -18,7 +18,7 @@ from semfix.engine.nodes import Steps, read_target, unchain
 
 @dataclass(eq=False)
 class Binding:
-    kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
+    kind: str  # import, def, param, star_param, unpack, star_unpack, tuple_literal, read, assign, star, other
     qualname: str | None = None  # for imports
     node: ast.AST | None = None  # the def, the parameter, the Assign or the import statement
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
@@ -270,8 +270,8 @@ class ScopeBuilder:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._target(element, scope, "unpack")
-        elif isinstance(target, ast.Starred):
-            self._target(target.value, scope, "unpack")
+        elif isinstance(target, ast.Starred):  # always a list
+            self._target(target.value, scope, "star_unpack")
         else:  # an attribute or subscript: only loads inside (or None: `with x:`)
             self.visit(target, scope)
 
