@@ -114,9 +114,9 @@ class Evidence:
         found, bindings = scope.lookup(node.id)
         kinds = set()
         for binding in bindings:
-            if binding.kind in ("star_param", "star_unpack", "tuple_literal"):
-                kinds.add(Kind.TUPLE)
-            elif binding.kind == "unpack":  # an element of what was unpacked: a tuple too, unless shown a Ref
+            if binding.kind in ("star_param", "star_unpack", "tuple_literal", "element"):
+                kinds.add(Kind.TUPLE)  # a loop's element may differ at each pass: no proof holds for all
+            elif binding.kind == "unpack":  # what `a, sems = refs` unpacked: a tuple too, unless shown a Ref
                 kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)
             elif binding.kind == "param":
                 kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
