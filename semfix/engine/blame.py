@@ -70,10 +70,10 @@ def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
     # a proof spreads to the same Ref: a parameter the function never rebinds, where the name
     # resolves to it (not in a comprehension, lambda or nested function binding its own); a
     # safe fix needs none
-    at = {evidence.text.start(node)[:2]: scopes.scope_of[id(node)] for node in scopes.subscripts}
-    spread = {_bound_at(f, at) for f in proven if _kinds_here(_base(f), scope) == ["param"]}
+    scopes_at = {evidence.text.start(node)[:2]: scopes.scope_of[id(node)] for node in scopes.subscripts}
+    spread = {_bound_at(f, scopes_at) for f in proven if _kinds_here(_base(f), scope) == ["param"]}
     spread &= {id(scope.lookup(base)[1]) for base in bases}
-    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _bound_at(f, at) in spread)]
+    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _bound_at(f, scopes_at) in spread)]
     result.chosen = _with_their_plans(proven + safe + same_ref, fixes)
     result.lines += [f"At line {f.line}, {_said(f)}" for f in proven + safe]
     for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):

@@ -29,7 +29,14 @@ from semfix.catalog import (
     Operation,
     lookup,
 )
-from semfix.engine.nodes import Steps, has_slice, is_at, read_target, source_order, unchain
+from semfix.engine.nodes import (
+    Steps,
+    has_slice,
+    is_at,
+    read_target,
+    source_order,
+    unchain,
+)
 from semfix.engine.scopes import Scope, Tracking
 
 if TYPE_CHECKING:
@@ -417,12 +424,12 @@ def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:
 def _bound(arguments: list[ast.AST], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
     """Arguments (positional, as `ast.expr`, and keywords) by the parameter each binds, the
     positional ones to `order`; None where a `*args` or `**kwargs` may give any parameter."""
-    positional = [a for a in arguments if not isinstance(a, ast.keyword)]
+    positional = [a for a in arguments if isinstance(a, ast.expr)]
     keywords = [a for a in arguments if isinstance(a, ast.keyword)]
     hidden = any(isinstance(a, ast.Starred) for a in positional) or any(k.arg is None for k in keywords)
     if hidden or len(positional) > len(order):
         return None
-    return {**dict(zip(order, positional)), **{k.arg: k.value for k in keywords}}  # type: ignore[misc]
+    return {**dict(zip(order, positional)), **{k.arg: k.value for k in keywords if k.arg is not None}}
 
 
 # Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.

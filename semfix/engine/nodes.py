@@ -62,8 +62,8 @@ def has_slice(node: ast.expr) -> bool:
 
 def keyed_by_text(node: ast.Subscript) -> bool:
     """`sems["load"]`: an index holds a string, which no array Ref takes (a dict of Refs does)."""
-    texts = [e for e in _elements(node) if isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant)]
-    return any(isinstance(e, ast.JoinedStr) or isinstance(e.value, (str, bytes)) for e in texts)
+    return any(isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
+               for e in _elements(node))
 
 
 def element_read(node: ast.expr) -> bool:
