@@ -200,7 +200,7 @@ class ScopeBuilder:
         self.visit(node.value, scope)
         for target in node.targets:
             if not isinstance(target, ast.Name):
-                self._target(target, scope, "unpack")  # an attribute or a subscript binds nothing
+                self._target(target, scope, "unpack")  # a tuple's names; an attribute or subscript binds none
             elif len(node.targets) == 1 and read_target(node.value) is not None:
                 self.scope_of_read[id(node)] = scope
                 scope.bind(target.id, Binding("read", node=node))
