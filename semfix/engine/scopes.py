@@ -18,7 +18,9 @@ from semfix.engine.nodes import Steps, read_target, unchain
 
 @dataclass(eq=False)
 class Binding:
-    kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
+    # import, def, param, star_param, unpack (`a, b = x`), element (`for a, b in x`), star_unpack (`*a`),
+    # tuple_literal, read, assign, star, other
+    kind: str
     qualname: str | None = None  # for imports
     node: ast.AST | None = None  # the def, the parameter, the Assign or the import statement
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
@@ -200,7 +202,7 @@ class ScopeBuilder:
         self.visit(node.value, scope)
         for target in node.targets:
             if not isinstance(target, ast.Name):
-                self._target(target, scope, "other")
+                self._target(target, scope, "unpack")  # a tuple's names; an attribute or subscript binds none
             elif len(node.targets) == 1 and read_target(node.value) is not None:
                 self.scope_of_read[id(node)] = scope
                 scope.bind(target.id, Binding("read", node=node))
@@ -271,11 +273,11 @@ class ScopeBuilder:
     def _target(self, target: ast.expr, scope: Scope, kind: str) -> None:
         if isinstance(target, ast.Name):
             scope.bind(target.id, Binding(kind))
-        elif isinstance(target, (ast.Tuple, ast.List)):
+        elif isinstance(target, (ast.Tuple, ast.List)):  # an assignment's, or a loop's (`for`, `with`, ...)
             for element in target.elts:
-                self._target(element, scope, "unpack")
-        elif isinstance(target, ast.Starred):
-            self._target(target.value, scope, "unpack")
+                self._target(element, scope, "unpack" if kind == "unpack" else "element")
+        elif isinstance(target, ast.Starred):  # always a list
+            self._target(target.value, scope, "star_unpack")
         else:  # an attribute or subscript: only loads inside (or None: `with x:`)
             self.visit(target, scope)
 

@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from semfix.catalog import FUNCTION_NAMES, MODULES, alternation
+from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MODULES, alternation
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
@@ -23,6 +23,8 @@ for _ops in MODULES.values():
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
+# The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
+_SCRATCH_POSITION = min(order.index("scratch_shapes") + 1 for order in GRID_SPECS.values())
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
 _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 # A comment always runs to the end of its line: anything else backtracks exponentially on `###`.
@@ -236,7 +238,11 @@ class _Skim:
         scratch = keywords.get(b"scratch_shapes")
         grid_spec = keywords.get(b"grid_spec")
         if scratch is None and grid_spec is not None and grid_spec.endswith(b")"):
-            scratch = _keywords(_call_arguments(grid_spec)).get(b"scratch_shapes")
+            # Any call's, though the engine reads only JAX's grid specs: it can only over-report.
+            spec = _call_arguments(grid_spec)
+            scratch = _keywords(spec).get(b"scratch_shapes")
+            if scratch is None and sum(not _KEYWORD_ARG.match(a) for a in spec) >= _SCRATCH_POSITION:
+                scratch = b""  # by position, in `pl.GridSpec` or `pltpu.PrefetchScalarGridSpec`: any entries
         if kernel is None or scratch is None:
             return
         entries: list[bytes] | None = None  # of a list or tuple display; None: anything else
