@@ -2,7 +2,8 @@
 
 A kernel copies x to o in two halves by DMA and signals and waits regular semaphores. Every
 semaphore is named through one of many expressions (the Ref, an alias, an `.at[i]` view, an
-element of a tuple or list of separate Refs, an attribute of a holder `h` or `self`), and
+element of a tuple or list of separate Refs, an attribute of a holder `h` or `self`; the same
+text may also be spelled about another object in a comprehension binding its own `h`), and
 rebinding statements in between change what those expressions denote. The generator tracks
 that in a small model (`Env`), so each site names the semaphore it means, and the correct
 kernel balances every signal with a wait: a fix that names another semaphore hangs or leaves a
@@ -139,10 +140,11 @@ from jax.experimental.pallas import tpu as pltpu
 HOLDER_CLASS = """
 
 class Steps:
-    def __init__(self, sem, arr, dsem):
+    def __init__(self, sem, arr, dsem, pair):
         self.sem = sem
         self.arr = arr
         self.dsem = dsem
+        self.pair = pair
 
     def run(self, x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage):
 {body}
@@ -183,9 +185,9 @@ def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool, fi
     if holder == "self":
         inner = "\n".join(_indent(line, 8) for line in lines)
         text = HOLDER_CLASS.format(body=inner)
-        call = f"Steps(r0, rs, d0).run({refs})"
+        call = f"Steps(r0, rs, d0, pair).run({refs})"
     else:
-        lines.insert(0, "h = types.SimpleNamespace(sem=r0, arr=rs, dsem=d0)")
+        lines.insert(0, "h = types.SimpleNamespace(sem=r0, arr=rs, dsem=d0, pair=pair)")
         inner = "\n".join(_indent(line, 4) for line in lines)
         text = f"\n\ndef steps({refs}):\n{inner}\n" if scoped else ""
         call = f"steps({refs})"
@@ -251,7 +253,7 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     read = draw(st.sampled_from(["[...]", "[()]"]))
 
     env = Env(holder, {"r0": "R0", "r1": "R1", "d0": "D0", "d1": "D1", "al": "R0", "slot": 0,
-                       "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "lst": ("R0", "R1"),
+                       "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "H.pair": ("P0", "P1"), "lst": ("R0", "R1"),
                        "rs": "RS", "ds": "DS", "pair": ("P0", "P1")})
     correct: list[str] = []
     planted: list[str] = []
@@ -260,6 +262,11 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     for good_line, bad_line in plan.prologue:
         correct.append(good_line)
         planted.append(bad_line)
+    if draw(st.booleans()):  # issue 20.3: the holder's `pair` (a tuple of Refs) spelled about an
+        # array, in a comprehension binding its own holder name: no evidence that `pair` takes `.at`
+        shadowed = f"views = [{holder}.pair.at[0] for {holder} in (types.SimpleNamespace(pair=rs),)]"
+        correct.append(shadowed)
+        planted.append(shadowed)
     carried: str | None = None  # the semaphore the variable holds, while it does
     must_use: int | None = None
 
