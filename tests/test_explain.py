@@ -136,7 +136,7 @@ def test_the_proof_does_not_spread_to_another_scopes_name(tmp_path: Path) -> Non
     )
     log = (
         'Traceback (most recent call last):\n  File "/ci/kernels.py", line 5, in flag_kernel\n'
-        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+        "    pl.semaphore_signal(flags[1], 1)\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
     assert result.returncode == 0, result.stdout + result.stderr
