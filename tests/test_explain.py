@@ -650,3 +650,12 @@ def test_a_logged_copy_of_the_error_line_is_not_another_failure() -> None:
 
     log = (TRACEBACKS / "signal_array.log").read_text() + "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
     assert [len(f.frames) > 0 for f in parse_log(log)] == [True]
+
+
+def test_a_notebook_linked_from_outside_root_is_not_touched(ringnb: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("root")
+    (root / "ring.ipynb").symlink_to(ringnb / "ringnb" / "ring.ipynb")
+    before = (ringnb / "ringnb" / "ring.ipynb").read_text()
+    result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=root)
+    assert result.returncode == 1 and "Cannot find Cell In[2] in a notebook under" in result.stdout, result.stdout
+    assert (ringnb / "ringnb" / "ring.ipynb").read_text() == before

@@ -281,9 +281,11 @@ def _cells_holding(frame: Frame, root: Path) -> tuple[list[_Cell], bool]:
             return matches, True
         for name in sorted(f for f in files if f.endswith(".ipynb")):
             path = Path(os.path.realpath(os.path.join(folder, name)))
+            if not path.is_relative_to(top):
+                continue  # a link out of --root: never read for a fix
             try:
                 data = read_source(path)
-                notebook = join_cells(data) if path.is_relative_to(top) else None
+                notebook = join_cells(data)
             except (SourceError, FileError):
                 continue
             if notebook is not None:
@@ -328,7 +330,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
     merged = []
     for path, items in by_path.items():
         first = items[0]
-        findings = {(f.line, f.column): f for item in items for f in item.blame.chosen}
+        findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
         fix = FileFix(path, first.name or path, first.old)
         settings = chosen_settings(findings.values())
         try:
