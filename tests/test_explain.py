@@ -652,7 +652,9 @@ def test_a_logged_copy_of_the_error_line_is_not_another_failure() -> None:
     assert [len(f.frames) > 0 for f in parse_log(log)] == [True]
 
 
-def test_a_notebook_linked_from_outside_root_is_not_touched(ringnb: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_notebook_linked_from_outside_root_is_not_touched(
+    ringnb: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     root = tmp_path_factory.mktemp("root")
     (root / "ring.ipynb").symlink_to(ringnb / "ringnb" / "ring.ipynb")
     before = (ringnb / "ringnb" / "ring.ipynb").read_text()
