@@ -661,3 +661,14 @@ def test_a_notebook_linked_from_outside_root_is_not_touched(
     result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=root)
     assert result.returncode == 1 and "Cannot find Cell In[2] in a notebook under" in result.stdout, result.stdout
     assert (ringnb / "ringnb" / "ring.ipynb").read_text() == before
+
+
+def test_find_line_counts_in_the_function_or_else_the_file() -> None:
+    from semfix.api import find_line
+
+    source = b"a = f(x)\n\n\ndef k():\n    a = f(x)\n\n\nclass C:\n    def k(self):\n        a = f(x)\n"
+    assert find_line(source, 2, "a = f(x)", "<module>")[0] is None  # three times in the file
+    assert find_line(source, 3, "a = f(x)", "k")[0] is None  # two functions named k: counted in the file
+    assert find_line(source, 10, "a = f(x)", "C.k") == (10, None)  # still there: the number is kept
+    line, note = find_line(source.replace(b"def k():", b"def j():"), 2, "a = f(x)", "C.k")
+    assert line == 10 and note is not None and "the only one in `k`" in note
