@@ -1,6 +1,7 @@
 """The public Python API: fix source text in memory, with every rewrite verified.
 
-Nothing here touches files; the CLI and other tools build on `fix_source` (and `blame`).
+Nothing here touches files; the CLI and other tools build on `fix_source` (and `blame`, whose
+chosen fixes `fix_source` makes under `chosen_settings`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
 from semfix.engine.blame import Blame, blame
+from semfix.engine.blame import settings_for as chosen_settings
+from semfix.engine.relocate import find_line
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
 
-__all__ = ["Blame", "FixResult", "SafetyError", "SourceError", "blame", "fix_source"]
+__all__ = ["Blame", "FixResult", "SafetyError", "SourceError", "blame", "chosen_settings", "find_line", "fix_source"]
 
 Source = TypeVar("Source", str, bytes)
 

@@ -39,10 +39,31 @@ def expand(selectors: Iterable[str]) -> frozenset[str]:
 DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
 
 
+#: A finding's place: (line, column, end line, end column), 1-based, as in `Finding`.
+Place = tuple[int, int, int, int]
+
+
 @dataclass(frozen=True)
 class Settings:
     enabled: frozenset[str] = DEFAULT_CODES
     unsafe_fixes: bool = False
+    #: When set, only these fixes are made (`explain` chooses them from a traceback), so that
+    #: its writes go through the same engine and proof as `fix`. With `near`, a fix is made
+    #: where its place overlaps or touches one of these: the proof's second pass asks that of
+    #: the regions the first pass rewrote.
+    chosen: frozenset[Place] | None = None
+    near: bool = False
+
+    def accepts(self, place: Place, safe: bool) -> bool:
+        """Is a fix at `place` made, given its safety?"""
+        if not (safe or self.unsafe_fixes):
+            return False
+        if self.chosen is None:
+            return True
+        if not self.near:
+            return place in self.chosen
+        start, end = place[:2], place[2:]
+        return any(start <= region[2:] and region[:2] <= end for region in self.chosen)
 
     @classmethod
     def build(

@@ -112,8 +112,8 @@ def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
     )
     log = "".join(
         f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in {function}\n'
-        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
-        for line, function in ((5, "flag_kernel"), (12, "step"))
+        f"    pl.semaphore_signal({flags}[1], 1)\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+        for line, function, flags in ((5, "flag_kernel", "flags"), (12, "step", "self.flags"))
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -136,7 +136,7 @@ def test_the_proof_does_not_spread_to_another_scopes_name(tmp_path: Path) -> Non
     )
     log = (
         'Traceback (most recent call last):\n  File "/ci/kernels.py", line 5, in flag_kernel\n'
-        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+        "    pl.semaphore_signal(flags[1], 1)\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -432,9 +432,9 @@ def test_the_cli_knows_nothing_of_trees() -> None:
                 assert not [n for n in names if n.split(".")[0] in ("ast", "libcst") or n.startswith("semfix.engine")], module.name
 
 
-def _dma_log(line: int) -> str:
+def _dma_log(line: int, source: str) -> str:
     return (
-        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in kernel\n'
+        f'Traceback (most recent call last):\n  File "/ci/kernels.py", line {line}, in kernel\n    {source}\n'
         "ValueError: DMA source/destination/semaphore arguments must be Refs.\n"
     )
 
@@ -445,7 +445,7 @@ def test_a_descriptor_is_the_one_last_assigned_before_its_start(tmp_path: Path) 
         "        copy = pltpu.make_async_copy(src, dst, sems[0])\n"
         "    copy = pltpu.make_async_copy(src[...], dst, sems.at[1])\n    copy.start()\n"
     )
-    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(8))
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(8, "copy.start()"))
     assert result.returncode == 0, result.stdout + result.stderr
     text = (tmp_path / "kernels.py").read_text()
     assert "make_async_copy(src, dst, sems.at[1])" in text and "make_async_copy(src, dst, sems[0])" in text
@@ -455,5 +455,220 @@ def test_another_librarys_copy_is_not_blamed(tmp_path: Path) -> None:
     (tmp_path / "kernels.py").write_text(
         "from torch_kernels import make_async_copy\n\n\ndef kernel(x, buf, sem):\n    make_async_copy(x[...], buf, sem[...])\n"
     )
-    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5))
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5, "make_async_copy(x[...], buf, sem[...])"))
     assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, result.stdout
+
+
+# -- explain writes through the engine's run and proof, as `fix` does ----------------------
+def test_only_the_chosen_fixes_are_made_and_proven() -> None:
+    from semfix.api import blame, chosen_settings, fix_source
+
+    source = (
+        b"from jax.experimental import pallas as pl\n\n\ndef kernel(flags, other):\n"
+        b"    pl.semaphore_signal(flags[0], 1)\n    pl.semaphore_wait(other[...], 1)\n"
+    )
+    chosen = blame(source, 5, None).chosen
+    assert [f.original for f in chosen] == ["flags[0]"]
+    fixed = fix_source(source, settings=chosen_settings(chosen))
+    assert fixed.source == source.replace(b"flags[0]", b"flags.at[0]")  # `other[...]` is not chosen
+    assert [f.original for f in fixed.applied] == ["flags[0]"]
+
+
+def test_explain_refuses_a_write_that_fails_fixs_checks(tmp_path: Path) -> None:
+    """cp932 spells one character two ways: decoding and encoding again would rewrite the comment's
+    bytes. `fix` refuses such a file; explain used to splice its fix in and write it."""
+    kernel = tmp_path / "kernels.py"
+    before = (
+        b"# -*- coding: cp932 -*-\n# x \x87\x90 y: NEC's spelling of this character\n"
+        b"from jax.experimental import pallas as pl\n\n\ndef kernel(flags):\n    pl.semaphore_signal(flags[0], 1)\n"
+    )
+    kernel.write_bytes(before)
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 7, in kernel\n'
+        "    pl.semaphore_signal(flags[0], 1)\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = "Cannot fix kernels.py: the rewrite fails semfix's checks (cannot write this file back byte for byte"
+    assert checks in result.stdout
+    assert kernel.read_bytes() == before and "Fixed" not in result.stdout
+
+
+# -- the file may have changed since the run: the printed source line says so --------------
+SIGNAL = "def signal_kernel(src, dst, flags):\n    pl.semaphore_signal(flags[0], 1)\n"
+#: signal_array.log's line 32 holds another call now: a list of Refs, which `.at` would break
+EDITED = "def signal_kernel(src, dst, flags, peer_sems=()):\n    pl.semaphore_signal(peer_sems[1], 1)\n"
+
+
+def test_a_line_that_moved_is_found_by_its_printed_source(dmalib: Path) -> None:
+    kernel = dmalib / "dmalib" / "kernels.py"
+    kernel.write_text(kernel.read_text().replace(SIGNAL, EDITED + "    pl.semaphore_signal(flags[0], 1)\n"))
+    result = _explain_fix("signal_array.log", dmalib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    now = "line 32 is `pl.semaphore_signal(peer_sems[1], 1)` now, not `pl.semaphore_signal(flags[0], 1)`"
+    assert now in result.stdout
+    assert "that text is line 33 now, the only one in `signal_kernel`" in result.stdout
+    assert "raised from dmalib/kernels.py:33, in signal_kernel" in result.stdout
+    text = kernel.read_text()
+    assert "pl.semaphore_signal(peer_sems[1], 1)\n    pl.semaphore_signal(flags.at[0], 1)\n" in text
+
+
+@pytest.mark.parametrize(
+    ("edited", "said"),
+    [
+        (EDITED + "    pl.semaphore_signal(flags[0], 1)\n" * 2, "on 2 lines (33, 34)"),
+        (EDITED + "    pl.semaphore_signal(flags[0], 2)\n", "nowhere"),
+    ],
+    ids=["twice", "gone"],
+)
+def test_a_line_that_changed_is_refused_unless_its_text_is_found_once(dmalib: Path, edited: str, said: str) -> None:
+    kernel = dmalib / "dmalib" / "kernels.py"
+    kernel.write_text(kernel.read_text().replace(SIGNAL, edited))
+    before = kernel.read_text()
+    result = _explain_fix("signal_array.log", dmalib)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"and that text is {said} in `signal_kernel`: cannot tell which call raised the error" in result.stdout
+    assert kernel.read_text() == before and "---" not in result.stdout
+
+
+# -- an installed package is not the checkout ----------------------------------------------
+INSTALLED = "/opt/venv/lib/python3.11/site-packages/dmalib/kernels.py"
+RUNNER_PATH = "/home/runner/work/dmalib/dmalib/dmalib/kernels.py"  # where signal_array.log was made
+
+
+@pytest.mark.parametrize("checkout", ["pkg", "dmalib"])  # matched by the file's name, or by its folder too
+def test_a_frame_in_an_installed_package_is_not_the_checkouts_file(tmp_path: Path, checkout: str) -> None:
+    shutil.copytree(TRACEBACKS / "dmalib", tmp_path / checkout)
+    before = (tmp_path / checkout / "kernels.py").read_text()
+    log = (TRACEBACKS / "signal_array.log").read_text().replace(RUNNER_PATH, INSTALLED)
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{INSTALLED} is in an installed package, not in this checkout" in result.stdout
+    assert "pip install -e" in result.stdout and (tmp_path / checkout / "kernels.py").read_text() == before
+
+
+def test_a_copy_installed_into_a_virtual_environment_under_root_is_not_the_checkouts(tmp_path: Path) -> None:
+    packages = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(TRACEBACKS / "dmalib", tmp_path / "dmalib")
+    shutil.copytree(TRACEBACKS / "dmalib", packages / "dmalib")  # `pip install .`, not `-e`
+    installed = packages / "dmalib" / "kernels.py"
+    before = installed.read_text()
+    log = (TRACEBACKS / "signal_array.log").read_text().replace(RUNNER_PATH, str(installed))
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1 and f"{installed} is in an installed package" in result.stdout, result.stdout
+    assert installed.read_text() == before and (tmp_path / "dmalib" / "kernels.py").read_text() == before
+
+
+def test_a_package_linked_into_site_packages_from_the_checkout_is_fixed(tmp_path: Path) -> None:
+    checkout, packages = tmp_path / "checkout", tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(TRACEBACKS / "dmalib", checkout / "dmalib")
+    packages.mkdir(parents=True)
+    (packages / "dmalib").symlink_to(checkout / "dmalib")  # how a symbolic-link (editable) install looks
+    log = (TRACEBACKS / "signal_array.log").read_text()
+    log = log.replace(RUNNER_PATH, str(packages / "dmalib" / "kernels.py"))
+    result = cli("explain", "-", "--fix", "--root", str(checkout), cwd=tmp_path, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "raised from dmalib/kernels.py:32, in signal_kernel" in result.stdout
+    assert "pl.semaphore_signal(flags.at[0], 1)" in (checkout / "dmalib" / "kernels.py").read_text()
+
+
+def test_a_match_by_the_file_name_alone_needs_the_printed_source(tmp_path: Path) -> None:
+    source = "from jax.experimental import pallas as pl\n\n\ndef k(flags):\n    pl.semaphore_signal(flags[0], 1)\n"
+    (tmp_path / "kernels.py").write_text(source)
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 5, in k\n'
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1 and "matches kernels.py here only by the file's name" in result.stdout, result.stdout
+    printed = log.replace("in k\n", "in k\n    pl.semaphore_signal(flags[0], 1)\n")
+    assert cli("explain", "-", "--fix", cwd=tmp_path, stdin=printed).returncode == 0
+    assert "flags.at[0]" in (tmp_path / "kernels.py").read_text()
+
+
+# -- tracebacks as pasted from a terminal's last lines, IPython and Jupyter -----------------
+def test_a_tail_pasted_without_its_header(dmalib: Path) -> None:
+    lines = (TRACEBACKS / "signal_array.log").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "dmalib/kernels.py" in line)
+    result = cli("explain", "-", "--fix", cwd=dmalib, stdin="\n".join(lines[start:]))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pl.semaphore_signal(flags.at[0], 1)" in (dmalib / "dmalib" / "kernels.py").read_text()
+
+
+def test_the_error_line_alone_is_not_no_error(tmp_path: Path) -> None:
+    result = cli("explain", "-", cwd=tmp_path, stdin="ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "no frame of the code that raised it: paste the whole traceback" in result.stdout
+
+
+@pytest.fixture
+def ringnb(tmp_path: Path) -> Path:
+    """The notebook ipython*.log come from: its cells run in turn by IPython 9.19 (In[2] is cell 3)."""
+    shutil.copytree(TRACEBACKS / "ringnb", tmp_path / "ringnb")
+    return tmp_path
+
+
+@pytest.mark.parametrize("log", ["ipython.log", "ipython_color.log"])
+def test_an_ipython_traceback_is_fixed_in_its_notebook_cell(ringnb: Path, log: str) -> None:
+    notebook = ringnb / "ringnb" / "ring.ipynb"
+    before = notebook.read_text()
+    result = cli("explain", str(TRACEBACKS / log), "--fix", cwd=ringnb)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "raised from ringnb/ring.ipynb, cell 3 (Cell In[2]), line 3, in ping_kernel" in result.stdout
+    assert "Fix: cell 3, line 4: `flags[1]` -> `flags.at[1]`" in result.stdout
+    signal, wait = '"    pl.semaphore_signal(flags[1], 2)\\n"', '"    pl.semaphore_wait(flags[1], 2)"'
+    fixed = before.replace(signal, signal.replace("[1]", ".at[1]")).replace(wait, wait.replace("[1]", ".at[1]"))
+    assert notebook.read_text() == fixed
+
+
+def test_an_ipython_tail_pasted_without_its_header(ringnb: Path) -> None:
+    lines = (TRACEBACKS / "ipython.log").read_text().splitlines()
+    tail = "\n".join(lines[lines.index("Cell In[2], line 3, in ping_kernel(x_ref, o_ref, flags)") :])
+    result = cli("explain", "-", "--fix", cwd=ringnb, stdin=tail)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pl.semaphore_signal(flags.at[1], 2)" in (ringnb / "ringnb" / "ring.ipynb").read_text()
+
+
+def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:
+    notebook = ringnb / "ringnb" / "ring.ipynb"
+    notebook.write_text(notebook.read_text().replace("o_ref[...] = x_ref[...]", "o_ref[...] = x_ref[...] + 1"))
+    before = notebook.read_text()
+    result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Cannot find Cell In[2] in a notebook under" in result.stdout and notebook.read_text() == before
+
+
+def test_two_notebooks_holding_the_cell_are_ambiguous(ringnb: Path) -> None:
+    shutil.copy(ringnb / "ringnb" / "ring.ipynb", ringnb / "ringnb" / "ring_copy.ipynb")
+    result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ringnb/ring.ipynb cell 3, ringnb/ring_copy.ipynb cell 3 all hold line 3" in result.stdout
+
+
+def test_a_logged_copy_of_the_error_line_is_not_another_failure() -> None:
+    from semfix.cli.logs import parse_log
+
+    log = (TRACEBACKS / "signal_array.log").read_text() + "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    assert [len(f.frames) > 0 for f in parse_log(log)] == [True]
+
+
+def test_a_notebook_linked_from_outside_root_is_not_touched(
+    ringnb: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("root")
+    (root / "ring.ipynb").symlink_to(ringnb / "ringnb" / "ring.ipynb")
+    before = (ringnb / "ringnb" / "ring.ipynb").read_text()
+    result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=root)
+    assert result.returncode == 1 and "Cannot find Cell In[2] in a notebook under" in result.stdout, result.stdout
+    assert (ringnb / "ringnb" / "ring.ipynb").read_text() == before
+
+
+def test_find_line_counts_in_the_function_or_else_the_file() -> None:
+    from semfix.api import find_line
+
+    source = b"a = f(x)\n\n\ndef k():\n    a = f(x)\n\n\nclass C:\n    def k(self):\n        a = f(x)\n"
+    assert find_line(source, 2, "a = f(x)", "<module>")[0] is None  # three times in the file
+    assert find_line(source, 3, "a = f(x)", "k")[0] is None  # two functions named k: counted in the file
+    assert find_line(source, 10, "a = f(x)", "C.k") == (10, None)  # still there: the number is kept
+    line, note = find_line(source.replace(b"def k():", b"def j():"), 2, "a = f(x)", "C.k")
+    assert line == 10 and note is not None and "the only one in `k`" in note

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semfix.api import Blame, blame
+from semfix.api import Blame, SafetyError, blame, chosen_settings, find_line, fix_source
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.cli.logs import Failure, Frame
+from semfix.cli.notebook import Joined, fix_notebook, join_cells
 from semfix.errors import SourceError
-from semfix.rewrite.text import splice
 
 #: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
 #: check: the Mosaic GPU copies check source, destination, barrier in turn.
@@ -50,6 +51,8 @@ _AVALS = {
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
     "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
+#: Folders pip installs packages into: a frame there is never matched to the checkout by name.
+_INSTALLED = {"site-packages", "dist-packages"}
 #: How many folders the search for a traceback's file visits before it gives up (see `locate`).
 SEARCH_LIMIT = 10_000
 
@@ -65,6 +68,7 @@ class Explanation:
     name: Path | None = None  # the file relative to --root: for messages and diff headers
     old: bytes = b""
     blame: Blame = field(default_factory=Blame)  # the lines after the first two, the fixes
+    notebook: bool = False  # `path` is a notebook: the fixes are at lines of its cells joined
 
 
 def _describe_aval(aval: str) -> str:
@@ -77,8 +81,9 @@ def _describe_aval(aval: str) -> str:
     return _AVALS[match["name"]] + shape
 
 
-def locate(path: str, root: Path) -> tuple[list[Path], bool]:
-    """The files on this machine `path` may name, and whether the search stopped early.
+def locate(path: str, root: Path) -> tuple[list[Path], bool, bool]:
+    """The files on this machine `path` may name, whether the search stopped early, and whether
+    they match only by the file's name.
 
     The path itself (relative ones under `root`), else the files under `root` with the longest
     matching path suffix: one, several equally good, or none. The search visits at most
@@ -87,14 +92,13 @@ def locate(path: str, root: Path) -> tuple[list[Path], bool]:
     """
     direct = root / path
     if direct.is_file():
-        return [direct], False
+        return [direct], False, False
     wanted = Path(path.replace("\\", "/")).parts
     best: list[Path] = []
     best_score = 0
-    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
-        if visited == SEARCH_LIMIT:
-            return best, True
-        dirs[:] = [d for d in dirs if not _skipped(folder, d)]
+    for folder, files in _walk(root):
+        if folder is None:
+            return best, True, best_score == 1 < len(wanted)
         if wanted[-1] not in files:
             continue
         candidate = Path(folder, wanted[-1])
@@ -106,7 +110,18 @@ def locate(path: str, root: Path) -> tuple[list[Path], bool]:
             best, best_score = [candidate], score
         elif score == best_score:
             best.append(candidate)
-    return best, False
+    return best, False, best_score == 1 < len(wanted)
+
+
+def _walk(root: Path) -> Iterator[tuple[str | None, list[str]]]:
+    """(folder, its files) under `root`, skipping what `_skipped` skips; (None, []) when the
+    search has visited SEARCH_LIMIT folders and stops."""
+    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
+        if visited == SEARCH_LIMIT:
+            yield None, []
+            return
+        dirs[:] = [d for d in dirs if not _skipped(folder, d)]
+        yield folder, files
 
 
 def _skipped(folder: str, name: str) -> bool:
@@ -149,37 +164,180 @@ def explain(failure: Failure, root: Path) -> Explanation:
     result.lines.append(words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")}))
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
-        result.lines.append("No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again.")
+        result.lines.append(
+            "No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again."
+            if failure.frames
+            else "The text holds JAX's error but no frame of the code that raised it: paste the whole traceback."
+        )
         return result
-    found, stopped = locate(frame.path, root)
-    problem = _not_found(frame, root, found, stopped)
+    if frame.cell:
+        _explain_cell(result, frame, root)
+        return result
+    found, problem = _the_file(frame, root)
     if problem:
         result.lines.append(problem)
         return result
-    real, top = Path(os.path.realpath(found[0])), Path(os.path.realpath(root))
+    real, top = Path(os.path.realpath(found)), Path(os.path.realpath(root))
     if not real.is_relative_to(top):
         result.lines.append(f"{frame.path} is outside --root, not touched (--root is {root}).")
         return result
     result.path, result.name = real, real.relative_to(top)
-    result.lines.append(f"It was raised from {result.name}:{frame.line}, in {frame.function}.")
     try:
         result.old = read_source(real)
-        result.blame = blame(result.old, frame.line, _SUSPECTS.get(kind))
+        line = _confirmed(result, frame, result.old)
+        if line is not None:
+            result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
+            result.blame = blame(result.old, line, _SUSPECTS.get(kind))
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
     return result
 
 
-def merged_fixes(explanations: list[Explanation]) -> list[tuple[Path, Path, bytes, bytes]]:
-    """One rewrite per file, however many tracebacks point into it: (path, name, old, new)."""
+def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
+    """The one file here the frame's path names, or why there is none.
+
+    A file of an installed package is the checkout's only when it is installed from it: its
+    path, links followed, leads out of the installed packages and under --root (a package linked
+    in from the checkout; an editable install's frames name the checkout's files themselves).
+    A copy installed into a virtual environment under --root is not the checkout's. Never by a
+    matching name. A match by the file's name alone needs the printed source to confirm it.
+    """
+    if _INSTALLED & set(Path(frame.path.replace("\\", "/")).parts):
+        here = Path(frame.path)
+        real = Path(os.path.realpath(here))
+        if here.is_file() and real.is_relative_to(os.path.realpath(root)) and not _INSTALLED & set(real.parts):
+            return here, None
+        return here, (
+            f"{frame.path} is in an installed package, not in this checkout (--root is {root}): semfix does not"
+            " match it to a file here by name. Fix the package's own source, or install it from this checkout"
+            " (`pip install -e .`), run again, and explain the new traceback."
+        )
+    found, stopped, name_only = locate(frame.path, root)
+    problem = _not_found(frame, root, found, stopped)
+    if problem is None and name_only and frame.source is None:
+        problem = (
+            f"{frame.path} matches {os.path.relpath(found[0], root)} here only by the file's name, and the"
+            " traceback prints no source line to confirm it is that file; pass --root closer to the code."
+        )
+    return (found[0] if found else Path(frame.path)), problem
+
+
+def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
+    """The line of `source` the frame means: its line number where the printed source is still
+    there, else the one line that holds it (the file changed since the run), else None (said why)."""
+    if frame.source is None:  # a log without source lines (the file was not there at the run)
+        result.lines.append(f"The traceback prints no source line for it: line {frame.line} is taken as it is.")
+        return frame.line
+    line, note = find_line(source, frame.line, frame.source, frame.function)
+    if note:
+        result.lines.append(note)
+    return line
+
+
+def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
+    """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts runs, not cells, so
+    the cell is the one code cell of a notebook under --root that holds the lines the traceback
+    prints (the line that raised, and those around it)."""
+    matches, stopped = _cells_holding(frame, root)
+    where = f"line {frame.line} (`{frame.source}`)"
+    if stopped or len(matches) != 1:
+        cells = ", ".join(f"{name} cell {number}" for _, name, _, _, number, _ in matches)
+        result.lines.append(
+            f"Cannot find the notebook of {frame.path}: the search stopped after {SEARCH_LIMIT} folders;"
+            " pass --root closer to the notebook."
+            if stopped
+            else f"Cannot tell which notebook cell {frame.path} was: {cells} all hold {where}; fix it by hand."
+            if matches
+            else f"Cannot find {frame.path} in a notebook under {root}: no code cell holds {where} and the lines"
+            " printed around it (a cell typed into IPython, or a notebook changed or not saved since the run)."
+        )
+        return
+    result.path, result.name, result.old, notebook, number, start = matches[0]
+    result.notebook = True
+    cell = f"cell {number} ({frame.path}), line {frame.line}"
+    result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
+    try:
+        result.blame = blame(
+            notebook.module.encode("utf-8"), start + frame.line - 1, _SUSPECTS.get(result.kind or ""),
+            where=lambda line: _cell_line(notebook, line),
+        )
+    except SourceError as error:
+        result.lines.append(f"Cannot fix it: {error}")
+    result.lines += result.blame.lines
+
+
+_Cell = tuple[Path, Path, bytes, Joined, int, int]
+
+
+def _cells_holding(frame: Frame, root: Path) -> tuple[list[_Cell], bool]:
+    """The code cells of notebooks under --root that hold what the traceback printed of the
+    frame: (path, name, bytes, the notebook's cells joined, cell number, its first line there);
+    and whether the search stopped early. Files that are not readable notebooks hold none."""
+    top = Path(os.path.realpath(root))
+    matches: list[_Cell] = []
+    for folder, files in _walk(root):
+        if folder is None:
+            return matches, True
+        for name in sorted(f for f in files if f.endswith(".ipynb")):
+            path = Path(os.path.realpath(os.path.join(folder, name)))
+            if not path.is_relative_to(top):
+                continue  # a link out of --root: never read for a fix
+            try:
+                data = read_source(path)
+                notebook = join_cells(data)
+            except (SourceError, FileError):
+                continue
+            if notebook is not None:
+                matches += [
+                    (path, path.relative_to(top), data, notebook, number, start)
+                    for number, start, lines in notebook.cells_by_number()
+                    if _holds(lines, frame)
+                ]
+    return matches, False
+
+
+def _holds(lines: list[str], frame: Frame) -> bool:
+    """Does a cell hold what the traceback printed of it: the line that raised, and its context?"""
+    printed = {frame.line: frame.source or "", **frame.context}
+    return all(1 <= number <= len(lines) and lines[number - 1].strip() == text for number, text in printed.items())
+
+
+def _cell_line(notebook: Joined, line: int) -> str:
+    """A line of the joined module as the user counts it: the cell, and the line within it."""
+    number, start, _ = max((cell for cell in notebook.cells_by_number() if cell[1] <= line), key=lambda c: c[1])
+    return f"cell {number}, line {line - start + 1}"
+
+
+@dataclass
+class FileFix:
+    """The fixes of every traceback that points into one file, made by the engine: the new
+    bytes, or why they cannot be written (`error`)."""
+
+    path: Path
+    name: Path
+    old: bytes
+    new: bytes = b""
+    error: str | None = None
+
+
+def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
+    """One rewrite per file, however many tracebacks point into it, proven as `fix` proves its own."""
     by_path: dict[Path, list[Explanation]] = {}
     for item in explanations:
         if item.blame.chosen and item.path is not None:
             by_path.setdefault(item.path, []).append(item)
     merged = []
     for path, items in by_path.items():
-        first, findings = items[0], {(f.line, f.column): f for item in items for f in item.blame.chosen}
-        encoding = first.blame.encoding
-        merged.append((path, first.name or path, first.old, splice(first.old.decode(encoding), findings.values()).encode(encoding)))
+        first = items[0]
+        findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
+        fix = FileFix(path, first.name or path, first.old)
+        settings = chosen_settings(findings.values())
+        try:
+            fix.new = (
+                fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
+            ).source
+        except (SourceError, SafetyError) as error:
+            fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
+        merged.append(fix)
     return merged

@@ -1,10 +1,12 @@
-"""Tracebacks out of a log as people paste it (Python's and pytest's, under CI and launcher
-prefixes), for `semfix explain` (explain.py), which decides what they mean."""
+"""Tracebacks out of a log as people paste it (Python's, pytest's and IPython's, under CI and
+launcher prefixes, or only their last lines), for `semfix explain` (explain.py), which
+decides what they mean. Each frame keeps the source line the traceback printed: the file may
+have changed since the run, and that line is what says so."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
 _EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
@@ -12,6 +14,18 @@ _EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Excepti
 _PYTEST_FRAME = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): ?(?:in (?P<function>\S+)|[\w.]*)$")
 _PYTEST_ERROR = re.compile(r"^E +" + _EXCEPTION.pattern[1:])  # pytest's `E   ValueError: ...`
 _DEF = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)")
+_MARKED = re.compile(r"^>\s+(?P<source>\S.*)$")  # pytest --tb=long: the line that raised, in the listing
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # Python 3.11's markers under a source line
+#: IPython's and Jupyter's: `ValueError    Traceback (most recent call last)`, then frames as
+#: `Cell In[2], line 7, in kernel(x, sems)` or `File /path/x.py:12, in f(a)`, each followed by
+#: numbered source lines, the one that raised marked `---->`.
+_IPYTHON_START = re.compile(r"^[A-Za-z_][\w.]*\s+Traceback \(most recent call last\)$")
+_IPYTHON_FRAME = re.compile(
+    r"^(?:(?P<cell>Cell In\[\d*\]), line (?P<line>\d+)|File (?P<path>.+?):(?P<file_line>\d+))"
+    r"(?:, in (?P<function>[^(]+))?"
+)
+_IPYTHON_SKIP = re.compile(r"^\s*\(\.\.\.\)")  # lines left out of the listing
+_IPYTHON_LINE = re.compile(r"^(?P<arrow>\s*-*>)?\s*(?P<number>\d+) (?P<source>.*)$")
 #: Where one traceback ends and another begins: a new traceback, an exception chained to the
 #: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
 _STARTS = ("Traceback (most recent call last):", "The above exception was", "During handling of the above")
@@ -27,14 +41,22 @@ _JAX = re.compile(r"[/\\](jax|jaxlib)[/\\]")
 
 @dataclass
 class Frame:
-    path: str
+    path: str  # for an IPython cell, `Cell In[2]`
     line: int
     function: str
+    source: str | None = None  # the line as the traceback printed it, stripped
+    #: IPython's numbered lines around it (in a notebook cell: the cell's own lines)
+    context: dict[int, str] = field(default_factory=dict)
 
     @property
     def in_jax(self) -> bool:
         """JAX's own files (and `<frozen runpy>`-like ones): never where the mistake is."""
         return bool(_JAX.search(self.path)) or self.path.startswith("<")
+
+    @property
+    def cell(self) -> bool:
+        """A frame of code typed into IPython or a Jupyter notebook cell, not of a file."""
+        return self.path.startswith("Cell In[")
 
 
 @dataclass
@@ -56,29 +78,71 @@ def parse_log(text: str) -> list[Failure]:
         while match := _PREFIX.match(line):
             stream, line = (match["rank"] or stream).strip(), line[match.end() :]
         streams.setdefault(stream, []).append(line.rstrip())
-    return [failure for lines in streams.values() for failure in _read_stream(lines)]
+    failures = [failure for lines in streams.values() for failure in _read_stream(lines)]
+    traced = {failure.message for failure in failures if failure.frames}
+    return [f for f in failures if f.frames or f.message not in traced]  # a logged copy of a traceback's line
 
 
 def _read_stream(lines: list[str]) -> list[Failure]:
-    """One process's tracebacks. pytest's long form names a frame after its source, hence `last_def`."""
+    """One process's tracebacks. pytest's long form names a frame after its source, hence `last_def`.
+
+    `python` is set inside a traceback whose last line is the exception: after Python's or
+    IPython's header, or from the first frame of a tail pasted without it. An
+    exception line alone (the very last line pasted) is a failure with no frames.
+    """
     failures: list[Failure] = []
     frames: list[Frame] = []
     message, python, last_def = None, False, "?"
+    marked: str | None = None  # pytest --tb=long: the `>` line of the listing before the frame
+    reading: tuple[Frame, bool] | None = None  # the frame whose source lines come next; IPython's?
     for line in [*lines, "==="]:  # a rule, as pytest closes its report with: ends the last one
-        if line.lstrip().startswith(_STARTS) or _SECTION.match(line):
+        if reading is not None and _source_line(*reading, line):
+            continue
+        reading = None
+        header = line.lstrip().startswith(_STARTS[0]) or bool(_IPYTHON_START.match(line))
+        if header or line.lstrip().startswith(_STARTS) or _SECTION.match(line):
             if message is not None:
                 failures.append(Failure(frames, message))
-            frames, message, python = [], None, line.lstrip().startswith(_STARTS[0])
+            frames, message, python = [], None, header
         elif frame := _FRAME.match(line):
-            frames.append(Frame(frame["path"], int(frame["line"]), frame["function"].strip()))
+            reading = Frame(frame["path"], int(frame["line"]), frame["function"].strip()), False
+            python = True
+        elif frame := _IPYTHON_FRAME.match(line):  # as for Python's frames, a tail may start here
+            path, number = (frame["cell"], frame["line"]) if frame["cell"] else (frame["path"], frame["file_line"])
+            reading = Frame(path, int(number), (frame["function"] or "<module>").strip()), True
+            python = True
         elif frame := _PYTEST_FRAME.match(line):
-            frames.append(Frame(frame["path"], int(frame["line"]), frame["function"] or last_def))
-            last_def = "?"
+            source = None if frame["function"] else marked  # the long form lists the source first
+            reading = Frame(frame["path"], int(frame["line"]), frame["function"] or last_def, source), False
+            last_def, marked = "?", None
         elif (definition := _DEF.match(line)) and not python:
             last_def = definition[1]
+        elif (pointed := _MARKED.match(line)) and not python:
+            marked = pointed["source"].strip()
         elif (error := _PYTEST_ERROR.match(line)) and message is None:
             message = error["message"].strip()
-        elif python and (error := _EXCEPTION.match(line)):
+        elif (error := _EXCEPTION.match(line)) and (python or message is None and not frames):
             failures.append(Failure(frames, error["message"].strip()))
             frames, python = [], False
+        if reading is not None:
+            frames.append(reading[0])
     return failures
+
+
+def _source_line(frame: Frame, ipython: bool, line: str) -> bool:
+    """Whether `line` belongs to what the traceback printed under `frame`, which records it: the
+    source line and Python's carets under it, or IPython's numbered lines."""
+    if ipython:
+        numbered = _IPYTHON_LINE.match(line)
+        if _IPYTHON_SKIP.match(line):
+            return True
+        if numbered is None or not line.startswith(" ") and numbered["arrow"] is None:
+            return not line.strip() and not frame.context  # a blank line before the listing
+        frame.context[int(numbered["number"])] = numbered["source"].strip()
+        if numbered["arrow"]:
+            frame.source = numbered["source"].strip()
+        return True
+    if frame.source is None and line.startswith(" ") and line.strip() and not _FRAME.match(line):
+        frame.source = line.strip()
+        return True
+    return frame.source is not None and bool(_CARETS.match(line))

@@ -360,22 +360,27 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
         for line in item.lines:
             click.echo(f"  {line}")
     fixes = merged_fixes(known)
-    refused = dirty_refusals([path for path, *_ in fixes]) if apply and not allow_dirty else {}
+    unproven = [fix for fix in fixes if fix.error is not None]
+    for fix in unproven:
+        click.echo(f"Cannot fix {fix.name}: {fix.error}.")
+    fixes = [fix for fix in fixes if fix.error is None]
+    refused = dirty_refusals([fix.path for fix in fixes]) if apply and not allow_dirty else {}
     failed = False
-    for path, name, old, new in fixes:
-        sys.stdout.buffer.write(unified_diff(name, old, new))
+    for fix in fixes:
+        sys.stdout.buffer.write(unified_diff(fix.name, fix.old, fix.new))
         sys.stdout.flush()
         if not apply:
             continue
         try:
-            if path in refused:
-                raise FileError(refused[path])
-            write_atomic(path, new, expected=old)
-            click.echo(f"Fixed {name}.")
+            if fix.path in refused:
+                raise FileError(refused[fix.path])
+            write_atomic(fix.path, fix.new, expected=fix.old)
+            click.echo(f"Fixed {fix.name}.")
         except FileError as error:
-            click.echo(f"error: {name}: {error}", err=True)
+            click.echo(f"error: {fix.name}: {error}", err=True)
             failed = True
-    sys.exit(EXIT_ERROR if failed else 0 if all(item.blame.fixed for item in known) else 1)
+    settled = not unproven and all(item.blame.fixed for item in known)
+    sys.exit(EXIT_ERROR if failed else 0 if settled else 1)
 
 
 @main.command()

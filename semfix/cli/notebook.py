@@ -82,8 +82,24 @@ def _mask(line: str) -> str:
     return _INDENT.sub(lambda indent: indent.group() + _MASK, line, count=1)
 
 
-def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResult[bytes]:
-    """Fix a notebook's code cells; findings carry their cell number and cell-relative lines."""
+@dataclass
+class Joined:
+    """A notebook's code cells as one module: what is fixed, and how to map it back."""
+
+    text: str  # the notebook's JSON text
+    spans: _Spans
+    cells: list[_Cell]
+    starts: list[int]  # each cell's first line in the module, counted as Python counts (a lone CR too)
+    module: str
+
+    def cells_by_number(self) -> list[tuple[int, int, list[str]]]:
+        """(the cell's 1-based number among all cells, its first line in the module, its lines)."""
+        return [(cell.index + 1, start, cell.lines) for cell, start in zip(self.cells, self.starts)]
+
+
+def join_cells(data: bytes) -> Joined | None:
+    """The notebook's code cells joined into one module; None for a notebook not in Python.
+    Raises SourceError for bytes that are not a notebook."""
     try:
         text = data.decode("utf-8")
         notebook = json.loads(text)
@@ -92,7 +108,7 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise SourceError("not a notebook in nbformat 4 (no top-level cells list)")
     if notebook.get("metadata", {}).get("language_info", {}).get("name", "python") != "python":
-        return FixResult(data, (), "utf-8", parsed=False)
+        return None
     spans = _spans(text)
     cells = []
     for index, cell in enumerate(notebook["cells"]):
@@ -104,13 +120,23 @@ def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResul
             continue  # a cell magic: the cell is not Python
         cells.append(_Cell(index, _LINES.findall(joined), source if isinstance(source, list) else None))
     module: list[str] = []
-    starts: list[int] = []  # each cell's first line in the module, counted as Python counts (a lone CR too)
+    starts: list[int] = []
     for cell in cells:
         starts.append(len(line_starts("".join(module[-2:]))) + (starts[-1] - 1 if starts else 0))
         body = "".join(_mask(line) for line in cell.lines)
         module.append(body if body.endswith("\n") or not body else body + "\n")
         module.append(_BOUNDARY)
-    joined_module = "".join(module)
+    return Joined(text, spans, cells, starts, "".join(module))
+
+
+def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResult[bytes]:
+    """Fix a notebook's code cells; findings carry their cell number and cell-relative lines."""
+    notebook = join_cells(data)
+    if notebook is None:
+        return FixResult(data, (), "utf-8", parsed=False)
+    text, spans, cells, starts, joined_module = (
+        notebook.text, notebook.spans, notebook.cells, notebook.starts, notebook.module
+    )
     result: FixResult[str] = fix_source(joined_module, settings=settings, apply_fixes=apply_fixes)
     findings = tuple(_locate(f, cells, starts) for f in result.findings)
     if result.source == joined_module:

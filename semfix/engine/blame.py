@@ -14,8 +14,8 @@ argument that is not plainly a Ref.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 from semfix.engine.analysis import _arguments
 from semfix.engine.evidence import Evidence
@@ -23,7 +23,6 @@ from semfix.engine.nodes import Text, is_at, parse, unchain
 from semfix.engine.run import analyse
 from semfix.engine.scopes import Scope, Tracking
 from semfix.findings import Finding
-from semfix.rewrite.text import splice
 from semfix.settings import Settings
 
 _ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
@@ -39,10 +38,14 @@ class Blame:
     encoding: str = "utf-8"  # the source's, for writing the fixes back
 
 
-def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
+def blame(
+    source: bytes, line: int, suspects: frozenset[str] | None, where: Callable[[int], str] = "line {}".format
+) -> Blame:
     """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
-    for source the engine cannot read, or if the chosen fixes would leave such source."""
+    for source the engine cannot read. The fixes are made (and proven) by running the engine
+    again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
+    are one module, and the user counts lines within a cell)."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
     scopes = Tracking()  # `_plainly_ref` reads its accesses
@@ -75,14 +78,18 @@ def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
     spread &= {id(scope.lookup(base)[1]) for base in bases}
     same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _bound_at(f, scopes_at) in spread)]
     result.chosen = _with_their_plans(proven + safe + same_ref, fixes)
-    result.lines += [f"At line {f.line}, {_said(f)}" for f in proven + safe]
+    result.lines += [f"At {where(f.line)}, {_said(f)}" for f in proven + safe]
     for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
         note = f"; the traceback proves `{_base(finding)}` is a Ref" if finding.safety != "safe" else ""
         edit = f"`{finding.original}` -> `{finding.replacement}`" if finding.replacement else f"remove `{finding.original.strip()}`"
-        result.lines.append(f"Fix: line {finding.line}: {edit} ({finding.rule}{note})")
-    if result.chosen:
-        analyse(splice(analysis.text, result.chosen), _ANALYSIS, apply_fixes=False)  # it must still parse
+        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{note})")
     return result
+
+
+def settings_for(findings: Iterable[Finding]) -> Settings:
+    """Settings under which the engine makes these fixes (found by `blame`) and no other, so
+    that `explain` writes them through the same run and proof as `fix`."""
+    return replace(_ANALYSIS, chosen=frozenset((f.line, f.column, f.end_line, f.end_column) for f in findings))
 
 
 def _calls_at(scopes: Tracking, line: int) -> list[ast.Call]:

@@ -28,7 +28,7 @@ from semfix.rewrite.text import line_starts
 if TYPE_CHECKING:
     from semfix.engine.scopes import ScopeBuilder
     from semfix.rewrite.imports import ImportChanges
-    from semfix.settings import Settings
+    from semfix.settings import Place, Settings
 
 _IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
@@ -78,13 +78,25 @@ class Context(Evidence):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        accepted = replacement is not None and (safe or self.settings.unsafe_fixes)
-        if replacement is not None and not accepted:
+        accepted = replacement is not None and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
+        if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
         safety = None if replacement is None else ("safe" if safe else "unsafe")
         original = self.text.text[start:end]
         self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, replacement, accepted, safety))
         return accepted
+
+    def place(self, node: ast.AST) -> Place:
+        """Where a finding at `node` is: (line, column, end line, end column), 1-based."""
+        (line, column, _), (end_line, end_column, _) = self.text.start(node), self.text.end(node)
+        return line, column + 1, end_line, end_column + 1
+
+    def accepts(self, code: str, node: ast.AST, safe: bool, finding: ast.AST | None = None) -> bool:
+        """Would a fix at `node` be made: its rule on and not silenced there, its safety
+        allowed, and its finding (at `finding`, when it joins another's) chosen when the
+        settings choose?"""
+        lines = (node.lineno, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+        return not self.off(code, lines) and self.settings.accepts(self.place(finding or node), safe)
 
     @contextmanager
     def holding(self, reason: str | None) -> Iterator[None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -16,8 +17,8 @@ from semfix.engine.syntax import syntax_error
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.rewrite.proof import prove, settles_by_construction
-from semfix.rewrite.text import apply_edits
-from semfix.settings import Settings
+from semfix.rewrite.text import apply_edits, line_starts
+from semfix.settings import Place, Settings
 
 _MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
 
@@ -109,8 +110,26 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
     if engine.imports is not None:
         engine.imports.apply()
     settled = not engine.removals and not engine.migrated and settles_by_construction(findings, engine.rewrites)
-    prove(tree, engine.text, new_text, edits, encoding, settings, settled=settled)
+    again = settings if settings.chosen is None else replace(settings, chosen=_rewritten(new_text, edits), near=True)
+    prove(tree, engine.text, new_text, edits, encoding, again, settled=settled)
     return Result(new_text, encoding, tuple(findings))
+
+
+def _rewritten(new_text: str, edits: list[tuple[int, int, str]]) -> frozenset[Place]:
+    """Where each edit's text lies in the new text. When only chosen fixes are made (`explain`),
+    the proof's second pass asks whether a fix would be made there again, not elsewhere."""
+    starts, places, shift = line_starts(new_text), set(), 0
+    for start, end, replacement in edits:  # sorted, never overlapping
+        first = start + shift
+        shift += len(replacement) - (end - start)
+        places.add((*_position(starts, first), *_position(starts, first + len(replacement))))
+    return frozenset(places)
+
+
+def _position(starts: list[int], offset: int) -> tuple[int, int]:
+    """(line, column), 1-based, of a character offset."""
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
 
 
 def _run(lines: Text, tree: ast.Module, scopes: ScopeBuilder, settings: Settings) -> Engine:

@@ -173,7 +173,7 @@ def check(
     replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
     if previous is None:
         return Rewrite(call, element, replacement, [insert]) if ctx.report(code, element, message, view, safe=safe) else None
-    if not (safe or ctx.settings.unsafe_fixes) or ctx.off(code, (element.lineno, element.end_lineno)):  # type: ignore[arg-type]
+    if not ctx.accepts(code, element, safe, finding=previous.argument):  # the finding it joins is the read's
         ctx.report(code, element, message, view, safe=safe)
         return previous
     edits = sorted([*previous.edits, insert])

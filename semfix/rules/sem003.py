@@ -265,7 +265,9 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
             end_line = text.line_of(end)
             span = ((assign.lineno, 0, text.starts[assign.lineno - 1]), (end_line, end - text.starts[end_line - 1], end))
             message = plan.words[1].format(assign=messages.one_line(text.of(assign)))
-            applied = ctx.report(plan.code, assign, message, "", span=span)
+            # explain chooses fixes by place: the plan is made only if every use of it is chosen
+            chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
+            applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
             if applied:
                 ctx.removals.append((plan.body, assign, (span[0][2], end, "")))  # type: ignore[arg-type]
         plan.decision = applied
