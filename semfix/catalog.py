@@ -26,6 +26,14 @@ class Operation:
     name: str
     sem_params: tuple[SemParam, ...]
     buffer_params: tuple[SemParam, ...] = ()
+    partial: bool = False  # given to functools.partial: its arguments are read when the partial is made
+
+    def through_partial(self) -> Operation:
+        """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
+        def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
+            return tuple(SemParam(p.name, None if p.position is None else p.position + 1) for p in params)
+
+        return Operation(self.name, shifted(self.sem_params), shifted(self.buffer_params), partial=True)
 
 
 def _op(name: str, *params: tuple[str, int | None], buffers: tuple[tuple[str, int | None], ...] = ()) -> Operation:
@@ -86,6 +94,18 @@ RUN_SCOPED = frozenset({"jax.experimental.pallas.run_scoped", "jax._src.pallas.p
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})
+#: JAX's grid specs, each with its parameters in order: only in these does semfix read a
+#: `grid_spec=`'s scratch shapes and output specs (a helper's call may add entries of its own).
+_GRID_SPEC = ("grid", "in_specs", "out_specs", "scratch_shapes")
+_PREFETCH_GRID_SPEC = ("num_scalar_prefetch", *_GRID_SPEC)
+GRID_SPECS: Mapping[str, tuple[str, ...]] = {
+    "jax.experimental.pallas.GridSpec": _GRID_SPEC,
+    "jax._src.pallas.core.GridSpec": _GRID_SPEC,
+    "jax.experimental.pallas.tpu.PrefetchScalarGridSpec": _PREFETCH_GRID_SPEC,
+    "jax._src.pallas.mosaic.core.PrefetchScalarGridSpec": _PREFETCH_GRID_SPEC,
+}
+#: `pallas_call`'s parameters that may be given by position after the kernel.
+PALLAS_CALL_POSITIONAL = ("out_shape",)
 SEMAPHORE_TYPE_OWNERS = (
     "jax.experimental.pallas.tpu.SemaphoreType.",
     "jax.experimental.pallas.mosaic_gpu.SemaphoreType.",

@@ -3,7 +3,8 @@
 A kernel copies x to o in two halves by DMA and signals and waits regular semaphores. Every
 semaphore is named through one of many expressions (the Ref, an alias, an `.at[i]` view, one
 indexed by a name or by the SMEM Ref `idx`, an element of a tuple or list of separate Refs, an
-attribute of a holder `h` or `self`), and rebinding statements in between change what those
+attribute of a holder `h` or `self`; the same text may also be spelled about another object in
+a comprehension binding its own `h`), and rebinding statements in between change what those
 expressions denote (writing `idx` too, through a view or not). A carried read sometimes reads
 the whole semaphore array instead of the one semaphore the correct kernel names, where the
 kernel shows the array's allocation. The generator tracks
@@ -146,10 +147,11 @@ from jax.experimental.pallas import tpu as pltpu
 HOLDER_CLASS = """
 
 class Steps:
-    def __init__(self, sem, arr, dsem):
+    def __init__(self, sem, arr, dsem, pair):
         self.sem = sem
         self.arr = arr
         self.dsem = dsem
+        self.pair = pair
 
     def run(self, x_hbm, idx, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage):
 {body}
@@ -190,9 +192,9 @@ def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool, fi
     if holder == "self":
         inner = "\n".join(_indent(line, 8) for line in lines)
         text = HOLDER_CLASS.format(body=inner)
-        call = f"Steps(r0, rs, d0).run({refs})"
+        call = f"Steps(r0, rs, d0, pair).run({refs})"
     else:
-        lines.insert(0, "h = types.SimpleNamespace(sem=r0, arr=rs, dsem=d0)")
+        lines.insert(0, "h = types.SimpleNamespace(sem=r0, arr=rs, dsem=d0, pair=pair)")
         inner = "\n".join(_indent(line, 4) for line in lines)
         text = f"\n\ndef steps({refs}):\n{inner}\n" if scoped else ""
         call = f"steps({refs})"
@@ -265,7 +267,7 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     read = draw(st.sampled_from(["[...]", "[()]"]))
 
     env = Env(holder, {"r0": "R0", "r1": "R1", "d0": "D0", "d1": "D1", "al": "R0", "slot": 0,
-                       "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "lst": ("R0", "R1"),
+                       "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "H.pair": ("P0", "P1"), "lst": ("R0", "R1"),
                        "rs": "RS", "ds": "DS", "pair": ("P0", "P1"), "idx": 0})
     correct: list[str] = []
     planted: list[str] = []
@@ -274,6 +276,11 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     for good_line, bad_line in plan.prologue:
         correct.append(good_line)
         planted.append(bad_line)
+    if draw(st.booleans()):  # issue 20.3: the holder's `pair` (a tuple of Refs) spelled about an
+        # array, in a comprehension binding its own holder name: no evidence that `pair` takes `.at`
+        shadowed = f"views = [{holder}.pair.at[0] for {holder} in (types.SimpleNamespace(pair=rs),)]"
+        correct.append(shadowed)
+        planted.append(shadowed)
     carried: str | None = None  # the semaphore the variable holds, while it does
     must_use: int | None = None
 

@@ -123,6 +123,29 @@ def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
 
 
 
+def test_the_proof_does_not_spread_to_another_scopes_name(tmp_path: Path) -> None:
+    """Issue 20.3: a comprehension, lambda or nested function binding its own `flags` holds
+    another object, maybe a tuple of Refs, whatever the kernel's `flags` is proven to be."""
+    (tmp_path / "kernels.py").write_text(
+        "from jax.experimental import pallas as pl\n\n\ndef flag_kernel(flags, groups):\n"
+        "    pl.semaphore_signal(flags[1], 1)\n"
+        "    waits = [pl.semaphore_wait(flags[1], 1) for flags in groups]\n"
+        "    late = lambda flags: pl.semaphore_wait(flags[0], 1)  # noqa: E731\n\n"
+        "    def inner(flags):\n        pl.semaphore_wait(flags[1], 1)\n\n"
+        "    pl.semaphore_wait(flags[1], 1)\n    return waits, late, inner\n"
+    )
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 5, in flag_kernel\n'
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (tmp_path / "kernels.py").read_text()
+    assert "signal(flags.at[1], 1)" in text and "\n    pl.semaphore_wait(flags.at[1], 1)\n" in text  # the kernel's
+    assert "[pl.semaphore_wait(flags[1], 1) for" in text and "pl.semaphore_wait(flags[0], 1)  #" in text
+    assert "        pl.semaphore_wait(flags[1], 1)\n" in text
+
+
 # -- a value carried through a variable: the engine's own finding there (SEM003), fixed as `fix` fixes it
 CARRIED = {
     "carried.log": "def carried_kernel(src, dst, flags):\n    pl.semaphore_signal(flags.at[1], 1)\n    pl.semaphore_wait(flags.at[1], 1)\n",

@@ -20,6 +20,8 @@ HEADERS = [
     "from jax.experimental.pallas.tpu import (\n    make_async_copy as mac,  # note\n    semaphore_wait as sw,\n)\n",
     "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
     "from jax.experimental.pallas.tpu import SemaphoreType as ST\n",
+    "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+    "WAIT = (  # an alias\n    pl.semaphore_wait)\n",
 ]
 ENTRIES = [
     "pltpu.VMEM((8,), jnp.float32)",
@@ -55,8 +57,16 @@ CALLS = [
     "pltpu.make_async_copy(x_ref.at[pl.ds(0, 1)], buf, {a}).start(priority=pl.semaphore_read({b}))",
     "pltpu.make_async_copy({a}, {b}, sem).start()",
     "pltpu.sync_copy({a}, dst_ref={b})",
+    "functools.partial(pltpu.semaphore_wait, {a})()",
+    "functools.partial((sw), sem_or_view={a}, value=1)()",
+    "functools.partial(pltpu.make_async_copy, {b}, buf, {a})().start()",
+    "WAIT({a}, 1)",
+    "signal({a}, 1)",
 ]
-LOCALS = ["", "v = sem[...]", "w = sems[0]", "v = sems.at[0]", "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2"]
+LOCALS = [
+    "", "signal = pltpu.semaphore_signal", "v = sem[...]", "w = sems[0]", "v = sems.at[0]",
+    "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2",
+]
 
 
 ALLOCATIONS = [
@@ -134,6 +144,29 @@ def test_skim_with_every_rule_never_clears_a_fixture_with_findings() -> None:
                 cleared += 1
                 assert findings == (), case.name
     assert cleared >= 5
+
+
+ALIASED = [
+    f"{HEADERS[0]}WAIT = pl.semaphore_wait\n\n\ndef kernel(sem):\n    WAIT(sem[...], 1)\n",
+    (
+        f"{HEADERS[0]}\n\ndef kernel(sem):\n    signal = \\\n        pltpu.semaphore_signal  # note\n"
+        "    v = sem[...]\n    signal(v, 1)\n"
+    ),
+    f"{HEADERS[0]}import functools\n\n\ndef kernel(sem):\n    functools.partial(pl.semaphore_wait, sem[...])(1)\n",
+    (
+        f"{HEADERS[2]}from functools import partial as bind\n\n\ndef kernel(x, buf, sem):\n"
+        "    bind((mac), x[...], buf, sem)()\n"
+    ),
+    f"{HEADERS[0]}a = b = pl.semaphore_wait\n\n\ndef kernel(sem):\n    a(sem[...])\n",
+    f"{HEADERS[0]}(w) = pl.semaphore_wait\n\n\ndef kernel(sem):\n    w(sem[...])\n",
+    f"{HEADERS[0]}wäit = pl.semaphore_wait\n\n\ndef kernel(sem):\n    wäit(sem[...])\n",
+]
+
+
+def test_skim_never_clears_a_kernel_calling_a_catalog_function_by_an_alias_or_a_partial() -> None:
+    for source in ALIASED:
+        assert analyse(source, NO_MIGRATIONS, apply_fixes=False).findings, source
+        assert not clears(source.encode()), source
 
 
 DMA_ONLY = """\

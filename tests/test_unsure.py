@@ -87,14 +87,12 @@ def test_an_encoding_that_does_not_round_trip_is_checked_not_fixed() -> None:
 
 _SEM101 = Settings.build(select=["SEM"])
 _RARE_PLACEMENTS = {
-    "rebound elsewhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n\n\ndef other():\n    pltpu = 1\n    return pltpu\n", "the imported name is rebound"),
     "only in an if": ("import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n", "no import block to put the pallas import in"),
-    "one-line function": ("def kernel(sem): from jax.experimental.pallas import tpu as pltpu; pltpu.semaphore_signal(sem, 1)\n", "an import that shares its line"),
-    "string annotation": (f"{PL}from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem: 'pltpu.SemaphoreType'):\n    pltpu.semaphore_signal(sem, 1)\n", "a string may name the import"),
-    "last statement, comment above": (f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n", "an import dropped at the end of a block"),
-    "class body import": ("class K:\n    from jax.experimental.pallas import tpu as pltpu\n    pltpu.semaphore_wait(SEM, 1)\n", "an import in a class body"),
-    "alias read but bound nowhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n", "`pl` is read where nothing binds it"),
-    "reference outside a call": ("from jax.experimental.pallas import tpu as pltpu\n\nWAIT = pltpu.semaphore_wait\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n", "a reference outside a call"),
+    "one-line function": ("def kernel(sem): from jax.experimental.pallas import tpu as pltpu; pltpu.semaphore_signal(sem, 1)\n", "an import that shares its line, at line 1"),
+    "last statement, comment above": (f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n", "an import dropped at the end of a block, at line 7"),
+    "class body import": ("class K:\n    from jax.experimental.pallas import tpu as pltpu\n    pltpu.semaphore_wait(SEM, 1)\n", "an import in a class body, read at line 3"),
+    "alias read but bound nowhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n", "`pl` is read where nothing binds it, at line 6"),
+    "function replaced": ("from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n", "`pltpu.semaphore_wait` is assigned or deleted at line 3"),
 }
 
 
@@ -106,3 +104,8 @@ def test_sem101_rare_import_placements_are_reported_not_fixed(source: str, reaso
 def test_sem101_a_reference_over_several_lines_is_reported_not_fixed() -> None:
     source = f"{PL}from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    (pltpu\n     .semaphore_signal)(sem, 1)\n    return pltpu.VMEM\n"
     assert _not_fixed(source, "a reference over several lines", _SEM101) == ["SEM101"]
+
+
+def test_sem101_a_reference_in_an_f_string_is_reported_not_fixed() -> None:
+    source = f'{PL}from jax.experimental.pallas import tpu as pltpu\n\n\ndef name():\n    return f"{{pltpu.semaphore_wait}}"\n'
+    assert _not_fixed(source, "in an f-string", _SEM101) == ["SEM101"]

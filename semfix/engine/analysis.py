@@ -43,9 +43,13 @@ class Engine(Context):
             sem101.rename(self, renames, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
             scope = self.scopes.scope_of[id(call)]
             for argument in sorted(found, key=lambda a: (a.lineno, a.col_offset)):
-                (_buffer if id(argument) in self.buffer_args else _semaphore)(self, call, argument, scope)
+                if id(argument) in self.buffer_args:
+                    with self.holding(_LATER if operation.partial else None):
+                        _buffer(self, call, argument, scope)
+                else:
+                    _semaphore(self, call, argument, scope)
             if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
-                sem102.check(self, call)
+                sem102.check(self, call, operation.partial)
         sem101.rename(self, renames)
         sem101.finish(self, renames)
         starts = sorted(self.text.start(call)[2] for call, _ in calls)
@@ -54,6 +58,10 @@ class Engine(Context):
             if index < len(starts) and starts[index] < high:  # the fixes would nest: none is made
                 self.hold("a semaphore or DMA call inside one of their arguments")
                 return
+
+
+# A read given to functools.partial is made when the partial is: a DMA given the Ref copies it later.
+_LATER = "functools.partial reads the buffer when it is made, the copy reads the Ref when it runs"
 
 
 def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, carried: bool = True) -> None:

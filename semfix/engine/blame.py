@@ -67,9 +67,13 @@ def blame(source: bytes, line: int, suspects: frozenset[str] | None) -> Blame:
     low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
     fixes = [f for f in findings if f.fixable and low <= f.line <= high]
     bases = {_base(f) for f in proven}
-    # a proof spreads to the same Ref (a parameter the function never rebinds); a safe fix needs none
-    spread = {base for base in bases if _kinds_here(base, scope) == ["param"]}
-    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _base(f) in spread)]
+    # a proof spreads to the same Ref: a parameter the function never rebinds, where the name
+    # resolves to it (not in a comprehension, lambda or nested function binding its own); a
+    # safe fix needs none
+    scopes_at = {evidence.text.start(node)[:2]: scopes.scope_of[id(node)] for node in scopes.subscripts}
+    spread = {_bound_at(f, scopes_at) for f in proven if _kinds_here(_base(f), scope) == ["param"]}
+    spread &= {id(scope.lookup(base)[1]) for base in bases}
+    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _bound_at(f, scopes_at) in spread)]
     result.chosen = _with_their_plans(proven + safe + same_ref, fixes)
     result.lines += [f"At line {f.line}, {_said(f)}" for f in proven + safe]
     for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
@@ -107,6 +111,13 @@ def _descriptor_calls(scopes: Tracking, line: int) -> tuple[list[ast.Call], str 
 
 def _base(finding: Finding) -> str:
     return finding.original.split("[", 1)[0].strip()
+
+
+def _bound_at(finding: Finding, at: dict[tuple[int, int], Scope]) -> int | None:
+    """What the finding's base name resolves to where it is written (the id of its bindings);
+    None for a finding at no subscript."""
+    where = at.get((finding.line, finding.column - 1))
+    return None if where is None else id(where.lookup(_base(finding))[1])
 
 
 def _kinds_here(name: str, scope: Scope) -> list[str] | None:

@@ -20,14 +20,23 @@ from typing import TYPE_CHECKING
 from semfix.catalog import (
     CORE_MAP,
     FUNCTION_NAMES,
+    GRID_SPECS,
     PALLAS_CALL,
+    PALLAS_CALL_POSITIONAL,
     PARTIAL,
     RUN_SCOPED,
     SEMAPHORE_TYPE_OWNERS,
     Operation,
     lookup,
 )
-from semfix.engine.nodes import Steps, is_at, read_target, source_order, unchain
+from semfix.engine.nodes import (
+    Steps,
+    has_slice,
+    is_at,
+    read_target,
+    source_order,
+    unchain,
+)
 from semfix.engine.scopes import Scope, Tracking
 
 if TYPE_CHECKING:
@@ -74,35 +83,78 @@ class Evidence:
         return bool(names) and names <= targets  # type: ignore[operator]
 
     def operation(self, call: ast.Call) -> Operation | None:
-        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES:
+        """The catalog operation the call runs: called by its JAX name, by a name bound once to
+        it (`wait = pl.semaphore_wait; wait(sem, 1)`), or through `functools.partial`, whose
+        positional arguments come after the function (`partial(pl.semaphore_wait, sem)`)."""
+        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES | _PARTIAL_NAMES:
             return None
         if id(call) not in self.operations:
-            operations = {lookup(name) for name in self.qualified(call.func, self.scopes.scope_of[id(call)]) or ()}
-            self.operations[id(call)] = operations.pop() if len(operations) == 1 and None not in operations else None
+            scope = self.scopes.scope_of[id(call)]
+            operation = self._catalog_function(call.func, scope)
+            if operation is None and call.args and self.resolves_to(call.func, scope, PARTIAL):
+                operation = self._catalog_function(call.args[0], scope)
+                operation = operation and operation.through_partial()
+            self.operations[id(call)] = operation
         return self.operations[id(call)]
+
+    def _catalog_function(self, node: ast.expr, scope: Scope, alias: bool = True) -> Operation | None:
+        """The catalog function `node` names: through the imports, or (with `alias`) a local or
+        module name bound once, by `name = <such a function>`, and never declared global."""
+        if alias and isinstance(node, ast.Name):
+            owner, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
+                return self._catalog_function(bindings[0].node.value, owner, alias=False)  # type: ignore[union-attr]
+        operations = {lookup(name) for name in self.qualified(node, scope) or ()}
+        return operations.pop() if len(operations) == 1 and None not in operations else None
 
     def key(self, node: ast.expr, scope: Scope) -> object | None:
         """What names one Ref wherever it is written in this scope (proofs are kept by it); None
-        for anything but a name bound at most once, or an attribute chain (compared as text)."""
+        for anything but a name bound at most once, or an attribute chain. A chain is compared
+        as text, in its function, and with the scope each name in it resolves to: the same text
+        in a comprehension, lambda or class body that binds its own `c` is about another object."""
         if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
             found, bindings = scope.lookup(node.id)
             if len(bindings) > 1:
                 return None
             return ("bound", id(found), node.id) if bindings else ("free", node.id)
-        if isinstance(node, ast.Attribute):
-            return ("text", id(scope.function_scope()), "".join(self.text.of(node).split()))
-        return None
+        if not isinstance(node, ast.Attribute):
+            return None
+        resolved = []
+        for part in ast.walk(node):
+            if isinstance(part, _OWN_SCOPE):  # names inside resolve in a scope of their own
+                return None
+            if isinstance(part, ast.Name):
+                found, bindings = scope.lookup(part.id)
+                resolved.append(id(found) if bindings else None)
+        return ("text", id(scope.function_scope()), tuple(resolved), "".join(self.text.of(node).split()))
 
-    def kind(self, node: ast.expr, scope: Scope) -> Kind:
-        """What a name holds: a tuple of Refs if any binding makes it one, an array only if all do."""
+    def kind(self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()) -> Kind:
+        """What a name, or a slice of one, holds: a tuple of Refs if any binding makes it one, an
+        array only if all do. `seen`: the assignments followed so far (`refs = refs[1:]`)."""
+        if has_slice(node):  # a slice of a tuple is a tuple
+            return self._tuple(node.value, scope, seen)  # type: ignore[attr-defined]
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
-        kinds = {
-            Kind.TUPLE if b.kind in ("star_param", "unpack", "tuple_literal")
-            else self.param_kinds.get(id(b.node), Kind.UNKNOWN) if b.kind == "param" else Kind.UNKNOWN
-            for b in scope.lookup(node.id)[1]
-        }
+        found, bindings = scope.lookup(node.id)
+        kinds = set()
+        for binding in bindings:
+            if binding.kind in ("star_param", "star_unpack", "tuple_literal", "element"):
+                kinds.add(Kind.TUPLE)  # a loop's element may differ at each pass: no proof holds for all
+            elif binding.kind == "unpack":  # what `a, sems = refs` unpacked: a tuple too, unless shown a Ref
+                kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)
+            elif binding.kind == "param":
+                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
+            elif binding.kind in ("assign", "read") and id(binding) not in seen:  # `bufs = refs[0:2]`, `alias = refs`
+                value = binding.node.value  # type: ignore[union-attr]
+                kinds.add(self._tuple(value, found, seen | {id(binding)}))  # type: ignore[arg-type]
+            else:
+                kinds.add(Kind.UNKNOWN)
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    def _tuple(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> Kind:
+        """What a slice of `node`, or a name assigned it, holds: only a tuple carries over (an
+        element of an array is not an array)."""
+        return Kind.TUPLE if self.kind(node, scope, seen) is Kind.TUPLE else Kind.UNKNOWN
 
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
@@ -132,7 +184,8 @@ class Evidence:
                 keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
                 kernel = keywords.get("kernel", positional[0] if positional else None)
                 if kernel is not None:
-                    self._allocate(PALLAS_CALL, list(call.keywords), kernel, scope)
+                    rest = call.args[1:] if "kernel" not in keywords else call.args
+                    self._allocate(PALLAS_CALL, [*rest, *call.keywords], kernel, scope)
             elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
                 self._allocate(RUN_SCOPED, source_order(call)[1:], call.args[0], scope)
         for call in self.scopes.calls:
@@ -150,14 +203,11 @@ class Evidence:
 
     def _allocate(self, allocator: frozenset[str], arguments: list[ast.AST], body: ast.AST, scope: Scope) -> None:
         """Give `body`'s parameters the kinds of what `allocator`, given `arguments`, allocates
-        for them. The order calls come in does not matter: a parameter given two kinds has none."""
+        for them. The order calls come in does not matter: a parameter given two kinds is a
+        tuple if one is (`.at` would fail there), else has none."""
         keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
         if allocator is PALLAS_CALL:
-            scratch, grid_spec = keywords.get("scratch_shapes"), keywords.get("grid_spec")
-            if scratch is None and isinstance(grid_spec, ast.Call):
-                scratch = next((k.value for k in grid_spec.keywords if k.arg == "scratch_shapes"), None)
-            if scratch is not None:
-                self._bind(body, self._entries(scratch, scope) or [], scope, last=True)
+            self._bind(body, self._kernel_allocations(arguments, scope) or [], scope, last=True)
         elif allocator is RUN_SCOPED:
             allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
             self._bind(body, allocations, scope)
@@ -165,6 +215,45 @@ class Evidence:
             entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
             if entries is not None:
                 self._bind(body, entries, scope)
+
+    def _kernel_allocations(self, arguments: list[ast.AST], scope: Scope) -> list[ast.expr] | None:
+        """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
+        (where known), then its scratch buffers; None where the scratch buffers are not known.
+
+        JAX passes a kernel its inputs, its outputs as `out_shape`'s pytree gives them, then
+        its scratch buffers. Scratch shapes count only as written in `pallas_call` itself or in
+        one of JAX's own grid specs: a helper's call, or a variable, may hold more. An output
+        that is a pytree node (`(pltpu.SemaphoreType.DMA(()),) * 2`) is a tuple of Refs; any
+        other output is given no kind (the skim pairs only scratch shapes with parameters)."""
+        given = _bound(arguments, PALLAS_CALL_POSITIONAL)
+        keywords = given or {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+        spec: dict[str, ast.expr] | None = {}
+        if "grid_spec" in keywords:
+            spec = self._grid_spec(keywords["grid_spec"], scope)
+        scratch_shapes = keywords.get("scratch_shapes", (spec or {}).get("scratch_shapes"))
+        if scratch_shapes is not None:
+            scratch = self._entries(scratch_shapes, scope)
+        else:  # none written: none given, unless a `**kwargs` or an unknown grid spec may give some
+            scratch = [] if given is not None and spec is not None else None
+        if scratch is None:
+            return None
+        outputs = None
+        if given is not None and spec is not None:  # out_specs has out_shape's structure
+            written = [keywords.get("out_shape"), keywords.get("out_specs", spec.get("out_specs"))]
+            read = (self._entries(w, scope) for w in written if w is not None)
+            outputs = next((entries for entries in read if entries is not None), None)
+        if outputs is None:
+            return scratch
+        return [o if self._allocation(o, scope) is Kind.TUPLE else ast.Constant(None) for o in outputs] + scratch
+
+    def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
+        """The arguments of a call to one of JAX's grid specs, by parameter name; None for
+        anything else, or where a `*args` or `**kwargs` hides which are given."""
+        names = self.qualified(node.func, scope) if isinstance(node, ast.Call) else None
+        orders = {GRID_SPECS.get(name) for name in names or ()}
+        if len(orders) != 1 or None in orders:
+            return None
+        return _bound(source_order(node), orders.pop())  # type: ignore[arg-type]
 
     def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.AST]] | None:
         """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
@@ -204,17 +293,21 @@ class Evidence:
         return None
 
     def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
+        """The entries of a list or tuple display (`(x,) * 2` too), or of the one such display
+        a name is bound to; None for anything else."""
         if isinstance(node, ast.Name):
             _, bindings = scope.lookup(node.id)
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
                 return None
             value = bindings[0].node.value  # type: ignore[union-attr]
-            if isinstance(value, ast.List) and (len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)):
+            shared = len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
+            if isinstance(_display(value)[0], ast.List) and shared:
                 return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
             node = value
-        if not isinstance(node, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in node.elts):
+        display, times = _display(node)
+        if display is None or any(isinstance(e, ast.Starred) for e in display.elts):
             return None
-        return list(node.elts)
+        return list(display.elts) * times
 
     def _used_elsewhere(self, node: ast.Name, scope: Scope) -> bool:
         """Is the name read anywhere but at `node`? Not when the text spells it only there and
@@ -265,7 +358,9 @@ class Evidence:
                 parameter, value = next(positional, None), item  # type: ignore[assignment]
             if parameter is not None:
                 kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
-                self.param_kinds[id(parameter)] = kind if previous in (None, kind) else Kind.UNKNOWN
+                if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
+                    kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
+                self.param_kinds[id(parameter)] = kind
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
     def tracking(self) -> Tracking:
@@ -329,6 +424,36 @@ class Evidence:
                     found.append(("handed", steps, top))
             self._changes[id(bindings)] = found
         return self._changes[id(bindings)]
+
+
+_PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
+
+
+def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:
+    """A list or tuple display and how many times it is repeated (`(x,) * 2`); (None, 0) otherwise."""
+    times = 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        first = isinstance(node.left, (ast.List, ast.Tuple))  # `(x,) * 2`, or `2 * (x,)`
+        node, count = (node.left, node.right) if first else (node.right, node.left)
+        if not (isinstance(count, ast.Constant) and type(count.value) is int):
+            return None, 0
+        times = max(count.value, 0)
+    return (node, times) if isinstance(node, (ast.List, ast.Tuple)) else (None, 0)
+
+
+def _bound(arguments: list[ast.AST], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
+    """Arguments (positional, as `ast.expr`, and keywords) by the parameter each binds, the
+    positional ones to `order`; None where a `*args` or `**kwargs` may give any parameter."""
+    positional = [a for a in arguments if isinstance(a, ast.expr)]
+    keywords = [a for a in arguments if isinstance(a, ast.keyword)]
+    hidden = any(isinstance(a, ast.Starred) for a in positional) or any(k.arg is None for k in keywords)
+    if hidden or len(positional) > len(order):
+        return None
+    return {**dict(zip(order, positional)), **{k.arg: k.value for k in keywords if k.arg is not None}}
+
+
+# Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.
+_OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
 
 
 @functools.cache

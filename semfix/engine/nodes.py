@@ -66,6 +66,12 @@ def has_slice(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Subscript) and any(isinstance(e, ast.Slice) for e in _elements(node))
 
 
+def keyed_by_text(node: ast.Subscript) -> bool:
+    """`sems["load"]`: an index holds a string, which no array Ref takes (a dict of Refs does)."""
+    return any(isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
+               for e in _elements(node))
+
+
 def element_read(node: ast.expr) -> bool:
     if not isinstance(node, ast.Subscript) or is_at(node.value) or read_target(node) is not None:
         return False

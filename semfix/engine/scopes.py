@@ -12,13 +12,15 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, RUN_SCOPED
+from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED
 from semfix.engine.nodes import Steps, content_read, unchain
 
 
 @dataclass(eq=False)
 class Binding:
-    kind: str  # import, def, param, star_param, unpack, tuple_literal, read, assign, star, other
+    # import, def, param, star_param, unpack (`a, b = x`), element (`for a, b in x`), star_unpack (`*a`),
+    # tuple_literal, read, assign, star, other
+    kind: str
     qualname: str | None = None  # for imports
     node: ast.AST | None = None  # the def, the parameter, the Assign (AnnAssign: a read) or the import statement
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
@@ -81,12 +83,14 @@ class ScopeBuilder:
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         # Callee names that can resolve to a function the rules ask about: the names themselves,
-        # and whatever a file imports them as. A call spelled otherwise resolves to none of them.
+        # whatever a file imports them as, and names assigned them (`named`). A call spelled
+        # otherwise resolves to none of them.
         self.callee_names: set[str] = set(_CALLED)
+        self.named: list[tuple[str, str]] = []  # `wait = pl.semaphore_wait`: ("wait", "semaphore_wait")
         self._handlers, self._leaves = _HANDLERS, _LEAVES_AND_NAMES
 
     def relevant_calls(self) -> list[ast.Call]:
-        names = self.callee_names
+        names = self.callee_names | {name for name, value in self.named if value in self.callee_names}
         return [c for c in self.calls if getattr(c.func, "attr", getattr(c.func, "id", None)) in names]
 
     def build(self, tree: ast.Module) -> None:
@@ -198,13 +202,15 @@ class ScopeBuilder:
         self.visit(node.value, scope)
         for target in node.targets:
             if not isinstance(target, ast.Name):
-                self._target(target, scope, "other")
+                self._target(target, scope, "unpack")  # a tuple's names; an attribute or subscript binds none
             elif len(node.targets) == 1 and content_read(node.value):
                 self.scope_of_read[id(node)] = scope
                 scope.bind(target.id, Binding("read", node=node))
             else:
                 kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
                 scope.bind(target.id, Binding(kind, node=node))
+                if type(node.value) in (ast.Name, ast.Attribute):  # may name a function: see `named`
+                    self.named.append((target.id, getattr(node.value, "attr", getattr(node.value, "id", ""))))
 
     def _delete(self, node: ast.Delete, scope: Scope) -> None:
         """`del x` binds `x` as Python does (it is local to the scope): a Ref name deleted
@@ -271,11 +277,11 @@ class ScopeBuilder:
     def _target(self, target: ast.expr, scope: Scope, kind: str) -> None:
         if isinstance(target, ast.Name):
             scope.bind(target.id, Binding(kind))
-        elif isinstance(target, (ast.Tuple, ast.List)):
+        elif isinstance(target, (ast.Tuple, ast.List)):  # an assignment's, or a loop's (`for`, `with`, ...)
             for element in target.elts:
-                self._target(element, scope, "unpack")
-        elif isinstance(target, ast.Starred):
-            self._target(target.value, scope, "unpack")
+                self._target(element, scope, "unpack" if kind == "unpack" else "element")
+        elif isinstance(target, ast.Starred):  # always a list
+            self._target(target.value, scope, "star_unpack")
         else:  # an attribute or subscript: only loads inside (or None: `with x:`)
             self.visit(target, scope)
 
@@ -366,7 +372,7 @@ _TRACKING_HANDLERS = {
 }
 
 
-_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED}
+_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED | PARTIAL}
 
 
 def signature(arguments: ast.arguments) -> list[ast.arg]:

@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from semfix.catalog import FUNCTION_NAMES, MODULES, alternation
+from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MODULES, alternation
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
@@ -23,6 +23,8 @@ for _ops in MODULES.values():
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
+# The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
+_SCRATCH_POSITION = min(order.index("scratch_shapes") + 1 for order in GRID_SPECS.values())
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
 _IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 # A comment always runs to the end of its line: anything else backtracks exponentially on `###`.
@@ -70,6 +72,12 @@ _OPEN_CATALOG_CALL = re.compile(
 )
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
+# Backwards from a name: the dotted chain it ends (`pl.`), then parentheses, blanks and
+# comments, then `=`. A `#` ends the line before it (read backwards): its code may be skipped too.
+_ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\s\\(]|(?<=[\r\n])[^\r\n]*#)*=")
+# At that `=` backwards: the name assigned, then perhaps another `=` (`a = b = f`).
+_TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
+_CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
 
@@ -131,9 +139,10 @@ class _Skim:
         for match in _READ_ARGUMENT.finditer(data):
             if _OPEN_CATALOG_CALL.search(data, max(0, match.start() - 400), match.start()):
                 raise _GiveUp("a value read out of a Ref in a catalog call")
+        self._aliases()
         self.calls = self._read_calls()
         names: set[bytes] = set()  # the semaphore arguments that are bare names
-        for functions, arguments in self._calls(FUNCTION_NAMES):
+        for functions, arguments in self._calls(FUNCTION_NAMES) + self._partials():
             for argument in _semaphore_arguments(functions, arguments):
                 name = _shape(argument)
                 if name is not None:
@@ -150,6 +159,35 @@ class _Skim:
             return True  # every semaphore-array allocation is a call through SemaphoreType
         # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to?
         return not any(name in names and (entry is None or b"(" in entry) for name, entry in self._pairs())
+
+    def _aliases(self) -> None:
+        """Names a catalog function is assigned to (`wait = pl.semaphore_wait`, `a = b = f`) mean
+        it too: the engine takes their calls for the function's. Over-reports: any spelling of one
+        that is not plainly called and has an `=` before it (keywords too); gives up where no
+        name is just before that `=` (`(wait) = f`, `x == f`)."""
+        meanings = {name: found & FUNCTION_NAMES for name, found in self.meanings.items()}
+        spelled = {name: found for name, found in meanings.items() if found and name.encode() in self.data}
+        if not spelled:
+            return
+        for match in _value_pattern(frozenset(spelled)).finditer(self.data):
+            before = self.data[max(0, match.start() - 400) : match.start()][::-1]
+            value = _ASSIGNED_VALUE_REVERSED.match(before)
+            while value is not None:
+                target = _TARGET_REVERSED.match(before, value.end() - 1)
+                if target is None or before[target.end() : target.end() + 1] >= b"\x80":
+                    raise _GiveUp("a catalog function assigned to something other than an ASCII name")
+                self.meanings.setdefault(target.group(1)[::-1].decode(), set()).update(spelled[match.group().decode()])
+                value = _CHAINED_REVERSED.match(before, target.end())
+
+    def _partials(self) -> list[tuple[set[str], list[bytes]]]:
+        """`functools.partial(f, ...)` of a catalog function `f`, as a call of `f` with the rest."""
+        found = []
+        for _, arguments in self._calls(frozenset({"partial"})):
+            function = _NAME.search(arguments[0].rstrip(b") \t\f\r\n\\")) if arguments else None
+            meanings = self.meanings.get(function.group().decode(), set()) & FUNCTION_NAMES if function else set()
+            if meanings:
+                found.append((meanings, arguments[1:]))
+        return found
 
     def _calls(self, wanted: frozenset[str]) -> list[tuple[set[str], list[bytes]]]:
         """(what the callee may be, argument texts) for everything that may call a wanted name."""
@@ -208,7 +246,11 @@ class _Skim:
         scratch = keywords.get(b"scratch_shapes")
         grid_spec = keywords.get(b"grid_spec")
         if scratch is None and grid_spec is not None and grid_spec.endswith(b")"):
-            scratch = _keywords(_call_arguments(grid_spec)).get(b"scratch_shapes")
+            # Any call's, though the engine reads only JAX's grid specs: it can only over-report.
+            spec = _call_arguments(grid_spec)
+            scratch = _keywords(spec).get(b"scratch_shapes")
+            if scratch is None and sum(not _KEYWORD_ARG.match(a) for a in spec) >= _SCRATCH_POSITION:
+                scratch = b""  # by position, in `pl.GridSpec` or `pltpu.PrefetchScalarGridSpec`: any entries
         if kernel is None or scratch is None:
             return
         entries: list[bytes] | None = None  # of a list or tuple display; None: anything else
@@ -248,6 +290,12 @@ def _call_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
     # The argument list is read in a lookahead, so the next match can start inside it: a call
     # nested in another's arguments is found too.
     return re.compile(callee + rb"\((?=(" + _SIMPLE_INNER + rb"\)))?")
+
+
+@functools.lru_cache(maxsize=64)
+def _value_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
+    """A spelling of one of the names that is not plainly a call's callee (`(pl.f)(x)` counts)."""
+    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + alternation(spelled) + rb")(?![A-Za-z0-9_])(?![ \t\f]*\()")
 
 
 def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterator[bytes]:

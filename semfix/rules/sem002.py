@@ -19,11 +19,20 @@ pl.semaphore_signal(sems.at[slot], 1)
 ```
 
 ## Fix safety
-Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope,
-or a `SemaphoreType.X((n,))` allocation in `scratch_shapes` or `run_scoped`, unless the code
-tests its type (`isinstance(sems, tuple)`: it expects a tuple too). Unsafe where it cannot
-tell (applied only with `--unsafe-fixes`). Never for a tuple of Refs (`*sems`, tuple
-unpacking, literals), where `sems[i]` already is a Ref and `.at` would fail.
+Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope
+(an attribute chain such as `c.sems` only where each name in it resolves to the same binding:
+a comprehension, lambda or class body binding its own `c` proves nothing about the function's),
+or a `SemaphoreType.X((n,))` allocation in `run_scoped` or in `scratch_shapes` of `pallas_call`
+itself or of JAX's own grid specs (not of a helper's call, which may add entries), unless the
+code tests its type (`isinstance(sems, tuple)`: it expects a tuple too). Unsafe where it
+cannot tell (applied only with `--unsafe-fixes`). Never, and not reported, where `sems[i]`
+already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it such as
+`refs[0:2]` or a name assigned one, a starred unpacking target, literals, an output written as
+a pytree node in `out_shape` or `out_specs` such as `(pltpu.SemaphoreType.DMA(()),) * 2`, a
+parameter that any allocation makes a tuple), or a string index (`sems["load"]`: a dict of
+Refs). A name an assignment unpacks (`buf, sems = refs`) may hold a tuple too: fixed only where
+the file proves it a Ref (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`)
+may differ at each pass, so never.
 '''
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from dataclasses import replace
 from semfix import messages
 from semfix.engine.context import Context
 from semfix.engine.evidence import Kind
-from semfix.engine.nodes import Rewrite
+from semfix.engine.nodes import Rewrite, keyed_by_text
 from semfix.engine.scopes import Scope
 from semfix.rewrite.text import apply_edits
 from semfix.rules.base import Invalid, Rule
@@ -69,6 +78,15 @@ from jax.experimental.pallas import tpu as pltpu
 def star_kernel(x_hbm, o_hbm, *sems):
     pltpu.make_async_copy(x_hbm, o_hbm, sems[0]).start()
     pl.semaphore_signal(sems[1], 1)
+""",
+        """\
+from jax.experimental import pallas as pl
+
+
+def named_kernel(x_ref, o_ref, sems, *refs):
+    pairs = refs[0:2]
+    pl.semaphore_signal(sems["load"], 1)
+    pl.semaphore_signal(pairs[1], 1)
 """,
     ),
     invalid=(
@@ -139,7 +157,7 @@ def check(
     (`X[i][...]`) the view joins it: one rewrite, one finding."""
     base = element.value
     kind = ctx.kind(base, scope)
-    if kind is Kind.TUPLE:
+    if kind is Kind.TUPLE or keyed_by_text(element):  # `sems[i]` or `sems["load"]` already is a Ref
         return previous
     safe = (kind is Kind.ARRAY or _proven(ctx, base, scope)) and not _type_tested(ctx, ctx.key(base, scope))
     floor = None if previous is None else ctx.text.start(previous.argument)[2]  # where `X[i]`'s parentheses may start

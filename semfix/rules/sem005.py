@@ -28,8 +28,8 @@ in a kernel, reading `x_ref[idx]` and viewing `x_ref.at[idx]` go through the sam
 the view holds exactly the elements the read would; an index a view does not take (a negative
 step, an index array) fails at trace time instead of copying other data. So the fix is safe
 where the file proves `x_ref` is a Ref, exactly as SEM002 (same evidence), unsafe elsewhere,
-and never made for a tuple or list of Refs (`sync_copy` takes pytrees of Refs, where
-`refs[0:2]` is right).
+and never made for a tuple or list of Refs, nor a string index into a dict of them (`sync_copy`
+takes pytrees of Refs, where `refs[0:2]` and `bufs["k"]` are right).
 
 A variable carrying a read (`v = x_ref[...]`, `v = x_ref[0:8]`) is fixed as SEM003 does (to
 what the read passed directly is fixed to), and only where nothing may write the Ref, nor a
@@ -50,7 +50,8 @@ function's), and that function must hold (semfix/engine/writes.py checks it, for
   may write the very buffer), and is given no callable and no holder's attribute (a holder's
   `self.st[...] = ...` may write the very buffer).
 Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs
-are the usual buffers: SEM004 does not apply here.
+are the usual buffers: SEM004 does not apply here. A read given to `functools.partial` of a DMA
+is reported, not fixed: the partial reads it when it is made, the copy would read the Ref later.
 '''
 
 from __future__ import annotations

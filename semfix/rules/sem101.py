@@ -20,10 +20,22 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
-Safe: the `pl` functions take the same arguments. The added import goes where the `pltpu`
-import was (a function-local import stays local). A reference that may run on import before
-the pallas import binds its alias (at module level, in a class body, a decorator or a default
-argument, or in a function called there) is reported without a fix.
+Safe: the `pl` functions are the very functions the `pltpu` names now give. Every reference
+is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an argument of
+`functools.partial`); one in an f-string or over several lines is reported without a fix. The
+added import goes where the `pltpu` import was (a function-local import stays local). A
+reference that may run on import before the pallas import binds its alias (at module level,
+in a class body, a decorator or a default argument, or in a function called there) is
+reported without a fix.
+
+An import is dropped only when nothing but renamed references reads its name, and no string
+other than a docstring spells it (a string annotation such as `"pltpu.SemaphoreType"` may read
+it): such an import stays, unused. Strings matter for nothing else: a file whose imports all
+stay is fixed whatever its strings say. No fix is made in a file that assigns or deletes one
+of the deprecated functions (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
+where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
+body; each reason names the line that causes it. A name bound otherwise in another scope
+(`pltpu = 1` in another function) is another variable, and changes nothing.
 '''
 
 from __future__ import annotations
@@ -127,7 +139,8 @@ class Reference:
     node: ast.Name | ast.Attribute
     scope: Scope
     function: str  # semaphore_signal, semaphore_wait or semaphore_read
-    holder: ast.AST  # the call (or keyword) it is in
+    holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
+    formatted: bool = False  # in an f-string, whose text the edits do not model
 
 
 @dataclass
@@ -171,8 +184,9 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
             continue
         start, end = ctx.text.start(reference.node)[2], ctx.text.end(reference.node)[2]
-        if LINE_BREAK.search(ctx.text.text, start, end):
-            ctx.report(CODE, reference.node, message + " (not fixed: a reference over several lines)", None)
+        if LINE_BREAK.search(ctx.text.text, start, end) or reference.formatted:
+            where = "in an f-string" if reference.formatted else "a reference over several lines"
+            ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
             ctx.migrated.append(reference.node)
             ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
@@ -234,38 +248,62 @@ def _pallas_alias(tree: ast.Module) -> str | None:
 
 
 def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
-    """Every reference to a deprecated TPU semaphore function that is a call's callee, or an
-    argument spelled with the function's own name (`partial(pltpu.semaphore_wait, ...)`); for
-    any other, a reason in `found.unsure` (an import edit could then break it)."""
-    at_call: dict[int, tuple[Scope, ast.AST]] = {}
-    for call in ctx.scopes.calls:
-        scope = ctx.scopes.scope_of[id(call)]
-        at_call[id(call.func)] = scope, call
-        for argument, within in (*((a, call) for a in call.args), *((k.value, k) for k in call.keywords)):
-            if getattr(argument, "attr" if type(argument) is ast.Attribute else "id", None) in FUNCTIONS:
-                at_call[id(argument)] = scope, within
-    spellings = FUNCTIONS | {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
+    """Every reference that resolves to a deprecated TPU semaphore function: a call's callee or
+    argument, or a value anywhere else (`WAIT = pltpu.semaphore_wait`, a dict of them). Other
+    names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`) are not references to it.
+    One that is assigned or deleted (`pltpu.semaphore_wait = f`) may make the others mean
+    something else: its line goes in `found.unsure`, and nothing is fixed."""
+    imports = [node for node in found.nodes if isinstance(node, (ast.Import, ast.ImportFrom))]
+    imported = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
-        for node in found.nodes
-        if isinstance(node, ast.ImportFrom) and node.module == "jax.experimental.pallas.tpu"
+        for node in imports
+        if isinstance(node, ast.ImportFrom) and node.module == TPU
         for alias in node.names
         if alias.name in FUNCTIONS
     }
-    for node in found.nodes:
-        if isinstance(node, ast.Attribute):
-            if node.attr not in FUNCTIONS:
-                continue
-        elif not isinstance(node, ast.Name) or node.id not in spellings or isinstance(node.ctx, ast.Store):
-            continue  # a Store binds a name of this module: no reference to the TPU one
-        if id(node) not in at_call:
-            root, steps, _ = unchain(node)
-            if isinstance(root, ast.Name) and None not in steps:  # not `f().semaphore_wait`: an import's
-                found.unsure.append("a reference outside a call")
-            continue
-        scope, within = at_call[id(node)]
+    modules = {  # `pltpu`: what the TPU module is imported as, in any scope
+        alias.asname or alias.name
+        for node in imports
+        for alias in node.names
+        if alias.name == TPU and alias.asname or isinstance(node, ast.ImportFrom) and node.module == PALLAS and alias.name == "tpu"
+    }
+    candidates: list[ast.Name | ast.Attribute] = [
+        node for node in found.nodes
+        if isinstance(node, (ast.Name, ast.Attribute))
+        and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
+        and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
+        and _may_be_tpu(node, modules)
+    ]
+    if not candidates:
+        return
+    scopes: dict[int, Scope] = {}  # by id() of a candidate's root name
+    for call in ctx.scopes.calls:  # most are calls or their arguments: no need to track accesses
+        for node in (call.func, *call.args, *(k.value for k in call.keywords)):
+            scopes[id(unchain(node)[0])] = ctx.scopes.scope_of[id(call)]
+    roots = [unchain(node)[0] for node in candidates]
+    if any(id(root) not in scopes for root in roots):
+        scopes.update((id(a.name), a.scope) for accesses in ctx.tracking().accesses.values() for a in accesses)
+    wanted = {id(node) for node in candidates}
+    holders = {id(child): parent for parent in found.nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
+    formatted = {id(n) for s in found.nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    for node, root in zip(candidates, roots):
+        scope = scopes[id(root)]
         names = ctx.qualified(node, scope) or set()
-        if len(names) == 1 and (name := names.pop()) in DEPRECATED_TPU:
-            yield Reference(node, scope, DEPRECATED_TPU[name], within)
+        if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
+            continue
+        if type(node.ctx) is not ast.Load:
+            found.unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
+        else:
+            yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted)
+
+
+def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
+    """Could `node` name a function of the TPU module: a name imported from it (the caller
+    checks), `pltpu.f` with `pltpu` a name of the TPU module, or `<...>.tpu.f`?"""
+    root, steps, _ = unchain(node)
+    if not isinstance(root, ast.Name) or None in steps:
+        return False  # `f().semaphore_wait`, `x[0].semaphore_wait`: no import's
+    return not steps or steps[-2:-1] == ("tpu",) or (len(steps) == 1 and root.id in modules)
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
@@ -291,9 +329,10 @@ class _Site:
 
 def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     """The imports the renamed references (`ctx.migrated`) resolve to in the engine's scopes,
-    in source order (their reads of module-level ones noted in `renames.at_module`). Unsure
-    where one of their names may be bound by more than imports, in a class body, or named in a
-    string (a string annotation may read it)."""
+    in source order (their reads of module-level ones noted in `renames.at_module`). A read of
+    one of their names bound otherwise there reads another variable. Unsure where one is
+    imported in a class body or declared global or nonlocal (the reason names the line). A name
+    a string spells (other than a docstring: a string annotation may read it) keeps its import."""
     roots: list[ast.Name] = [unchain(node)[0] for node in ctx.migrated]  # type: ignore[misc]
     names, renamed = {root.id for root in roots}, {id(root) for root in roots}
     resolved: dict[int, tuple[ast.stmt, bool]] = {}
@@ -302,10 +341,10 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
     for name in names:
         for access in accesses.get(name, ()):
             owner, bindings = access.scope.lookup(name)
-            if any(b.kind != "import" for b in bindings) or access.context is ast.Del and not access.steps:
-                raise Unsure("the imported name is rebound")
+            if any(b.kind != "import" for b in bindings):
+                continue  # another variable (`del` binds too): a renamed reference resolves only to imports
             if owner is not None and owner.kind == "class":
-                raise Unsure("an import in a class body")
+                raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
             for binding in bindings:
                 if id(access.name) in renamed:
                     resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[union-attr,assignment]
@@ -315,13 +354,14 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
                     used.add((name, id(binding.node)))
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing
     named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+    spelled: set[str] = set()  # the names strings spell: their imports stay
     for node in renames.nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
-            raise Unsure("the imported name is rebound")
+            raise Unsure(f"`{min(names.intersection(node.names))}` is declared global or nonlocal at line {node.lineno}")
         if isinstance(node, ast.Expr):
             strings.add(id(node.value))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings and named.search(node.value):
-            raise Unsure("a string may name the import")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings:
+            spelled.update(named.findall(node.value))
     sites = sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     loaded = any(  # `jax.experimental.pallas.tpu.X` read through `import jax`: the TPU module must stay imported
@@ -333,7 +373,7 @@ def _sites(ctx: Context, renames: Renames) -> list[_Site]:
         if binding.kind == "import"
     )
     return [
-        _Site(s, local, *holder(ctx.tree, s, cache), [loaded or (n := _bound(a, s)) not in names or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
+        _Site(s, local, *holder(ctx.tree, s, cache), [loaded or (n := _bound(a, s)) not in names or n in spelled or (n, id(s)) in used for a in s.names])  # type: ignore[arg-type,attr-defined]
         for s, local in sites
     ]
 
@@ -359,8 +399,9 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
     declared: ImportChanges = ctx.imports  # type: ignore[assignment]
     text = ctx.text.text
     alias, add = renames.alias or DEFAULT_PALLAS_ALIAS, renames.alias is None
-    if add and any(not access.scope.lookup(alias)[1] for access in ctx.tracking().accesses.get(alias, ())):
-        raise Unsure(f"`{alias}` is read where nothing binds it")  # the import added could bind it
+    unbound = [a.name for a in ctx.tracking().accesses.get(alias, ()) if not a.scope.lookup(alias)[1]] if add else []
+    if unbound:  # the import added could bind it
+        raise Unsure(f"`{alias}` is read where nothing binds it, at line {unbound[0].lineno}")
     newline = re.search(r"\r\n|\r|\n", text + "\n").group()  # type: ignore[union-attr]  # the file's first line break
     new_import = f"from jax.experimental import pallas as {alias}{newline}"
     edits: list[tuple[int, int, str]] = []
@@ -373,7 +414,7 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
         statement = site.statement
         lines = _own_lines(ctx.text, statement)
         if lines is None:
-            raise Unsure("an import that shares its line")
+            raise Unsure(f"an import that shares its line, at line {statement.lineno}")
         start, end = lines
         indent = text[start : start + statement.col_offset]
         new_text = text[start:end]
@@ -392,7 +433,7 @@ def import_edits(ctx: Context, renames: Renames) -> list[tuple[int, int, str]]:
             # it, which a text edit of the statement's lines keeps
             gap = index == 0 or site.body[index - 1].end_lineno + 1 != statement.lineno  # type: ignore[operator]
             if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and gap):
-                raise Unsure("an import dropped at the end of a block")
+                raise Unsure(f"an import dropped at the end of a block, at line {statement.lineno}")
         if local or swap:
             new_text = indent + new_import + new_text
             declared.add(statement, _pallas_import(alias), site.holder, before=True)

@@ -84,11 +84,12 @@ def pair_kernel(x_ref, o_ref, sem):
 )
 
 
-def check(ctx: Context, call: ast.Call) -> None:
+def check(ctx: Context, call: ast.Call, partial: bool = False) -> None:
     """`dec=` renamed `value=` on a `semaphore_wait` call, a rename of the keyword's name alone.
-    Where `value` is also given (by keyword or as the second positional argument), the rename
-    would repeat it: report only."""
-    given = any(k.arg == "value" for k in call.keywords) or sum(not isinstance(a, ast.Starred) for a in call.args) > 1
+    Where `value` is also given (by keyword or as the second positional argument, the third of
+    a `functools.partial`), the rename would repeat it: report only."""
+    positional = sum(not isinstance(a, ast.Starred) for a in call.args)
+    given = any(k.arg == "value" for k in call.keywords) or positional > 1 + partial
     for keyword in (k for k in call.keywords if k.arg == "dec"):
         line, column, start = ctx.text.start(keyword)  # `dec`, which the keyword starts with
         span = ((line, column, start), (line, column + len("dec"), start + len("dec")))
