@@ -138,3 +138,24 @@ def test_an_annotated_carried_read_is_fixed() -> None:
     result = fix_source(source)
     assert "pl.semaphore_signal(sem, 1)" in result.source
     assert "token" not in result.source
+
+
+def test_an_element_read_indexed_by_a_written_ref_is_reported() -> None:
+    """`done = sems[slot_ref[0]]` is fixed to the view `sems.at[slot_ref[0]]`, which reads
+    `slot_ref` again at the use: a store through a view of it in between blocks the fix."""
+    kernel = (
+        "def kernel(slot_ref, sems):\n"
+        "    done = sems[slot_ref[0]]\n"
+        "{write}"
+        "    pl.semaphore_wait(done, 1)\n"
+        "\n\n"
+        "def run(x):\n"
+        "    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.REGULAR((2,))])(x)\n"
+    )
+    written = HEADER + kernel.format(write="    slot_ref.at[0:1][...] = slot_ref[0:1] + 1\n")
+    result = fix_source(written)
+    assert result.source == written
+    assert [(f.rule, f.applied) for f in result.findings] == [("SEM003", False)]
+    assert "`slot_ref.at[0:1][...]` at line 7 may write `slot_ref`" in result.findings[0].message
+    unwritten = HEADER + kernel.format(write="")
+    assert "    pl.semaphore_wait(sems.at[slot_ref[0]], 1)\n" in fix_source(unwritten).source

@@ -123,6 +123,18 @@ def handshake_kernel(x_ref, o_ref, sem):
 """,
             None,  # `done` is also used as a value: dropping it would change the kernel
         ),
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+
+
+def ring_kernel(slot_ref, sems):
+    done = sems.at[slot_ref[0]][...]
+    slot_ref.at[0:1][...] = 1 - slot_ref[0:1]
+    pl.semaphore_wait(done, 1)
+""",
+            None,  # `sems.at[slot_ref[0]]` at the wait would read the index written since the read
+        ),
     ),
 )
 
