@@ -44,6 +44,11 @@ def non_scalar(written: str, *, whole_array: bool) -> str:
     )
 
 
+def carried(name: str, line: int, direct: str) -> str:
+    """Another rule's finding on a read, for a variable that carries the read to the argument."""
+    return f"`{name}` holds the read at line {line}: {direct}"
+
+
 def buffer_read(written: str, ref: str) -> str:
     return f"`{one_line(written)}` passes a value read out of the Ref as a DMA buffer; pass the Ref `{one_line(ref)}`"
 

@@ -1,10 +1,13 @@
 """Generated Pallas kernels for the runtime property test: a correct kernel, then one planted bug.
 
 A kernel copies x to o in two halves by DMA and signals and waits regular semaphores. Every
-semaphore is named through one of many expressions (the Ref, an alias, an `.at[i]` view, an
-element of a tuple or list of separate Refs, an attribute of a holder `h` or `self`; the same
-text may also be spelled about another object in a comprehension binding its own `h`), and
-rebinding statements in between change what those expressions denote. The generator tracks
+semaphore is named through one of many expressions (the Ref, an alias, an `.at[i]` view, one
+indexed by a name or by the SMEM Ref `idx`, an element of a tuple or list of separate Refs, an
+attribute of a holder `h` or `self`; the same text may also be spelled about another object in
+a comprehension binding its own `h`), and rebinding statements in between change what those
+expressions denote (writing `idx` too, through a view or not). A carried read sometimes reads
+the whole semaphore array instead of the one semaphore the correct kernel names, where the
+kernel shows the array's allocation. The generator tracks
 that in a small model (`Env`), so each site names the semaphore it means, and the correct
 kernel balances every signal with a wait: a fix that names another semaphore hangs or leaves a
 count at kernel exit. The planted kernel differs from the correct one only by the bug.
@@ -53,6 +56,8 @@ class Env:
                 found.append(f"{shown}.at[{target[-1]}]")
                 if str(slot) == target[-1]:
                     found.append(f"{shown}.at[slot]")
+                if str(self.values["idx"]) == target[-1]:  # the index held in the SMEM Ref `idx`
+                    found.append(f"{shown}.at[idx[0]]")
             elif isinstance(value, tuple) and target in value:  # separate Refs: x[i] is the Ref
                 index = value.index(target)
                 found.append(f"{shown}[{index}]")
@@ -79,6 +84,8 @@ def _rebinds(env: Env) -> list[tuple[str, tuple[str, ...], dict[str, object | No
     found.append((f"{h}.dsem = d1", ("H.dsem",), {"H.dsem": v["d1"]}))
     found.append(("slot = 1 - slot", ("slot",), {"slot": 1 - v["slot"]}))
     found.append(("slot ^= 1", ("slot",), {"slot": 1 - v["slot"]}))
+    for form in ("idx.at[0:1][...] = 1 - idx[0:1]", "idx.at[0:1].at[0:1][...] = 1 - idx[0:1]", "idx[0] = 1 - idx[0]"):
+        found.append((form, ("idx",), {"idx": 1 - v["idx"]}))  # a write to the index Ref, through a view or not
     found.append((f"{h}.arr = (r0, r1)", ("H.arr",), {"H.arr": (v.get("r0"), v.get("r1"))}))
     found.append((f"{h}.arr = rs", ("H.arr",), {"H.arr": "RS"}))
     return found
@@ -146,7 +153,7 @@ class Steps:
         self.dsem = dsem
         self.pair = pair
 
-    def run(self, x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage):
+    def run(self, x_hbm, idx, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage):
 {body}
 """
 
@@ -162,11 +169,11 @@ def run():
     return pl.pallas_call(
         kernel,
         out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-        in_specs=[anywhere],
+        in_specs=[anywhere, pl.BlockSpec(memory_space=pltpu.SMEM)],
         out_specs=anywhere,
         scratch_shapes={shapes},
         interpret=pltpu.InterpretParams(),
-    )(x)
+    )(x, jnp.zeros((1,), jnp.int32))
 """
 
 
@@ -178,7 +185,7 @@ def _module(body: list[str], holder: str, scoped: bool, inline_scratch: bool, fi
     `fill` is the kernel's first line: outside the body's function in those layouts, so a
     Ref it writes looks unwritten there.
     """
-    refs = "x_hbm, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage"
+    refs = "x_hbm, idx, o_hbm, r0, r1, d0, d1, rs, ds, pair, stage"
     R, D = "pltpu.SemaphoreType.REGULAR", "pltpu.SemaphoreType.DMA"
     kinds = [R] + ([] if scoped else [R]) + [D, D, f"{R}((2,))", f"{D}((2,))", f"({D}, {R})", STAGE]
     lines = ["al = r0", "slot = 0", "lst = [r0, r1]", *body]
@@ -212,13 +219,18 @@ def _indent(line: str, width: int) -> str:
 @st.composite
 def kernel_cases(draw: st.DrawFn) -> KernelCase:
     """A correct kernel and the same kernel with one planted bug (or none)."""
-    holder = draw(st.sampled_from(["h", "self"]))
-    scoped = draw(st.booleans())
-    inline_scratch = draw(st.booleans())
     # weighted towards the classes whose fixes need the most proof: carried reads, and none
-    # (a correct kernel full of tuple elements and rebinding, which must stay as it is)
-    mutation = draw(st.sampled_from(["SEM003", "none", "SEM002", "SEM003", "SEM001", "none", "SEM004", "SEM003",
-                                     "SEM005", "SEM005"]))
+    # (a correct kernel full of tuple elements and rebinding, which must stay as it is). A carried
+    # read may be of a view indexed by `idx` ("-index": `idx` is written before the use, if it can
+    # be) or of the whole array ("-whole", in the layout where semfix sees the allocation)
+    mutation, _, carry = draw(st.sampled_from([
+        "SEM003", "none", "SEM002", "SEM003", "SEM001", "none", "SEM004", "SEM003", "SEM005", "SEM005",
+        "SEM003-index", "SEM003-whole",
+    ])).partition("-")
+    shown = carry == "whole"  # `rs`, `ds` are the kernel's parameters, given their allocations inline
+    holder = "h" if shown else draw(st.sampled_from(["h", "self"]))
+    scoped = False if shown else draw(st.booleans())
+    inline_scratch = True if shown else draw(st.booleans())
 
     # operations: two DMA halves on distinct DMA semaphores, 0-2 signal/wait pairs
     halves = draw(st.lists(st.sampled_from(DMA), min_size=2, max_size=2, unique=True))
@@ -238,7 +250,9 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
 
     sites = [n for n, item in enumerate(items) if item[0] in ("start", "finish")]
     arrays = [n for n in sites if ops[items[n][1]][1][:2] in ("RS", "DS")]  # sites with a view
-    wanted = arrays if mutation in ("SEM002", "SEM004") and arrays else sites
+    wanted = arrays if (mutation in ("SEM002", "SEM004") or carry) and arrays else sites
+    if carry == "index":  # `idx` holds 0 until a rebinding writes it
+        wanted = [n for n in wanted if ops[items[n][1]][1].endswith("0")] or wanted
     if mutation == "SEM005":
         wanted = [n for n in sites if ops[items[n][1]][0] == "dma"]
     chosen = draw(st.sampled_from(wanted))  # the mutated site, or the first use of a carrier
@@ -254,7 +268,7 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
 
     env = Env(holder, {"r0": "R0", "r1": "R1", "d0": "D0", "d1": "D1", "al": "R0", "slot": 0,
                        "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "H.pair": ("P0", "P1"), "lst": ("R0", "R1"),
-                       "rs": "RS", "ds": "DS", "pair": ("P0", "P1")})
+                       "rs": "RS", "ds": "DS", "pair": ("P0", "P1"), "idx": 0})
     correct: list[str] = []
     planted: list[str] = []
     planted_kind = mutation if mutation in ("SEM003", "SEM005") else "none"
@@ -287,12 +301,21 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
         if n in carriers:
             must_use = carriers[n]
             op = ops[items[must_use][1]]
-            expression = draw(st.sampled_from(_favour_indirect(env.expressions(op[1]))))
+            options = _favour_indirect(env.expressions(op[1]))
+            if carry:  # `rs.at[idx[0]]`, or a view of `rs`, `ds` to read whole
+                kept = [o for o in options if ("idx[" in o if carry == "index" else o.startswith(("rs.", "ds.")))]
+                options = kept or options
+            expression = draw(st.sampled_from(options))
             correct.append(f"{variable} = {expression}")
-            planted.append(f"{variable} = {expression}{read}")
+            # the whole semaphore array read instead, where the kernel shows semfix the allocation:
+            # elsewhere `f(rs[...])` is not known to be an array either, and SEM001's fix `rs` fails
+            # as the read did
+            whole = expression.partition(".at[")[0]
+            misread = whole if shown and whole in ("rs", "ds") else expression
+            planted.append(f"{variable} = {misread}{read}")
             carried = op[1]
             moving = [r for r in _rebinds(env) if _touches(expression, r[1], holder) and _moves(env, r, expression, carried)]
-            if moving and draw(st.integers(0, 3)):  # rebind what the read named, before the use
+            if moving and (carry == "index" or draw(st.integers(0, 3))):  # rebind what the read named, before the use
                 rebind(moving)
         if item[0] == "rebind":
             rebind(_rebinds(env))
@@ -334,7 +357,7 @@ def _plant(mutation: str, expression: str, read: str, draw: st.DrawFn) -> tuple[
 
 def _favour_indirect(options: list[str]) -> list[str]:
     """Expressions through the holder, an alias or an index name twice as often as plain ones."""
-    return options + [o for o in options if re.search(r"\b(h|self|al|lst)\b|slot", o)]
+    return options + [o for o in options if re.search(r"\b(h|self|al|lst)\b|slot|idx", o)]
 
 
 def _site(kind: str, phase: str, arg: str, extra: int, buffers: tuple[str, str]) -> list[str]:

@@ -18,7 +18,9 @@ from semfix.catalog import SemParam
 from semfix.engine.context import Context
 from semfix.engine.nodes import Rewrite, element_read, read_target
 from semfix.engine.scopes import Scope
-from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem101, sem102
+from semfix.rewrite.text import apply_edits
+from semfix.rules import RULES, sem001, sem002, sem003, sem004, sem005, sem101, sem102
+from semfix.settings import Settings
 
 
 class Engine(Context):
@@ -69,7 +71,7 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
     if isinstance(argument, ast.NamedExpr):
         _walrus(ctx, call, argument, scope, _semaphore)
         return
-    if carried and isinstance(argument, ast.Name) and sem003.check(ctx, call, argument, scope):
+    if carried and isinstance(argument, ast.Name) and sem003.check(ctx, call, argument, scope, _judge(_semaphore)):
         return
     with ctx.holding(_unusual(argument)):
         if sem004.check(ctx, argument, scope):
@@ -93,9 +95,30 @@ def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, c
         _walrus(ctx, call, argument, scope, _buffer)
         return
     with ctx.holding(_unusual(argument)):
-        rewrite = sem005.check(ctx, call, argument, scope, carried=carried)
+        rewrite = sem005.check(ctx, call, argument, scope, _judge(_buffer) if carried else None)
     if rewrite is not None:
         ctx.rewrites.append(rewrite)
+
+
+#: The direct form of a carried read is judged with every rule on and safe fixes only.
+_DIRECT = Settings(frozenset(RULES))
+
+
+def _judge(rule: Callable[..., None]) -> sem003.Judge:
+    """The verdict `rule` (`_semaphore` or `_buffer`) gives a read passed directly to the call:
+    a carried read is fixed to what it is fixed to, or reported as it is."""
+
+    def judge(ctx: Context, call: ast.Call, read: ast.expr, scope: Scope) -> sem003.Verdict:
+        with ctx.trial(_DIRECT) as (findings, rewrites):
+            rule(ctx, call, read, scope, carried=False)
+        fixed = [r for r in rewrites if r.argument is read]
+        safe = all(f.applied and f.safety == "safe" for f in findings)
+        if len(fixed) != len(rewrites) or len(fixed) != 1 or not safe:
+            return sem003.Verdict(findings)
+        start, end = ctx.text.start(read)[2], ctx.text.end(read)[2]
+        return sem003.Verdict(findings, apply_edits(ctx.text.text, start, end, fixed[0].edits), fixed[0].replacement)
+
+    return judge
 
 
 def _unusual(argument: ast.expr) -> str | None:

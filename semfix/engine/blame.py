@@ -212,13 +212,14 @@ def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Findi
     A fix that passes the Ref for a name carrying a read out of it (SEM003's plan, which a rule
     for other arguments may share) rewrites every use of the name and removes its assignment,
     or nothing: the findings of its rule that rewrite the same name the same way, and the one
-    that removes `name = ...`. `fixes` are those of the function that holds them all.
+    that removes `name = ...` (or `name: T = ...`). `fixes` are those of the function that
+    holds them all.
     """
     carried = {(f.rule, f.original, f.replacement) for f in chosen if f.original.isidentifier()}
     assigned = {(rule, name) for rule, name, _ in carried}
     together = [
         f for f in fixes
         if (f.rule, f.original, f.replacement) in carried
-        or f.replacement == "" and (f.rule, f.original.split("=", 1)[0].strip()) in assigned
+        or f.replacement == "" and (f.rule, f.original.split("=", 1)[0].split(":", 1)[0].strip()) in assigned
     ]
     return list({(f.line, f.column): f for f in chosen + together}.values())

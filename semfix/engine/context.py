@@ -107,6 +107,21 @@ class Context(Evidence):
         finally:
             self.held = held
 
+    @contextmanager
+    def trial(self, settings: Settings) -> Iterator[tuple[list[Finding], list[Rewrite]]]:
+        """What the rules decide meanwhile under `settings`, with nothing silenced or held: the
+        findings and rewrites made are handed over, not kept. A carried read gets the verdict
+        its direct form gets this way, from the very same rules."""
+        kept = (self.settings, self.suppressions, self.held, self.findings, self.rewrites)
+        findings: list[Finding] = []
+        rewrites: list[Rewrite] = []
+        self.settings, self.suppressions, self.held = settings, {}, None
+        self.findings, self.rewrites = findings, rewrites
+        try:
+            yield findings, rewrites
+        finally:
+            self.settings, self.suppressions, self.held, self.findings, self.rewrites = kept
+
     def hold(self, reason: str, rule: str | None = None) -> None:
         """Report without fixing the findings made so far of `rule` (SEM101 when its import edits
         are unsure; its rewrites are the ones without a call), or of every rule."""

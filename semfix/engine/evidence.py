@@ -144,7 +144,7 @@ class Evidence:
                 kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)
             elif binding.kind == "param":
                 kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
-            elif binding.kind == "assign" and id(binding) not in seen:  # `bufs = refs[0:2]`, `alias = refs`
+            elif binding.kind in ("assign", "read") and id(binding) not in seen:  # `bufs = refs[0:2]`, `alias = refs`
                 value = binding.node.value  # type: ignore[union-attr]
                 kinds.add(self._tuple(value, found, seen | {id(binding)}))  # type: ignore[arg-type]
             else:

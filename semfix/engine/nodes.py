@@ -56,7 +56,13 @@ def read_target(node: ast.expr) -> ast.expr | None:
     return node.value if whole else None
 
 
-def has_slice(node: ast.expr) -> bool:
+def content_read(node: ast.expr | None) -> bool:
+    """Does the subscript read what a Ref holds, if its value is one: `X[...]`, `X[i]`, `X[0:8]`,
+    `X.at[i][...]`; not the view `X.at[i]`."""
+    return isinstance(node, ast.Subscript) and not is_at(node.value)
+
+
+def has_slice(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Subscript) and any(isinstance(e, ast.Slice) for e in _elements(node))
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED
-from semfix.engine.nodes import Steps, read_target, unchain
+from semfix.engine.nodes import Steps, content_read, unchain
 
 
 @dataclass(eq=False)
@@ -22,7 +22,7 @@ class Binding:
     # tuple_literal, read, assign, star, other
     kind: str
     qualname: str | None = None  # for imports
-    node: ast.AST | None = None  # the def, the parameter, the Assign or the import statement
+    node: ast.AST | None = None  # the def, the parameter, the Assign (AnnAssign: a read) or the import statement
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
 
 
@@ -78,7 +78,7 @@ class ScopeBuilder:
     def __init__(self) -> None:
         self.module = Scope("module", None)
         self.scope_of: dict[int, Scope] = {}
-        self.scope_of_read: dict[int, Scope] = {}  # id(`v = X[...]`) -> the scope it is in
+        self.scope_of_read: dict[int, Scope] = {}  # id(`v = X[...]`, `v = X[i]`) -> the scope it is in
         self.calls: list[ast.Call] = []
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -203,7 +203,7 @@ class ScopeBuilder:
         for target in node.targets:
             if not isinstance(target, ast.Name):
                 self._target(target, scope, "unpack")  # a tuple's names; an attribute or subscript binds none
-            elif len(node.targets) == 1 and read_target(node.value) is not None:
+            elif len(node.targets) == 1 and content_read(node.value):
                 self.scope_of_read[id(node)] = scope
                 scope.bind(target.id, Binding("read", node=node))
             else:
@@ -223,7 +223,11 @@ class ScopeBuilder:
     def _aug_assign(self, node: ast.AugAssign | ast.AnnAssign, scope: Scope) -> None:
         self.visit(node.value, scope)  # None in `x: int`, a leaf
         self.visit(getattr(node, "annotation", None), scope)
-        self._target(node.target, scope, "other")
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and content_read(node.value):
+            self.scope_of_read[id(node)] = scope  # `v: T = X[...]` carries a read as `v = X[...]` does
+            scope.bind(node.target.id, Binding("read", node=node))
+        else:
+            self._target(node.target, scope, "other")
 
     def _for(self, node: ast.For | ast.AsyncFor, scope: Scope) -> None:
         self.visit(node.iter, scope)

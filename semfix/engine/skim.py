@@ -82,6 +82,12 @@ _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
 
 
+def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
+    """One of `names`, then `:` and anything but `=` up to an `=` that is no `==`: every
+    annotated assignment to it, and more (a dict key, a lambda's parameter)."""
+    return re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")\s*:[^=]*=(?!=)")
+
+
 class _GiveUp(Exception):
     """Something the skim does not model: the file must be parsed."""
 
@@ -146,6 +152,8 @@ class _Skim:
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
         if names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
+            return False
+        if b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType

@@ -1,8 +1,10 @@
 '''SEM003 value-carried-through-variable
 
 ## What it does
-Flags a variable that holds a value read from a semaphore Ref (`done = sem[...]`) and is then
-passed as the semaphore; rewrites each use to the Ref and drops the assignment.
+Flags a variable that holds a value read from a semaphore Ref (`done = sem[...]`,
+`done = sems[1]`, `done: jax.Array = sem[...]`) and is then passed as the semaphore; rewrites
+each use to what the read passed directly is fixed to (`sem`, `sems.at[1]`) and drops the
+assignment.
 
 ## Why is this bad?
 The variable holds the semaphore's value, not the semaphore, so tracing fails at the call with
@@ -19,10 +21,20 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
-Safe when the variable is a function's local assigned once, used only as semaphore arguments
-in the same block, and the Ref is not rebound in between. A class's or module's name may be
+A carried read gets the verdict of the read passed directly (`pl.semaphore_wait(sems[1])`),
+from the very same rules: SEM001's fix; SEM002's view only where its evidence proves `sems` a
+Ref (its unsafe fix is never made here); SEM004's report, at the use, for a slice or a whole
+semaphore array; nothing for an item of a tuple of Refs, which is a Ref already.
+
+Then it is safe when the variable is a function's local assigned once, used only as semaphore
+arguments in the same block, and the Ref is not rebound in between. A class's or module's name may be
 read as an attribute elsewhere, and `eval`, `exec`, `locals()`, `vars()`, `dir()` or a nested
-`nonlocal` reach a local by name, so those are reported. Otherwise every use is reported with the line of the read.
+`nonlocal` reach a local by name, so those are reported. The expression passed instead is read
+again at each use, so a Ref its indices read (`slot_ref` in `sems.at[slot_ref[0]]`) must hold
+the same data there: it must be a parameter of the function holding the read, written nowhere
+in it in any way (a store through any chain of views, `pl.store` or an atomic, a DMA into it or
+a view of it, a call or another name given it), checked exactly as SEM005 checks its buffer.
+Otherwise every use is reported with the line of the read.
 '''
 
 from __future__ import annotations
@@ -42,10 +54,13 @@ from semfix.engine.nodes import (
     enclosing,
     first_line,
     holder,
-    is_at,
+    read_target,
     tokens,
 )
 from semfix.engine.scopes import Access, Binding, Scope
+from semfix.engine.writes import index_reads, written
+from semfix.findings import Finding
+from semfix.rules import sem004
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM003"
@@ -108,6 +123,18 @@ def handshake_kernel(x_ref, o_ref, sem):
 """,
             None,  # `done` is also used as a value: dropping it would change the kernel
         ),
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+
+
+def ring_kernel(slot_ref, sems):
+    done = sems.at[slot_ref[0]][...]
+    slot_ref.at[0:1][...] = 1 - slot_ref[0:1]
+    pl.semaphore_wait(done, 1)
+""",
+            None,  # `sems.at[slot_ref[0]]` at the wait would read the index written since the read
+        ),
     ),
 )
 
@@ -120,52 +147,86 @@ _SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 Guard = Callable[[Context, "Carried", Scope], "str | None"]
 
 
+@dataclass
+class Verdict:
+    """What the rules decide for the read passed directly (`f(X[...])` for `v = X[...]; f(v)`):
+    its findings, and where they fix it safely, the text passed instead and its node."""
+
+    findings: list[Finding]
+    fix: str | None = None
+    replacement: ast.expr | None = None
+
+
+#: The rules' verdict on a read passed directly as the argument of the call (the engine's).
+Judge = Callable[[Context, ast.Call, ast.expr, Scope], Verdict]
+
+
 @dataclass(eq=False)
 class Carried:
-    """`v = X[...]` whose `v` reaches the arguments a rule looks at. One plan per assignment,
-    shared by its uses: either every use is rewritten to pass `X` and the assignment goes with
-    its line, or nothing is fixed."""
+    """`v = X[...]` (or `X[i]`, `X[0:8]`, `v: T = ...`) whose `v` reaches the arguments a rule
+    looks at. One plan per assignment, shared by its uses: either every use is rewritten to
+    pass what the read passed directly is fixed to (`X`, `X.at[i]`), and the assignment goes
+    with its line, or nothing is fixed."""
 
-    assign: ast.Assign
-    ref: ast.expr  # X, the Ref the value was read from
+    assign: ast.Assign | ast.AnnAssign
+    read: ast.Subscript  # `X[...]`, the value assigned
     uses: list[ast.Name]
     body: list[ast.stmt] | None  # the statement list holding the assignment
     code: str
     words: tuple[str, str]
+    verdict: Verdict
     blocker: str | None = None  # why the rewrite is not safe; None when it is
     decision: object = _UNDECIDED
 
+    @property
+    def ref(self) -> ast.expr:
+        """X, the Ref the value was read from."""
+        return self.read.value
+
 
 def check(
-    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope,
+    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope, judge: Judge,
     *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None, guard: Guard | None = None,
 ) -> bool:
-    """`v = X[...]` then `f(v)`: pass `X`, and drop the assignment with its line. False when
-    no read plans for `v` (the other rules then look at it). A use is one of `arguments`
-    (by id; by default the semaphore arguments); `guard` adds the calling rule's own blocker."""
+    """`v = X[...]` then `f(v)`: pass what `f(X[...])` is fixed to (`judge` says), and drop the
+    assignment with its line. False when no read plans for `v`, or the read passed directly
+    has no finding (the other rules then look at it). A use is one of `arguments` (by id; by
+    default the semaphore arguments); `guard` adds the calling rule's own blocker."""
     _, bindings = scope.lookup(use.id)
     args = ctx.semaphore_args if arguments is None else arguments
-    plan = next((p for b in reversed(bindings) if b.kind == "read" and (p := _plan(ctx, b, code, words, args, guard)) is not None), None)
+    found = (_plan(ctx, call, b, code, words, args, guard, judge) for b in reversed(bindings) if b.kind == "read")
+    plan = next((p for p in found if p is not None), None)
     if plan is None:
         return False
-    ref_text = ctx.text.of(plan.ref)
-    message = words[0].format(name=use.id, line=plan.assign.lineno, ref=messages.one_line(ref_text))
+    verdict = plan.verdict
+    if verdict.fix is None and (shape := next((f for f in verdict.findings if f.rule == sem004.CODE), None)):
+        ctx.report(shape.rule, use, messages.carried(use.id, plan.assign.lineno, shape.message), None)
+        return True
+    suggestion = verdict.fix or next((f.replacement for f in verdict.findings if f.replacement), None)
+    shown = messages.one_line(suggestion or ctx.text.of(plan.ref))
+    message = words[0].format(name=use.id, line=plan.assign.lineno, ref=shown)
     if plan.blocker is not None:
         ctx.report(code, use, f"{message} (not fixed: {plan.blocker})", None)
     elif (decision := decide(ctx, plan)) is None:
         ctx.report(code, use, f"{message} (not fixed: a use or the assignment is silenced)", None)
-    elif ctx.report(code, use, message, ref_text) and decision:
+    elif ctx.report(code, use, message, verdict.fix) and decision:
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
-        ctx.rewrites.append(Rewrite(call, use, copy.deepcopy(plan.ref), [(start, end, ref_text)]))
+        replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]
+        ctx.rewrites.append(Rewrite(call, use, replacement, [(start, end, verdict.fix)]))  # type: ignore[list-item]
     return True
 
 
-def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arguments: set[int], guard: Guard | None) -> Carried | None:
-    """The plan for one `v = X[...]`, shared by its uses; None if none of `arguments` uses it."""
+def _plan(
+    ctx: Context, call: ast.Call, binding: Binding, code: str, words: tuple[str, str], arguments: set[int],
+    guard: Guard | None, judge: Judge,
+) -> Carried | None:
+    """The plan for one `v = X[...]`, shared by its uses; None if none of `arguments` uses it,
+    or the read passed directly (as the argument of `call`, the first use's) has no finding."""
     if (code, id(binding)) not in ctx.memo:
         tracking = ctx.tracking()
-        assign: ast.Assign = binding.node  # type: ignore[assignment]
-        scope, name = tracking.scope_of_read[id(assign)], assign.targets[0].id  # type: ignore[attr-defined]
+        assign: ast.Assign | ast.AnnAssign = binding.node  # type: ignore[assignment]
+        target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
+        scope, name = tracking.scope_of_read[id(assign)], target.id  # type: ignore[attr-defined]
         references = [] if name in scope.declared else tracking.references(name, scope)
         end = (assign.end_lineno, assign.end_col_offset)
         uses = [  # as libcst links them: a read before the assignment, in its scope, is not its use
@@ -173,20 +234,33 @@ def _plan(ctx: Context, binding: Binding, code: str, words: tuple[str, str], arg
             for a in references
             if id(a.name) in arguments and (a.scope is not scope or (a.name.lineno, a.name.col_offset) >= end)
         ]
+        verdict = judge(ctx, call, assign.value, scope) if uses else None  # type: ignore[arg-type]
         plan = None
-        if uses:
+        if verdict is not None and verdict.findings:
             bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
             chain = enclosing(tracking.tree, assign.lineno, bodies)
             # None when the assignment shares a line with a statement that holds it (`if x: v = ...`)
             body = holder(tracking.tree, assign, bodies)[1] if chain and chain[-1] is assign else None
-            plan = Carried(assign, assign.value.value, uses, body, code, words)  # type: ignore[attr-defined]
-            plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
+            plan = Carried(assign, assign.value, uses, body, code, words, verdict)  # type: ignore[arg-type]
+            if verdict.fix is None:
+                plan.blocker = _refused(ctx, plan)
+            else:
+                plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
         ctx.memo[code, id(binding)] = plan
     return ctx.memo[code, id(binding)]  # type: ignore[return-value]
 
 
+def _refused(ctx: Context, plan: Carried) -> str:
+    """Why the read passed directly is not fixed: its first finding says. An unsafe fix is not
+    offered for the carried read, which needs the direct form's safe one."""
+    reason = plan.verdict.findings[0].message.removesuffix(messages.UNSAFE_SUFFIX)
+    return f"`{messages.one_line(ctx.text.of(plan.read))}` passed directly is not fixed safely either: {reason}"
+
+
 def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:
-    """Why the rewrite is not safe; None when it is."""
+    """Why the rewrite is not safe; None when it is. The expression passed instead is read
+    again at each use: every name in it must keep its value, and every Ref its indices read
+    its contents (`slot_ref` in `sems.at[slot_ref[0]]`), written in no way at all."""
     assign, ref = plan.assign, plan.ref
     if scope.kind != "function":
         return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
@@ -202,13 +276,16 @@ def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: l
         return "the assignment shares its line with other statements"
     if _commented(ctx, assign, plan.body):
         return "a comment on the assignment would be lost"
-    if any(isinstance(n, ast.Call) for n in ast.walk(ref)) or not isinstance(ref, (ast.Name, ast.Attribute, ast.Subscript)):
+    plain = isinstance(ref, (ast.Name, ast.Attribute, ast.Subscript))
+    if not plain or any(isinstance(n, ast.Call) for n in ast.walk(plan.read)):
         return "the Ref expression is not a plain name or view"
-    if isinstance(ref, ast.Subscript) and not is_at(ref.value):
-        return "the Ref expression reads an element"
-    rebound = ctx.unstable(ref, scope)
+    rebound = ctx.unstable(ref, scope) or (None if read_target(plan.read) else ctx.unstable(plan.read.slice, scope))
     if rebound is not None:
         return rebound
+    uses = {id(use) for use in plan.uses}
+    for index in index_reads(plan.read):
+        if (changed := written(ctx, index, scope, assign, uses)) is not None:
+            return changed
     first, last = plan.body[0], plan.body[-1]
     low, high = (first_line(first), first.col_offset), (last.end_lineno, last.end_col_offset)
     if any(not low <= (u.lineno, u.col_offset) <= high for u in plan.uses):

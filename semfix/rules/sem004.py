@@ -72,7 +72,8 @@ def fan_out_kernel(x_ref, o_ref, sems):
 
 def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     """Is the argument a slice, or a whole semaphore array (read or not)? Reported if so."""
-    whole, sliced = read_target(argument), has_slice(argument)
+    whole = read_target(argument)
+    sliced = has_slice(argument) or has_slice(whole)  # `sems.at[0:2][...]` reads two
     if sliced or ctx.kind(argument, scope) is Kind.ARRAY or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY):
         ctx.report(CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None)
         return True
