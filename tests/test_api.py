@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import semfix.api
-import semfix.engine.context
+import semfix.analysis.context
 import semfix.rules.sem003
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
@@ -59,13 +59,13 @@ def test_prefilter_skips_files_without_pallas_or_names() -> None:
 
 def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine cut one character short leaves `sem.`: the new tree is not the declared one."""
-    original_cut = semfix.engine.context.Context.cut
+    original_cut = semfix.analysis.context.Context.cut
 
     def short_cut(self, subscript, *where):  # type: ignore[no-untyped-def]
         start, end = original_cut(self, subscript, *where)
         return start + 1, end
 
-    monkeypatch.setattr(semfix.engine.context.Context, "cut", short_cut)
+    monkeypatch.setattr(semfix.analysis.context.Context, "cut", short_cut)
     source = BUGGY.replace("sem[...]", "sem[(...)]")
     with pytest.raises(SafetyError, match="does not parse|does not compile|differs from the declared"):
         fix_source(source)
@@ -110,8 +110,8 @@ def test_a_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
 ) -> None:
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
     statement around the edit must still differ from the declared one, however nested."""
-    original_cut = semfix.engine.context.Context.cut
-    monkeypatch.setattr(semfix.engine.context.Context, "cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
+    original_cut = semfix.analysis.context.Context.cut
+    monkeypatch.setattr(semfix.analysis.context.Context, "cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
     source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source)

@@ -1,7 +1,7 @@
 """`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
 
 This module reads what the error says and finds the file it points into; which arguments are
-to blame and which fixes to make is decided below the CLI (semfix/engine/blame.py).
+to blame and which fixes to make is decided below the CLI (semfix/explain/blame.py).
 
 A log is untrusted text (a CI log of someone else's pull request): only files under `--root`
 are read for a fix or written. Reading the log is logs.py's.
@@ -15,10 +15,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semfix.api import Blame, SafetyError, blame, chosen_settings, find_line, fix_source
+from semfix.api import (
+    Blame,
+    Failure,
+    Frame,
+    Joined,
+    SafetyError,
+    blame,
+    chosen_settings,
+    find_line,
+    fix_notebook,
+    fix_source,
+    join_cells,
+)
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
-from semfix.cli.logs import Failure, Frame
-from semfix.cli.notebook import Joined, fix_notebook, join_cells
 from semfix.errors import SourceError
 
 #: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref

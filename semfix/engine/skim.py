@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterator
 
 from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MODULES, alternation
+from semfix.rules import RULES
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
-# every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
+# every module exporting it: a DMA buffer can be a finding only in shapes a semaphore can.
 _SEM_PARAMS: dict[str, set[int | str | None]] = {}
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
@@ -79,7 +80,6 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
-_MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -93,7 +93,7 @@ class _GiveUp(Exception):
 
 
 def clears(data: bytes) -> bool:
-    """True only if no rule (SEM001-SEM005) can fire anywhere in this source."""
+    """True only if no rule on semaphore or DMA arguments can fire anywhere in this source."""
     try:
         return _Skim(data).clears()
     except _GiveUp:
@@ -101,17 +101,10 @@ def clears(data: bytes) -> bool:
 
 
 def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
-    """True only if no enabled rule can fire: the skim for SEM001-SEM005, and for each migration
-    the spelling it needs.
-
-    SEM101 rewrites a reference that resolves to `jax.experimental.pallas.tpu.semaphore_*`,
-    so the source spells `tpu` (in the import) and the function's name (in the import or the
-    attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
-    whose name the source spells the same way.
-    """
-    if "SEM101" in enabled and b"tpu" in data and _MIGRATED_NAME.search(data) is not None:
-        return False
-    if "SEM102" in enabled and b"dec" in data and b"semaphore_wait" in data:
+    """True only if no enabled rule can fire: the skim for the rules on semaphore and DMA
+    arguments, and for each rule with a text gate (the migrations) the spelling it needs
+    (`Rule.text_gate`)."""
+    if any(RULES[code].spelled_in(data) for code in enabled):
         return False
     return clears(data)
 

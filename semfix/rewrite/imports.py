@@ -1,15 +1,15 @@
-"""SEM101's import edits, made where a careful person (or isort) would make them, and declared.
+"""The import edits of a rename to another module, made where a careful person (or isort) would make them, and declared.
 
-Where the pallas import goes is the README's SEM101 entry: inside a function, in place of the
+Where the pallas import goes is the README's entry for the rule that renames (semfix/rules/): inside a function, in place of the
 `pltpu` import (a lazy import stays lazy); at module level, in place of a dropped JAX import or
 at its sorted place in that import's block (`import x` lines first, then `from` lines by
 module, as isort and ruff's I001 sort them). That block holds a JAX import, so in a sorted
 file it is the third-party section: semfix never has to guess which modules are first-party.
 An import statement left with no name goes, its blank lines and comments handed to the next.
 
-SEM101 (semfix/rules/sem101.py) finds the statements and places; `without_unused` here
+The rule (semfix/rules/) finds the statements and places; `without_unused` here
 edits one import statement with libcst. Every edit is declared in ImportChanges, as the
-tree the proof (semfix/rewrite/proof.py) holds the new text to.
+tree the proof (semfix/engine/proof.py) holds the new text to.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class ImportChanges:
-    """SEM101's fix as the proof sees it: each node whose id is a key becomes the nodes given (a
+    """Import edits as the proof sees them: each node whose id is a key becomes the nodes given (a
     reference its `pl.` spelling; an import statement none, itself cut down, or the pallas
     import beside it). `apply` turns the old tree into the declared one."""
 
@@ -51,7 +51,7 @@ class ImportChanges:
 def without_unused(snippet: str, keep: list[bool]) -> str:
     """One import statement's text, from its first token through its line break, keeping the
     names `keep` marks (at least one): libcst fixes the commas and keeps the comments."""
-    import libcst as cst  # only files SEM101 fixes pay for it
+    import libcst as cst  # only files whose imports are edited pay for it
 
     statement = snippet.rstrip("\r\n")
     module = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module

@@ -43,10 +43,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.evidence import Kind
-from semfix.engine.nodes import Rewrite, keyed_by_text
-from semfix.engine.scopes import Scope
+from semfix.analysis.context import Context
+from semfix.analysis.evidence import Kind
+from semfix.analysis.nodes import Rewrite, keyed_by_text
+from semfix.analysis.scopes import Scope
 from semfix.rewrite.text import apply_edits
 from semfix.rules.base import Invalid, Rule
 
@@ -69,6 +69,7 @@ RULE = Rule(
     fix="safe with proof, else unsafe",
     default=True,
     docs=__doc__ or "",
+    settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe
     valid=(
         """\
 from jax.experimental import pallas as pl

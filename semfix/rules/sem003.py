@@ -47,8 +47,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.nodes import (
+from semfix.analysis.context import Context
+from semfix.analysis.nodes import (
     Rewrite,
     alone_on_its_lines,
     enclosing,
@@ -57,8 +57,8 @@ from semfix.engine.nodes import (
     read_target,
     tokens,
 )
-from semfix.engine.scopes import Access, Binding, Scope
-from semfix.engine.writes import index_reads, written
+from semfix.analysis.scopes import Access, Binding, Scope
+from semfix.analysis.writes import index_reads, written
 from semfix.findings import Finding
 from semfix.rules import sem004
 from semfix.rules.base import Invalid, Rule

@@ -47,9 +47,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from semfix.engine.context import Context
-from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, holder, unchain
-from semfix.engine.scopes import Scope
+from semfix.analysis.context import Context
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, holder, unchain
+from semfix.analysis.scopes import Scope
 from semfix.rewrite.imports import ImportChanges, without_unused
 from semfix.rules.base import Invalid, Rule
 
@@ -63,6 +63,10 @@ RULE = Rule(
     fix="safe",
     default=False,
     docs=__doc__ or "",
+    # the reference renamed resolves to `jax.experimental.pallas.tpu.semaphore_*`: the file spells
+    # `tpu` (in the import) and the function's name (in the import or the attribute)
+    text_gate=("tpu", "semaphore_(?:signal|wait|read)"),
+    needs_tree=True,  # it looks at every reference, not only catalog calls' arguments
     valid=(
         """\
 from jax.experimental import pallas as pl

@@ -1,7 +1,7 @@
 """What the file shows about its Refs: resolution, allocations, proofs, and their stability.
 
 `Evidence` is computed once per file and cached, and rules read it through their `Context`
-(semfix/engine/context.py): imports resolved to qualified names and catalog operations; kernels'
+(semfix/analysis/context.py): imports resolved to qualified names and catalog operations; kernels'
 scratch shapes and `run_scoped` allocations giving parameters a kind (one semaphore, or a
 tuple or array of them); `X.at[...]` and `X[...]` elsewhere proving X a Ref; and whether a
 Ref expression keeps its value where that evidence is used.
@@ -17,6 +17,15 @@ from collections.abc import Iterator
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from semfix.analysis.nodes import (
+    Steps,
+    has_slice,
+    is_at,
+    read_target,
+    source_order,
+    unchain,
+)
+from semfix.analysis.scopes import Scope, Tracking
 from semfix.catalog import (
     CORE_MAP,
     FUNCTION_NAMES,
@@ -29,19 +38,10 @@ from semfix.catalog import (
     Operation,
     lookup,
 )
-from semfix.engine.nodes import (
-    Steps,
-    has_slice,
-    is_at,
-    read_target,
-    source_order,
-    unchain,
-)
-from semfix.engine.scopes import Scope, Tracking
 
 if TYPE_CHECKING:
-    from semfix.engine.nodes import Text
-    from semfix.engine.scopes import ScopeBuilder
+    from semfix.analysis.nodes import Text
+    from semfix.analysis.scopes import ScopeBuilder
 
 
 class Kind(Enum):
@@ -158,7 +158,7 @@ class Evidence:
 
     # -- evidence -----------------------------------------------------------------------
     def proofs(self) -> set[object]:
-        """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
+        """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only a rule on element reads asks, so lazily."""
         if self.proven is None:
             self.proven = set()
             for subscript in self.scopes.subscripts:
@@ -362,7 +362,7 @@ class Evidence:
                     kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
                 self.param_kinds[id(parameter)] = kind
 
-    # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
+    # -- whether a Ref expression keeps its value (a view's evidence, a carried read)----------------
     def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
         builds a tracking one, and runs again."""
@@ -373,7 +373,7 @@ class Evidence:
     def unstable(self, node: ast.expr, scope: Scope) -> str | None:
         """Why `node` may not name the same Ref everywhere in its scope; None when it must.
 
-        Evidence about a Ref expression (SEM002's proof, SEM003's carried read) holds only
+        Evidence about a Ref expression (a view's proof, a carried read) holds only
         while its base name, each attribute in its chain and each name in its indices keep
         their values. Flow is not followed: a name bound twice anywhere in the scope (or once, by
         a function through `global`, which binds it again at each call), or a

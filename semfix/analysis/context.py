@@ -19,14 +19,14 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from semfix.engine.evidence import Evidence
-from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, tokens
+from semfix.analysis.evidence import Evidence
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, tokens
 from semfix.findings import Finding
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
-    from semfix.engine.scopes import ScopeBuilder
+    from semfix.analysis.scopes import ScopeBuilder
     from semfix.rewrite.imports import ImportChanges
     from semfix.settings import Place, Settings
 
@@ -49,16 +49,16 @@ class Context(Evidence):
         self.settings = settings
         self.findings: list[Finding] = []
         self.rewrites: list[Rewrite] = []
-        self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []  # SEM003's
-        self.import_edits: list[tuple[int, int, str]] = []  # SEM101's, declared in `imports`
+        self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []  # statements a fix removes
+        self.import_edits: list[tuple[int, int, str]] = []  # import edits, declared in `imports`
         self.imports: ImportChanges | None = None
-        self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
-        self.tree: ast.Module | None = None  # set when SEM101 may apply: it looks at every reference
+        self.migrated: list[ast.Name | ast.Attribute] = []  # references renamed to another module's
+        self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)
         self.semaphore_args: set[int] = set()  # id() of every semaphore argument of a catalog call
-        self.sources: list[ast.expr] = []  # the DMA buffer arguments a copy reads (SEM005)
+        self.sources: list[ast.expr] = []  # the DMA buffer arguments a copy reads
         self.destinations: list[ast.expr] = []  # and those it writes
         self.buffer_args: set[int] = set()  # their id()s
-        self.memo: dict[object, object] = {}  # what a rule works out once per node (SEM003's plans)
+        self.memo: dict[object, object] = {}  # what a rule works out once per node (a carried read's plan)
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed
         self.suppressions = _suppressions(text.text)  # line -> the codes silenced there (None: all)
         self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
@@ -108,14 +108,15 @@ class Context(Evidence):
             self.held = held
 
     @contextmanager
-    def trial(self, settings: Settings) -> Iterator[tuple[list[Finding], list[Rewrite]]]:
-        """What the rules decide meanwhile under `settings`, with nothing silenced or held: the
-        findings and rewrites made are handed over, not kept. A carried read gets the verdict
-        its direct form gets this way, from the very same rules."""
+    def trial(self, enabled: frozenset[str]) -> Iterator[tuple[list[Finding], list[Rewrite]]]:
+        """What the rules decide meanwhile with the `enabled` rules on and safe fixes only, with
+        nothing silenced, held or chosen: the findings and rewrites made are handed over, not
+        kept. A carried read gets the verdict its direct form gets this way, from the very same rules."""
         kept = (self.settings, self.suppressions, self.held, self.findings, self.rewrites)
         findings: list[Finding] = []
         rewrites: list[Rewrite] = []
-        self.settings, self.suppressions, self.held = settings, {}, None
+        trial = replace(self.settings, enabled=enabled, unsafe_fixes=False, chosen=None, near=False)
+        self.settings, self.suppressions, self.held = trial, {}, None
         self.findings, self.rewrites = findings, rewrites
         try:
             yield findings, rewrites
@@ -123,8 +124,8 @@ class Context(Evidence):
             self.settings, self.suppressions, self.held, self.findings, self.rewrites = kept
 
     def hold(self, reason: str, rule: str | None = None) -> None:
-        """Report without fixing the findings made so far of `rule` (SEM101 when its import edits
-        are unsure; its rewrites are the ones without a call), or of every rule."""
+        """Report without fixing the findings made so far of `rule` (a rule whose import edits are
+        unsure; its rewrites are the ones without a call), or of every rule."""
         self.findings = [
             replace(f, message=f"{f.message} (not fixed: {reason})", replacement=None, applied=False, safety=None)
             if f.replacement is not None and rule in (None, f.rule) else f

@@ -4,7 +4,7 @@
 blame takes the findings it makes at the arguments the error is about, with the edits that
 come with them (`_with_their_plans`). The traceback adds one piece of evidence the static
 rules lack: an argument it points at is proven not to be a Ref, so `sems[i]` there reads a
-semaphore-array Ref and SEM002's unsafe rewrite becomes safe, there and for the other reads
+semaphore-array Ref and the unsafe `sems.at[i]` rewrite becomes safe, there and for the other reads
 of the same Ref in the same function when that Ref is a parameter the function never
 rebinds. Evidence is only what the error names: JAX's DMA check covers the source,
 destination and semaphore together, so it proves an argument only when that is the one
@@ -17,15 +17,18 @@ import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from semfix.engine.analysis import _arguments
-from semfix.engine.evidence import Evidence
-from semfix.engine.nodes import Text, is_at, parse, unchain
+from semfix.analysis.evidence import Evidence
+from semfix.analysis.nodes import Text, is_at, parse, unchain
+from semfix.analysis.scopes import Scope, Tracking
+from semfix.engine.loop import _arguments
 from semfix.engine.run import analyse
-from semfix.engine.scopes import Scope, Tracking
 from semfix.findings import Finding
+from semfix.rules import RULES
 from semfix.settings import Settings
 
-_ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+# The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
+# errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
+_ANALYSIS = Settings.build(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
 
 
 @dataclass
@@ -209,7 +212,7 @@ def _dma_evidence(
 def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
     """The chosen fixes with the edits the engine makes only together with them.
 
-    A fix that passes the Ref for a name carrying a read out of it (SEM003's plan, which a rule
+    A fix that passes the Ref for a name carrying a read out of it (a carried read's plan, which a rule
     for other arguments may share) rewrites every use of the name and removes its assignment,
     or nothing: the findings of its rule that rewrite the same name the same way, and the one
     that removes `name = ...` (or `name: T = ...`). `fixes` are those of the function that
