@@ -16,6 +16,7 @@ from semfix.engine.skim import clears_for
 from semfix.errors import SafetyError, SourceError
 from semfix.explain.blame import Blame, blame
 from semfix.explain.blame import settings_for as chosen_settings
+from semfix.explain.errors import SUSPECTS, read_error
 from semfix.explain.logs import Failure, Frame, parse_log
 from semfix.explain.relocate import find_line
 from semfix.findings import Finding
@@ -24,8 +25,8 @@ from semfix.rewrite.text import decode
 from semfix.settings import Settings
 
 __all__ = [
-    "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame", "chosen_settings",
-    "decode", "find_line", "fix_notebook", "fix_source", "join_cells", "parse_log",
+    "SUSPECTS", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
+    "chosen_settings", "decode", "find_line", "fix_notebook", "fix_source", "join_cells", "parse_log", "read_error",
 ]
 
 Source = TypeVar("Source", str, bytes)

@@ -10,12 +10,12 @@ are read for a fix or written. Reading the log is logs.py's.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from semfix.api import (
+    SUSPECTS,
     Blame,
     Failure,
     Frame,
@@ -27,40 +27,11 @@ from semfix.api import (
     fix_notebook,
     fix_source,
     join_cells,
+    read_error,
 )
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.errors import SourceError
 
-#: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
-#: check: the Mosaic GPU copies check source, destination, barrier in turn.
-_KNOWN = {
-    "value": (r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)",
-              "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref."),
-    "shape": (r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
-              "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`."),
-    "dma": (r"DMA source/destination/semaphore arguments must be Refs",
-            "A DMA was given a value where it needs a Ref (source, destination or semaphore)."),
-    "dma_send": (r"DMA source semaphore must be a Ref", "A remote DMA was given a value where it needs its send semaphore Ref."),
-    "dma_wait": (r"Expected the destination semaphore to be a reference", "A DMA wait was given a value where it needs the semaphore Ref."),
-    "copy": (r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
-             "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier)."),
-    "barrier": (r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)", "`{verb}` was given {aval}, not the barrier Ref."),
-}
-#: Which parameters each DMA error is about. `.start()` checks source, destination and the
-#: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
-#: `.wait()` checks the semaphore it waits on (a remote copy waits on both, send first).
-_SUSPECTS = {
-    "dma": frozenset({"src_ref", "dst_ref", "sem", "recv_sem"}),
-    "dma_send": frozenset({"send_sem"}),
-    "dma_wait": frozenset({"sem", "send_sem", "recv_sem"}),
-    "copy": frozenset({"src", "dst", "barrier"}),
-}
-_AVALS = {
-    "semaphore": "the count read out of a regular semaphore Ref",
-    "dma_sem": "the count read out of a DMA semaphore Ref",
-    "barrier_semaphore": "the count read out of a barrier semaphore Ref",
-    "barrier": "the value read out of a Mosaic GPU barrier Ref",
-}
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
 #: How many folders the search for a traceback's file visits before it gives up (see `locate`).
@@ -79,16 +50,6 @@ class Explanation:
     old: bytes = b""
     blame: Blame = field(default_factory=Blame)  # the lines after the first two, the fixes
     notebook: bool = False  # `path` is a notebook: the fixes are at lines of its cells joined
-
-
-def _describe_aval(aval: str) -> str:
-    """JAX's abstract value in words: what it was read out of, and whether it is a whole array."""
-    aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
-    match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
-    if match is None or match["name"] not in _AVALS:
-        return f"the value `{aval}`" if aval else "a value"
-    shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
-    return _AVALS[match["name"]] + shape
 
 
 def locate(path: str, root: Path) -> tuple[list[Path], bool, bool]:
@@ -165,13 +126,11 @@ def _not_found(frame: Frame, root: Path, found: list[Path], stopped: bool) -> st
 
 def explain(failure: Failure, root: Path) -> Explanation:
     result = Explanation(failure)
-    for kind, (pattern, words) in _KNOWN.items():
-        if match := re.search(pattern, failure.message):
-            break
-    else:
+    read = read_error(failure.message)
+    if read is None:
         return result
-    result.kind = kind
-    result.lines.append(words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")}))
+    result.kind, words = read
+    result.lines.append(words)
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
@@ -197,7 +156,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, _SUSPECTS.get(kind))
+            result.blame = blame(result.old, line, SUSPECTS.get(result.kind))
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -269,7 +228,7 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
         result.blame = blame(
-            notebook.module.encode("utf-8"), start + frame.line - 1, _SUSPECTS.get(result.kind or ""),
+            notebook.module.encode("utf-8"), start + frame.line - 1, SUSPECTS.get(result.kind or ""),
             where=lambda line: _cell_line(notebook, line),
         )
     except SourceError as error:
