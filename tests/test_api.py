@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-import semfix.api
 import semfix.analysis.context
+import semfix.api
 import semfix.rules.sem003
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
@@ -126,9 +128,10 @@ def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest
 
     def greedy(self, plan):  # type: ignore[no-untyped-def]
         decision = original_decide(self, plan)
-        if self.removals:
-            body, statement, (start, end, _) = self.removals[-1]
-            self.removals[-1] = (body, statement, (start, self.text.text.index("\n", end) + 1, ""))
+        if plan.fix is not None and plan.fix in self.fixes:  # the plan's fix: its removal's edit takes a line more
+            (start, end, _), = plan.fix.edits
+            greedier = dataclasses.replace(plan.fix, edits=((start, self.text.text.index("\n", end) + 1, ""),))
+            self.fixes[self.fixes.index(plan.fix)] = plan.fix = greedier
         return decision
 
     monkeypatch.setattr(semfix.rules.sem003, "decide", greedy)

@@ -7,10 +7,10 @@ import ast
 import pytest
 
 from semfix import fix_source
-from semfix.rewrite import compiles
 from semfix.analysis.nodes import Text
 from semfix.engine.proof import prove
 from semfix.errors import SafetyError, SourceError
+from semfix.rewrite import compiles
 from semfix.rewrite.imports import ImportChanges
 from semfix.settings import Settings
 
@@ -85,7 +85,7 @@ def _prove_migration(new: str, *, imports: bool = True, first: bool = False) -> 
     if imports:
         declared.replace(tpu, [], tree)
         declared.add(future if first else tpu, ast.parse(_PALLAS).body[0], tree, before=first)
-    declared.apply()
+    declared.declare()
     prove(tree, Text(_OLD_MIGRATION), new, [(0, len(_OLD_MIGRATION), new)], Settings())
 
 

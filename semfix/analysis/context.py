@@ -5,7 +5,7 @@ The rules (semfix/rules/semNNN.py) are functions over a Context. It gives them t
 evidence.py); `report`, which records a finding unless its rule is off or silenced there and
 says whether its fix is accepted; `cut`, where a subscript's brackets can be cut as libcst
 would cut them; `holding`, under which fixes are only reported; and the lists a fix declares
-itself in (`rewrites`, `removals`, `import_edits`), which run.py applies and proof.py checks.
+itself in (`make`, as one `Fix` per decision), which the driver applies and proves.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
+from semfix.analysis.fixes import Fix
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, tokens
 from semfix.findings import Finding
 from semfix.messages import UNSAFE_SUFFIX
@@ -48,9 +49,7 @@ class Context(Evidence):
         super().__init__(text, scopes)
         self.settings = settings
         self.findings: list[Finding] = []
-        self.rewrites: list[Rewrite] = []
-        self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []  # statements a fix removes
-        self.import_edits: list[tuple[int, int, str]] = []  # import edits, declared in `imports`
+        self.fixes: list[Fix] = []  # the accepted fixes, one per decision
         self.imports: ImportChanges | None = None
         self.migrated: list[ast.Name | ast.Attribute] = []  # references renamed to another module's
         self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)
@@ -107,34 +106,42 @@ class Context(Evidence):
         finally:
             self.held = held
 
+    def make(self, fix: Fix) -> None:
+        """Declare an accepted fix."""
+        self.fixes.append(fix)
+
+    def join(self, fix: Fix, rewrite: Rewrite) -> Fix:
+        """Add an argument's rewrite to a fix already declared (a carried read's plan): one decision."""
+        index = next(i for i, made in enumerate(self.fixes) if made is fix)
+        self.fixes[index] = joined = fix.joined(rewrite)
+        return joined
+
     @contextmanager
-    def trial(self, enabled: frozenset[str]) -> Iterator[tuple[list[Finding], list[Rewrite]]]:
+    def trial(self, enabled: frozenset[str]) -> Iterator[tuple[list[Finding], list[Fix]]]:
         """What the rules decide meanwhile with the `enabled` rules on and safe fixes only, with
-        nothing silenced, held or chosen: the findings and rewrites made are handed over, not
+        nothing silenced, held or chosen: the findings and fixes made are handed over, not
         kept. A carried read gets the verdict its direct form gets this way, from the very same rules."""
-        kept = (self.settings, self.suppressions, self.held, self.findings, self.rewrites)
+        kept = (self.settings, self.suppressions, self.held, self.findings, self.fixes)
         findings: list[Finding] = []
-        rewrites: list[Rewrite] = []
+        fixes: list[Fix] = []
         trial = replace(self.settings, enabled=enabled, unsafe_fixes=False, chosen=None, near=False)
         self.settings, self.suppressions, self.held = trial, {}, None
-        self.findings, self.rewrites = findings, rewrites
+        self.findings, self.fixes = findings, fixes
         try:
-            yield findings, rewrites
+            yield findings, fixes
         finally:
-            self.settings, self.suppressions, self.held, self.findings, self.rewrites = kept
+            self.settings, self.suppressions, self.held, self.findings, self.fixes = kept
 
     def hold(self, reason: str, rule: str | None = None) -> None:
         """Report without fixing the findings made so far of `rule` (a rule whose import edits are
-        unsure; its rewrites are the ones without a call), or of every rule."""
+        unsure), or of every rule."""
         self.findings = [
             replace(f, message=f"{f.message} (not fixed: {reason})", replacement=None, applied=False, safety=None)
             if f.replacement is not None and rule in (None, f.rule) else f
             for f in self.findings
         ]
-        self.rewrites = [r for r in self.rewrites if rule is not None and r.call is not None]
-        self.migrated, self.import_edits, self.imports = [], [], None
-        if rule is None:
-            self.removals = []
+        self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
+        self.migrated, self.imports = [], None
 
     def cut(self, subscript: ast.Subscript, call: ast.Call, floor: int | None = None) -> tuple[int, int] | None:
         """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it; None

@@ -7,6 +7,7 @@ import bisect
 from dataclasses import dataclass, replace
 
 from semfix.analysis.evidence import NeedsAccesses
+from semfix.analysis.fixes import Fix
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.analysis.syntax import syntax_error
@@ -60,31 +61,28 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
     findings = engine.findings
     if not apply_fixes:
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
-    if not engine.rewrites:
+    if not any(fix.rewrites for fix in engine.fixes):  # a removal alone is never made
         return Result(text, encoding, tuple(findings))
-    return Result(apply_and_prove(engine, tree, encoding, settings), encoding, tuple(findings))
+    new_text = apply_and_prove(engine.text, tree, engine.fixes, encoding, settings, findings)
+    return Result(new_text, encoding, tuple(findings))
 
 
-def apply_and_prove(engine: Engine, tree: ast.Module, encoding: str, settings: Settings) -> str:
-    """The new text with every accepted fix the rules declared in `engine`, proven: it compiles,
-    parses to the tree the fixes declare (made here from `tree`, in place) and a second pass,
-    where one could find more, changes nothing. SafetyError otherwise."""
-    text = engine.text.text
-    edits = sorted([
-        *(edit for rewrite in engine.rewrites for edit in rewrite.edits),
-        *(r[2] for r in engine.removals),
-        *engine.import_edits,
-    ])
-    new_text = apply_edits(text, 0, len(text), edits)
-    for rewrite in engine.rewrites:
-        rewrite.declare()
-    for body, statement, _ in engine.removals:  # a removed statement: the proof compares whole trees
-        body.remove(statement)
-    if engine.imports is not None:
-        engine.imports.apply()
-    settled = not engine.removals and not engine.migrated and settles_by_construction(engine.findings, engine.rewrites)
+def apply_and_prove(
+    old: Text, tree: ast.Module, fixes: list[Fix], encoding: str, settings: Settings, findings: list[Finding]
+) -> str:
+    """The new text with every fix made, proven: it compiles, parses to the tree the fixes
+    declare (made here from `tree`, in place) and a second pass, where one could find more
+    (`Fix.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
+    SafetyError otherwise."""
+    edits = sorted(edit for fix in fixes for edit in fix.edits)
+    new_text = apply_edits(old.text, 0, len(old.text), edits)
+    for fix in fixes:
+        for change in fix.changes:
+            change.declare()
+    rewrites = [rewrite for fix in fixes for rewrite in fix.rewrites]
+    settled = all(fix.settles for fix in fixes) and settles_by_construction(findings, rewrites)
     again = settings if settings.chosen is None else replace(settings, chosen=_rewritten(new_text, edits), near=True)
-    actual = prove(tree, engine.text, new_text, edits, again, settled=settled)
+    actual = prove(tree, old, new_text, edits, again, settled=settled)
     if actual is not None:  # a second pass must change nothing
         second = analyse_tree(new_text, actual, encoding, again, apply_fixes=True)
         if second.text != new_text or any(f.applied for f in second.findings):

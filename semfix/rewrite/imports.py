@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 class ImportChanges:
     """Import edits as the proof sees them: each node whose id is a key becomes the nodes given (a
     reference its `pl.` spelling; an import statement none, itself cut down, or the pallas
-    import beside it). `apply` turns the old tree into the declared one."""
+    import beside it). `declare` turns the old tree into the declared one."""
 
     replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # the old node too: its id stays its
     holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
@@ -38,7 +38,7 @@ class ImportChanges:
     def _now(self, node: ast.AST) -> list[ast.AST]:
         return self.replaced.get(id(node), (node, [node]))[1]
 
-    def apply(self) -> None:
+    def declare(self) -> None:
         """Make the declared tree, in place: each replaced node swapped in its holder."""
         for node in self.holders.values():
             for name, value in ast.iter_fields(node):

@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable
 
 from semfix.analysis.context import Context
+from semfix.analysis.fixes import Fix
 from semfix.analysis.nodes import Rewrite, element_read, read_target
 from semfix.analysis.scopes import Scope
 from semfix.catalog import Operation
@@ -78,7 +79,7 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
         if element_read(current):
             rewrite = sem002.check(ctx, call, current, scope, rewrite)  # type: ignore[arg-type]
         if rewrite is not None:
-            ctx.rewrites.append(rewrite)
+            _make(ctx, rewrite)
 
 
 def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, carried: bool = True) -> None:
@@ -90,7 +91,13 @@ def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, c
     with ctx.holding(_unusual(argument)):
         rewrite = sem005.check(ctx, call, argument, scope, _judge(_buffer) if carried else None)
     if rewrite is not None:
-        ctx.rewrites.append(rewrite)
+        _make(ctx, rewrite)
+
+
+def _make(ctx: Context, rewrite: Rewrite) -> None:
+    """Declare an argument's rewrite as a fix, of the finding that just accepted it."""
+    finding = ctx.findings[-1]
+    ctx.make(Fix.of(finding.rule, rewrite, "safe" if finding.safety == "safe" else "unsafe"))
 
 
 #: The direct form of a carried read is judged with every rule on and safe fixes only.
@@ -102,8 +109,9 @@ def _judge(rule: Callable[..., None]) -> sem003.Judge:
     a carried read is fixed to what it is fixed to, or reported as it is."""
 
     def judge(ctx: Context, call: ast.Call, read: ast.expr, scope: Scope) -> sem003.Verdict:
-        with ctx.trial(_DIRECT) as (findings, rewrites):
+        with ctx.trial(_DIRECT) as (findings, fixes):
             rule(ctx, call, read, scope, carried=False)
+        rewrites = [rewrite for fix in fixes for rewrite in fix.rewrites]
         fixed = [r for r in rewrites if r.argument is read]
         safe = all(f.applied and f.safety == "safe" for f in findings)
         if len(fixed) != len(rewrites) or len(fixed) != 1 or not safe:
@@ -126,7 +134,7 @@ def _unusual(argument: ast.expr) -> str | None:
 def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope, rule: Callable[..., None]) -> None:
     """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold the Ref
     instead of the value read, so it is applied only when nothing can read `s`."""
-    count = len(ctx.rewrites)
+    count = len(ctx.fixes)
     target = original.target
     if scope.kind != "function":
         blocker: str | None = f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
@@ -136,9 +144,11 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
         blocker = None
     with ctx.holding(blocker):
         rule(ctx, call, original.value, scope, carried=False)
-    if len(ctx.rewrites) > count:
-        inner = ctx.rewrites.pop()
-        ctx.rewrites.append(Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits))
+    if len(ctx.fixes) > count:
+        fix = ctx.fixes.pop()
+        inner = fix.rewrites[0]
+        wrapped = Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits)
+        ctx.make(Fix.of(fix.rule, wrapped, fix.applicability))
 
 
 # Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).
