@@ -5,7 +5,7 @@ The rules (semfix/rules/semNNN.py) are functions over a Context. It gives them t
 evidence.py); `report`, which records a finding unless its rule is off or silenced there and
 says whether its fix is accepted; `cut`, where a subscript's brackets can be cut as libcst
 would cut them; `holding`, under which fixes are only reported; and the lists a fix declares
-itself in (`make`, as one `Fix` per decision), which the driver applies and proves.
+itself in (`make`, one `Decision` each), which the driver applies and proves.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
-from semfix.analysis.fixes import Fix
+from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, tokens
-from semfix.findings import Finding
+from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
@@ -49,7 +49,7 @@ class Context(Evidence):
         super().__init__(text, scopes)
         self.settings = settings
         self.findings: list[Finding] = []
-        self.fixes: list[Fix] = []  # the accepted fixes, one per decision
+        self.fixes: list[Decision] = []  # the accepted fixes, one per decision
         self.imports: ImportChanges | None = None
         self.migrated: list[ast.Name | ast.Attribute] = []  # references renamed to another module's
         self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)
@@ -80,9 +80,9 @@ class Context(Evidence):
         accepted = replacement is not None and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
-        safety = None if replacement is None else ("safe" if safe else "unsafe")
+        fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, replacement, accepted, safety))
+        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted))
         return accepted
 
     def place(self, node: ast.AST) -> Place:
@@ -106,24 +106,28 @@ class Context(Evidence):
         finally:
             self.held = held
 
-    def make(self, fix: Fix) -> None:
-        """Declare an accepted fix."""
-        self.fixes.append(fix)
+    def make(self, decision: Decision) -> Decision:
+        """Declare an accepted fix: by default, of the finding just reported."""
+        if not decision.findings:
+            decision = replace(decision, findings=(len(self.findings) - 1,))
+        self.fixes.append(decision)
+        return decision
 
-    def join(self, fix: Fix, rewrite: Rewrite) -> Fix:
-        """Add an argument's rewrite to a fix already declared (a carried read's plan): one decision."""
-        index = next(i for i, made in enumerate(self.fixes) if made is fix)
-        self.fixes[index] = joined = fix.joined(rewrite)
+    def join(self, decision: Decision, rewrite: Rewrite) -> Decision:
+        """Add an argument's rewrite, for the finding just reported, to a decision already
+        declared (a carried read's plan)."""
+        index = next(i for i, made in enumerate(self.fixes) if made is decision)
+        self.fixes[index] = joined = decision.joined(rewrite, len(self.findings) - 1)
         return joined
 
     @contextmanager
-    def trial(self, enabled: frozenset[str]) -> Iterator[tuple[list[Finding], list[Fix]]]:
+    def trial(self, enabled: frozenset[str]) -> Iterator[tuple[list[Finding], list[Decision]]]:
         """What the rules decide meanwhile with the `enabled` rules on and safe fixes only, with
         nothing silenced, held or chosen: the findings and fixes made are handed over, not
         kept. A carried read gets the verdict its direct form gets this way, from the very same rules."""
         kept = (self.settings, self.suppressions, self.held, self.findings, self.fixes)
         findings: list[Finding] = []
-        fixes: list[Fix] = []
+        fixes: list[Decision] = []
         trial = replace(self.settings, enabled=enabled, unsafe_fixes=False, chosen=None, near=False)
         self.settings, self.suppressions, self.held = trial, {}, None
         self.findings, self.fixes = findings, fixes
@@ -136,8 +140,8 @@ class Context(Evidence):
         """Report without fixing the findings made so far of `rule` (a rule whose import edits are
         unsure), or of every rule."""
         self.findings = [
-            replace(f, message=f"{f.message} (not fixed: {reason})", replacement=None, applied=False, safety=None)
-            if f.replacement is not None and rule in (None, f.rule) else f
+            replace(f, message=f"{f.message} (not fixed: {reason})", fix=None, applied=False)
+            if f.fix is not None and rule in (None, f.rule) else f
             for f in self.findings
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]

@@ -7,7 +7,7 @@ import bisect
 from dataclasses import dataclass, replace
 
 from semfix.analysis.evidence import NeedsAccesses
-from semfix.analysis.fixes import Fix
+from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.analysis.syntax import syntax_error
@@ -58,7 +58,7 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
         engine = _run(lines, tree, ScopeBuilder(), settings)
     except NeedsAccesses:  # few files ask whether a Ref expression keeps its value
         engine = _run(lines, tree, Tracking(), settings)
-    findings = engine.findings
+    findings = _with_their_edits(engine.findings, engine.fixes)
     if not apply_fixes:
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not any(fix.rewrites for fix in engine.fixes):  # a removal alone is never made
@@ -68,11 +68,11 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
 
 
 def apply_and_prove(
-    old: Text, tree: ast.Module, fixes: list[Fix], encoding: str, settings: Settings, findings: list[Finding]
+    old: Text, tree: ast.Module, fixes: list[Decision], encoding: str, settings: Settings, findings: list[Finding]
 ) -> str:
     """The new text with every fix made, proven: it compiles, parses to the tree the fixes
     declare (made here from `tree`, in place) and a second pass, where one could find more
-    (`Fix.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
+    (`Decision.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
     SafetyError otherwise."""
     edits = sorted(edit for fix in fixes for edit in fix.edits)
     new_text = apply_edits(old.text, 0, len(old.text), edits)
@@ -88,6 +88,17 @@ def apply_and_prove(
         if second.text != new_text or any(f.applied for f in second.findings):
             raise SafetyError("a second run would change the rewritten source again")
     return new_text
+
+
+def _with_their_edits(findings: list[Finding], decisions: list[Decision]) -> list[Finding]:
+    """The findings, each fixed one's `Fix` with every edit of its decision."""
+    found = list(findings)
+    for decision in decisions:
+        edits = tuple(sorted(decision.edits))
+        for index in decision.findings:
+            fix = found[index].fix
+            found[index] = replace(found[index], fix=replace(fix, edits=edits))  # type: ignore[type-var]
+    return found
 
 
 def _rewritten(new_text: str, edits: list[tuple[int, int, str]]) -> frozenset[Place]:

@@ -210,19 +210,10 @@ def _dma_evidence(
 
 
 def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
-    """The chosen fixes with the edits the engine makes only together with them.
-
-    A fix that passes the Ref for a name carrying a read out of it (a carried read's plan, which a rule
-    for other arguments may share) rewrites every use of the name and removes its assignment,
-    or nothing: the findings of its rule that rewrite the same name the same way, and the one
-    that removes `name = ...` (or `name: T = ...`). `fixes` are those of the function that
-    holds them all.
-    """
-    carried = {(f.rule, f.original, f.replacement) for f in chosen if f.original.isidentifier()}
-    assigned = {(rule, name) for rule, name, _ in carried}
-    together = [
-        f for f in fixes
-        if (f.rule, f.original, f.replacement) in carried
-        or f.replacement == "" and (f.rule, f.original.split("=", 1)[0].split(":", 1)[0].strip()) in assigned
-    ]
+    """The chosen fixes with the fixes the engine makes only together with them: those of the
+    same decision (a carried read's plan rewrites every use of the name and removes its
+    assignment, or nothing), which share its edits (`Fix.edits`). `fixes` are those of the
+    function that holds them all."""
+    decisions = {f.fix.edits for f in chosen if f.fix is not None and f.fix.edits}
+    together = [f for f in fixes if f.fix is not None and f.fix.edits in decisions]
     return list({(f.line, f.column): f for f in chosen + together}.values())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-Fix = Literal["safe", "safe with proof, else unsafe", "none"]
+Fixability = Literal["safe", "safe with proof, else unsafe", "none"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Rule:
     code: str
     name: str
     summary: str
-    fix: Fix  # the best the rule can do; a finding may still be report-only
+    fix: Fixability  # the best the rule can do; a finding may still be report-only
     default: bool  # on without --select
     docs: str  # the rule module's docstring: what, why, example, fix safety
     valid: tuple[str, ...] = field(default=(), repr=False)  # code the rule must leave alone

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import replace
 
 from semfix.analysis.context import Context
-from semfix.analysis.fixes import Fix
+from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Rewrite, element_read, read_target
 from semfix.analysis.scopes import Scope
 from semfix.catalog import Operation
@@ -95,9 +96,8 @@ def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, c
 
 
 def _make(ctx: Context, rewrite: Rewrite) -> None:
-    """Declare an argument's rewrite as a fix, of the finding that just accepted it."""
-    finding = ctx.findings[-1]
-    ctx.make(Fix.of(finding.rule, rewrite, "safe" if finding.safety == "safe" else "unsafe"))
+    """Declare an argument's rewrite as a decision, of the finding that just accepted it."""
+    ctx.make(Decision.of(ctx.findings[-1].rule, rewrite))
 
 
 #: The direct form of a carried read is judged with every rule on and safe fixes only.
@@ -145,10 +145,10 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
     with ctx.holding(blocker):
         rule(ctx, call, original.value, scope, carried=False)
     if len(ctx.fixes) > count:
-        fix = ctx.fixes.pop()
-        inner = fix.rewrites[0]
+        decision = ctx.fixes.pop()
+        inner = decision.rewrites[0]
         wrapped = Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits)
-        ctx.make(Fix.of(fix.rule, wrapped, fix.applicability))
+        ctx.make(replace(Decision.of(decision.rule, wrapped), findings=decision.findings))
 
 
 # Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).

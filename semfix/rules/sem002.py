@@ -47,6 +47,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.evidence import Kind
 from semfix.analysis.nodes import Rewrite, keyed_by_text
 from semfix.analysis.scopes import Scope
+from semfix.findings import Fix
 from semfix.rewrite.text import apply_edits
 from semfix.rules.base import Invalid, Rule
 
@@ -181,5 +182,6 @@ def check(
     suggestion = apply_edits(ctx.text.text, ctx.text.start(previous.argument)[2], ctx.text.end(previous.argument)[2], edits)
     last = ctx.findings[-1]
     joined = messages.read_then_view(last.message, suggestion, safe=safe)
-    ctx.findings[-1] = replace(last, replacement=suggestion, message=joined, safety=last.safety if safe else "unsafe")
+    applicability = last.fix.applicability if safe and last.fix is not None else "unsafe"
+    ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability), message=joined)
     return Rewrite(call, previous.argument, replacement, edits)

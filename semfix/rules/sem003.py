@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from semfix import messages
 from semfix.analysis.context import Context
-from semfix.analysis.fixes import Fix, Removal
+from semfix.analysis.fixes import Decision, Removal
 from semfix.analysis.nodes import (
     Rewrite,
     alone_on_its_lines,
@@ -178,7 +178,7 @@ class Carried:
     verdict: Verdict
     blocker: str | None = None  # why the rewrite is not safe; None when it is
     decision: object = _UNDECIDED
-    fix: Fix | None = None  # once decided and accepted: every use rewritten and the assignment removed
+    fix: Decision | None = None  # once decided and accepted: every use rewritten and the assignment removed
 
     @property
     def ref(self) -> ast.expr:
@@ -348,7 +348,7 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
             applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
             if applied:  # the plan's one fix: the assignment removed, then each use rewritten (`check`)
-                plan.fix = Fix(plan.code, ((span[0][2], end, ""),), (Removal(plan.body, assign),), settles=False)  # type: ignore[arg-type]
-                ctx.make(plan.fix)
+                removal = Decision(plan.code, ((span[0][2], end, ""),), (Removal(plan.body, assign),), settles=False)  # type: ignore[arg-type]
+                plan.fix = ctx.make(removal)
         plan.decision = applied
     return plan.decision  # type: ignore[return-value]

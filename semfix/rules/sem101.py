@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.analysis.context import Context
-from semfix.analysis.fixes import Fix
+from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, holder, unchain
 from semfix.analysis.scopes import Scope
 from semfix.rewrite.imports import ImportChanges, without_unused
@@ -157,7 +157,8 @@ class Renames:
     unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
     at_module: list[tuple[ast.Name, Scope]] = field(default_factory=list)  # renamed reads of a module-level import
     nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
-    made: list[Rewrite] = field(default_factory=list)  # the accepted renames: one fix with the import edits
+    made: list[Rewrite] = field(default_factory=list)  # the accepted renames: one decision with the import edits
+    findings: list[int] = field(default_factory=list)  # their findings, by index
 
 
 def renames(ctx: Context) -> Renames:
@@ -196,6 +197,7 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         elif ctx.report(CODE, reference.node, message, new_text):
             ctx.migrated.append(reference.node)
             renames.made.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
+            renames.findings.append(len(ctx.findings) - 1)
             ctx.imports = ctx.imports or ImportChanges()
             spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
             ctx.imports.replace(reference.node, [spelled], reference.holder)
@@ -213,7 +215,8 @@ def finish(ctx: Context, renames: Renames) -> None:
             return
         renamed = [edit for rewrite in renames.made for edit in rewrite.edits]
         # one decision: every rename with the import edits, the tree declared in `ctx.imports`
-        ctx.make(Fix(CODE, (*renamed, *edits), (*renames.made, ctx.imports), settles=False))  # type: ignore[arg-type]
+        changes = (*renames.made, ctx.imports)
+        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))  # type: ignore[arg-type]
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"

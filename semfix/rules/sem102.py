@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from semfix.analysis.context import Context
-from semfix.analysis.fixes import Fix
+from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Rewrite
 from semfix.rules.base import Invalid, Rule
 
@@ -99,4 +99,4 @@ def check(ctx: Context, call: ast.Call, partial: bool = False) -> None:
             ctx.report(CODE, keyword, _MESSAGE + " (not fixed: `value` is also given)", None, span=span)
         elif ctx.report(CODE, keyword, _MESSAGE, "value", span=span):
             edit = (start, start + len("dec"), "value")
-            ctx.make(Fix.of(CODE, Rewrite(call, keyword.value, keyword.value, [edit], renamed=(keyword, "value"))))
+            ctx.make(Decision.of(CODE, Rewrite(call, keyword.value, keyword.value, [edit], renamed=(keyword, "value"))))
