@@ -11,7 +11,7 @@ from semfix.rewrite import compiles
 from semfix.engine.nodes import Text
 from semfix.rewrite.proof import prove
 from semfix.errors import SafetyError, SourceError
-from semfix.rewrite.imports import ImportChanges
+from semfix.engine.importer import ImportChanges
 from semfix.settings import Settings
 
 
