@@ -9,6 +9,7 @@ import re
 import tokenize
 from dataclasses import dataclass, replace
 
+from semfix.catalog import MIGRATION_TEXT
 from semfix.engine.analysis import Engine
 from semfix.engine.evidence import NeedsAccesses
 from semfix.engine.nodes import Rewrite, Text, parse
@@ -20,7 +21,7 @@ from semfix.rewrite.proof import prove, settles_by_construction
 from semfix.rewrite.text import apply_edits, line_starts
 from semfix.settings import Place, Settings
 
-_MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
+_MIGRATION_TEXT = re.compile(MIGRATION_TEXT.decode())
 
 
 def _decode(source: str | bytes) -> tuple[str, str]:

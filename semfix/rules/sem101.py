@@ -1,14 +1,19 @@
 '''SEM101 deprecated-tpu-semaphore-op
 
 ## What it does
-Rewrites `pltpu.semaphore_signal`, `pltpu.semaphore_wait` and `pltpu.semaphore_read` to the
-`pl.semaphore_*` functions, adding or reusing the file's pallas import and dropping TPU imports
+Rewrites every name JAX 0.10 deprecated on `pltpu` and 0.11 removed, in this family, to `pl`'s
+name: `pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the
+dtype), `pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
+`pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas import and dropping TPU imports
 left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
 which only an import of the TPU module makes exist). Off by default: select it (`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
-The `pltpu` versions were deprecated in JAX 0.10 and removed in 0.11, where the kernel fails
-with `AttributeError` when it is traced.
+The `pltpu` names were deprecated in JAX 0.10 and removed in 0.11, where the kernel fails
+with `AttributeError` when it is traced (or the module, on import). The list is JAX's own:
+`_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly these six, each
+"use pl.<name> instead". (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from
+0.10 already: a file that still reads them fails there, before any migration.)
 
 ## Example
 ```python
@@ -20,7 +25,9 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
-Safe: the `pl` functions are the very functions the `pltpu` names now give. Every reference
+Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (the same
+functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
+space), so the program means what it meant. Every reference
 is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an argument of
 `functools.partial`); one in an f-string or over several lines is reported without a fix. The
 added import goes where the `pltpu` import was (a function-local import stays local). A
@@ -44,6 +51,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from semfix.catalog import TPU_MOVED_TO_PALLAS
 from semfix.engine.context import Context
 from semfix.engine.importer import ImportChanges, Request, Symbol, Unsure, bound_name, edit_imports, runs_first
 from semfix.engine.nodes import LINE_BREAK, Rewrite, unchain
@@ -55,8 +63,8 @@ CODE = "SEM101"
 RULE = Rule(
     code=CODE,
     name="deprecated-tpu-semaphore-op",
-    summary="pltpu.semaphore_signal/wait/read were deprecated in JAX 0.10 and removed in 0.11; use "
-    "the pl.semaphore_* functions.",
+    summary="pltpu.semaphore_signal/wait/read, pltpu.semaphore, pltpu.DeviceIdType and pltpu.HOST were deprecated in "
+    "JAX 0.10 and removed in 0.11; use pl's.",
     fix="safe",
     default=False,
     docs=__doc__ or "",
@@ -119,18 +127,18 @@ def signal_kernel(x_ref, o_ref, sem):
 
 # -- the logic: references renamed as text, then the import edits the renames need ---------------
 
-DEPRECATED_TPU = {f"jax.experimental.pallas.tpu.semaphore_{op}": f"semaphore_{op}" for op in ("signal", "wait", "read")}
-FUNCTIONS = frozenset(DEPRECATED_TPU.values())
 DEFAULT_PALLAS_ALIAS = "pl"
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
+DEPRECATED_TPU = {f"{TPU}.{name}": name for name in TPU_MOVED_TO_PALLAS}  # the qualified name: `pl`'s name
+FUNCTIONS = frozenset(TPU_MOVED_TO_PALLAS)
 
 
 @dataclass
 class Reference:
     node: ast.Name | ast.Attribute
     scope: Scope
-    function: str  # semaphore_signal, semaphore_wait or semaphore_read
+    function: str  # its name in `pl` (catalog.TPU_MOVED_TO_PALLAS)
     holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
     formatted: bool = False  # in an f-string, whose text the edits do not model
 
