@@ -73,7 +73,8 @@ def removed_references(tree: ast.Module) -> int:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                top = alias.name.split(".")[0]
+                modules[alias.asname or top] = alias.name if alias.asname else top
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 if node.module == TPU and alias.name in REMOVED:
@@ -136,8 +137,9 @@ def measure(requirement: str, work: Path, imports: bool = True) -> Wheel:
     result = Wheel(requirement)
     pallas = sorted(p.relative_to(before) for p in before.rglob("*.py") if b"pallas" in p.read_bytes())
     result.files = len(pallas)
+    command = [sys.executable, "-m", "semfix", "fix", "--extend-select", "SEM101", "--quiet"]
     subprocess.run(
-        [sys.executable, "-m", "semfix", "fix", "--extend-select", "SEM101", "--quiet", *map(str, (after / p for p in pallas))],
+        [*command, *(str(after / p) for p in pallas)],
         check=False, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
     )
     for relative in pallas:
@@ -147,13 +149,14 @@ def measure(requirement: str, work: Path, imports: bool = True) -> Wheel:
         result.with_removed += found > 0
         result.changed += old != new
         try:
-            result.references_after += removed_references(ast.parse(compile(new, str(relative), "exec", ast.PyCF_ONLY_AST)))
             compile(new, str(relative), "exec")
+            result.references_after += removed_references(ast.parse(new))
         except SyntaxError as error:
             result.compile_failures.append(f"{relative}: {error}")
         if imports and (found or old != new):
             name = _module_name(before / relative, before)
-            was, now, removed = (_import(before, name, "plain"), _import(after, name, "plain"), _import(after, name, "removed"))
+            was, now = _import(before, name, "plain"), _import(after, name, "plain")
+            removed = _import(after, name, "removed")
             result.imports[f"before {_ok(was)}, after {_ok(now)}, after with 0.11's removals {_ok(removed)}"] += 1
             if was == "ok" and (now != "ok" or removed != "ok"):
                 result.regressions.append(f"{relative}: {now if now != 'ok' else removed}")

@@ -8,17 +8,20 @@ output is text edits, each declared in `ImportChanges` as the tree the proof
 (semfix/rewrite/proof.py) holds the new text to.
 
 Placement. The new import reuses a module-level name already bound to the module
-(`bound_name`); else it goes inside a function in place of the import whose reads went (a
-lazy import stays lazy); at module level in place of a dropped import, or at its sorted place
-in the block of imports around a kept one (`import x` lines first, then `from` lines by module,
-as isort and ruff's I001 sort them). That block holds the dropped module's import, so in a
+(`bound_name`); else it goes inside a function beside the import whose reads went (a lazy
+import stays lazy); at module level in place of a dropped import where it stands sorted there,
+or at its sorted place in that import's block (`import x` lines first, then `from` lines by
+module and by the name imported, as isort and ruff's I001 sort them). That block holds the
+dropped module's import, so in a
 sorted file it is that module's section: no guess about which modules are first-party.
 
 Pruning. An imported name goes only when nothing but the taken reads reads it: not another
-read, not a string other than a docstring (a string annotation may read it), not a read of
-the loaded module through a parent package (`jax.experimental.pallas.tpu.X` after `import
-jax`: only an import of the module makes that attribute exist). A statement left with no name
-goes, its blank lines and comments handed to the next.
+read, not a string other than a docstring (a string annotation may read it), not a doctest in
+a docstring, not a line of code masked as a comment (`OPAQUE_CODE`: a notebook's magics), not
+the importers of a package's `__init__.py` (`Request.exported`), not a read of the loaded
+module through a parent package (`jax.experimental.pallas.tpu.X` after `import jax`: only an
+import of the module makes that attribute exist). A statement left with no name goes, its
+blank lines and comments handed to the next.
 
 What it cannot make sure of raises `Unsure`, whose words say why: the caller reports without
 a fix.
@@ -64,13 +67,16 @@ class Symbol:
 class Request:
     """What the renames need: `symbol` bound to `alias` (`add`: no import binds it yet, one is
     added), and the imports the `taken` reads (the root names of the renamed references)
-    resolved to pruned of the names nothing else reads. Every import pruned loads `loads`."""
+    resolved to pruned of the names nothing else reads. Every import pruned loads `loads`.
+    `exported`: the module's names are read by its importers (a package's `__init__.py`), so
+    no module-level import is pruned."""
 
     symbol: Symbol
     alias: str
     add: bool
     taken: list[ast.Name]
     loads: str
+    exported: bool = False
 
 
 @dataclass
@@ -193,17 +199,17 @@ def _sites(module: _Module, request: Request, at_module: list[tuple[ast.Name, Sc
                         at_module.append((access.name, access.scope))
                 else:
                     used.add((name, id(binding.node)))
-    strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing
+    strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing...
     named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
-    spelled: set[str] = set()  # the names strings spell: their imports stay
+    spelled = set(named.findall(_unseen_code(module.text.text)))  # the names read unseen: their imports stay
     for node in module.nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
             name = min(names.intersection(node.names))
             raise Unsure(f"`{name}` is declared global or nonlocal at line {node.lineno}")
         if isinstance(node, ast.Expr):
             strings.add(id(node.value))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in strings:
-            spelled.update(named.findall(node.value))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            spelled.update(named.findall(_doctests(node.value) if id(node) in strings else node.value))
     loaded = any(  # the module read through a parent package: it must stay imported
         _through_parent(binding.qualname, access.steps, request.loads)  # type: ignore[arg-type]
         for name, found in module.accesses.items()
@@ -216,9 +222,28 @@ def _sites(module: _Module, request: Request, at_module: list[tuple[ast.Name, Sc
     sites = []
     for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
         bound = [_bound(alias, statement) for alias in statement.names]
-        keep = [loaded or n not in names or n in spelled or (n, id(statement)) in used for n in bound]
+        exported = request.exported and not local  # importers of the package may read it
+        keep = [loaded or exported or n not in names or n in spelled or (n, id(statement)) in used for n in bound]
         sites.append(_Site(statement, local, *holder(module.tree, statement, cache), keep))
     return sites
+
+
+#: Marks a line of code semfix cannot read, kept as a comment: an IPython magic or shell line
+#: the notebook layer masks (`pass  #semfix-magic#%time f(x)`). The names it spells may be read.
+OPAQUE_CODE = "#semfix-magic#"
+_OPAQUE_LINE = re.compile(re.escape(OPAQUE_CODE) + r"[^\r\n]*")
+# A doctest's source lines in a docstring: `>>> code` and its `... more` lines.
+_DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)(?: [^\r\n]*)?$", re.MULTILINE)
+
+
+def _unseen_code(text: str) -> str:
+    """The masked lines of code, which the tree does not hold (cheap when there are none)."""
+    return "\n".join(_OPAQUE_LINE.findall(text)) if OPAQUE_CODE in text else ""
+
+
+def _doctests(docstring: str) -> str:
+    """A docstring's doctest lines: code that `doctest` runs with the module's names."""
+    return "\n".join(_DOCTEST_LINE.findall(docstring)) if ">>>" in docstring else ""
 
 
 def _through_parent(qualname: str, steps: tuple[str | None, ...], loads: str) -> bool:
@@ -254,6 +279,8 @@ def edit_imports(
     placed = False
     at_module_reads: list[tuple[ast.Name, Scope]] = []
     sites = _sites(module, request, at_module_reads)
+    dropped = {id(site.statement) for site in sites if not any(site.keep)}
+    unswapped: list[ast.stmt] = []  # dropped at module level, where the new import would not stand sorted
     at: int | None = None  # where the new import goes at module level: above tree.body[at]
     for site in sites:
         statement = site.statement
@@ -273,7 +300,11 @@ def edit_imports(
             declared.replace(statement, [cut] if cut.names else [], site.holder)
         at_module = site.body is tree.body  # not under an `if` or a `try`, nor in a function
         local = add and site.local
-        swap = add and at_module and not new_text and not placed
+        swap = add and at_module and not new_text and not placed and _sorted_in_place(
+            module, statement, request.symbol, dropped
+        )
+        if at_module and not new_text and not swap:
+            unswapped.append(statement)
         if not new_text and not (local or swap):
             emptied[id(site.body)] = emptied.get(id(site.body), 0) + 1
             index = next(i for i, s in enumerate(site.body) if s is statement)
@@ -283,8 +314,9 @@ def edit_imports(
             if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and gap):
                 raise Unsure(f"an import dropped at the end of a block, at line {statement.lineno}")
         if local or swap:
-            new_text = indent + new_import + new_text
-            declared.add(statement, request.symbol.statement(alias), site.holder, before=True)
+            first = bool(new_text) and _sorts_first(statement, request.symbol)  # a kept import may sort first
+            new_text = new_text + indent + new_import if first else indent + new_import + new_text
+            declared.add(statement, request.symbol.statement(alias), site.holder, before=not first)
             if swap:
                 placed, at = True, tree.body.index(statement)
         elif new_text and at_module:
@@ -292,9 +324,9 @@ def edit_imports(
         if new_text != source[start:end]:
             edits.append((start, end, new_text))
     if add and not placed and not all(site.local for site in sites):
-        if not kept_at_module:
+        if not kept_at_module and not unswapped:
             raise Unsure(f"no import block to put the {request.symbol.name} import in")
-        at, edit = _insert_sorted(module, kept_at_module[0], new_import, request, declared)
+        at, edit = _insert_sorted(module, (kept_at_module or unswapped)[0], new_import, request, declared)
         edits.append(edit)
     if at is not None and any(runs_first(tree, name, scope, at) for name, scope in at_module_reads):
         raise Unsure(f"the `{alias}` import added would go below code that may run a renamed reference on import")
@@ -345,12 +377,47 @@ def _insert_sorted(
 
 
 def _sorts_first(statement: ast.Import | ast.ImportFrom, symbol: Symbol) -> bool:
-    """Would isort put this import ahead of `from {symbol.parent} import ...`? `import x`
-    lines come before `from` lines within a section, which are sorted by module."""
+    """Would ruff's I001 (isort's profile) put this import ahead of `from {symbol.parent}
+    import {symbol.name}`? Within a section `import x` lines come first, then `from` lines by
+    module, and `from` lines of one module by the name they import (`pallas` before
+    `shard_map`); `__future__` comes first of all, relative imports last."""
     if isinstance(statement, ast.Import):
         return True
-    module: str = statement.module  # type: ignore[assignment]  # a relative import has level > 0
-    return not statement.level and (module == "__future__" or module.lower() <= symbol.parent)
+    module: str = statement.module or ""
+    if statement.level:
+        return False
+    return module == "__future__" or (module.lower(), _member(statement.names[0].name)) < (
+        symbol.parent.lower(), _member(symbol.name)
+    )
+
+
+def _member(name: str) -> tuple[int, str]:
+    """isort's order of imported names: CONSTANTS, then Classes, then the rest."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name.lower()
+
+
+def _sorted_in_place(module: _Module, statement: ast.stmt, symbol: Symbol, dropped: set[int]) -> bool:
+    """Would the new import stand sorted where `statement` (dropped) is, between the imports
+    kept above and below it in its block (no blank line between)?"""
+    body, text, starts = module.tree.body, module.text.text, module.text.starts
+
+    def neighbour(index: int, step: int) -> ast.Import | ast.ImportFrom | None:
+        while 0 <= index + step < len(body):
+            before, after = (body[index + step], body[index]) if step < 0 else (body[index], body[index + step])
+            between = range(before.end_lineno + 1, after.lineno)  # type: ignore[operator]
+            if any(not text[starts[n - 1] : starts[n]].strip() for n in between):
+                return None  # a blank line ends the block
+            index += step
+            if not isinstance(body[index], (ast.Import, ast.ImportFrom)):
+                return None
+            if id(body[index]) not in dropped:
+                return body[index]  # type: ignore[return-value]
+        return None
+
+    index = body.index(statement)
+    above, below = neighbour(index, -1), neighbour(index, 1)
+    return (above is None or _sorts_first(above, symbol)) and (below is None or not _sorts_first(below, symbol))
 
 
 def without_unused(snippet: str, keep: list[bool]) -> str:
@@ -363,7 +430,8 @@ def without_unused(snippet: str, keep: list[bool]) -> str:
     line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]
     small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]
     names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]
-    if names[-1] is not small.names[-1] and not (isinstance(small, cst.ImportFrom) and small.lpar):  # type: ignore[index]
+    parenthesized = isinstance(small, cst.ImportFrom) and small.lpar
+    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     kept = line.with_changes(body=[small.with_changes(names=names)])
     return parsed.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]

@@ -4,7 +4,8 @@
 Rewrites every name JAX 0.10 deprecated on `pltpu` and 0.11 removed, in this family, to `pl`'s
 name: `pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the
 dtype), `pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
-`pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas import and dropping TPU imports
+`pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas
+import and dropping TPU imports
 left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
 which only an import of the TPU module makes exist). Off by default: select it (`--select SEM101` or `extend-select`).
 
@@ -29,17 +30,27 @@ Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (t
 functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
 space), so the program means what it meant. Every reference
 is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an argument of
-`functools.partial`); one in an f-string or over several lines is reported without a fix. The
-added import goes where the `pltpu` import was (a function-local import stays local). A
-reference that may run on import before the pallas import binds its alias (at module level,
-in a class body, a decorator or a default argument, or in a function called there) is
-reported without a fix.
+`functools.partial`, `getattr(pltpu, "semaphore_wait")` with a constant name); one in an
+f-string or over several lines is reported without a fix, and so is one whose module may be
+`None` (`except ImportError: pltpu = None`: the rename would make the fallback work where it
+failed). The added import goes where the `pltpu` import was when it stands sorted there (a
+function-local import stays local), else at its sorted place in that import's block, where
+ruff's I001 puts it: `import` lines first, then `from` lines by module and, within a module,
+by the name imported. A reference that may run on import before the pallas import binds its
+alias (at module level, in a class body, a decorator or a default argument, or in a function
+called there) is reported without a fix.
 
-An import is dropped only when nothing but renamed references reads its name, and no string
-other than a docstring spells it (a string annotation such as `"pltpu.SemaphoreType"` may read
-it): such an import stays, unused. Strings matter for nothing else: a file whose imports all
-stay is fixed whatever its strings say. No fix is made in a file that assigns or deletes one
-of the deprecated functions (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
+An import is dropped only when nothing but renamed references reads its name, and nothing
+semfix cannot see through may read it: a string other than a docstring (a string annotation
+such as `"pltpu.SemaphoreType"` may read it), a doctest in a docstring (`doctest` runs it with
+the module's names), an IPython magic or shell line of a notebook (masked, it is a comment to
+the parser), or the importers of a package's `__init__.py` (`from mypkg import
+semaphore_wait`: the command line keeps every module-level import of a file so named, as
+ruff's F401 does; `fix_source` callers set `Settings.package_init`). Such an import stays,
+unused: a kept `from jax.experimental.pallas.tpu import semaphore_wait` still fails on JAX
+0.11, and is for its importers to move. These matter for nothing else: a file whose imports
+all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
+of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
 where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
 body; each reason names the line that causes it. A name bound otherwise in another scope
 (`pltpu = 1` in another function) is another variable, and changes nothing.
@@ -136,11 +147,17 @@ FUNCTIONS = frozenset(TPU_MOVED_TO_PALLAS)
 
 @dataclass
 class Reference:
-    node: ast.Name | ast.Attribute
+    node: ast.Name | ast.Attribute | ast.Call  # the Call of `getattr(pltpu, "semaphore_wait")`
     scope: Scope
     function: str  # its name in `pl` (catalog.TPU_MOVED_TO_PALLAS)
     holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
     formatted: bool = False  # in an f-string, whose text the edits do not model
+    fallback: int | None = None  # the line of a `pltpu = None` the name may also be bound by
+
+    @property
+    def read(self) -> ast.expr:
+        """What the rename stops reading: the reference, or the module `getattr` is given."""
+        return self.node.args[0] if isinstance(self.node, ast.Call) else self.node
 
 
 @dataclass
@@ -178,8 +195,14 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
+        if reference.fallback is not None:
+            root = unchain(reference.read)[0].id  # type: ignore[attr-defined]
+            why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
+            ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
+            continue
         tree: ast.Module = ctx.tree  # type: ignore[assignment]
-        if renames.alias is not None and runs_first(tree, reference.node, reference.scope, tree.body.index(bindings[0].node)):  # type: ignore[arg-type]
+        at = tree.body.index(bindings[0].node) if renames.alias is not None else None  # type: ignore[arg-type]
+        if at is not None and runs_first(tree, reference.node, reference.scope, at):
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
             continue
         start, end = ctx.text.start(reference.node)[2], ctx.text.end(reference.node)[2]
@@ -187,8 +210,9 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             where = "in an f-string" if reference.formatted else "a reference over several lines"
             ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
-            ctx.migrated.append(reference.node)
-            ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [(start, end, new_text)]))  # type: ignore[arg-type]
+            ctx.migrated.append(reference.read)  # type: ignore[arg-type]
+            edit = (start, end, new_text)
+            ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
             ctx.imports = ctx.imports or ImportChanges()
             spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
             ctx.imports.replace(reference.node, [spelled], reference.holder)
@@ -206,10 +230,14 @@ def finish(ctx: Context, renames: Renames) -> None:
             add=renames.alias is None,
             taken=[unchain(node)[0] for node in ctx.migrated],  # type: ignore[misc]
             loads=TPU,
+            exported=ctx.settings.package_init,
         )
         tree: ast.Module = ctx.tree  # type: ignore[assignment]
         try:
-            ctx.import_edits = edit_imports(tree, ctx.text, ctx.tracking().accesses, request, ctx.imports, renames.nodes)  # type: ignore[arg-type]
+            accesses = ctx.tracking().accesses
+            ctx.import_edits = edit_imports(
+                tree, ctx.text, accesses, request, ctx.imports, renames.nodes  # type: ignore[arg-type]
+            )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
 
@@ -235,14 +263,16 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         alias.asname or alias.name
         for node in imports
         for alias in node.names
-        if alias.name == TPU and alias.asname or isinstance(node, ast.ImportFrom) and node.module == PALLAS.module and alias.name == "tpu"
+        if alias.name == TPU and alias.asname
+        or isinstance(node, ast.ImportFrom) and node.module == PALLAS.module and alias.name == "tpu"
     }
-    candidates: list[ast.Name | ast.Attribute] = [
+    candidates: list[ast.Name | ast.Attribute | ast.Call] = [
         node for node in found.nodes
         if isinstance(node, (ast.Name, ast.Attribute))
         and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
         and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
         and _may_be_tpu(node, modules)
+        or _getattr_name(node) is not None and _may_be_tpu(node.args[0], modules)  # type: ignore[attr-defined]
     ]
     if not candidates:
         return
@@ -250,21 +280,61 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
     for call in ctx.scopes.calls:  # most are calls or their arguments: no need to track accesses
         for node in (call.func, *call.args, *(k.value for k in call.keywords)):
             scopes[id(unchain(node)[0])] = ctx.scopes.scope_of[id(call)]
-    roots = [unchain(node)[0] for node in candidates]
+    roots = [unchain(node.args[0] if isinstance(node, ast.Call) else node)[0] for node in candidates]
     if any(id(root) not in scopes for root in roots):
         scopes.update((id(a.name), a.scope) for accesses in ctx.tracking().accesses.values() for a in accesses)
     wanted = {id(node) for node in candidates}
-    holders = {id(child): parent for parent in found.nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
+    holders = {
+        id(child): parent for parent in found.nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted
+    }
     formatted = {id(n) for s in found.nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
     for node, root in zip(candidates, roots):
         scope = scopes[id(root)]
-        names = ctx.qualified(node, scope) or set()
+        if isinstance(node, ast.Call):
+            if scope.lookup("getattr")[1]:
+                continue  # not the builtin
+            modules_read, suffix = ctx.qualified(node.args[0], scope), f".{_getattr_name(node)}"
+        else:
+            modules_read, suffix = ctx.qualified(node, scope), ""
+        fallback = None
+        if modules_read is None:
+            modules_read, fallback = _with_fallback(node.args[0] if isinstance(node, ast.Call) else node, scope)
+        names = {f"{name}{suffix}" for name in modules_read or ()}
         if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
             continue
-        if type(node.ctx) is not ast.Load:
+        if not isinstance(node, ast.Call) and type(node.ctx) is not ast.Load:
             found.unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
-            yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted)
+            yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+
+
+def _getattr_name(node: ast.AST) -> str | None:
+    """`getattr(x, "semaphore_wait")`: the constant name read (a deprecated one), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
+        return None
+    if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], (ast.Name, ast.Attribute)):
+        return None
+    name = node.args[1]
+    return name.value if isinstance(name, ast.Constant) and name.value in FUNCTIONS else None
+
+
+def _with_fallback(node: ast.expr, scope: Scope) -> tuple[set[str] | None, int | None]:
+    """`pltpu.f` where `pltpu` is imported, or else assigned None (`except ImportError: pltpu =
+    None`): what the imports make it, and the line of the first `= None`."""
+    root, steps, _ = unchain(node)
+    if not isinstance(root, ast.Name) or None in steps:
+        return None, None
+    bindings = scope.lookup(root.id)[1]
+    imports = [b for b in bindings if b.kind == "import"]
+    nones = [b.node for b in bindings if b.kind == "assign" and _assigns_none(b.node)]
+    if not imports or len(imports) + len(nones) != len(bindings):
+        return None, None
+    suffix = "".join(f".{step}" for step in steps)
+    return {f"{b.qualname}{suffix}" for b in imports}, min(n.lineno for n in nones)  # type: ignore[union-attr]
+
+
+def _assigns_none(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
 
 
 def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
