@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MODULES, alternation
+from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MIGRATION_TEXT, MODULES, alternation
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
@@ -79,7 +79,7 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
-_MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
+_MIGRATED_NAME = re.compile(MIGRATION_TEXT)
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -104,9 +104,9 @@ def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
     """True only if no enabled rule can fire: the skim for SEM001-SEM005, and for each migration
     the spelling it needs.
 
-    SEM101 rewrites a reference that resolves to `jax.experimental.pallas.tpu.semaphore_*`,
-    so the source spells `tpu` (in the import) and the function's name (in the import or the
-    attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
+    SEM101 rewrites a reference that resolves to a name JAX 0.10 deprecated on
+    `jax.experimental.pallas.tpu` (`catalog.TPU_MOVED_TO_PALLAS`), so the source spells `tpu`
+    (in the import) and the name (in the import or the attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
     whose name the source spells the same way.
     """
     if "SEM101" in enabled and b"tpu" in data and _MIGRATED_NAME.search(data) is not None:
