@@ -25,8 +25,9 @@ from semfix.rewrite.text import decode
 from semfix.settings import Settings
 
 __all__ = [
-    "SUSPECTS", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
-    "chosen_settings", "decode", "find_line", "fix_notebook", "fix_source", "join_cells", "parse_log", "read_error",
+    "SUSPECTS", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError",
+    "blame", "chosen_settings", "decode", "find_line", "fix_notebook", "fix_source", "join_cells", "parse_log",
+    "read_error",
 ]
 
 Source = TypeVar("Source", str, bytes)

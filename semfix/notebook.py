@@ -13,12 +13,13 @@ import json
 import re
 from dataclasses import dataclass, replace
 
+from semfix.analysis.importer import OPAQUE_CODE
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits, line_starts
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
-_MASK = "pass  #semfix-magic#"
+_MASK = "pass  " + OPAQUE_CODE  # the line's code stays after it: the names it spells count as read
 # `%magic`, `!shell`, `?obj`, `x = !shell`, or `obj?` (IPython's help): a `?` at the end of a line
 # with a `#` is left as Python, where it most likely ends a comment (`x = 1  # why?`)
 _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|^[^#]*\?\s*$")

@@ -27,8 +27,8 @@ from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
+    from semfix.analysis.importer import ImportChanges
     from semfix.analysis.scopes import ScopeBuilder
-    from semfix.rewrite.imports import ImportChanges
     from semfix.settings import Place, Settings
 
 _IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
@@ -128,7 +128,7 @@ class Context(Evidence):
         kept = (self.settings, self.suppressions, self.held, self.findings, self.fixes)
         findings: list[Finding] = []
         fixes: list[Decision] = []
-        trial = replace(self.settings, enabled=enabled, unsafe_fixes=False, chosen=None, near=False)
+        trial = type(self.settings)(enabled=enabled)  # every other setting at its default
         self.settings, self.suppressions, self.held = trial, {}, None
         self.findings, self.fixes = findings, fixes
         try:

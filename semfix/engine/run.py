@@ -15,6 +15,7 @@ from semfix.engine.loop import Engine
 from semfix.engine.proof import prove, settles_by_construction
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
+from semfix.rewrite.compiles import refuse_uncompilable
 from semfix.rewrite.text import apply_edits, decode, line_starts
 from semfix.rules import RULES
 from semfix.settings import Place, Settings
@@ -60,6 +61,8 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
         engine = _run(lines, tree, Tracking(), settings)
     findings = _with_their_edits(engine.findings, engine.fixes)
     if not apply_fixes:
+        if any(f.replacement is not None for f in findings):  # what `fix` would refuse to write
+            refuse_uncompilable(text)
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not any(fix.rewrites for fix in engine.fixes):  # a removal alone is never made
         return Result(text, encoding, tuple(findings))
