@@ -19,7 +19,7 @@ from semfix.engine.context import Context
 from semfix.engine.nodes import Rewrite, element_read, read_target
 from semfix.engine.scopes import Scope
 from semfix.rewrite.text import apply_edits
-from semfix.rules import RULES, sem001, sem002, sem003, sem004, sem005, sem101, sem102
+from semfix.rules import RULES, sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102
 from semfix.settings import Settings
 
 
@@ -48,6 +48,9 @@ class Engine(Context):
                         _buffer(self, call, argument, scope)
                 else:
                     _semaphore(self, call, argument, scope)
+            for param in operation.sem_params:
+                for argument in _arguments((param,), call):
+                    sem006.check(self, operation, param, argument, scope)
             if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
                 sem102.check(self, call, operation.partial)
         sem101.rename(self, renames)

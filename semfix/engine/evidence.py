@@ -25,6 +25,7 @@ from semfix.catalog import (
     PALLAS_CALL_POSITIONAL,
     PARTIAL,
     RUN_SCOPED,
+    SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
     Operation,
     lookup,
@@ -60,6 +61,8 @@ class Evidence:
     def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
         self.text, self.scopes = text, scopes
         self.param_kinds: dict[int, Kind] = {}
+        # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
+        self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
@@ -332,6 +335,26 @@ class Evidence:
                         return Kind.ARRAY
         return Kind.UNKNOWN
 
+    def _semaphore_kind(self, node: ast.expr, scope: Scope) -> str | None:
+        """The kind (`REGULAR`, `DMA`, `BARRIER`) of the semaphore or semaphore array `node`
+        allocates: `SemaphoreType.X` or `SemaphoreType.X(shape)`, resolved through the imports."""
+        names = self.qualified(node.func if isinstance(node, ast.Call) else node, scope) or set()
+        kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
+        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None  # type: ignore[return-value]
+
+    def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
+        """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
+        (or an `.at[...]` view of one) that every allocation bound to it gives that one kind,
+        and that nothing rebinds. None where the file does not prove it."""
+        while isinstance(node, ast.Subscript) and is_at(node.value):
+            node = node.value.value  # type: ignore[attr-defined]
+        if not isinstance(node, ast.Name):
+            return None
+        _, bindings = scope.lookup(node.id)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].declared:
+            return None
+        return self.param_semaphores.get(id(bindings[0].node))
+
     def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
         kernel's last positional parameters, as pallas_call passes scratch buffers."""
@@ -361,6 +384,12 @@ class Evidence:
                 if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
                     kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
                 self.param_kinds[id(parameter)] = kind
+                semaphore = self._semaphore_kind(value, scope)  # type: ignore[arg-type]
+                allocated = None if semaphore is None else (semaphore, value)
+                if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
+                    earlier = self.param_semaphores[id(parameter)]
+                    allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
+                self.param_semaphores[id(parameter)] = allocated  # type: ignore[assignment]
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
     def tracking(self) -> Tracking:
