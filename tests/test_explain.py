@@ -286,7 +286,8 @@ def test_a_kind_error_semfix_cannot_prove_names_no_argument(tmp_path: Path) -> N
     (tmp_path / "kernels.py").write_text(
         "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
         "def flag_kernel(done):\n    alias = done\n    pl.semaphore_signal(alias)\n\n\n"
-        "def run(x):\n    return pl.pallas_call(flag_kernel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA])(x)\n"
+        "def run(x):\n    shapes = [pltpu.SemaphoreType.DMA]\n"
+        "    return pl.pallas_call(flag_kernel, out_shape=x, scratch_shapes=shapes)(x)\n"
     )
     log = (
         'Traceback (most recent call last):\n  File "/ci/kernels.py", line 7, in flag_kernel\n'

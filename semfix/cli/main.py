@@ -385,7 +385,7 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
 
 @main.command()
 @click.argument("code", required=False)
-@click.option("--errors", is_flag=True, help="Print the table of JAX's errors: who raises each, the rules that find it, what explain does.")
+@click.option("--errors", is_flag=True, help="Print JAX's errors, the rules that find each, what explain does.")
 def rules(code: str | None, errors: bool) -> None:
     """List every rule (code, name, fix safety, default, summary), or one rule's docs and examples."""
     from semfix import rules as catalog

@@ -12,7 +12,14 @@ import functools
 import re
 from collections.abc import Iterator
 
-from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, KINDS_NEEDED, MODULES, SEMAPHORE_KINDS, alternation
+from semfix.catalog import (
+    FUNCTION_NAMES,
+    GRID_SPECS,
+    KINDS_NEEDED,
+    MODULES,
+    SEMAPHORE_KINDS,
+    alternation,
+)
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
@@ -24,8 +31,8 @@ for _ops in MODULES.values():
 
 # Per function name, the semaphore kinds (SEM006) one of its semaphore parameters refuses.
 _REFUSED: dict[str, set[str]] = {}
-for (_name, _), _accepted in KINDS_NEEDED.items():
-    _REFUSED.setdefault(_name, set()).update(set(SEMAPHORE_KINDS) - _accepted)
+for _function_param, _accepted in KINDS_NEEDED.items():
+    _REFUSED.setdefault(_function_param[0], set()).update(set(SEMAPHORE_KINDS) - _accepted)
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
@@ -334,7 +341,7 @@ def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterato
 
 def _spells(entry: bytes | None, kinds: set[str]) -> bool:
     """May the allocation entry be of one of `kinds`: it spells one (None: it could be anything)?"""
-    return entry is None or any(re.search(rb"(?<![A-Za-z0-9_])" + k.encode() + rb"(?![A-Za-z0-9_])", entry) for k in kinds)
+    return entry is None or any(re.search(rb"(?<![\w.])" + k.encode() + rb"(?!\w)", entry) for k in kinds)
 
 
 def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes]]:

@@ -107,10 +107,9 @@ def check(ctx: Context, operation: Operation, param: SemParam, argument: ast.exp
     """Report the argument if its proven kind is not one the operation's parameter takes."""
     needed = KINDS_NEEDED.get((operation.name, param.name))
     proven = ctx.semaphore(argument, scope) if needed else None
-    if proven is None or proven[0] in needed:  # type: ignore[operator]
+    if needed is None or proven is None or proven[0] in needed:
         return
     kind, allocation = proven
-    words = messages.wrong_kind(
-        ctx.text.of(argument), kind, allocation.lineno, ctx.text.of(allocation), operation.name, needed  # type: ignore[arg-type]
-    )
+    written, allocated = ctx.text.of(argument), ctx.text.of(allocation)
+    words = messages.wrong_kind(written, kind, allocation.lineno, allocated, operation.name, needed)
     ctx.report(CODE, argument, words, None)
