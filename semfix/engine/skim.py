@@ -341,7 +341,7 @@ def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterato
 
 def _spells(entry: bytes | None, kinds: set[str]) -> bool:
     """May the allocation entry be of one of `kinds`: it spells one (None: it could be anything)?"""
-    return entry is None or any(re.search(rb"(?<![\w.])" + k.encode() + rb"(?!\w)", entry) for k in kinds)
+    return entry is None or any(re.search(rb"(?<!\w)" + k.encode() + rb"(?!\w)", entry) for k in kinds)
 
 
 def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes]]:
