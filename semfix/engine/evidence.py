@@ -210,7 +210,10 @@ class Evidence:
         tuple if one is (`.at` would fail there), else has none."""
         keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
         if allocator is PALLAS_CALL:
-            self._bind(body, self._kernel_allocations(arguments, scope) or [], scope, last=True)
+            scratch = self._kernel_allocations(arguments, scope)
+            if scratch is None:  # what this call allocates is not known: no kind is proven
+                self._unprove(body, scope)
+            self._bind(body, scratch or [], scope, last=True)
         elif allocator is RUN_SCOPED:
             allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
             self._bind(body, allocations, scope)
@@ -218,6 +221,8 @@ class Evidence:
             entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
             if entries is not None:
                 self._bind(body, entries, scope)
+            else:
+                self._unprove(body, scope)
 
     def _kernel_allocations(self, arguments: list[ast.AST], scope: Scope) -> list[ast.expr] | None:
         """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
@@ -362,6 +367,7 @@ class Evidence:
         if found is None:
             return
         function, given, named = found
+        unknown = functools.partial(self._unprove, function, scope)  # where this call's allocations are not known
         parameters = [*function.args.posonlyargs, *function.args.args]
         by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
         required = len(parameters) - len(function.args.defaults)
@@ -369,12 +375,12 @@ class Evidence:
         if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
             parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
             if function.args.vararg is not None or len(allocations) > len(parameters) or given + len(parameters) > required:
-                return
+                return unknown()
             parameters = parameters[len(parameters) - len(allocations) :]
         positional = iter(parameters)
         for item in allocations:
             if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
-                return
+                return unknown()
             if isinstance(item, ast.keyword):
                 parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
             else:
@@ -390,6 +396,15 @@ class Evidence:
                     earlier = self.param_semaphores[id(parameter)]
                     allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
                 self.param_semaphores[id(parameter)] = allocated  # type: ignore[assignment]
+
+    def _unprove(self, body: ast.AST, scope: Scope) -> None:
+        """A call hands `body` allocations semfix cannot read: none of its parameters has a
+        proven semaphore kind, whatever other calls allocate for them."""
+        found = self._function(body, scope)
+        if found is not None:
+            arguments = found[0].args
+            for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                self.param_semaphores[id(parameter)] = None
 
     # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
     def tracking(self) -> Tracking:
