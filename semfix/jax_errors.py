@@ -109,7 +109,7 @@ ERRORS: tuple[JaxError, ...] = (
     ),
     JaxError(
         "copy",
-        "ValueError: Can only call `copy_gmem_to_smem` on a `Ref`: Traced<float32[128]>.",
+        "ValueError: Can only call `copy_gmem_to_smem` on a `Ref`: JitTracer(float32[8,128]).",
         r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
         "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier).",
         ("copy_gmem_to_smem", "copy_smem_to_gmem"),
@@ -119,7 +119,7 @@ ERRORS: tuple[JaxError, ...] = (
     ),
     JaxError(
         "barrier",
-        "ValueError: Can only call `barrier_arrive` on a `Ref`: barrier[].",
+        "ValueError: Can only call `barrier_arrive` on a `Ref`: JitTracer(barrier[]).",
         r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)",
         "`{verb}` was given {aval}, not the barrier Ref.",
         ("barrier_arrive", "barrier_wait", "barrier_test"),

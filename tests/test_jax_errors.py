@@ -54,5 +54,20 @@ def test_the_kind_errors_are_raised_by_the_operations_whose_kinds_the_catalog_li
     assert raising == {name for name, _ in KINDS_NEEDED}
 
 
+def test_every_error_in_the_stored_jax_tracebacks_is_a_row() -> None:
+    """The stored logs are real JAX output: each error they end in is one the table knows."""
+    raised = re.compile(r"^(?:E\s+)?ValueError: (?P<message>.+)$", re.MULTILINE)
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    messages = [
+        match["message"]
+        for log in sorted((Path(__file__).parent / "tracebacks").glob("*.log"))
+        if log.name != "unrelated.log"  # an error of another kind, on purpose
+        for match in raised.finditer(ansi.sub("", log.read_text(encoding="utf-8")))
+    ]
+    assert len(messages) >= 10
+    for message in messages:
+        assert recognise(message) is not None, message
+
+
 def test_a_message_no_row_knows_is_not_recognised() -> None:
     assert recognise("ValueError: Must wait an int32 value.") is None
