@@ -2,8 +2,9 @@
 
 `Engine` resolves the calls to catalog operations and gathers the evidence (its `Context`),
 then, call by call, hands each semaphore argument to the rules (`_semaphore`), each DMA buffer
-to SEM005 (`_buffer`), each semaphore
-parameter's argument to SEM006 (which kinds it takes is the parameter's), and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed as the loop passes them.
+to SEM005 (`_buffer`), each semaphore argument with its parameter (which says the kinds it
+takes) to SEM006, and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed
+as the loop passes them.
 The rules (semfix/rules/) record findings and declare their fixes in the Context, which
 semfix/engine/run.py applies and semfix/rewrite/proof.py checks.
 """
