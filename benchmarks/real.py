@@ -46,10 +46,10 @@ class Planted:
     bugs: int
 
 
-def fetch(work: Path) -> Path:
+def fetch(work: Path, requirements: tuple[str, ...] = WHEELS) -> Path:
     """Download the pinned wheels and unpack their Python files under work/src/<wheel>/."""
     wheels, source = work / "wheels", work / "src"
-    for requirement in WHEELS:
+    for requirement in requirements:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(wheels), requirement],
             check=True,

@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 from semfix.catalog import may_contain_calls
 from semfix.engine.blame import Blame, blame
 from semfix.engine.blame import settings_for as chosen_settings
+from semfix.engine.importer import OPAQUE_CODE
 from semfix.engine.relocate import find_line
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for
@@ -19,7 +20,10 @@ from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
 
-__all__ = ["Blame", "FixResult", "SafetyError", "SourceError", "blame", "chosen_settings", "find_line", "fix_source"]
+__all__ = [
+    "OPAQUE_CODE", "Blame", "FixResult", "SafetyError", "SourceError",
+    "blame", "chosen_settings", "find_line", "fix_source",
+]
 
 Source = TypeVar("Source", str, bytes)
 

@@ -150,6 +150,21 @@ def alternation(names: Iterable[str]) -> bytes:
     return b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
 
 
+#: What JAX 0.10 deprecated on `pltpu` and 0.11 removed, in this family: its deprecation table
+#: (`_deprecations` in jax/experimental/pallas/tpu.py, 0.10.2) says to use `pl`'s object of the
+#: same name, and in 0.10.2 each `pltpu` name gives that very object. SEM101 renames them.
+TPU_MOVED_TO_PALLAS: tuple[str, ...] = (
+    "semaphore_signal",
+    "semaphore_wait",
+    "semaphore_read",
+    "semaphore",  # the dtype
+    "DeviceIdType",
+    "HOST",
+)
+#: A source that spells none of them (`semaphore` is a prefix of three) has nothing to migrate.
+MIGRATION_TEXT = rb"semaphore|DeviceIdType|HOST"
+
+
 # A file can hold a finding only if it names a catalog function and spells "pallas" (every
 # module path above contains it, and qualified names come from what the source spells).
 _NAMES_PATTERN = re.compile(alternation(FUNCTION_NAMES))

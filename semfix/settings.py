@@ -53,6 +53,9 @@ class Settings:
     #: the regions the first pass rewrote.
     chosen: frozenset[Place] | None = None
     near: bool = False
+    #: The file is a package's `__init__.py`: its module-level names are what its importers
+    #: read (`from mypkg import semaphore_wait`), so no fix drops a module-level import.
+    package_init: bool = False
 
     def accepts(self, place: Place, safe: bool) -> bool:
         """Is a fix at `place` made, given its safety?"""

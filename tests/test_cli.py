@@ -394,3 +394,36 @@ def test_command_line_select_overrides_the_files_extend_select(tmp_path: Path) -
     assert "SEM102" not in selected.stdout and "SEM002" in selected.stdout
     extended = semfix("check", "k.py", "--select", "SEM0", "--extend-select", "SEM102", "--ignore", "SEM002", cwd=tmp_path)
     assert "SEM102" in extended.stdout and "SEM002" not in extended.stdout
+
+
+def test_a_package_init_keeps_the_tpu_names_it_re_exports(tmp_path: Path) -> None:
+    """`from mypkg import semaphore_wait` reads what `mypkg/__init__.py` imports: SEM101 renames
+    the package's own reads but drops none of its module-level imports (as ruff's F401 keeps
+    them in an `__init__.py`)."""
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    source = (
+        "import jax\n"
+        "from jax.experimental.pallas.tpu import semaphore_wait\n"
+        "\n"
+        "\n"
+        "def kernel(sem):\n"
+        "    semaphore_wait(sem, 1)\n"
+    )
+    for name in ("__init__.py", "module.py"):
+        (package / name).write_text(source)
+    assert semfix("fix", "--extend-select", "SEM101", "mypkg", cwd=tmp_path).returncode == 1  # fixed
+    assert (package / "__init__.py").read_text() == source.replace(
+        "import jax\n", "import jax\nfrom jax.experimental import pallas as pl\n"
+    ).replace("    semaphore_wait(sem", "    pl.semaphore_wait(sem")
+    assert "from jax.experimental import pallas as pl\n\n" in (package / "module.py").read_text()
+
+
+def test_check_and_fix_agree_on_a_file_cpython_will_not_compile(tmp_path: Path) -> None:
+    """`ast.parse` reads `return` at module level, the compiler refuses it: `fix` could never
+    write such a file, so `check` may not call its findings fixable. Both exit 2."""
+    (tmp_path / "kernel.py").write_text(BUGGY + "\n\nreturn 3\n")
+    checked, fixed = semfix("check", "kernel.py", cwd=tmp_path), semfix("fix", "kernel.py", cwd=tmp_path)
+    assert (checked.returncode, fixed.returncode) == (2, 2)
+    assert "cannot compile" in checked.stderr and "cannot compile" in fixed.stderr
+    assert "fixable" not in checked.stdout

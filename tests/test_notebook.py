@@ -71,3 +71,19 @@ def test_lines_after_a_cell_with_lone_carriage_returns_are_counted_as_python_cou
     data = _notebook(["x = 1\r", "y = 2\r"], ["from jax.experimental import pallas as pl\n", *KERNEL])
     findings = fix_notebook(data, Settings(), apply_fixes=False).findings
     assert [(f.cell, f.line, f.column) for f in findings] == [(2, 3, 23)]
+
+
+def test_an_import_a_magic_reads_is_kept() -> None:
+    """`%time out = f(x, interpret=pltpu.InterpretParams())` reads `pltpu`: masked, the read
+    was unseen, SEM101 dropped the import and the magic raised NameError."""
+    data = _notebook(
+        ["import jax\n", "from jax.experimental.pallas import tpu as pltpu\n"],
+        ["def k(sem):\n", "    pltpu.semaphore_wait(sem, 1)\n"],
+        ["%time out = run(interpret=pltpu.InterpretParams())\n"],
+    )
+    fixed = _sources(fix_notebook(data, Settings.build(extend_select=["SEM101"]), apply_fixes=True).source)
+    assert fixed == [
+        "import jax\nfrom jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n",
+        "def k(sem):\n    pl.semaphore_wait(sem, 1)\n",
+        "%time out = run(interpret=pltpu.InterpretParams())\n",
+    ]

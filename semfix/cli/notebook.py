@@ -12,14 +12,14 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from semfix.api import FixResult, fix_source
+from semfix.api import OPAQUE_CODE, FixResult, fix_source
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits, line_starts
 from semfix.settings import Settings
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
-_MASK = "pass  #semfix-magic#"
+_MASK = "pass  " + OPAQUE_CODE  # the line's code stays after it: the names it spells count as read
 # `%magic`, `!shell`, `?obj`, `x = !shell`, or `obj?` (IPython's help): a `?` at the end of a line
 # with a `#` is left as Python, where it most likely ends a comment (`x = 1  # why?`)
 _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|^[^#]*\?\s*$")

@@ -85,7 +85,8 @@ def _analysis(task: _Task) -> FixResult[bytes]:
         from semfix.cli.notebook import fix_notebook
 
         return fix_notebook(task.data, task.settings, task.apply_fixes)  # type: ignore[return-value]
-    return fix_source(task.data, settings=task.settings, apply_fixes=task.apply_fixes)
+    settings = replace(task.settings, package_init=True) if task.path.name == "__init__.py" else task.settings
+    return fix_source(task.data, settings=settings, apply_fixes=task.apply_fixes)
 
 
 def analyse(task: _Task) -> FileOutcome:

@@ -6,7 +6,8 @@ engine resolves imports and scopes on `ast` (scopes.py) and gathers the evidence
 (evidence.py); `Context` (context.py) is what the rules see of that, with reporting,
 suppression and the comment-aware cutting of subscripts; the loop (analysis.py) hands each
 catalog call's arguments to the rules, which live in semfix/rules/ and declare their fixes as
-text edits (SEM101's import statements are edited by libcst, one at a time); run.py applies
+text edits (the import edits a migration needs come from importer.py, which edits each import
+statement with libcst); run.py applies
 them and semfix/rewrite/proof.py proves each result: the new text must compile, parse to
 exactly the tree the rewrites declare, and a second pass must find nothing to fix. What it
 cannot make sure of is reported without a fix; names a star import may bind resolve to

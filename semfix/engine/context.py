@@ -27,7 +27,7 @@ from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
     from semfix.engine.scopes import ScopeBuilder
-    from semfix.rewrite.imports import ImportChanges
+    from semfix.engine.importer import ImportChanges
     from semfix.settings import Place, Settings
 
 _IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")

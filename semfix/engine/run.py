@@ -9,6 +9,7 @@ import re
 import tokenize
 from dataclasses import dataclass, replace
 
+from semfix.catalog import MIGRATION_TEXT
 from semfix.engine.analysis import Engine
 from semfix.engine.evidence import NeedsAccesses
 from semfix.engine.nodes import Rewrite, Text, parse
@@ -16,11 +17,12 @@ from semfix.engine.scopes import ScopeBuilder, Tracking
 from semfix.engine.syntax import syntax_error
 from semfix.errors import SourceError
 from semfix.findings import Finding
+from semfix.rewrite.compiles import refuse_uncompilable
 from semfix.rewrite.proof import prove, settles_by_construction
 from semfix.rewrite.text import apply_edits, line_starts
 from semfix.settings import Place, Settings
 
-_MIGRATION_TEXT = re.compile(r"semaphore_(?:signal|wait|read)")
+_MIGRATION_TEXT = re.compile(MIGRATION_TEXT.decode())
 
 
 def _decode(source: str | bytes) -> tuple[str, str]:
@@ -93,6 +95,8 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
         engine = _run(lines, tree, Tracking(), settings)
     findings = engine.findings
     if not apply_fixes:
+        if any(f.replacement is not None for f in findings):  # what `fix` would refuse to write
+            refuse_uncompilable(text)
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not engine.rewrites:
         return Result(text, encoding, tuple(findings))

@@ -16,6 +16,7 @@ from semfix.catalog import (
     FUNCTION_NAMES,
     GRID_SPECS,
     KINDS_NEEDED,
+    MIGRATION_TEXT,
     MODULES,
     SEMAPHORE_KINDS,
     alternation,
@@ -92,7 +93,7 @@ _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _VIEW_BASE = re.compile(_IDENT + rb"(?=\s*\.\s*at\s*\[)")
-_MIGRATED_NAME = re.compile(rb"semaphore_(?:signal|wait|read)")
+_MIGRATED_NAME = re.compile(MIGRATION_TEXT)
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -117,9 +118,9 @@ def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
     """True only if no enabled rule can fire: the skim for SEM001-SEM006, and for each migration
     the spelling it needs.
 
-    SEM101 rewrites a reference that resolves to `jax.experimental.pallas.tpu.semaphore_*`,
-    so the source spells `tpu` (in the import) and the function's name (in the import or the
-    attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
+    SEM101 rewrites a reference that resolves to a name JAX 0.10 deprecated on
+    `jax.experimental.pallas.tpu` (`catalog.TPU_MOVED_TO_PALLAS`), so the source spells `tpu`
+    (in the import) and the name (in the import or the attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
     whose name the source spells the same way.
     """
     if "SEM101" in enabled and b"tpu" in data and _MIGRATED_NAME.search(data) is not None:

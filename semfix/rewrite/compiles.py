@@ -29,6 +29,14 @@ def compile_error(code: str | bytes | ast.Module) -> str | None:
     return None
 
 
+def refuse_uncompilable(code: str | bytes | ast.Module) -> None:
+    """SourceError when CPython will not compile `code`: semfix fixes nothing in such a file,
+    and `check` says so as `fix` does, instead of calling its findings fixable."""
+    error = compile_error(code)
+    if error is not None:
+        raise SourceError(f"CPython cannot compile this file ({error})")
+
+
 def prove_compiles(old: str | bytes | ast.Module, new: str | bytes | ast.Module, fail: type[Exception]) -> None:
     """Raise `fail` when `new` does not compile although `old` did; SourceError when `old` did
     not compile either: such a file was never valid Python, and semfix fixes none (as a parse
@@ -36,7 +44,5 @@ def prove_compiles(old: str | bytes | ast.Module, new: str | bytes | ast.Module,
     error = compile_error(new)
     if error is None:
         return
-    old_error = compile_error(old)
-    if old_error is not None:
-        raise SourceError(f"CPython cannot compile this file ({old_error})")
+    refuse_uncompilable(old)
     raise fail(f"the rewritten source does not compile ({error}); file left unchanged")

@@ -1,0 +1,34 @@
+"""SEM101's added imports land where ruff's I001 (isort) puts them: a fixture whose imports
+ruff finds sorted before the migration is sorted after it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Case, fixture_cases
+
+from semfix.settings import Settings
+
+RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+MIGRATED = [case for case in fixture_cases() if "SEM101" in Settings.build(**case.spec.get("settings", {})).enabled]
+
+
+def _sorted(source: bytes) -> bool:
+    run = subprocess.run(
+        [RUFF, "check", "--isolated", "--select", "I001", "--target-version", "py39", "--stdin-filename", "x.py", "-"],
+        input=source, capture_output=True, check=False,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    return run.returncode == 0
+
+
+@pytest.mark.skipif(RUFF is None, reason="ruff is a test dependency")
+@pytest.mark.parametrize("case", MIGRATED, ids=[c.name for c in MIGRATED])
+def test_migrated_imports_stay_sorted(case: Case) -> None:
+    if not _sorted(case.before):
+        pytest.skip("the fixture's imports are not sorted to begin with")
+    assert _sorted(case.fix(case.before).source)
