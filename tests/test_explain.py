@@ -677,6 +677,26 @@ def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:
     assert "Cannot find Cell In[2] in a notebook under" in result.stdout and notebook.read_text() == before
 
 
+def test_an_ipython_kind_error_names_the_semaphore_in_its_cell(ringnb: Path) -> None:
+    """The notebook's flags allocated as DMA semaphores: explain names the argument in its cell."""
+    def as_dma(text: str) -> str:
+        for old, new in (("flags[1]", "flags.at[1]"), ("REGULAR((2,))", "DMA((2,))")):
+            text = text.replace(old, new)
+        return text.replace(
+            "Cannot signal on a non-semaphore Ref: semaphore[]",
+            "Must signal semaphores of the following types: {<class 'jax._src.pallas.core.semaphore'>}. Got dma_sem.",
+        )
+
+    notebook = ringnb / "ringnb" / "ring.ipynb"
+    notebook.write_text(as_dma(notebook.read_text()))
+    before = notebook.read_text()
+    log = as_dma((TRACEBACKS / "ipython.log").read_text())
+    result = cli("explain", "-", "--fix", cwd=ringnb, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "At cell 3, line 3, SEM006 `flags.at[1]` is a DMA semaphore (allocated at line " in result.stdout
+    assert notebook.read_text() == before
+
+
 def test_two_notebooks_holding_the_cell_are_ambiguous(ringnb: Path) -> None:
     shutil.copy(ringnb / "ringnb" / "ring.ipynb", ringnb / "ringnb" / "ring_copy.ipynb")
     result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)

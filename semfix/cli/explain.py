@@ -137,12 +137,12 @@ def explain(failure: Failure, root: Path) -> Explanation:
     recognised = recognise(failure.message)
     if recognised is None:
         return result
-    error, match = recognised
-    result.kind = error.key
+    known, match = recognised
+    result.kind = known.key
     groups = match.groupdict()
     got = groups.get("got") or ""
     said = {"aval": _describe_aval(groups.get("aval") or ""), "got": _KINDS.get(got, f"a Ref of {got}")}
-    result.lines.append(error.words.format(**groups | said))
+    result.lines.append(known.words.format(**groups | said))
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
@@ -168,7 +168,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, error.suspects, wrong_kind=error.wrong_kind)
+            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -239,10 +239,10 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     cell = f"cell {number} ({frame.path}), line {frame.line}"
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
-        error = BY_KEY[result.kind or ""]
+        known = BY_KEY[result.kind or ""]
         result.blame = blame(
-            notebook.module.encode("utf-8"), start + frame.line - 1, error.suspects,
-            where=lambda line: _cell_line(notebook, line), wrong_kind=error.wrong_kind,
+            notebook.module.encode("utf-8"), start + frame.line - 1, known.suspects,
+            where=lambda line: _cell_line(notebook, line), wrong_kind=known.wrong_kind,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")
