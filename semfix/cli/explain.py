@@ -20,37 +20,16 @@ from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.cli.logs import Failure, Frame
 from semfix.cli.notebook import Joined, fix_notebook, join_cells
 from semfix.errors import SourceError
+from semfix.jax_errors import BY_KEY, recognise
 
-#: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
-#: check: the Mosaic GPU copies check source, destination, barrier in turn.
-_KNOWN = {
-    "value": (r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)",
-              "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref."),
-    "shape": (r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
-              "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`."),
-    "dma": (r"DMA source/destination/semaphore arguments must be Refs",
-            "A DMA was given a value where it needs a Ref (source, destination or semaphore)."),
-    "dma_send": (r"DMA source semaphore must be a Ref", "A remote DMA was given a value where it needs its send semaphore Ref."),
-    "dma_wait": (r"Expected the destination semaphore to be a reference", "A DMA wait was given a value where it needs the semaphore Ref."),
-    "copy": (r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
-             "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier)."),
-    "barrier": (r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)", "`{verb}` was given {aval}, not the barrier Ref."),
-}
-#: Which parameters each DMA error is about. `.start()` checks source, destination and the
-#: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
-#: `.wait()` checks the semaphore it waits on (a remote copy waits on both, send first).
-_SUSPECTS = {
-    "dma": frozenset({"src_ref", "dst_ref", "sem", "recv_sem"}),
-    "dma_send": frozenset({"send_sem"}),
-    "dma_wait": frozenset({"sem", "send_sem", "recv_sem"}),
-    "copy": frozenset({"src", "dst", "barrier"}),
-}
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
     "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
+#: The semaphore kinds JAX names after `Got` (their dtypes' names).
+_KINDS = {"dma_sem": "a DMA semaphore", "semaphore": "a regular semaphore", "barrier_semaphore": "a barrier semaphore"}
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
 #: How many folders the search for a traceback's file visits before it gives up (see `locate`).
@@ -155,13 +134,15 @@ def _not_found(frame: Frame, root: Path, found: list[Path], stopped: bool) -> st
 
 def explain(failure: Failure, root: Path) -> Explanation:
     result = Explanation(failure)
-    for kind, (pattern, words) in _KNOWN.items():
-        if match := re.search(pattern, failure.message):
-            break
-    else:
+    recognised = recognise(failure.message)
+    if recognised is None:
         return result
-    result.kind = kind
-    result.lines.append(words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")}))
+    known, match = recognised
+    result.kind = known.key
+    groups = match.groupdict()
+    got = groups.get("got") or ""
+    said = {"aval": _describe_aval(groups.get("aval") or ""), "got": _KINDS.get(got, f"a Ref of {got}")}
+    result.lines.append(known.words.format(**groups | said))
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
@@ -187,7 +168,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, _SUSPECTS.get(kind))
+            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -258,9 +239,10 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     cell = f"cell {number} ({frame.path}), line {frame.line}"
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
+        known = BY_KEY[result.kind or ""]
         result.blame = blame(
-            notebook.module.encode("utf-8"), start + frame.line - 1, _SUSPECTS.get(result.kind or ""),
-            where=lambda line: _cell_line(notebook, line),
+            notebook.module.encode("utf-8"), start + frame.line - 1, known.suspects,
+            where=lambda line: _cell_line(notebook, line), wrong_kind=known.wrong_kind,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")

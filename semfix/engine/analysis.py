@@ -2,7 +2,9 @@
 
 `Engine` resolves the calls to catalog operations and gathers the evidence (its `Context`),
 then, call by call, hands each semaphore argument to the rules (`_semaphore`), each DMA buffer
-to SEM005 (`_buffer`), and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed as the loop passes them.
+to SEM005 (`_buffer`), each semaphore argument with its parameter (which says the kinds it
+takes) to SEM006, and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed
+as the loop passes them.
 The rules (semfix/rules/) record findings and declare their fixes in the Context, which
 semfix/engine/run.py applies and semfix/rewrite/proof.py checks.
 """
@@ -19,7 +21,17 @@ from semfix.engine.context import Context
 from semfix.engine.nodes import Rewrite, element_read, read_target
 from semfix.engine.scopes import Scope
 from semfix.rewrite.text import apply_edits
-from semfix.rules import RULES, sem001, sem002, sem003, sem004, sem005, sem101, sem102
+from semfix.rules import (
+    RULES,
+    sem001,
+    sem002,
+    sem003,
+    sem004,
+    sem005,
+    sem006,
+    sem101,
+    sem102,
+)
 from semfix.settings import Settings
 
 
@@ -48,6 +60,9 @@ class Engine(Context):
                         _buffer(self, call, argument, scope)
                 else:
                     _semaphore(self, call, argument, scope)
+            for param in operation.sem_params:
+                for argument in _arguments((param,), call):
+                    sem006.check(self, operation, param, argument, scope)
             if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
                 sem102.check(self, call, operation.partial)
         sem101.rename(self, renames)

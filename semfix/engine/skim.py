@@ -12,7 +12,15 @@ import functools
 import re
 from collections.abc import Iterator
 
-from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MIGRATION_TEXT, MODULES, alternation
+from semfix.catalog import (
+    FUNCTION_NAMES,
+    GRID_SPECS,
+    KINDS_NEEDED,
+    MIGRATION_TEXT,
+    MODULES,
+    SEMAPHORE_KINDS,
+    alternation,
+)
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
@@ -21,6 +29,11 @@ for _ops in MODULES.values():
     for _name, _op in _ops.items():
         _params = _op.sem_params + _op.buffer_params
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
+
+# Per function name, the semaphore kinds (SEM006) one of its semaphore parameters refuses.
+_REFUSED: dict[str, set[str]] = {}
+for _function_param, _accepted in KINDS_NEEDED.items():
+    _REFUSED.setdefault(_function_param[0], set()).update(set(SEMAPHORE_KINDS) - _accepted)
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
@@ -79,6 +92,7 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
+_VIEW_BASE = re.compile(_IDENT + rb"(?=\s*\.\s*at\s*\[)")
 _MIGRATED_NAME = re.compile(MIGRATION_TEXT)
 
 
@@ -93,7 +107,7 @@ class _GiveUp(Exception):
 
 
 def clears(data: bytes) -> bool:
-    """True only if no rule (SEM001-SEM005) can fire anywhere in this source."""
+    """True only if no rule (SEM001-SEM006) can fire anywhere in this source."""
     try:
         return _Skim(data).clears()
     except _GiveUp:
@@ -101,7 +115,7 @@ def clears(data: bytes) -> bool:
 
 
 def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
-    """True only if no enabled rule can fire: the skim for SEM001-SEM005, and for each migration
+    """True only if no enabled rule can fire: the skim for SEM001-SEM006, and for each migration
     the spelling it needs.
 
     SEM101 rewrites a reference that resolves to a name JAX 0.10 deprecated on
@@ -142,12 +156,18 @@ class _Skim:
         self._aliases()
         self.calls = self._read_calls()
         names: set[bytes] = set()  # the semaphore arguments that are bare names
+        # SEM006: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
+        refused: dict[bytes, set[str]] = {}
         for functions, arguments in self._calls(FUNCTION_NAMES) + self._partials():
+            kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
             for argument in _semaphore_arguments(functions, arguments):
                 name = _shape(argument)
                 if name is not None:
                     names.add(name)
-        if not names:
+                base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
+                if base is not None and kinds:
+                    refused.setdefault(base, set()).update(kinds)
+        if not names and not refused:
             return True
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
@@ -157,8 +177,12 @@ class _Skim:
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
-        # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to?
-        return not any(name in names and (entry is None or b"(" in entry) for name, entry in self._pairs())
+        # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to,
+        # or a name given to a call an allocation of a kind that call refuses (SEM006)?
+        return not any(
+            name in names and (entry is None or b"(" in entry) or name in refused and _spells(entry, refused[name])
+            for name, entry in self._pairs()
+        )
 
     def _aliases(self) -> None:
         """Names a catalog function is assigned to (`wait = pl.semaphore_wait`, `a = b = f`) mean
@@ -314,6 +338,11 @@ def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterato
             if position in wanted:
                 yield argument
             position += 1
+
+
+def _spells(entry: bytes | None, kinds: set[str]) -> bool:
+    """May the allocation entry be of one of `kinds`: it spells one (None: it could be anything)?"""
+    return entry is None or any(re.search(rb"(?<!\w)" + k.encode() + rb"(?!\w)", entry) for k in kinds)
 
 
 def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes]]:
