@@ -16,7 +16,9 @@ from semfix.engine.skim import clears_for
 from semfix.errors import SafetyError, SourceError
 from semfix.explain.blame import Blame, blame
 from semfix.explain.blame import settings_for as chosen_settings
-from semfix.explain.errors import SUSPECTS, read_error
+from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
+from semfix.explain.errors import markdown as errors_markdown
+from semfix.explain.errors import recognise, said
 from semfix.explain.logs import Failure, Frame, parse_log
 from semfix.explain.relocate import find_line
 from semfix.findings import Finding
@@ -25,9 +27,9 @@ from semfix.rewrite.text import decode
 from semfix.settings import Settings
 
 __all__ = [
-    "SUSPECTS", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError",
-    "blame", "chosen_settings", "decode", "find_line", "fix_notebook", "fix_source", "join_cells", "parse_log",
-    "read_error",
+    "ERRORS_BY_KEY", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
+    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_notebook", "fix_source", "join_cells",
+    "parse_log", "recognise", "said",
 ]
 
 Source = TypeVar("Source", str, bytes)

@@ -115,6 +115,32 @@ SEMAPHORE_TYPE_OWNERS = (
 )
 
 
+#: The semaphore kinds (the `SemaphoreType` member a semaphore is allocated as) each
+#: operation's semaphore parameter accepts, as JAX checks them when tracing (0.10.2). Signal
+#: and wait (`check_sem_avals`) take a regular or barrier semaphore, so does `core_barrier`,
+#: which signals and waits on its own; a DMA waits (`dma_wait`, at `.wait()`) on a DMA
+#: semaphore, and a remote copy's `.wait()` on both. `semaphore_read`, the Mosaic GPU barrier
+#: operations and the DMA's start check no kind: they are not listed.
+SEMAPHORE_KINDS = ("REGULAR", "DMA", "BARRIER")
+_SIGNALLED = frozenset({"REGULAR", "BARRIER"})
+_DMA = frozenset({"DMA"})
+KINDS_NEEDED: Mapping[tuple[str, str], frozenset[str]] = {
+    ("semaphore_signal", "sem_or_view"): _SIGNALLED,
+    ("semaphore_wait", "sem_or_view"): _SIGNALLED,
+    ("core_barrier", "sem"): _SIGNALLED,
+    ("semaphore_signal", "semaphore"): _SIGNALLED,
+    ("semaphore_wait", "semaphore"): _SIGNALLED,
+    ("semaphore_signal_multicast", "semaphore"): _SIGNALLED,
+    ("SemaphoreSignal", "ref"): _SIGNALLED,
+    ("make_async_copy", "sem"): _DMA,
+    ("async_copy", "sem"): _DMA,
+    ("make_async_remote_copy", "send_sem"): _DMA,
+    ("make_async_remote_copy", "recv_sem"): _DMA,
+    ("async_remote_copy", "send_sem"): _DMA,
+    ("async_remote_copy", "recv_sem"): _DMA,
+}
+
+
 #: Every function name in the catalog, for the byte prefilter.
 FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)
 

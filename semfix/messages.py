@@ -61,3 +61,20 @@ def buffer_view(written: str, view: str, *, safe: bool, array: bool, base: str) 
         f"`{one_line(written)}` may read elements out of a Ref as a DMA buffer: pass the view `{one_line(view)}` "
         f"if `{one_line(base)}` is a Ref (for a tuple of Refs, `{one_line(written)}` is right)"
     )
+
+
+#: A semaphore kind (`SemaphoreType`'s member) in words.
+KIND_WORDS = {"REGULAR": "regular", "DMA": "DMA", "BARRIER": "barrier"}
+
+
+def wrong_kind(written: str, kind: str, line: int, allocation: str, operation: str, needed: frozenset[str]) -> str:
+    """SEM006's words: what the argument is, where it is allocated, what the operation takes."""
+    wanted = " or ".join(KIND_WORDS[k] for k in ("REGULAR", "DMA", "BARRIER") if k in needed)
+    jax = "Must signal/wait semaphores of the following types"
+    if needed == {"DMA"}:
+        jax = "dma_wait requires a DMA semaphore"
+    where = f"allocated at line {line}: `{one_line(allocation)}`"
+    return (
+        f"`{one_line(written)}` is a {KIND_WORDS[kind]} semaphore ({where}), "
+        f"but `{operation}` needs a {wanted} semaphore (JAX: {jax})"
+    )

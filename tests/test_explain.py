@@ -224,6 +224,9 @@ needs_jax = pytest.mark.skipif(
     jax is None and os.environ.get("SEMFIX_REQUIRE_JAX") != "1", reason="JAX is not installed"
 )
 BUGGY = [case for case in fixture_cases() if "error" in case.spec.get("runtime", {})]
+# Kernels whose error no rewrite settles (a semaphore of the wrong kind): explain names the cause.
+REPORTED = [case for case in BUGGY if not case.spec.get("changes")]
+BUGGY = [case for case in BUGGY if case not in REPORTED]
 
 
 def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -260,6 +263,42 @@ def test_explain_fixes_what_jax_reported(case: Case, tmp_path: Path) -> None:
             break
     assert done.returncode == 0, done.stderr
     assert kernel.read_bytes() == case.after
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("case", REPORTED, ids=[c.name for c in REPORTED])
+def test_explain_names_a_semaphore_of_the_wrong_kind_and_its_allocation(case: Case, tmp_path: Path) -> None:
+    """JAX's kind errors: explain points at the argument the rule reports first (JAX stops
+    there) and at the line that allocates it, fixes nothing and exits 1."""
+    kernel = tmp_path / "kernels.py"
+    kernel.write_bytes(case.before)
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_traceback_of(kernel, tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert kernel.read_bytes() == case.before
+    line = case.spec["reported"][0].split(":")[0]
+    assert f"  At line {line}, SEM006 `" in result.stdout and "(allocated at line " in result.stdout, result.stdout
+    assert "No fix: allocate the semaphore as the kind the operation takes" in result.stdout
+
+
+def test_a_kind_error_semfix_cannot_prove_names_no_argument(tmp_path: Path) -> None:
+    """A semaphore passed through another name has no proven kind: explain says what it proves."""
+    (tmp_path / "kernels.py").write_text(
+        "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def flag_kernel(done):\n    alias = done\n    pl.semaphore_signal(alias)\n\n\n"
+        "def run(x):\n    shapes = [pltpu.SemaphoreType.DMA]\n"
+        "    return pl.pallas_call(flag_kernel, out_shape=x, scratch_shapes=shapes)(x)\n"
+    )
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 7, in flag_kernel\n'
+        "    pl.semaphore_signal(alias)\nValueError: Must signal semaphores of the following types:"
+        " {<class 'jax._src.pallas.core.semaphore'>}. Got dma_sem.\n"
+    )
+    result = cli("explain", "-", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "JAX refused to signal on a DMA semaphore: it takes a regular or barrier semaphore." in result.stdout
+    assert "Cannot point at the semaphore: semfix proves a semaphore's kind only from its allocation" in result.stdout
+    assert "SEM006" not in result.stdout
 
 
 @needs_jax
@@ -636,6 +675,26 @@ def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:
     result = cli("explain", str(TRACEBACKS / "ipython.log"), "--fix", cwd=ringnb)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Cannot find Cell In[2] in a notebook under" in result.stdout and notebook.read_text() == before
+
+
+def test_an_ipython_kind_error_names_the_semaphore_in_its_cell(ringnb: Path) -> None:
+    """The notebook's flags allocated as DMA semaphores: explain names the argument in its cell."""
+    def as_dma(text: str) -> str:
+        for old, new in (("flags[1]", "flags.at[1]"), ("REGULAR((2,))", "DMA((2,))")):
+            text = text.replace(old, new)
+        return text.replace(
+            "Cannot signal on a non-semaphore Ref: semaphore[]",
+            "Must signal semaphores of the following types: {<class 'jax._src.pallas.core.semaphore'>}. Got dma_sem.",
+        )
+
+    notebook = ringnb / "ringnb" / "ring.ipynb"
+    notebook.write_text(as_dma(notebook.read_text()))
+    before = notebook.read_text()
+    log = as_dma((TRACEBACKS / "ipython.log").read_text())
+    result = cli("explain", "-", "--fix", cwd=ringnb, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "At cell 3, line 3, SEM006 `flags.at[1]` is a DMA semaphore (allocated at line " in result.stdout
+    assert notebook.read_text() == before
 
 
 def test_two_notebooks_holding_the_cell_are_ambiguous(ringnb: Path) -> None:

@@ -32,6 +32,8 @@ ENTRIES = [
     "(pltpu.SemaphoreType.DMA,) * 2",
     "ST.DMA((2,))",
     "pltpu.SemaphoreType.DMA(())",
+    "pltpu.SemaphoreType.BARRIER",
+    "ST.REGULAR((2,))",
 ]
 ARGUMENTS = [
     "sem", "sems", "buf", "sem[...]", "sem[()]", "sems[0]", "sems.at[0]", "sems.at[0:1]", "sems.at[0][...]",
@@ -190,7 +192,7 @@ def test_with_every_rule_a_kernel_no_migration_can_touch_is_not_parsed() -> None
     assert not result.parsed and result.findings == ()
     migrated = DMA_ONLY.replace("    copy.wait()\n", "    copy.wait()\n    pltpu.semaphore_signal(sems.at[0], 1)\n")
     result = fix_source(migrated, settings=EVERY_RULE)
-    assert result.parsed and [f.rule for f in result.findings] == ["SEM101"]
+    assert result.parsed and [f.rule for f in result.findings] == ["SEM101", "SEM006"]  # it signals a DMA semaphore
     assert "pl.semaphore_signal(sems.at[0], 1)" in result.source
 
 CORRECT = """\
@@ -253,6 +255,8 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
             "_ = (pl.semaphore_wait  # c\n        (ready_sem[...], 1))",
         ),
         "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
+        "a DMA semaphore signalled": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems.at[0], 1)"),
+        "a regular semaphore to a DMA": ("async_copy(x, x, sem)", "async_copy(x, x, flags.at[1])"),
         "a call inside another": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))"),
     }
     for label, (old, new) in mutations.items():

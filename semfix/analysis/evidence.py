@@ -34,6 +34,7 @@ from semfix.catalog import (
     PALLAS_CALL_POSITIONAL,
     PARTIAL,
     RUN_SCOPED,
+    SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
     Operation,
     lookup,
@@ -60,6 +61,8 @@ class Evidence:
     def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
         self.text, self.scopes = text, scopes
         self.param_kinds: dict[int, Kind] = {}
+        # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
+        self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
@@ -207,7 +210,10 @@ class Evidence:
         tuple if one is (`.at` would fail there), else has none."""
         keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
         if allocator is PALLAS_CALL:
-            self._bind(body, self._kernel_allocations(arguments, scope) or [], scope, last=True)
+            scratch = self._kernel_allocations(arguments, scope)
+            if scratch is None:  # what this call allocates is not known: no kind is proven
+                self._unprove(body, scope)
+            self._bind(body, scratch or [], scope, last=True)
         elif allocator is RUN_SCOPED:
             allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
             self._bind(body, allocations, scope)
@@ -215,6 +221,8 @@ class Evidence:
             entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
             if entries is not None:
                 self._bind(body, entries, scope)
+            else:
+                self._unprove(body, scope)
 
     def _kernel_allocations(self, arguments: list[ast.AST], scope: Scope) -> list[ast.expr] | None:
         """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
@@ -332,6 +340,26 @@ class Evidence:
                         return Kind.ARRAY
         return Kind.UNKNOWN
 
+    def _semaphore_kind(self, node: ast.expr, scope: Scope) -> str | None:
+        """The kind (`REGULAR`, `DMA`, `BARRIER`) of the semaphore or semaphore array `node`
+        allocates: `SemaphoreType.X` or `SemaphoreType.X(shape)`, resolved through the imports."""
+        names = self.qualified(node.func if isinstance(node, ast.Call) else node, scope) or set()
+        kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
+        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None  # type: ignore[return-value]
+
+    def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
+        """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
+        (or an `.at[...]` view of one) that every allocation bound to it gives that one kind,
+        and that nothing rebinds. None where the file does not prove it."""
+        while isinstance(node, ast.Subscript) and is_at(node.value):
+            node = node.value.value  # type: ignore[attr-defined]
+        if not isinstance(node, ast.Name):
+            return None
+        _, bindings = scope.lookup(node.id)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].declared:
+            return None
+        return self.param_semaphores.get(id(bindings[0].node))
+
     def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
         kernel's last positional parameters, as pallas_call passes scratch buffers."""
@@ -339,6 +367,7 @@ class Evidence:
         if found is None:
             return
         function, given, named = found
+        unknown = functools.partial(self._unprove, function, scope)  # where this call's allocations are not known
         parameters = [*function.args.posonlyargs, *function.args.args]
         by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
         required = len(parameters) - len(function.args.defaults)
@@ -346,12 +375,12 @@ class Evidence:
         if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
             parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
             if function.args.vararg is not None or len(allocations) > len(parameters) or given + len(parameters) > required:
-                return
+                return unknown()
             parameters = parameters[len(parameters) - len(allocations) :]
         positional = iter(parameters)
         for item in allocations:
             if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
-                return
+                return unknown()
             if isinstance(item, ast.keyword):
                 parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
             else:
@@ -361,6 +390,21 @@ class Evidence:
                 if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
                     kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
                 self.param_kinds[id(parameter)] = kind
+                semaphore = self._semaphore_kind(value, scope)  # type: ignore[arg-type]
+                allocated = None if semaphore is None else (semaphore, value)
+                if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
+                    earlier = self.param_semaphores[id(parameter)]
+                    allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
+                self.param_semaphores[id(parameter)] = allocated  # type: ignore[assignment]
+
+    def _unprove(self, body: ast.AST, scope: Scope) -> None:
+        """A call hands `body` allocations semfix cannot read: none of its parameters has a
+        proven semaphore kind, whatever other calls allocate for them."""
+        found = self._function(body, scope)
+        if found is not None:
+            arguments = found[0].args
+            for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                self.param_semaphores[id(parameter)] = None
 
     # -- whether a Ref expression keeps its value (a view's evidence, a carried read)----------------
     def tracking(self) -> Tracking:

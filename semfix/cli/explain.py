@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from semfix.api import (
-    SUSPECTS,
+    ERRORS_BY_KEY,
     Blame,
     Failure,
     Frame,
@@ -27,7 +27,8 @@ from semfix.api import (
     fix_notebook,
     fix_source,
     join_cells,
-    read_error,
+    recognise,
+    said,
 )
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.errors import SourceError
@@ -126,11 +127,12 @@ def _not_found(frame: Frame, root: Path, found: list[Path], stopped: bool) -> st
 
 def explain(failure: Failure, root: Path) -> Explanation:
     result = Explanation(failure)
-    read = read_error(failure.message)
-    if read is None:
+    recognised = recognise(failure.message)
+    if recognised is None:
         return result
-    result.kind, words = read
-    result.lines.append(words)
+    known, match = recognised
+    result.kind = known.key
+    result.lines.append(said(known, match))
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
@@ -156,7 +158,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, SUSPECTS.get(result.kind))
+            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -227,9 +229,10 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     cell = f"cell {number} ({frame.path}), line {frame.line}"
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
+        known = ERRORS_BY_KEY[result.kind or ""]
         result.blame = blame(
-            notebook.module.encode("utf-8"), start + frame.line - 1, SUSPECTS.get(result.kind or ""),
-            where=lambda line: _cell_line(notebook, line),
+            notebook.module.encode("utf-8"), start + frame.line - 1, known.suspects,
+            where=lambda line: _cell_line(notebook, line), wrong_kind=known.wrong_kind,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")

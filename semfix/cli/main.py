@@ -385,11 +385,16 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
 
 @main.command()
 @click.argument("code", required=False)
-def rules(code: str | None) -> None:
+@click.option("--errors", is_flag=True, help="Print JAX's errors, the rules that find each, what explain does.")
+def rules(code: str | None, errors: bool) -> None:
     """List every rule (code, name, fix safety, default, summary), or one rule's docs and examples."""
     from semfix import rules as catalog
 
-    if code is None:
+    if errors:
+        from semfix.api import errors_markdown as markdown
+
+        click.echo(markdown(), nl=False)
+    elif code is None:
         click.echo(catalog.table(), nl=False)
     elif code.upper() in catalog.RULES:
         click.echo(catalog.describe(catalog.RULES[code.upper()]), nl=False)

@@ -42,7 +42,8 @@ class Engine(Context):
                     dispatch.buffer(self, call, argument, scope, operation.partial)
                 else:
                     dispatch.semaphore(self, call, argument, scope)
-            dispatch.after_arguments(self, call, operation)
+            given = [(param, a) for param in operation.sem_params for a in _arguments((param,), call)]
+            dispatch.after_arguments(self, call, operation, scope, given)
         dispatch.finish(self, state)
         starts = sorted(self.text.start(call)[2] for call, _ in calls)
         for low, high in ((self.text.start(a)[2], self.text.end(a)[2]) for _, found in arguments for a in found):

@@ -12,7 +12,14 @@ import functools
 import re
 from collections.abc import Iterator
 
-from semfix.catalog import FUNCTION_NAMES, GRID_SPECS, MODULES, alternation
+from semfix.catalog import (
+    FUNCTION_NAMES,
+    GRID_SPECS,
+    KINDS_NEEDED,
+    MODULES,
+    SEMAPHORE_KINDS,
+    alternation,
+)
 from semfix.rules import RULES
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
@@ -22,6 +29,11 @@ for _ops in MODULES.values():
     for _name, _op in _ops.items():
         _params = _op.sem_params + _op.buffer_params
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
+
+# Per function name, the semaphore kinds one of its semaphore parameters refuses (the wrong-kind rule's).
+_REFUSED: dict[str, set[str]] = {}
+for _function_param, _accepted in KINDS_NEEDED.items():
+    _REFUSED.setdefault(_function_param[0], set()).update(set(SEMAPHORE_KINDS) - _accepted)
 
 _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
@@ -80,6 +92,7 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
+_VIEW_BASE = re.compile(_IDENT + rb"(?=\s*\.\s*at\s*\[)")
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -135,12 +148,18 @@ class _Skim:
         self._aliases()
         self.calls = self._read_calls()
         names: set[bytes] = set()  # the semaphore arguments that are bare names
+        # the wrong-kind rule: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
+        refused: dict[bytes, set[str]] = {}
         for functions, arguments in self._calls(FUNCTION_NAMES) + self._partials():
+            kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
             for argument in _semaphore_arguments(functions, arguments):
                 name = _shape(argument)
                 if name is not None:
                     names.add(name)
-        if not names:
+                base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
+                if base is not None and kinds:
+                    refused.setdefault(base, set()).update(kinds)
+        if not names and not refused:
             return True
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
@@ -150,8 +169,12 @@ class _Skim:
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
-        # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to?
-        return not any(name in names and (entry is None or b"(" in entry) for name, entry in self._pairs())
+        # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to,
+        # or a name given to a call an allocation of a kind that call refuses (the wrong-kind rule)?
+        return not any(
+            name in names and (entry is None or b"(" in entry) or name in refused and _spells(entry, refused[name])
+            for name, entry in self._pairs()
+        )
 
     def _aliases(self) -> None:
         """Names a catalog function is assigned to (`wait = pl.semaphore_wait`, `a = b = f`) mean
@@ -307,6 +330,11 @@ def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterato
             if position in wanted:
                 yield argument
             position += 1
+
+
+def _spells(entry: bytes | None, kinds: set[str]) -> bool:
+    """May the allocation entry be of one of `kinds`: it spells one (None: it could be anything)?"""
+    return entry is None or any(re.search(rb"(?<!\w)" + k.encode() + rb"(?!\w)", entry) for k in kinds)
 
 
 def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes]]:

@@ -22,6 +22,7 @@ from semfix.analysis.nodes import Text, is_at, parse, unchain
 from semfix.analysis.scopes import Scope, Tracking
 from semfix.engine.loop import _arguments
 from semfix.engine.run import analyse
+from semfix.explain.errors import ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.settings import Settings
@@ -29,6 +30,8 @@ from semfix.settings import Settings
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
 # errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
 _ANALYSIS = Settings.build(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
+#: The rules that find a semaphore of the wrong kind, as the table of JAX's errors names them.
+_KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
 
 
 @dataclass
@@ -42,26 +45,35 @@ class Blame:
 
 
 def blame(
-    source: bytes, line: int, suspects: frozenset[str] | None, where: Callable[[int], str] = "line {}".format
+    source: bytes,
+    line: int,
+    suspects: frozenset[str] | None,
+    where: Callable[[int], str] = "line {}".format,
+    *,
+    wrong_kind: bool = False,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
     for source the engine cannot read. The fixes are made (and proven) by running the engine
     again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
-    are one module, and the user counts lines within a cell)."""
+    are one module, and the user counts lines within a cell). `wrong_kind`: the error is about
+    the semaphore's kind, which no rewrite settles: the findings there of the rules the error
+    table names for it are named, not fixed."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
     scopes = Tracking()  # `_plainly_ref` reads its accesses
     scopes.build(parse(analysis.text))
     evidence = Evidence(Text(analysis.text), scopes)
+    calls, problem = _descriptor_calls(scopes, line) if suspects is not None else (_calls_at(scopes, line), None)
+    if problem:
+        result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
+        return result
+    if wrong_kind:
+        _kind_evidence(result, evidence, calls, suspects, findings, where)
+        return result
     if suspects is not None:
-        calls, problem = _descriptor_calls(scopes, line)
-        if problem:
-            result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
-            return result
         proven, safe = _dma_evidence(result, evidence, calls, suspects, findings)
     else:
-        calls = _calls_at(scopes, line)
         at = [f for f in findings if any(_within(f, call, evidence.text) for call in calls)]
         proven, safe = [f for f in at if f.fixable], []
         if not proven:
@@ -207,6 +219,36 @@ def _dma_evidence(
             result.lines.append(f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone.")
     result.fixed = not open_
     return (proven, []) if one else ([], proven)
+
+
+def _kind_evidence(
+    result: Blame,
+    evidence: Evidence,
+    calls: list[ast.Call],
+    about: frozenset[str] | None,
+    findings: Sequence[Finding],
+    where: Callable[[int], str],
+) -> None:
+    """A semaphore of the wrong kind: the findings of the rules that find it (the error table's)
+    at the semaphore arguments the error is about (`about`; None: every one of the calls), each
+    naming the allocation that proves it."""
+    arguments = [
+        argument
+        for call in calls
+        if (operation := evidence.operation(call)) is not None
+        for param in operation.sem_params
+        if about is None or param.name in about
+        for argument in _arguments((param,), call)
+    ]
+    found = [f for f in findings if f.rule in _KIND_RULES and any(_within(f, a, evidence.text) for a in arguments)]
+    result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found]
+    if not found:
+        result.lines.append(
+            "Cannot point at the semaphore: semfix proves a semaphore's kind only from its allocation"
+            " (`SemaphoreType.X` in `scratch_shapes`, a grid spec or `run_scoped`) bound to a parameter"
+            " passed as it is or as an `.at[...]` view."
+        )
+    result.lines.append("No fix: allocate the semaphore as the kind the operation takes, or pass one that is.")
 
 
 def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:

@@ -1,52 +1,160 @@
-"""The JAX errors `explain` reads: what each means, and which catalog parameters it is about.
+"""Every error JAX raises for this family of mistakes, in one table.
 
-The table is keyed by the error's kind; `SUSPECTS` names, for each DMA or copy error, the
-catalog parameters (semfix/catalog.py) its check covers, so that blame (blame.py) looks only
-at those arguments of the call at the traceback's line.
+Each row holds JAX's text (0.10.2, as the fixtures and stored tracebacks raise it), the
+pattern `semfix explain` recognises it by and the first words it says, the catalog functions
+that raise it, the rules that find the mistake before anything runs, and what explain does
+with it. `semfix explain` (semfix/cli/explain.py) reads its recogniser from here, and
+`semfix rules --errors` and the README print `markdown()`; tests/test_jax_errors.py holds the
+table to explain, to the catalog and to the README, so none of them drifts.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-#: Each error JAX raises for these mistakes, and what it means. `copy` is JAX's generic Ref
-#: check: the Mosaic GPU copies check source, destination, barrier in turn.
-KNOWN = {
-    "value": (r"Cannot (?P<verb>\w+) on a non-semaphore Ref: (?P<aval>.+)",
-              "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref."),
-    "shape": (r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
-              "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`."),
-    "dma": (r"DMA source/destination/semaphore arguments must be Refs",
-            "A DMA was given a value where it needs a Ref (source, destination or semaphore)."),
-    "dma_send": (r"DMA source semaphore must be a Ref", "A remote DMA was given a value where it needs its send semaphore Ref."),
-    "dma_wait": (r"Expected the destination semaphore to be a reference", "A DMA wait was given a value where it needs the semaphore Ref."),
-    "copy": (r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
-             "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier)."),
-    "barrier": (r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)", "`{verb}` was given {aval}, not the barrier Ref."),
-}
-#: Which parameters each DMA error is about. `.start()` checks source, destination and the
-#: semaphore the copy signals on in one test, and a remote copy's send semaphore in its own;
-#: `.wait()` checks the semaphore it waits on (a remote copy waits on both, send first).
-SUSPECTS = {
-    "dma": frozenset({"src_ref", "dst_ref", "sem", "recv_sem"}),
-    "dma_send": frozenset({"send_sem"}),
-    "dma_wait": frozenset({"sem", "send_sem", "recv_sem"}),
-    "copy": frozenset({"src", "dst", "barrier"}),
-}
+_SIGNALS = ("semaphore_signal", "semaphore_wait", "core_barrier", "semaphore_signal_multicast", "SemaphoreSignal")
+_DMAS = ("make_async_copy", "async_copy", "make_async_remote_copy", "async_remote_copy")
+_READS = ("SEM001", "SEM002", "SEM003")
+
+
+@dataclass(frozen=True)
+class JaxError:
+    """One error text, who raises it, who finds it first, and what explain does with it."""
+
+    key: str  # explain's name for it
+    text: str  # what JAX says
+    pattern: str  # how explain recognises it (a regular expression searched in the message)
+    words: str  # explain's first line; {verb}, {aval}, {got} are filled from the match
+    operations: tuple[str, ...]  # the catalog functions that raise it
+    rules: tuple[str, ...]  # the rules that find the mistake before running
+    explain: str  # what `semfix explain` does with it
+    suspects: frozenset[str] | None = None  # a DMA's: the parameters it is about (None: the call's semaphore)
+    wrong_kind: bool = False  # about the semaphore's kind: explain names it and its allocation, fixes nothing
+
+
+ERRORS: tuple[JaxError, ...] = (
+    JaxError(
+        "value",
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]",
+        r"Cannot (?P<verb>\w+) on a non-semaphore Ref:? ?(?P<aval>.*)",
+        "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref.",
+        _SIGNALS,
+        _READS,
+        "fixes the read at the call the traceback names; there `sems[i]` is proven to read a Ref, so "
+        "SEM002's view is made safely (and for the same parameter's other reads in that function)",
+    ),
+    JaxError(
+        "shape",
+        "ValueError: Cannot signal on a non-()-shaped semaphore: (2,)",
+        r"Cannot (?P<verb>\w+) on a non-\(\)-shaped semaphore: (?P<shape>.+)",
+        "JAX needs one semaphore, but got a Ref of shape {shape}: index one with `.at[i]`.",
+        _SIGNALS + _DMAS,
+        ("SEM004",),
+        "names SEM004's finding at the call on that line; no fix, exit 1",
+    ),
+    JaxError(
+        "kind",
+        "ValueError: Must signal semaphores of the following types: {<class 'jax._src.pallas.core.semaphore'>, "
+        "<class 'jax.numpy.int16'>, <class 'jax._src.pallas.core.barrier_semaphore'>}. Got dma_sem.",
+        r"Must (?P<verb>\w+) semaphores of the following types: .*\. Got (?P<got>\w+)\.?",
+        "JAX refused to {verb} on {got}: it takes a regular or barrier semaphore.",
+        _SIGNALS,
+        ("SEM006",),
+        "names the argument and the line of its allocation (SEM006's finding); no fix, exit 1",
+        wrong_kind=True,
+    ),
+    JaxError(
+        "dma",
+        "ValueError: DMA source/destination/semaphore arguments must be Refs.",
+        r"DMA source/destination/semaphore arguments must be Refs",
+        "A DMA was given a value where it needs a Ref (source, destination or semaphore).",
+        _DMAS,
+        (*_READS, "SEM005"),
+        "follows the descriptor from `.start()` back to its copy; fixes the one argument that is not plainly "
+        "a Ref, else only the fixes safe on their own, naming every suspect (exit 1 while one is open)",
+        suspects=frozenset({"src_ref", "dst_ref", "sem", "recv_sem"}),
+    ),
+    JaxError(
+        "dma_send",
+        "ValueError: DMA source semaphore must be a Ref.",
+        r"DMA source semaphore must be a Ref",
+        "A remote DMA was given a value where it needs its send semaphore Ref.",
+        _DMAS[2:],
+        _READS,
+        "follows the descriptor back to its copy; fixes the send semaphore",
+        suspects=frozenset({"send_sem"}),
+    ),
+    JaxError(
+        "dma_wait",
+        "ValueError: Expected the destination semaphore to be a reference",
+        r"Expected the destination semaphore to be a reference",
+        "A DMA wait was given a value where it needs the semaphore Ref.",
+        _DMAS,
+        _READS,
+        "follows the descriptor from `.wait()` back to its copy; fixes the semaphores it waits on",
+        suspects=frozenset({"sem", "send_sem", "recv_sem"}),
+    ),
+    JaxError(
+        "dma_kind",
+        "ValueError: dma_wait requires a DMA semaphore, but got a regular semaphore. Use pl.semaphore_wait() instead.",
+        r"dma_wait requires a DMA semaphore, but got a regular semaphore",
+        "A DMA waited on a semaphore that is not a DMA semaphore (JAX says regular for a barrier one too).",
+        _DMAS,
+        ("SEM006",),
+        "follows the descriptor from `.wait()` back to its copy; names the semaphore and the line of its "
+        "allocation (SEM006's finding); no fix, exit 1",
+        suspects=frozenset({"sem", "send_sem", "recv_sem"}),
+        wrong_kind=True,
+    ),
+    JaxError(
+        "copy",
+        "ValueError: Can only call `copy_gmem_to_smem` on a `Ref`: JitTracer(float32[8,128]).",
+        r"Can only call `(?P<verb>copy_gmem_to_smem|copy_smem_to_gmem)` on a `Ref`:? ?(?P<aval>.*)",
+        "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier).",
+        ("copy_gmem_to_smem", "copy_smem_to_gmem"),
+        (*_READS, "SEM005"),
+        "fixes the source, destination or barrier that is not plainly a Ref, as for the DMA error",
+        suspects=frozenset({"src", "dst", "barrier"}),
+    ),
+    JaxError(
+        "barrier",
+        "ValueError: Can only call `barrier_arrive` on a `Ref`: JitTracer(barrier[]).",
+        r"Can only call `(?P<verb>barrier_\w+)` on a `Ref`:? ?(?P<aval>.*)",
+        "`{verb}` was given {aval}, not the barrier Ref.",
+        ("barrier_arrive", "barrier_wait", "barrier_test"),
+        _READS,
+        "fixes the read at the call the traceback names, as for the semaphore error",
+    ),
+)
+
+BY_KEY = {error.key: error for error in ERRORS}
+
+
+def recognise(message: str) -> tuple[JaxError, re.Match[str]] | None:
+    """The first row whose pattern the exception message holds, with the match."""
+    for error in ERRORS:
+        if match := re.search(error.pattern, message):
+            return error, match
+    return None
+
+
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",
     "barrier_semaphore": "the count read out of a barrier semaphore Ref",
     "barrier": "the value read out of a Mosaic GPU barrier Ref",
 }
+#: The semaphore kinds JAX names after `Got` (their dtypes' names).
+_KINDS = {"dma_sem": "a DMA semaphore", "semaphore": "a regular semaphore", "barrier_semaphore": "a barrier semaphore"}
 
 
-def read_error(message: str) -> tuple[str, str] | None:
-    """(the error's kind, what it means in words) for an error JAX raises for these mistakes; None otherwise."""
-    for kind, (pattern, words) in KNOWN.items():
-        if match := re.search(pattern, message):
-            return kind, words.format(**match.groupdict() | {"aval": _describe_aval(match.groupdict().get("aval") or "")})
-    return None
+def said(error: JaxError, match: re.Match[str]) -> str:
+    """Explain's first line for an error it recognised: the row's words, filled from the match."""
+    groups = match.groupdict()
+    got = groups.get("got") or ""
+    filled = {"aval": _describe_aval(groups.get("aval") or ""), "got": _KINDS.get(got, f"a Ref of {got}")}
+    return error.words.format(**groups | filled)
 
 
 def _describe_aval(aval: str) -> str:
@@ -57,3 +165,20 @@ def _describe_aval(aval: str) -> str:
         return f"the value `{aval}`" if aval else "a value"
     shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
     return _AVALS[match["name"]] + shape
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown() -> str:
+    """The table as `semfix rules --errors` prints it and the README holds it."""
+    lines = [
+        "| JAX error (0.10.2) | raised by | found before running by | `semfix explain` |",
+        "|---|---|---|---|",
+    ]
+    for error in ERRORS:
+        operations = ", ".join(f"`{name}`" for name in error.operations)
+        text = f"`` {error.text} ``" if "`" in error.text else f"`{error.text}`"
+        lines.append(f"| {_cell(text)} | {operations} | {', '.join(error.rules)} | {_cell(error.explain)} |")
+    return "\n".join(lines) + "\n"

@@ -17,9 +17,19 @@ from semfix.analysis.context import Context
 from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Rewrite, element_read, read_target
 from semfix.analysis.scopes import Scope
-from semfix.catalog import Operation
+from semfix.catalog import Operation, SemParam
 from semfix.rewrite.text import apply_edits
-from semfix.rules import RULES, sem001, sem002, sem003, sem004, sem005, sem101, sem102
+from semfix.rules import (
+    RULES,
+    sem001,
+    sem002,
+    sem003,
+    sem004,
+    sem005,
+    sem006,
+    sem101,
+    sem102,
+)
 
 
 def start(ctx: Context) -> object:
@@ -32,8 +42,13 @@ def before_call(ctx: Context, state: object, call: ast.Call) -> None:
     sem101.rename(ctx, state, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
 
 
-def after_arguments(ctx: Context, call: ast.Call, operation: Operation) -> None:
-    """After a call's arguments: the call's own keywords."""
+def after_arguments(
+    ctx: Context, call: ast.Call, operation: Operation, scope: Scope, semaphores: list[tuple[SemParam, ast.expr]]
+) -> None:
+    """After a call's arguments: each semaphore argument with its parameter (which says the
+    kinds it takes), then the call's own keywords."""
+    for param, argument in semaphores:
+        sem006.check(ctx, operation, param, argument, scope)
     if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
         sem102.check(ctx, call, operation.partial)
 
