@@ -161,6 +161,8 @@ TPU_MOVED_TO_PALLAS: tuple[str, ...] = (
     "DeviceIdType",
     "HOST",
 )
+#: Those JAX 0.11.0 removed (its `_deprecations` maps them to None); `HOST` is still there.
+TPU_REMOVED_IN_0_11 = frozenset(TPU_MOVED_TO_PALLAS) - {"HOST"}
 #: A source that spells none of them (`semaphore` is a prefix of three) has nothing to migrate.
 MIGRATION_TEXT = rb"semaphore|DeviceIdType|HOST"
 

@@ -1,19 +1,19 @@
 '''SEM101 deprecated-tpu-semaphore-op
 
 ## What it does
-Rewrites every name JAX 0.10 deprecated on `pltpu` and 0.11 removed, in this family, to `pl`'s
-name: `pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the
-dtype), `pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
+Rewrites every name JAX 0.10 deprecated on `pltpu` in this family to `pl`'s name:
+`pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the dtype),
+`pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
 `pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas
-import and dropping TPU imports
-left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
+import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
 which only an import of the TPU module makes exist). Off by default: select it (`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
-The `pltpu` names were deprecated in JAX 0.10 and removed in 0.11, where the kernel fails
-with `AttributeError` when it is traced (or the module, on import). The list is JAX's own:
-`_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly these six, each
-"use pl.<name> instead". (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from
+The `pltpu` names were deprecated in JAX 0.10, and all but `HOST` were removed in 0.11, where
+the kernel fails with `AttributeError` when it is traced (or the module, on import). The list
+is JAX's own: `_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly
+these six, each "use pl.<name> instead"; at 0.11.0 the same table maps the five others to
+None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed. (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from
 0.10 already: a file that still reads them fails there, before any migration.)
 
 ## Example
@@ -75,7 +75,7 @@ from semfix.analysis.importer import (
 )
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.scopes import Scope
-from semfix.catalog import MIGRATION_TEXT, TPU_MOVED_TO_PALLAS
+from semfix.catalog import MIGRATION_TEXT, TPU_MOVED_TO_PALLAS, TPU_REMOVED_IN_0_11
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM101"
@@ -84,7 +84,7 @@ RULE = Rule(
     code=CODE,
     name="deprecated-tpu-semaphore-op",
     summary="pltpu.semaphore_signal/wait/read, pltpu.semaphore, pltpu.DeviceIdType and pltpu.HOST were deprecated in "
-    "JAX 0.10 and removed in 0.11; use pl's.",
+    "JAX 0.10 (all but HOST removed in 0.11); use pl's.",
     fix="safe",
     default=False,
     docs=__doc__ or "",
@@ -203,7 +203,8 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         reference = renames.pending.pop()
         alias = renames.alias or DEFAULT_PALLAS_ALIAS
         new_text = f"{alias}.{reference.function}"
-        message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10 and removed in 0.11; use `{new_text}`"
+        removed = " and removed in 0.11" if reference.function in TPU_REMOVED_IN_0_11 else ""
+        message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10{removed}; use `{new_text}`"
         owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
         usable = not bindings if renames.alias is None else owner is not None and owner.kind == "module" and [
             b.qualname for b in bindings
