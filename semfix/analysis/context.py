@@ -27,7 +27,6 @@ from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
-    from semfix.analysis.importer import ImportChanges
     from semfix.analysis.scopes import ScopeBuilder
     from semfix.settings import Place, Settings
 
@@ -50,14 +49,12 @@ class Context(Evidence):
         self.settings = settings
         self.findings: list[Finding] = []
         self.fixes: list[Decision] = []  # the accepted fixes, one per decision
-        self.imports: ImportChanges | None = None
-        self.migrated: list[ast.Name | ast.Attribute] = []  # references renamed to another module's
         self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)
         self.semaphore_args: set[int] = set()  # id() of every semaphore argument of a catalog call
         self.sources: list[ast.expr] = []  # the DMA buffer arguments a copy reads
         self.destinations: list[ast.expr] = []  # and those it writes
         self.buffer_args: set[int] = set()  # their id()s
-        self.memo: dict[object, object] = {}  # what a rule works out once per node (a carried read's plan)
+        self.memo: dict[object, object] = {}  # what a rule works out once, under a key of its own
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed
         self.suppressions = _suppressions(text.text)  # line -> the codes silenced there (None: all)
         self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
@@ -145,7 +142,6 @@ class Context(Evidence):
             for f in self.findings
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
-        self.migrated, self.imports = [], None
 
     def cut(self, subscript: ast.Subscript, call: ast.Call, floor: int | None = None) -> tuple[int, int] | None:
         """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it; None

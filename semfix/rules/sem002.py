@@ -127,17 +127,20 @@ def ring_kernel(x_hbm, o_ref, buf, sems):
 _TYPE_TESTS = frozenset({"isinstance", "hasattr", "getattr", "type"})
 
 
+_TYPE_TESTED = object()  # the key of what `_type_tested` works out once per file, in `Context.memo`
+
+
 def _type_tested(ctx: Context, key: object) -> bool:
     """Does the code test what `key` names (`isinstance(sems, tuple)`, `hasattr(sems, "at")`)?
     Then it expects something else than a Ref there too (a tuple of Refs, where `sems[i]` is
     right): evidence from one branch must not rewrite another."""
-    if "sem002 type tests" not in ctx.memo:
-        ctx.memo["sem002 type tests"] = {
+    if _TYPE_TESTED not in ctx.memo:
+        ctx.memo[_TYPE_TESTED] = {
             ctx.key(c.args[0], ctx.scopes.scope_of[id(c)])
             for c in ctx.scopes.calls
             if isinstance(c.func, ast.Name) and c.func.id in _TYPE_TESTS and c.args
         }
-    return key in ctx.memo["sem002 type tests"]  # type: ignore[operator]
+    return key in ctx.memo[_TYPE_TESTED]  # type: ignore[operator]
 
 
 def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:

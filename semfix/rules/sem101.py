@@ -184,6 +184,8 @@ class Renames:
     nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
     made: list[Rewrite] = field(default_factory=list)  # the accepted renames: one decision with the import edits
     findings: list[int] = field(default_factory=list)  # their findings, by index
+    taken: list[ast.Name | ast.Attribute] = field(default_factory=list)  # the reads the renames took
+    declared: ImportChanges | None = None  # the tree the renames and the import edits declare
 
 
 def renames(ctx: Context) -> Renames:
@@ -227,13 +229,13 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             where = "in an f-string" if reference.formatted else "a reference over several lines"
             ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
-            ctx.migrated.append(reference.read)  # type: ignore[arg-type]
+            renames.taken.append(reference.read)  # type: ignore[arg-type]
             edit = (start, end, new_text)
             renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
             renames.findings.append(len(ctx.findings) - 1)
-            ctx.imports = ctx.imports or ImportChanges()
+            renames.declared = renames.declared or ImportChanges()
             spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
-            ctx.imports.replace(reference.node, [spelled], reference.holder)
+            renames.declared.replace(reference.node, [spelled], reference.holder)
 
 
 def finish(ctx: Context, renames: Renames) -> None:
@@ -241,12 +243,12 @@ def finish(ctx: Context, renames: Renames) -> None:
     those are unsure, no fix."""
     if renames.unsure:
         ctx.hold(renames.unsure[0], CODE)
-    elif ctx.migrated:
+    elif renames.taken:
         request = Request(
             PALLAS,
             renames.alias or DEFAULT_PALLAS_ALIAS,
             add=renames.alias is None,
-            taken=[unchain(node)[0] for node in ctx.migrated],  # type: ignore[misc]
+            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]
             loads=TPU,
             exported=ctx.settings.package_init,
         )
@@ -254,14 +256,14 @@ def finish(ctx: Context, renames: Renames) -> None:
         try:
             accesses = ctx.tracking().accesses
             edits = edit_imports(
-                tree, ctx.text, accesses, request, ctx.imports, renames.nodes  # type: ignore[arg-type]
+                tree, ctx.text, accesses, request, renames.declared, renames.nodes  # type: ignore[arg-type]
             )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
             return
         renamed = [edit for rewrite in renames.made for edit in rewrite.edits]
-        # one decision: every rename with the import edits, the tree declared in `ctx.imports`
-        changes = (*renames.made, ctx.imports)
+        # one decision: every rename with the import edits, the tree declared in `renames.declared`
+        changes = (*renames.made, renames.declared)
         ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))  # type: ignore[arg-type]
 
 
