@@ -1,0 +1,292 @@
+"""What JAX allocates for kernel and body parameters: the `Allocations` part of `Evidence`.
+
+Kernels' scratch shapes and `run_scoped` allocations (through `pallas_call`, `run_scoped`,
+`core_map`, the grid specs, `functools.partial` and decorators) give parameters a kind (one
+semaphore, or a tuple or array of them) and a semaphore kind, with the allocation that proves it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import re
+
+from semfix.analysis.nodes import (
+    is_at,
+    source_order,
+)
+from semfix.analysis.resolution import Kind, Resolution
+from semfix.analysis.scopes import Scope
+from semfix.catalog import (
+    CORE_MAP,
+    GRID_SPECS,
+    PALLAS_CALL,
+    PALLAS_CALL_POSITIONAL,
+    PARTIAL,
+    RUN_SCOPED,
+    SEMAPHORE_KINDS,
+    SEMAPHORE_TYPE_OWNERS,
+)
+
+
+class Allocations(Resolution):
+    """The parameters' kinds, gathered once per file (`gather`)."""
+
+    def gather(self) -> None:
+        """Give kernel and body parameters the kind of what JAX allocates for them: through
+        `pallas_call` and `run_scoped` calls, and through what is applied to a body, as a call
+        (`pl.core_map(mesh, ...)(body)`) or as the decorator nearest a def."""
+        for call in self.scopes.relevant_calls():
+            scope = self.scopes.scope_of[id(call)]
+            if self.operation(call) is not None:
+                continue
+            if self.resolves_to(call.func, scope, PALLAS_CALL):
+                positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+                keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+                kernel = keywords.get("kernel", positional[0] if positional else None)
+                if kernel is not None:
+                    rest = call.args[1:] if "kernel" not in keywords else call.args
+                    self._allocate(PALLAS_CALL, [*rest, *call.keywords], kernel, scope)
+            elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
+                self._allocate(RUN_SCOPED, source_order(call)[1:], call.args[0], scope)
+        for call in self.scopes.calls:
+            if isinstance(call.func, ast.Call) and len(call.args) == 1 and not call.keywords:
+                scope = self.scopes.scope_of[id(call)]
+                applied = self._applied(call.func, scope)
+                if applied is not None and not isinstance(call.args[0], ast.Starred):
+                    self._allocate(*applied, call.args[0], scope)
+        for function in self.scopes.functions:
+            if function.decorator_list:  # only the nearest one is given the def itself
+                scope = self.scopes.scope_of[id(function)]
+                applied = self._applied(function.decorator_list[-1], scope)
+                if applied is not None:
+                    self._allocate(*applied, function, scope)
+
+    def _allocate(self, allocator: frozenset[str], arguments: list[ast.AST], body: ast.AST, scope: Scope) -> None:
+        """Give `body`'s parameters the kinds of what `allocator`, given `arguments`, allocates
+        for them. The order calls come in does not matter: a parameter given two kinds is a
+        tuple if one is (`.at` would fail there), else has none."""
+        keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+        if allocator is PALLAS_CALL:
+            scratch = self._kernel_allocations(arguments, scope)
+            if scratch is None:  # what this call allocates is not known: no kind is proven
+                self._unprove(body, scope)
+            self._bind(body, scratch or [], scope, last=True)
+        elif allocator is RUN_SCOPED:
+            allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
+            self._bind(body, allocations, scope)
+        elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
+            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
+            if entries is not None:
+                self._bind(body, entries, scope)
+            else:
+                self._unprove(body, scope)
+
+    def _kernel_allocations(self, arguments: list[ast.AST], scope: Scope) -> list[ast.expr] | None:
+        """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
+        (where known), then its scratch buffers; None where the scratch buffers are not known.
+
+        JAX passes a kernel its inputs, its outputs as `out_shape`'s pytree gives them, then
+        its scratch buffers. Scratch shapes count only as written in `pallas_call` itself or in
+        one of JAX's own grid specs: a helper's call, or a variable, may hold more. An output
+        that is a pytree node (`(pltpu.SemaphoreType.DMA(()),) * 2`) is a tuple of Refs; any
+        other output is given no kind (the skim pairs only scratch shapes with parameters)."""
+        given = _bound(arguments, PALLAS_CALL_POSITIONAL)
+        keywords = given or {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+        spec: dict[str, ast.expr] | None = {}
+        if "grid_spec" in keywords:
+            spec = self._grid_spec(keywords["grid_spec"], scope)
+        scratch_shapes = keywords.get("scratch_shapes", (spec or {}).get("scratch_shapes"))
+        if scratch_shapes is not None:
+            scratch = self._entries(scratch_shapes, scope)
+        else:  # none written: none given, unless a `**kwargs` or an unknown grid spec may give some
+            scratch = [] if given is not None and spec is not None else None
+        if scratch is None:
+            return None
+        outputs = None
+        if given is not None and spec is not None:  # out_specs has out_shape's structure
+            written = [keywords.get("out_shape"), keywords.get("out_specs", spec.get("out_specs"))]
+            read = (self._entries(w, scope) for w in written if w is not None)
+            outputs = next((entries for entries in read if entries is not None), None)
+        if outputs is None:
+            return scratch
+        return [o if self._allocation(o, scope) is Kind.TUPLE else ast.Constant(None) for o in outputs] + scratch
+
+    def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
+        """The arguments of a call to one of JAX's grid specs, by parameter name; None for
+        anything else, or where a `*args` or `**kwargs` hides which are given."""
+        names = self.qualified(node.func, scope) if isinstance(node, ast.Call) else None
+        orders = {GRID_SPECS.get(name) for name in names or ()}
+        if len(orders) != 1 or None in orders:
+            return None
+        return _bound(source_order(node), orders.pop())  # type: ignore[arg-type]
+
+    def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.AST]] | None:
+        """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
+        function and the other arguments it gets. `functools.partial(pl.pallas_call, ...)` and
+        `functools.partial(pl.run_scoped, ...)` qualify only with keywords alone (a positional
+        argument there would come before the body); `pl.core_map(mesh, ...)` returns a
+        decorator. `pl.pallas_call` has no decorator-factory form, and `@pl.run_scoped` alone
+        allocates nothing."""
+        if not isinstance(node, ast.Call):
+            return None
+        if self.resolves_to(node.func, scope, PARTIAL) and len(node.args) == 1:
+            allocator = next((a for a in (PALLAS_CALL, RUN_SCOPED) if self.resolves_to(node.args[0], scope, a)), None)
+            return (allocator, list(node.keywords)) if allocator is not None else None
+        return (CORE_MAP, list(node.keywords)) if self.resolves_to(node.func, scope, CORE_MAP) else None
+
+    @staticmethod
+    def _named_entries(node: ast.expr) -> list[ast.AST] | None:
+        """A dict display of string keys as keyword arguments (core_map passes a dict by name)."""
+        if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return None
+        return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
+
+    def _function(self, node: ast.AST, scope: Scope) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
+        """The def `node` calls, with how many leading parameters and which named ones a
+        `functools.partial` around it already gives (None if a `*args` or `**kwargs` there hides that)."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node, 0, set()
+        if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
+            inner = self._function(node.args[0], scope)
+            if inner is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                return None
+            return inner[0], inner[1] + len(node.args) - 1, inner[2] | {k.arg for k in node.keywords}  # type: ignore[misc]
+        if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
+            _, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "def" and not bindings[0].node.decorator_list:  # type: ignore[union-attr]
+                return bindings[0].node, 0, set()  # type: ignore[return-value]
+        return None
+
+    def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
+        """The entries of a list or tuple display (`(x,) * 2` too), or of the one such display
+        a name is bound to; None for anything else."""
+        if isinstance(node, ast.Name):
+            _, bindings = scope.lookup(node.id)
+            if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
+                return None
+            value = bindings[0].node.value  # type: ignore[union-attr]
+            shared = len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
+            if isinstance(_display(value)[0], ast.List) and shared:
+                return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
+            node = value
+        display, times = _display(node)
+        if display is None or any(isinstance(e, ast.Starred) for e in display.elts):
+            return None
+        return list(display.elts) * times
+
+    def _used_elsewhere(self, node: ast.Name, scope: Scope) -> bool:
+        """Is the name read anywhere but at `node`? Not when the text spells it only there and
+        before `=` (its one binding, keywords): in ASCII text every access spells it, so most
+        files need no access tracking."""
+        spelled = rf"(?<![\w.]){re.escape(node.id)}(?!\w|\s*=(?!=))"
+        if self.text.text.isascii() and len(re.findall(spelled, self.text.text)) <= 1:
+            return False
+        return any(a.top is not node for a in self.tracking().references(node.id, scope))
+
+    def _allocation(self, node: ast.expr, scope: Scope) -> Kind:
+        if isinstance(node.left if isinstance(node, ast.BinOp) else node, (ast.Tuple, ast.List)):  # `[sem] * n` too
+            return Kind.TUPLE
+        if isinstance(node, ast.Call):
+            names = self.qualified(node.func, scope)
+            if names and all(n.startswith(SEMAPHORE_TYPE_OWNERS) for n in names):
+                items = source_order(node)
+                if items:  # libcst's first Arg, whatever its kind: its value is the shape
+                    first = items[0]
+                    shape = first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
+                    if not (isinstance(shape, ast.Tuple) and not shape.elts):
+                        return Kind.ARRAY
+        return Kind.UNKNOWN
+
+    def _semaphore_kind(self, node: ast.expr, scope: Scope) -> str | None:
+        """The kind (`REGULAR`, `DMA`, `BARRIER`) of the semaphore or semaphore array `node`
+        allocates: `SemaphoreType.X` or `SemaphoreType.X(shape)`, resolved through the imports."""
+        names = self.qualified(node.func if isinstance(node, ast.Call) else node, scope) or set()
+        kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
+        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None  # type: ignore[return-value]
+
+    def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
+        """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
+        (or an `.at[...]` view of one) that every allocation bound to it gives that one kind,
+        and that nothing rebinds. None where the file does not prove it."""
+        while isinstance(node, ast.Subscript) and is_at(node.value):
+            node = node.value.value  # type: ignore[attr-defined]
+        if not isinstance(node, ast.Name):
+            return None
+        _, bindings = scope.lookup(node.id)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].declared:
+            return None
+        return self.param_semaphores.get(id(bindings[0].node))
+
+    def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
+        """Allocations to the body's parameters, as Python passes arguments; `last`: the
+        kernel's last positional parameters, as pallas_call passes scratch buffers."""
+        found = self._function(body, scope)
+        if found is None:
+            return
+        function, given, named = found
+        unknown = functools.partial(self._unprove, function, scope)  # where this call's allocations are not known
+        parameters = [*function.args.posonlyargs, *function.args.args]
+        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
+        required = len(parameters) - len(function.args.defaults)
+        parameters = parameters[given:]  # a partial's positional arguments come first
+        if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
+            parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
+            if function.args.vararg is not None or len(allocations) > len(parameters) or given + len(parameters) > required:
+                return unknown()
+            parameters = parameters[len(parameters) - len(allocations) :]
+        positional = iter(parameters)
+        for item in allocations:
+            if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
+                return unknown()
+            if isinstance(item, ast.keyword):
+                parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
+            else:
+                parameter, value = next(positional, None), item  # type: ignore[assignment]
+            if parameter is not None:
+                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
+                if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
+                    kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
+                self.param_kinds[id(parameter)] = kind
+                semaphore = self._semaphore_kind(value, scope)  # type: ignore[arg-type]
+                allocated = None if semaphore is None else (semaphore, value)
+                if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
+                    earlier = self.param_semaphores[id(parameter)]
+                    allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
+                self.param_semaphores[id(parameter)] = allocated  # type: ignore[assignment]
+
+    def _unprove(self, body: ast.AST, scope: Scope) -> None:
+        """A call hands `body` allocations semfix cannot read: none of its parameters has a
+        proven semaphore kind, whatever other calls allocate for them."""
+        found = self._function(body, scope)
+        if found is not None:
+            arguments = found[0].args
+            for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                self.param_semaphores[id(parameter)] = None
+
+
+def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:
+    """A list or tuple display and how many times it is repeated (`(x,) * 2`); (None, 0) otherwise."""
+    times = 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        first = isinstance(node.left, (ast.List, ast.Tuple))  # `(x,) * 2`, or `2 * (x,)`
+        node, count = (node.left, node.right) if first else (node.right, node.left)
+        if not (isinstance(count, ast.Constant) and type(count.value) is int):
+            return None, 0
+        times = max(count.value, 0)
+    return (node, times) if isinstance(node, (ast.List, ast.Tuple)) else (None, 0)
+
+
+def _bound(arguments: list[ast.AST], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
+    """Arguments (positional, as `ast.expr`, and keywords) by the parameter each binds, the
+    positional ones to `order`; None where a `*args` or `**kwargs` may give any parameter."""
+    positional = [a for a in arguments if isinstance(a, ast.expr)]
+    keywords = [a for a in arguments if isinstance(a, ast.keyword)]
+    hidden = any(isinstance(a, ast.Starred) for a in positional) or any(k.arg is None for k in keywords)
+    if hidden or len(positional) > len(order):
+        return None
+    return {**dict(zip(order, positional)), **{k.arg: k.value for k in keywords if k.arg is not None}}
+
+
+# Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.
