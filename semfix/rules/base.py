@@ -1,10 +1,12 @@
 """What a rule is: its code, its docs and the examples that test it, in the rule's own module.
 
 Each `semfix/rules/semNNN.py` opens with its docs (what it does, why it matters, an example,
-its fix safety), defines `RULE`, then its logic: functions over the engine's `Context`
-(semfix/analysis/context.py) that decide the rule's findings and declare its rewrites. The
-engine's loop (semfix/engine/loop.py) calls them; a rule reuses another's logic by calling
-it with its own `code` and words (as SEM003's `check` takes `words` and `arguments`).
+its fix safety), defines `RULE`, then its logic: functions over the analysis's `Context`
+(semfix/analysis/context.py) that decide the rule's findings and declare each fix as one
+`Decision` (semfix/analysis/fixes.py). The engine's loop (semfix/engine/loop.py) calls the
+rules' entry points in dispatch.py, which sets their order; a rule reuses another's logic by
+calling it with its own `code` and words (as SEM003's `check` takes `words` and `arguments`).
+What the engine must know of a rule it reads from `Rule` (text gate, tree, settling).
 """
 
 from __future__ import annotations
