@@ -163,8 +163,9 @@ TPU_MOVED_TO_PALLAS: tuple[str, ...] = (
 )
 #: Those JAX 0.11.0 removed (its `_deprecations` maps them to None); `HOST` is still there.
 TPU_REMOVED_IN_0_11 = frozenset(TPU_MOVED_TO_PALLAS) - {"HOST"}
-#: A source that spells none of them (`semaphore` is a prefix of three) has nothing to migrate.
-MIGRATION_TEXT = rb"semaphore|DeviceIdType|HOST"
+#: A source that spells none of them as a whole word has nothing to migrate (every reference,
+#: attribute, import or `getattr` string, spells the name whole; `SemaphoreType` is none of them).
+MIGRATION_TEXT = rb"(?<!\w)(?:semaphore(?:_signal|_wait|_read)?|DeviceIdType|HOST)(?!\w)"
 
 
 # A file can hold a finding only if it names a catalog function and spells "pallas" (every
