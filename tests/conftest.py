@@ -1,4 +1,9 @@
-"""Shared test helpers: the fixture cases under tests/fixtures/."""
+"""Shared test helpers: the fixture cases under tests/fixtures/<group>/<case>/.
+
+A group is a rule's code in lower case (`sem002/`) for the cases about that rule, or `general/`
+for what cuts across rules (encodings, line endings, decoys, import styles, syntax). A case
+whose kernel runs in JAX (case.json "runtime") is named `rt_...`.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +36,13 @@ class Case:
 
     @property
     def name(self) -> str:
-        return self.folder.name
+        """`group/case`, as the test ids read: `sem002/proof_in_shadowing_scopes`."""
+        return f"{self.folder.parent.name}/{self.folder.name}"
+
+    @property
+    def slug(self) -> str:
+        """The name as one identifier (`sem002_proof_in_shadowing_scopes`), for module and file names."""
+        return self.name.replace("/", "_")
 
     @property
     def before(self) -> bytes:
@@ -59,7 +70,8 @@ def _parses_here(case: Case) -> bool:
 
 def fixture_cases(*, newer: bool = False) -> list[Case]:
     """The fixtures this Python parses; with `newer`, those it cannot (semfix refuses them)."""
-    cases = [Case(folder) for folder in sorted(FIXTURES.iterdir()) if (folder / "before.py").exists()]
+    folders = sorted(FIXTURES.glob("*/*/before.py"))
+    cases = [Case(before.parent) for before in folders]
     return [case for case in cases if _parses_here(case) != newer]
 
 

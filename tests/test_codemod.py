@@ -11,7 +11,14 @@ from semfix.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Encodings and line endings, an import migration, and a report-only finding.
-CASES = ("crlf", "latin1_cookie", "bom", "sem101_adds_pl_drops_pltpu", "sem003_carried_fixed", "sem004_non_scalar")
+CASES = (
+    "general/crlf",
+    "general/latin1_cookie",
+    "general/bom",
+    "sem101/adds_pl_drops_pltpu",
+    "sem003/carried_fixed",
+    "sem004/non_scalar",
+)
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -26,7 +33,7 @@ def test_libcst_tool_writes_what_semfix_fix_writes(tmp_path: Path) -> None:
     for folder in ("via_codemod", "via_semfix"):
         (tmp_path / folder).mkdir()
         for case in CASES:
-            shutil.copyfile(FIXTURES / case / "before.py", tmp_path / folder / f"{case}.py")
+            shutil.copyfile(FIXTURES / case / "before.py", tmp_path / folder / f"{case.replace('/', '_')}.py")
     before = _tree(tmp_path / "via_codemod")
     # The configured way: `modules` names the package, the command is `<module>.<class>`.
     # `--no-format`: libcst would otherwise pipe the output through black.

@@ -6,12 +6,13 @@ import ast
 import re
 
 import pytest
-from conftest import Case, fixture_cases
+from conftest import FIXTURES, Case, fixture_cases
 
 from dataclasses import replace
 
 from semfix import fix_source
 from semfix.findings import Fix
+from semfix.rules import RULES
 from semfix.settings import Settings
 
 CASES = fixture_cases()
@@ -37,6 +38,19 @@ def _splice(source: bytes, result_findings, encoding: str) -> bytes:
             assert text[begin:end] == finding.original
             text = text[:begin] + finding.replacement + text[end:]
     return text.encode(encoding)
+
+
+def test_cases_are_filed_by_rule_under_one_naming_scheme() -> None:
+    """tests/fixtures/<group>/<case>/: a rule's code in lower case, or `general`; no case repeats
+    its group's code, and `rt_` names exactly the cases whose kernel runs in JAX."""
+    groups = {code.lower() for code in RULES} | {"general"}
+    assert {entry.name for entry in FIXTURES.iterdir()} <= groups
+    folders = [folder for group in FIXTURES.iterdir() for folder in group.iterdir()]
+    assert all((folder / "before.py").exists() for folder in folders)
+    for case in fixture_cases() + fixture_cases(newer=True):
+        group, _, name = case.name.partition("/")
+        assert not name.startswith(f"{group}_"), case.name
+        assert name.startswith("rt_") == ("runtime" in case.spec), case.name
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner
 
 from semfix import fix_source
+from semfix.cli.main import main
 from semfix.rules import RULES, Invalid, Rule
 from semfix.settings import Settings
 
@@ -14,6 +19,21 @@ INVALID = [(rule, example) for rule in RULES.values() for example in rule.invali
 
 def _id(case: tuple[Rule, object]) -> str:
     return case[0].code
+
+
+README = Path(__file__).parent.parent / "README.md"
+_TABLE = re.compile(r"<!-- semfix rules --markdown: begin -->\n(.*?)<!-- semfix rules --markdown: end -->", re.DOTALL)
+
+
+def test_the_readme_holds_the_rule_table_semfix_rules_prints() -> None:
+    """The README's table is made from each rule's `RULE`: a rule's change shows up there."""
+    from semfix.rules import markdown
+
+    section = _TABLE.search(README.read_text(encoding="utf-8"))
+    assert section is not None
+    printed = CliRunner().invoke(main, ["rules", "--markdown"]).output
+    assert section.group(1) == printed == markdown()
+    assert all(f"| {code} |" in printed for code in RULES)
 
 
 def test_every_rule_has_docs_and_examples() -> None:

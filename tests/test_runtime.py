@@ -50,7 +50,7 @@ CORRECT = [case for case in CASES if case.spec["runtime"].get("runs_as_written")
 
 @pytest.mark.parametrize("case", BUGGY, ids=[c.name for c in BUGGY])
 def test_buggy_kernel_raises_the_jax_error(case: Case) -> None:
-    module = _load(case.folder / "before.py", f"semfix_rt_before_{case.name}")
+    module = _load(case.folder / "before.py", f"semfix_rt_before_{case.slug}")
     with pytest.raises(ValueError, match=case.spec["runtime"]["error"]):
         module.run()
 
@@ -59,7 +59,7 @@ def test_buggy_kernel_raises_the_jax_error(case: Case) -> None:
 def test_correct_kernel_runs_as_written_and_is_left_alone(case: Case) -> None:
     assert case.fix(case.before).source == case.before
     assert case.fix(case.before).findings == ()
-    module = _load(case.folder / "before.py", f"semfix_rt_asis_{case.name}")
+    module = _load(case.folder / "before.py", f"semfix_rt_asis_{case.slug}")
     np.testing.assert_allclose(np.asarray(module.run()), module.expected())
 
 
@@ -79,7 +79,7 @@ def test_report_only_kernel_is_left_as_it_is_and_reported(case: Case) -> None:
 def test_fixed_kernel_runs_and_computes(case: Case, tmp_path: Path) -> None:
     fixed = tmp_path / "fixed.py"
     fixed.write_bytes(case.fix(case.before).source)
-    module = _load(fixed, f"semfix_rt_fixed_{case.name}")
+    module = _load(fixed, f"semfix_rt_fixed_{case.slug}")
     np.testing.assert_allclose(np.asarray(module.run()), module.expected())
 
 
@@ -101,7 +101,7 @@ def test_migrated_kernel_runs_with_the_deprecated_tpu_names_removed(
     monkeypatch.setattr(pltpu, "__getattr__", removed)
     fixed = tmp_path / "fixed.py"
     fixed.write_bytes(case.fix(case.before).source)
-    module = _load(fixed, f"semfix_rt_migrated_{case.name}")
+    module = _load(fixed, f"semfix_rt_migrated_{case.slug}")
     np.testing.assert_allclose(np.asarray(module.run()), module.expected())
 
 

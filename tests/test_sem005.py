@@ -1,5 +1,5 @@
 """SEM005, DMA buffers given a value: the catalog against JAX, the skim, and what the fixtures
-under tests/fixtures/sem005_* and rt_sem005_buffers do not show."""
+under tests/fixtures/sem005/ do not show."""
 
 from __future__ import annotations
 

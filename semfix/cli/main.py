@@ -386,14 +386,17 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
 @main.command()
 @click.argument("code", required=False)
 @click.option("--errors", is_flag=True, help="Print JAX's errors, the rules that find each, what explain does.")
-def rules(code: str | None, errors: bool) -> None:
+@click.option("--markdown", is_flag=True, help="Print the rule table as the README holds it.")
+def rules(code: str | None, errors: bool, markdown: bool) -> None:
     """List every rule (code, name, fix safety, default, summary), or one rule's docs and examples."""
     from semfix import rules as catalog
 
     if errors:
-        from semfix.api import errors_markdown as markdown
+        from semfix.api import errors_markdown as errors_table
 
-        click.echo(markdown(), nl=False)
+        click.echo(errors_table(), nl=False)
+    elif markdown:
+        click.echo(catalog.markdown(), nl=False)
     elif code is None:
         click.echo(catalog.table(), nl=False)
     elif code.upper() in catalog.RULES:

@@ -35,6 +35,9 @@ class Rule:
     name: str
     summary: str
     fix: Fixability  # the best the rule can do; a finding may still be report-only
+    # The fix in one line, after `fix` in the README's rule table (`semfix rules --markdown`):
+    # what it gives and where it holds back. The full story is the docs' `## Fix safety`.
+    fix_note: str
     default: bool  # on without --select
     docs: str  # the rule module's docstring: what, why, example, fix safety
     valid: tuple[str, ...] = field(default=(), repr=False)  # code the rule must leave alone

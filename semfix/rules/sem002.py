@@ -23,8 +23,10 @@ Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the
 (an attribute chain such as `c.sems` only where each name in it resolves to the same binding:
 a comprehension, lambda or class body binding its own `c` proves nothing about the function's),
 or a `SemaphoreType.X((n,))` allocation in `run_scoped` or in `scratch_shapes` of `pallas_call`
-itself or of JAX's own grid specs (not of a helper's call, which may add entries), unless the
-code tests its type (`isinstance(sems, tuple)`: it expects a tuple too). Unsafe where it
+itself or of JAX's own grid specs (not of a helper's call, which may add entries), also through
+a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped, ...)`,
+`@pl.core_map(mesh, scratch_shapes=...)`), unless the code tests its type
+(`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple too). Unsafe where it
 cannot tell (applied only with `--unsafe-fixes`). Never, and not reported, where `sems[i]`
 already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it such as
 `refs[0:2]` or a name assigned one, a starred unpacking target, literals, an output written as
@@ -68,6 +70,8 @@ RULE = Rule(
     summary="`sems[i]` reads one semaphore of an array Ref; pass the view `sems.at[i]`. Safe where the "
     "code shows `sems` is a Ref, unsafe where it cannot tell, never for a tuple of Refs.",
     fix="safe with proof, else unsafe",
+    fix_note="`sems.at[i]`, where the file proves `sems` a Ref (its `.at[...]` or `[...]` in the same scope, "
+    "or its `SemaphoreType.X((n,))` allocation); never for a tuple or dict of Refs",
     default=True,
     docs=__doc__ or "",
     settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe

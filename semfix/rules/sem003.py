@@ -77,6 +77,8 @@ RULE = Rule(
     summary="A variable holds a value read from a semaphore Ref and is passed as the semaphore; pass "
     "the Ref and drop the variable when that is its only use.",
     fix="safe",
+    fix_note="each use becomes what the read passed directly is fixed to, and the assignment goes, where the "
+    "variable is a local assigned once and used only as semaphores; else every use is reported",
     default=True,
     docs=__doc__ or "",
     valid=(

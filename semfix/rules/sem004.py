@@ -41,6 +41,7 @@ RULE = Rule(
     summary="A slice or a whole semaphore array is passed where one semaphore is needed "
     "(JAX: non-()-shaped semaphore); reported, never rewritten.",
     fix="none",
+    fix_note="which semaphore was meant is the author's call",
     default=True,
     docs=__doc__ or "",
     valid=(

@@ -58,6 +58,7 @@ RULE = Rule(
     "needs another (JAX: Must signal semaphores of the following types / dma_wait requires a DMA "
     "semaphore); reported, never rewritten.",
     fix="none",
+    fix_note="the finding names the line of the allocation",
     default=True,
     docs=__doc__ or "",
     valid=(

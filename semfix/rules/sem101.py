@@ -36,7 +36,9 @@ f-string or over several lines is reported without a fix, and so is one whose mo
 failed). The added import goes where the `pltpu` import was when it stands sorted there (a
 function-local import stays local), else at its sorted place in that import's block, where
 ruff's I001 puts it: `import` lines first, then `from` lines by module and, within a module,
-by the name imported. A reference that may run on import before the pallas import binds its
+by the name imported (in the third-party section, so semfix never has to tell first-party from
+third-party modules). The file's own pallas alias is reused where it has one, and a lazy import
+stays lazy. A reference that may run on import before the pallas import binds its
 alias (at module level, in a class body, a decorator or a default argument, or in a function
 called there) is reported without a fix.
 
@@ -86,6 +88,8 @@ RULE = Rule(
     summary="pltpu.semaphore_signal/wait/read, pltpu.semaphore, pltpu.DeviceIdType and pltpu.HOST were deprecated in "
     "JAX 0.10 (all but HOST removed in 0.11); use pl's.",
     fix="safe",
+    fix_note="`pl`'s name, the very same object in JAX 0.10; the pallas import is reused or added where ruff's "
+    "I001 puts it, and imports left unused are dropped",
     default=False,
     docs=__doc__ or "",
     # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
