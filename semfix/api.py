@@ -66,7 +66,8 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
 
 def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:
     """`fix_source` over a Jupyter notebook's code cells, joined into one module (semfix/notebook.py);
-    every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines."""
+    every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines;
+    their `Fix.edits` are offsets into the joined module, not into the notebook's JSON."""
     notebook = join_cells(data)
     if notebook is None:  # not a Python notebook
         return FixResult(data, (), "utf-8", parsed=False)
