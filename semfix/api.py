@@ -7,7 +7,7 @@ Nothing here touches files; the CLI and other tools build on `fix_source` and `f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
@@ -28,7 +28,7 @@ from semfix.settings import Settings
 
 __all__ = [
     "ERRORS_BY_KEY", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
-    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_notebook", "fix_source", "join_cells",
+    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_finding", "fix_notebook", "fix_source", "join_cells",
     "parse_log", "recognise", "said",
 ]
 
@@ -62,6 +62,16 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
     return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]
+
+
+def fix_finding(source: str, finding: Finding, settings: Settings | None = None) -> FixResult[str]:
+    """`fix_source` making only `finding`'s fix (its whole decision), through the same run and
+    proof, as `explain` makes its chosen fixes (`Settings.chosen`). An unsafe fix is made, as
+    asking for this one fix by name is the opt-in (an editor's quick fix marked unsafe)."""
+    settings = settings or Settings()
+    place = (finding.line, finding.column, finding.end_line, finding.end_column)
+    unsafe = settings.unsafe_fixes or finding.safety == "unsafe"
+    return fix_source(source, settings=replace(settings, chosen=frozenset({place}), unsafe_fixes=unsafe))
 
 
 def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:

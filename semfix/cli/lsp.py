@@ -1,0 +1,222 @@
+"""What the language server says about one document: its findings as LSP diagnostics, and the
+code actions on them. Every edit comes out of `semfix.api`, made and proved there as `fix`
+makes it: a quick fix is the finding's one `Fix` (`fix_finding`), "fix all" is `fix_source`,
+and a silencing comment is kept only if a fresh check no longer reports the finding.
+
+Positions: a `Finding` counts 1-based lines and columns in characters, `Fix.edits` count
+characters from the start of the text; the client counts 0-based lines and columns in its
+position encoding (UTF-16 unless it negotiated another), which pygls's codec converts to.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.workspace.position_codec import PositionCodec
+
+from semfix.api import FixResult, SourceError, fix_finding, fix_source
+from semfix.findings import Edit, Finding
+from semfix.rewrite.text import apply_edits, line_starts
+from semfix.settings import Settings
+
+SOURCE = "semfix"
+FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # source.fixAll.semfix: fix on save
+KINDS = (lsp.CodeActionKind.QuickFix, FIX_ALL)
+_IGNORE_CODES = re.compile(r"#\s*semfix:\s*ignore\[(?P<codes>[A-Za-z0-9,\s]*)\]")
+
+
+class Lines:
+    """One text's lines, to turn semfix's positions into the client's."""
+
+    def __init__(self, text: str, codec: PositionCodec) -> None:
+        self.text = text
+        self.starts = line_starts(text)
+        self.lines = [text[a:b] for a, b in zip(self.starts, [*self.starts[1:], len(text)])]
+        self.codec = codec
+
+    def position(self, line: int, column: int) -> lsp.Position:
+        """The client's position of a 1-based line and character column."""
+        return self.codec.position_to_client_units(self.lines, lsp.Position(line - 1, column - 1))
+
+    def at(self, offset: int) -> lsp.Position:
+        """The client's position of a character offset."""
+        line = bisect.bisect_right(self.starts, offset)
+        return self.position(line, offset - self.starts[line - 1] + 1)
+
+    def range_of(self, start: int, end: int) -> lsp.Range:
+        return lsp.Range(self.at(start), self.at(end))
+
+    def line_text(self, line: int) -> str:
+        """A 1-based line without its line ending."""
+        return self.lines[line - 1].rstrip("\r\n") if line <= len(self.lines) else ""
+
+
+def place(finding: Finding) -> tuple[int, int, int, int]:
+    return finding.line, finding.column, finding.end_line, finding.end_column
+
+
+def diagnostic(finding: Finding, lines: Lines) -> lsp.Diagnostic:
+    """A finding as the client shows it; `data` names it again for the code actions."""
+    start, end = lines.position(finding.line, finding.column), lines.position(finding.end_line, finding.end_column)
+    fixable = "" if finding.fix is None else f" [{finding.fix.applicability} fix]"
+    return lsp.Diagnostic(
+        range=lsp.Range(start, end),
+        message=finding.message + fixable,
+        severity=lsp.DiagnosticSeverity.Warning,
+        code=finding.rule,
+        source=SOURCE,
+        data={"rule": finding.rule, "place": list(place(finding))},
+    )
+
+
+def diagnostics(result: FixResult[str] | None, lines: Lines) -> list[lsp.Diagnostic]:
+    """No result (the buffer does not parse, or the analysis failed) clears the old ones."""
+    return [] if result is None else [diagnostic(f, lines) for f in result.findings if f.cell is None]
+
+
+def findings_of(result: FixResult[str], wanted: Iterable[lsp.Diagnostic]) -> list[Finding]:
+    """The findings the client's diagnostics are about, matched on rule and place."""
+    by_place = {(f.rule, place(f)): f for f in result.findings}
+    found = []
+    for item in wanted:
+        data = item.data if isinstance(item.data, dict) else {}
+        key = (data.get("rule"), tuple(data.get("place", ())))
+        if key in by_place and by_place[key] not in found:
+            found.append(by_place[key])
+    return found
+
+
+def wants(only: Sequence[str] | None, kind: str) -> bool:
+    """Does the request's `only` ask for `kind`? Kinds are hierarchical: `source.fixAll` asks
+    for `source.fixAll.semfix`."""
+    return not only or any(kind == asked or kind.startswith(asked + ".") for asked in only)
+
+
+@dataclass(frozen=True)
+class Document:
+    uri: str
+    version: int | None
+    text: str
+    lines: Lines
+    settings: Settings
+
+    def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
+        """Edits tied to the version they were made for: a client drops them if the text moved on."""
+        identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
+        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])  # type: ignore[list-item]
+
+
+def fix_all(document: Document) -> lsp.CodeAction | None:
+    """"Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
+    try:
+        new = fix_source(document.text, settings=document.settings).source
+    except SourceError:
+        return None
+    if new == document.text:
+        return None
+    whole = lsp.TextEdit(document.lines.range_of(0, len(document.text)), new)
+    return lsp.CodeAction(title="semfix: fix all", kind=FIX_ALL, edit=document.edit([whole]))
+
+
+def quick_fix(document: Document, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
+    """The finding's own fix, made and proved alone; its edits are its `Fix.edits`."""
+    if finding.fix is None:
+        return None
+    try:
+        result = fix_finding(document.text, finding, document.settings)
+    except SourceError:
+        return None
+    made = [f for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
+    if not made or result.source == document.text:
+        return None
+    edits: tuple[Edit, ...] = made[0].fix.edits  # type: ignore[union-attr]
+    if not edits or apply_edits(document.text, 0, len(document.text), edits) != result.source:
+        edits = (_one_edit(document.text, result.source),)
+    unsafe = finding.fix.applicability == "unsafe"
+    new = f"`{finding.fix.replacement}`" if finding.fix.replacement else "nothing"
+    return lsp.CodeAction(
+        title=f"semfix ({finding.rule}): replace `{finding.original}` with {new}" + (" (unsafe)" if unsafe else ""),
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[item],
+        is_preferred=not unsafe,
+        edit=document.edit([lsp.TextEdit(document.lines.range_of(a, b), text) for a, b, text in edits]),
+    )
+
+
+def silence(document: Document, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
+    """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
+    check of the new text no longer reports the finding and still reads the file."""
+    for line in dict.fromkeys((finding.line, finding.end_line)):
+        edit = _comment_edit(document, line, finding.rule)
+        new = apply_edits(document.text, 0, len(document.text), [edit])
+        try:
+            again = fix_source(new, settings=document.settings, apply_fixes=False).findings
+        except SourceError:
+            continue
+        if not any(f.rule == finding.rule and f.line == finding.line and f.column == finding.column for f in again):
+            return lsp.CodeAction(
+                title=f"semfix ({finding.rule}): silence with `# semfix: ignore[{finding.rule}]`",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[item],
+                edit=document.edit([lsp.TextEdit(document.lines.range_of(edit[0], edit[1]), edit[2])]),
+            )
+    return None
+
+
+def _comment_edit(document: Document, line: int, rule: str) -> Edit:
+    """Adds `rule` to the line's `# semfix: ignore[...]`, or appends one after its code."""
+    start = document.lines.starts[line - 1]
+    text = document.lines.line_text(line)
+    existing = _IGNORE_CODES.search(text)
+    if existing:
+        codes = [c.strip() for c in existing["codes"].split(",") if c.strip()]
+        return start + existing.start("codes"), start + existing.end("codes"), ", ".join([*codes, rule])
+    code_end = len(text.rstrip())
+    return start + code_end, start + len(text), f"  # semfix: ignore[{rule}]"
+
+
+def _one_edit(old: str, new: str) -> Edit:
+    """One edit turning `old` into `new`: what lies between their common prefix and suffix."""
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, len(old) - suffix, new[prefix : len(new) - suffix]
+
+
+def code_actions(
+    document: Document, result: FixResult[str] | None, context: lsp.CodeActionContext
+) -> list[lsp.CodeAction]:
+    """The quick fixes and silencing comments for the diagnostics in `context`, then fix all."""
+    actions: list[lsp.CodeAction] = []
+    if result is None:
+        return actions
+    only = [str(kind) for kind in context.only] if context.only else None
+    if wants(only, lsp.CodeActionKind.QuickFix):
+        ours = [d for d in context.diagnostics if d.source == SOURCE]
+        for finding in findings_of(result, ours):
+            item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
+            actions += [a for a in (quick_fix(document, finding, item), silence(document, finding, item)) if a]
+    if wants(only, FIX_ALL) and any(f.fix is not None for f in result.findings):
+        action = fix_all(document)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def client_settings(raw: Any) -> dict[str, Any]:
+    """The client's settings for semfix: `initializationOptions` or a `workspace/configuration`
+    answer, either flat or under `settings` (as ruff's are) or `semfix`."""
+    if not isinstance(raw, dict):
+        return {}
+    for key in ("settings", SOURCE):
+        if isinstance(raw.get(key), dict):
+            return raw[key]
+    return raw

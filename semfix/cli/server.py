@@ -1,0 +1,259 @@
+"""`semfix server`: semfix as a language server over stdio (pygls), as ruff's server works.
+
+Diagnostics are published on open, save and change. A change is debounced by coalescing:
+the analysis runs on one worker thread, and a change that arrives before an analysis is
+published makes it stale, so only the newest text is ever published (`debounceMs` adds a
+quiet period, 0 by default: an analysis of a 2,000-line kernel costs less than a typist's
+pause). Code actions are in `semfix/cli/lsp.py`. Settings: the document's `[tool.semfix]`,
+overridden by the client's (`initializationOptions`, then `workspace/configuration` section
+`semfix`), as command-line options override the file. No error ends the session: each is
+logged to the client (`window/logMessage`), and the document gets no diagnostics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from semfix import __version__
+from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.cli.lsp import KINDS, Document, Lines, client_settings, code_actions, diagnostics, place
+from semfix.rules import RULES, describe
+from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
+
+T = TypeVar("T")
+
+
+@dataclass
+class Analysed:
+    """The last analysis of a document: its version, text and result (None: nothing to show)."""
+
+    version: int | None
+    text: str
+    result: FixResult[str] | None
+
+
+@dataclass
+class State:
+    options: dict[str, Any] = field(default_factory=dict)
+    settings: dict[Path | None, Settings] = field(default_factory=dict)  # by pyproject.toml
+    analysed: dict[str, Analysed] = field(default_factory=dict)
+    pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+
+
+class SemfixServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("semfix", __version__)
+        self.state = State()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Error) -> None:
+        self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls's own errors go to the log too, never end the session."""
+        self.log(f"semfix server: {error!r}")
+
+    async def on_worker(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, work)
+
+    def settings_for(self, uri: str) -> Settings:
+        """The document's `[tool.semfix]`, with the client's settings over it; the file's alone,
+        or the defaults, where the client's or the file's mean nothing (the error is logged)."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        options = self.state.options
+        try:
+            pyproject = find_pyproject([Path(path)]) if path else None
+        except SettingsError as error:
+            self.log(f"semfix: {error}")
+            pyproject = None
+        if pyproject not in self.state.settings:
+            self.state.settings[pyproject] = self._settings(pyproject, options)
+        return self.state.settings[pyproject]
+
+    def _settings(self, pyproject: Path | None, options: dict[str, Any]) -> Settings:
+        def strings(key: str) -> list[str]:
+            value = options.get(key) or []
+            return [value] if isinstance(value, str) else [str(v) for v in value]
+
+        unsafe = options.get("unsafeFixes")
+        try:
+            return load_settings(
+                pyproject, select=strings("select") or None, extend_select=strings("extendSelect"),
+                ignore=strings("ignore"), unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
+            )
+        except SettingsError as error:
+            self.log(f"semfix: {error}; using the project's settings alone")
+        try:
+            return load_settings(pyproject)
+        except SettingsError as error:
+            self.log(f"semfix: {error}; using the default settings")
+            return Settings()
+
+    def document(self, uri: str) -> Document:
+        text_document = self.workspace.get_text_document(uri)
+        text = text_document.source
+        lines = Lines(text, self.workspace.position_codec)
+        return Document(uri, text_document.version, text, lines, self.settings_for(uri))
+
+    def analyse(self, document: Document) -> FixResult[str] | None:
+        """Check the text; None where it does not parse (no stale diagnostics) or on any error."""
+        try:
+            return fix_source(document.text, settings=document.settings, apply_fixes=False)
+        except (SourceError, SafetyError):
+            return None  # an unsaved buffer mid-edit: semfix is not a syntax checker
+        except Exception:  # noqa: BLE001 - a bug in semfix must not end the session
+            self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
+            return None
+
+    def schedule(self, uri: str, delay: float = 0.0) -> None:
+        """Analyse and publish the document's newest text, replacing any analysis not yet published."""
+        old = self.state.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.state.pending[uri] = asyncio.get_running_loop().create_task(self._publish(uri, delay))
+
+    async def _publish(self, uri: str, delay: float) -> None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            document = self.document(uri)
+            result = await self.on_worker(lambda: self.analyse(document))
+            if self.workspace.get_text_document(uri).version != document.version:
+                return  # a newer change has its own analysis coming
+            self.state.analysed[uri] = Analysed(document.version, document.text, result)
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri, diagnostics(result, document.lines), document.version)
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001
+            self.log(f"semfix: publishing diagnostics for {uri} failed:\n{traceback.format_exc()}")
+        finally:
+            if self.state.pending.get(uri) is asyncio.current_task():
+                del self.state.pending[uri]
+
+    async def result_for(self, document: Document) -> FixResult[str] | None:
+        """The analysis of exactly this text: the published one if it is current."""
+        known = self.state.analysed.get(document.uri)
+        if known is not None and known.text == document.text:
+            return known.result
+        return await self.on_worker(lambda: self.analyse(document))
+
+    def refresh(self) -> None:
+        """Settings changed: forget them and publish every open document again."""
+        self.state.settings.clear()
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri)
+
+    async def pull_configuration(self) -> None:
+        """Ask the client for its `semfix` section, where it can answer."""
+        capabilities = self.client_capabilities.workspace
+        if not (capabilities and capabilities.configuration):
+            return
+        try:
+            answer = await self.workspace_configuration_async(
+                lsp.ConfigurationParams([lsp.ConfigurationItem(section="semfix")])
+            )
+        except Exception as error:  # noqa: BLE001 - a client that cannot answer keeps its initializationOptions
+            self.log(f"semfix: workspace/configuration failed: {error}", lsp.MessageType.Warning)
+            return
+        if answer and isinstance(answer[0], dict):
+            self.state.options = {**self.state.options, **client_settings(answer[0])}
+        self.refresh()
+
+
+server = SemfixServer()
+
+
+def _debounce() -> float:
+    delay = server.state.options.get("debounceMs", 0)
+    return max(0.0, float(delay)) / 1000 if isinstance(delay, (int, float)) else 0.0
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
+    ls.state.options = client_settings(params.initialization_options)
+
+
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: SemfixServer, params: lsp.InitializedParams) -> None:
+    await ls.pull_configuration()
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def configuration_changed(ls: SemfixServer, params: lsp.DidChangeConfigurationParams) -> None:
+    pushed = client_settings(params.settings)
+    if pushed:
+        ls.state.options = {**ls.state.options, **pushed}
+        ls.refresh()
+    else:
+        await ls.pull_configuration()
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: SemfixServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: SemfixServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, _debounce())
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
+def did_save(ls: SemfixServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri.endswith("pyproject.toml"):
+        ls.refresh()
+    else:
+        ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: SemfixServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    pending = ls.state.pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
+    ls.state.analysed.pop(uri, None)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=list(KINDS)))
+async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    try:
+        document = ls.document(params.text_document.uri)
+        result = await ls.result_for(document)
+        return await ls.on_worker(lambda: code_actions(document, result, params.context)) or None
+    except Exception:  # noqa: BLE001
+        ls.log(f"semfix: code actions failed:\n{traceback.format_exc()}")
+        return None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: SemfixServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    """Over a finding: its rule's docs, as `semfix rules CODE` prints them."""
+    known = ls.state.analysed.get(params.text_document.uri)
+    if known is None or known.result is None:
+        return None
+    lines = Lines(known.text, ls.workspace.position_codec)
+    at = (params.position.line, params.position.character)
+    for finding in known.result.findings:
+        start, end = lines.position(*place(finding)[:2]), lines.position(*place(finding)[2:])
+        if (start.line, start.character) <= at <= (end.line, end.character) and finding.rule in RULES:
+            text = describe(RULES[finding.rule])
+            return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), lsp.Range(start, end))
+    return None
+
+
+def serve() -> None:
+    server.start_io()
