@@ -1,7 +1,8 @@
-"""The public Python API: fix source text in memory, with every rewrite verified.
+"""The public Python API: fix source text (or a notebook's cells) in memory, every rewrite verified.
 
-Nothing here touches files; the CLI and other tools build on `fix_source` (and `blame`, whose
-chosen fixes `fix_source` makes under `chosen_settings`).
+Nothing here touches files; the CLI and other tools build on `fix_source` and `fix_notebook`
+(and on `explain`'s services: `parse_log`, `blame`, whose chosen fixes `fix_source` makes under
+`chosen_settings`, and `find_line`).
 """
 
 from __future__ import annotations
@@ -10,19 +11,25 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
-from semfix.engine.blame import Blame, blame
-from semfix.engine.blame import settings_for as chosen_settings
-from semfix.engine.importer import OPAQUE_CODE
-from semfix.engine.relocate import find_line
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for
 from semfix.errors import SafetyError, SourceError
+from semfix.explain.blame import Blame, blame
+from semfix.explain.blame import settings_for as chosen_settings
+from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
+from semfix.explain.errors import markdown as errors_markdown
+from semfix.explain.errors import recognise, said
+from semfix.explain.logs import Failure, Frame, parse_log
+from semfix.explain.relocate import find_line
 from semfix.findings import Finding
+from semfix.notebook import Joined, join_cells
+from semfix.rewrite.text import decode
 from semfix.settings import Settings
 
 __all__ = [
-    "OPAQUE_CODE", "Blame", "FixResult", "SafetyError", "SourceError",
-    "blame", "chosen_settings", "find_line", "fix_source",
+    "ERRORS_BY_KEY", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
+    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_notebook", "fix_source", "join_cells",
+    "parse_log", "recognise", "said",
 ]
 
 Source = TypeVar("Source", str, bytes)
@@ -55,6 +62,19 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
     return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]
+
+
+def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:
+    """`fix_source` over a Jupyter notebook's code cells, joined into one module (semfix/notebook.py);
+    every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines;
+    their `Fix.edits` are offsets into the joined module, not into the notebook's JSON."""
+    notebook = join_cells(data)
+    if notebook is None:  # not a Python notebook
+        return FixResult(data, (), "utf-8", parsed=False)
+    result: FixResult[str] = fix_source(notebook.module, settings=settings, apply_fixes=apply_fixes)
+    findings = tuple(notebook.locate(f) for f in result.findings)
+    new = data if result.source == notebook.module else notebook.rebuild(result.source)
+    return FixResult(new, findings, "utf-8", result.parsed)
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:

@@ -152,7 +152,7 @@ def alternation(names: Iterable[str]) -> bytes:
 
 #: What JAX 0.10 deprecated on `pltpu` and 0.11 removed, in this family: its deprecation table
 #: (`_deprecations` in jax/experimental/pallas/tpu.py, 0.10.2) says to use `pl`'s object of the
-#: same name, and in 0.10.2 each `pltpu` name gives that very object. SEM101 renames them.
+#: same name, and in 0.10.2 each `pltpu` name gives that very object. A migration rule renames them.
 TPU_MOVED_TO_PALLAS: tuple[str, ...] = (
     "semaphore_signal",
     "semaphore_wait",

@@ -6,6 +6,10 @@ The command hands each module's bytes to `fix_source`, so it applies the same ru
 same proof (parse, compile, a second pass changes nothing, the tree differs only at declared
 rewrites) and writes the same bytes as `semfix fix`. Settings come from the file's
 `[tool.semfix]`, overridden by `--select` and `--unsafe-fixes`, as on semfix's own command line.
+
+libcst's tool hands a command Python modules only (it gathers `.py` files and parses each
+before the command sees it), so notebooks cannot reach this command; `semfix fix` and
+`semfix.fix_notebook` fix them with the same engine and proof.
 """
 
 from __future__ import annotations

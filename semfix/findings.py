@@ -1,8 +1,22 @@
-"""What a rule reports about one place in the source."""
+"""What a rule reports about one place in the source, and the fix it offers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Edit = tuple[int, int, str]  # (start, end, new text): character offsets into the source
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A finding's fix, as ruff's `Fix`: the flagged text's new text, how safe it is, and
+    every edit of the decision it belongs to (a carried read's uses with the removed
+    assignment, a rename with its import edits), where the engine makes it."""
+
+    replacement: str  # the flagged source's new text, as reports show it ("" where it is removed)
+    applicability: Literal["safe", "unsafe"]
+    edits: tuple[Edit, ...] = ()  # the decision's edits, sorted; () where the fix is not made
 
 
 @dataclass(frozen=True)
@@ -16,12 +30,20 @@ class Finding:
     end_column: int
     message: str
     original: str  # the argument's source text, exactly as written
-    replacement: str | None  # the suggested source text, None when there is no safe rewrite
+    fix: Fix | None  # None when there is no safe rewrite
     applied: bool  # whether the rewrite is in the returned source
-    safety: str | None = None  # "safe" or "unsafe" when there is a replacement
     cell: int | None = None  # in a notebook: the 1-based cell number; lines count within it
 
     @property
-    def fixable(self) -> bool:
-        return self.replacement is not None
+    def replacement(self) -> str | None:
+        """The suggested source text, None when there is no fix."""
+        return None if self.fix is None else self.fix.replacement
 
+    @property
+    def safety(self) -> str | None:
+        """"safe" or "unsafe" when there is a fix."""
+        return None if self.fix is None else self.fix.applicability
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None

@@ -23,7 +23,7 @@ class SettingsError(ValueError):
 
 
 def expand(selectors: Iterable[str]) -> frozenset[str]:
-    """Codes matched by selectors: full codes or prefixes (`SEM0`, `SEM1`, `SEM`, `ALL`)."""
+    """Codes matched by selectors: full codes or prefixes (a code, a prefix of codes, `ALL`)."""
     codes: set[str] = set()
     for raw in selectors:
         for selector in (part.strip().upper() for part in raw.split(",")):

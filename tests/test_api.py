@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+import semfix.analysis.context
 import semfix.api
-import semfix.engine.context
 import semfix.rules.sem003
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
@@ -59,13 +61,13 @@ def test_prefilter_skips_files_without_pallas_or_names() -> None:
 
 def test_a_wrong_rewrite_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine cut one character short leaves `sem.`: the new tree is not the declared one."""
-    original_cut = semfix.engine.context.Context.cut
+    original_cut = semfix.analysis.context.Context.cut
 
     def short_cut(self, subscript, *where):  # type: ignore[no-untyped-def]
         start, end = original_cut(self, subscript, *where)
         return start + 1, end
 
-    monkeypatch.setattr(semfix.engine.context.Context, "cut", short_cut)
+    monkeypatch.setattr(semfix.analysis.context.Context, "cut", short_cut)
     source = BUGGY.replace("sem[...]", "sem[(...)]")
     with pytest.raises(SafetyError, match="does not parse|does not compile|differs from the declared"):
         fix_source(source)
@@ -110,8 +112,8 @@ def test_a_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
 ) -> None:
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
     statement around the edit must still differ from the declared one, however nested."""
-    original_cut = semfix.engine.context.Context.cut
-    monkeypatch.setattr(semfix.engine.context.Context, "cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
+    original_cut = semfix.analysis.context.Context.cut
+    monkeypatch.setattr(semfix.analysis.context.Context, "cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
     source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source)
@@ -126,9 +128,10 @@ def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest
 
     def greedy(self, plan):  # type: ignore[no-untyped-def]
         decision = original_decide(self, plan)
-        if self.removals:
-            body, statement, (start, end, _) = self.removals[-1]
-            self.removals[-1] = (body, statement, (start, self.text.text.index("\n", end) + 1, ""))
+        if plan.fix is not None and plan.fix in self.fixes:  # the plan's fix: its removal's edit takes a line more
+            (start, end, _), = plan.fix.edits
+            greedier = dataclasses.replace(plan.fix, edits=((start, self.text.text.index("\n", end) + 1, ""),))
+            self.fixes[self.fixes.index(plan.fix)] = plan.fix = greedier
         return decision
 
     monkeypatch.setattr(semfix.rules.sem003, "decide", greedy)

@@ -447,7 +447,7 @@ def test_the_search_skips_virtual_environments(ptlib: Path) -> None:
 def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log pasted at `/` must not walk the whole machine: the search gives up and says so."""
     from semfix.cli import explain as module
-    from semfix.cli.logs import parse_log
+    from semfix.explain.logs import parse_log
 
     for index in range(8):
         (tmp_path / f"d{index}").mkdir()
@@ -705,7 +705,7 @@ def test_two_notebooks_holding_the_cell_are_ambiguous(ringnb: Path) -> None:
 
 
 def test_a_logged_copy_of_the_error_line_is_not_another_failure() -> None:
-    from semfix.cli.logs import parse_log
+    from semfix.explain.logs import parse_log
 
     log = (TRACEBACKS / "signal_array.log").read_text() + "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
     assert [len(f.frames) > 0 for f in parse_log(log)] == [True]

@@ -11,6 +11,7 @@ from conftest import FIXTURES, Case, fixture_cases
 from dataclasses import replace
 
 from semfix import fix_source
+from semfix.findings import Fix
 from semfix.rules import RULES
 from semfix.settings import Settings
 
@@ -115,6 +116,9 @@ def test_lone_carriage_returns_are_line_breaks(case: Case) -> None:
         return
 
     def lone(value: object) -> object:
+        if isinstance(value, Fix):  # its new text, and the texts of its edits (at the same offsets)
+            edits = tuple((start, end, lone(text)) for start, end, text in value.edits)
+            return replace(value, replacement=lone(value.replacement), edits=edits)
         return value.replace("\n", "\r") if isinstance(value, str) else value
 
     result = fix_source(text.replace("\n", "\r"), settings=settings)

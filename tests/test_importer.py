@@ -1,14 +1,14 @@
-"""The importer service (semfix/engine/importer.py): below the rules, usable by any migration."""
+"""The importer service (semfix/analysis/importer.py): below the rules, usable by any migration."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from semfix.engine import importer
-from semfix.engine.importer import ImportChanges, Request, Symbol, edit_imports
-from semfix.engine.nodes import Text
-from semfix.engine.scopes import Tracking
+from semfix.analysis import importer
+from semfix.analysis.importer import ImportChanges, Request, Symbol, edit_imports
+from semfix.analysis.nodes import Text
+from semfix.analysis.scopes import Tracking
 from semfix.rewrite.text import apply_edits
 
 

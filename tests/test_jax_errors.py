@@ -1,4 +1,4 @@
-"""The table of JAX's errors (semfix/jax_errors.py) against explain, the catalog, the rules and the README."""
+"""The table of JAX's errors (semfix/explain/errors.py) against explain, the catalog, the rules and the README."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 from semfix.catalog import FUNCTION_NAMES, KINDS_NEEDED
 from semfix.cli import explain as explain_module
-from semfix.cli.logs import Failure
+from semfix.explain.logs import Failure
 from semfix.cli.main import main
-from semfix.jax_errors import ERRORS, markdown, recognise
+from semfix.explain.errors import ERRORS, markdown, recognise
 from semfix.rules import RULES
 
 README = Path(__file__).parent.parent / "README.md"

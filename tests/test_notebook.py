@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from semfix.api import fix_notebook
 from semfix.errors import SourceError
-from semfix.cli.notebook import fix_notebook
 from semfix.settings import Settings
 
 NOTEBOOKS = Path(__file__).parent / "notebooks"

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from conftest import Case, fixture_cases, require_jax
 
-from semfix.jax_errors import recognise
+from semfix.explain.errors import recognise
 
 
 require_jax()
@@ -106,7 +106,7 @@ def test_migrated_kernel_runs_with_the_deprecated_tpu_names_removed(
 
 
 def test_error_texts_are_in_the_table_of_jax_errors_with_the_rules_that_find_them() -> None:
-    """Each buggy kernel's error is a row of semfix/jax_errors.py whose rules include the case's."""
+    """Each buggy kernel's error is a row of semfix/explain/errors.py whose rules include the case's."""
     for case in BUGGY:
         recognised = recognise(case.spec["runtime"]["error"].replace("\\", ""))
         assert recognised is not None, case.name

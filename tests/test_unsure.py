@@ -9,7 +9,7 @@ import tokenize
 
 import pytest
 
-import semfix.engine.context
+import semfix.analysis.context
 from semfix import SourceError, fix_source
 from semfix.settings import Settings
 
@@ -56,7 +56,7 @@ def test_an_unusual_subscript_is_reported_not_rewritten(subscript: str) -> None:
 
 def test_text_the_cut_does_not_know_before_the_bracket_is_not_cut(monkeypatch: pytest.MonkeyPatch) -> None:
     """No source is known to reach it; if one does, the finding stays and the fix does not."""
-    monkeypatch.setattr(semfix.engine.context, "_AFTER_VALUE", semfix.engine.context.re.compile(r"(?P<after>)\A\Z"))
+    monkeypatch.setattr(semfix.analysis.context, "_AFTER_VALUE", semfix.analysis.context.re.compile(r"(?P<after>)\A\Z"))
     source = f"{PL}\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
     [finding] = fix_source(source).findings
     assert finding.rule == "SEM001" and not finding.applied and "not fixed" in finding.message

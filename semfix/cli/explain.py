@@ -1,7 +1,7 @@
 """`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
 
 This module reads what the error says and finds the file it points into; which arguments are
-to blame and which fixes to make is decided below the CLI (semfix/engine/blame.py).
+to blame and which fixes to make is decided below the CLI (semfix/explain/blame.py).
 
 A log is untrusted text (a CI log of someone else's pull request): only files under `--root`
 are read for a fix or written. Reading the log is logs.py's.
@@ -10,26 +10,29 @@ are read for a fix or written. Reading the log is logs.py's.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from semfix.api import Blame, SafetyError, blame, chosen_settings, find_line, fix_source
+from semfix.api import (
+    ERRORS_BY_KEY,
+    Blame,
+    Failure,
+    Frame,
+    Joined,
+    SafetyError,
+    blame,
+    chosen_settings,
+    find_line,
+    fix_notebook,
+    fix_source,
+    join_cells,
+    recognise,
+    said,
+)
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
-from semfix.cli.logs import Failure, Frame
-from semfix.cli.notebook import Joined, fix_notebook, join_cells
 from semfix.errors import SourceError
-from semfix.jax_errors import BY_KEY, recognise
 
-_AVALS = {
-    "semaphore": "the count read out of a regular semaphore Ref",
-    "dma_sem": "the count read out of a DMA semaphore Ref",
-    "barrier_semaphore": "the count read out of a barrier semaphore Ref",
-    "barrier": "the value read out of a Mosaic GPU barrier Ref",
-}
-#: The semaphore kinds JAX names after `Got` (their dtypes' names).
-_KINDS = {"dma_sem": "a DMA semaphore", "semaphore": "a regular semaphore", "barrier_semaphore": "a barrier semaphore"}
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
 #: How many folders the search for a traceback's file visits before it gives up (see `locate`).
@@ -48,16 +51,6 @@ class Explanation:
     old: bytes = b""
     blame: Blame = field(default_factory=Blame)  # the lines after the first two, the fixes
     notebook: bool = False  # `path` is a notebook: the fixes are at lines of its cells joined
-
-
-def _describe_aval(aval: str) -> str:
-    """JAX's abstract value in words: what it was read out of, and whether it is a whole array."""
-    aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
-    match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
-    if match is None or match["name"] not in _AVALS:
-        return f"the value `{aval}`" if aval else "a value"
-    shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
-    return _AVALS[match["name"]] + shape
 
 
 def locate(path: str, root: Path) -> tuple[list[Path], bool, bool]:
@@ -139,10 +132,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         return result
     known, match = recognised
     result.kind = known.key
-    groups = match.groupdict()
-    got = groups.get("got") or ""
-    said = {"aval": _describe_aval(groups.get("aval") or ""), "got": _KINDS.get(got, f"a Ref of {got}")}
-    result.lines.append(known.words.format(**groups | said))
+    result.lines.append(said(known, match))
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
@@ -239,7 +229,7 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     cell = f"cell {number} ({frame.path}), line {frame.line}"
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
-        known = BY_KEY[result.kind or ""]
+        known = ERRORS_BY_KEY[result.kind or ""]
         result.blame = blame(
             notebook.module.encode("utf-8"), start + frame.line - 1, known.suspects,
             where=lambda line: _cell_line(notebook, line), wrong_kind=known.wrong_kind,

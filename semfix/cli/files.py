@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import fnmatch
-import io
 import os
 import stat
 import tempfile
-import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from semfix.api import decode
 from semfix.cli.git import work_tree_files
+from semfix.errors import SourceError
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -170,7 +170,6 @@ def check_writable(path: Path) -> None:
 def decode_source(data: bytes) -> str:
     """Source bytes as text, decoded the way Python would (coding cookie, BOM); '' if undecodable."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return decode(data)[0]
+    except SourceError:
         return ""

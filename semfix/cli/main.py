@@ -107,10 +107,10 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Rule selection, file selection and parallelism, gathered into `options`."""
 
     @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-    @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (SEM0, SEM1), comma-separated.")
+    @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (`semfix rules` lists them), comma-separated.")
     @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
     @click.option("--ignore", multiple=True, help="Rules not to run.")
-    @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Count fixes that may change meaning (SEM002 without proof) as fixable: `fix` then applies them.")
+    @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable: `fix` then applies them.")
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).")
     @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude.")
     @click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too.")
@@ -347,9 +347,9 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
+    from semfix.api import parse_log
     from semfix.cli.explain import explain as explain_failure
     from semfix.cli.explain import merged_fixes
-    from semfix.cli.logs import parse_log
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]
@@ -392,7 +392,7 @@ def rules(code: str | None, errors: bool, markdown: bool) -> None:
     from semfix import rules as catalog
 
     if errors:
-        from semfix.jax_errors import markdown as errors_table
+        from semfix.api import errors_markdown as errors_table
 
         click.echo(errors_table(), nl=False)
     elif markdown:

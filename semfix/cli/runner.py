@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 import click
 
-from semfix.api import FixResult, fix_source, skims_clean
+from semfix.api import FixResult, fix_notebook, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
 from semfix.cli.files import FileError, discover, excluded, read_source, write_atomic
 from semfix.cli.git import dirty
@@ -82,9 +82,7 @@ class _Task:
 
 def _analysis(task: _Task) -> FixResult[bytes]:
     if task.path.suffix == ".ipynb":
-        from semfix.cli.notebook import fix_notebook
-
-        return fix_notebook(task.data, task.settings, task.apply_fixes)  # type: ignore[return-value]
+        return fix_notebook(task.data, task.settings, task.apply_fixes)
     settings = replace(task.settings, package_init=True) if task.path.name == "__init__.py" else task.settings
     return fix_source(task.data, settings=settings, apply_fixes=task.apply_fixes)
 

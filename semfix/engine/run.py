@@ -4,55 +4,21 @@ from __future__ import annotations
 
 import ast
 import bisect
-import io
-import re
-import tokenize
 from dataclasses import dataclass, replace
 
-from semfix.catalog import MIGRATION_TEXT
-from semfix.engine.analysis import Engine
-from semfix.engine.evidence import NeedsAccesses
-from semfix.engine.nodes import Rewrite, Text, parse
-from semfix.engine.scopes import ScopeBuilder, Tracking
-from semfix.engine.syntax import syntax_error
-from semfix.errors import SourceError
+from semfix.analysis.evidence import NeedsAccesses
+from semfix.analysis.fixes import Decision
+from semfix.analysis.nodes import Text, parse
+from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.analysis.syntax import syntax_error
+from semfix.engine.loop import Engine
+from semfix.engine.proof import prove, settles_by_construction
+from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.rewrite.compiles import refuse_uncompilable
-from semfix.rewrite.proof import prove, settles_by_construction
-from semfix.rewrite.text import apply_edits, line_starts
+from semfix.rewrite.text import apply_edits, decode, line_starts
+from semfix.rules import RULES
 from semfix.settings import Place, Settings
-
-_MIGRATION_TEXT = re.compile(MIGRATION_TEXT.decode())
-
-
-def _decode(source: str | bytes) -> tuple[str, str]:
-    if isinstance(source, str):
-        return source, "utf-8"
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        return source.decode(encoding), encoding
-    except UnicodeDecodeError as error:
-        raise SourceError(
-            f"cannot decode as {error.encoding}: byte {error.object[error.start]:#04x} at offset {error.start}"
-        ) from None
-    except (SyntaxError, LookupError) as error:  # a bad or unknown coding cookie
-        raise SourceError(f"bad encoding declaration: {error}") from None
-
-
-def _replace_in_tree(rewrite: Rewrite) -> None:
-    if rewrite.keyword is not None:
-        rewrite.keyword.arg = "value"
-        return
-    call = rewrite.call
-    for index, argument in enumerate(call.args):
-        if argument is rewrite.argument:
-            call.args[index] = rewrite.replacement
-            return
-    for keyword in call.keywords:
-        if keyword.value is rewrite.argument:
-            keyword.value = rewrite.replacement
-            return
-    raise AssertionError("a rewrite's argument is not in its call")
 
 
 @dataclass(frozen=True)
@@ -64,7 +30,7 @@ class Result:
 
 def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Result:
     """The new text and findings; SourceError for a file that cannot be read or written back."""
-    text, encoding = _decode(source)
+    text, encoding = decode(source)
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
     tree = _parse_whole(text)
     if not round_trips:  # a fix would rewrite bytes it did not mean to
@@ -87,36 +53,55 @@ def _parse_whole(text: str) -> ast.Module:
 
 
 def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> Result:
-    """`analyse` from the parsed tree (the proof runs it again on the new text)."""
+    """`analyse` from the parsed tree (`apply_and_prove` runs it again on the new text)."""
     lines = Text(text)
     try:
         engine = _run(lines, tree, ScopeBuilder(), settings)
     except NeedsAccesses:  # few files ask whether a Ref expression keeps its value
         engine = _run(lines, tree, Tracking(), settings)
-    findings = engine.findings
+    findings = _with_their_edits(engine.findings, engine.fixes)
     if not apply_fixes:
         if any(f.replacement is not None for f in findings):  # what `fix` would refuse to write
             refuse_uncompilable(text)
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
-    if not engine.rewrites:
+    if not any(fix.rewrites for fix in engine.fixes):  # a removal alone is never made
         return Result(text, encoding, tuple(findings))
-    edits = sorted([
-        *(edit for rewrite in engine.rewrites for edit in rewrite.edits),
-        *(r[2] for r in engine.removals),
-        *engine.import_edits,
-    ])
-    new_text = apply_edits(text, 0, len(text), edits)
-    for rewrite in engine.rewrites:
-        if rewrite.call is not None:  # SEM101's renames are declared in engine.imports
-            _replace_in_tree(rewrite)
-    for body, statement, _ in engine.removals:  # SEM003: the line goes; the proof compares whole trees
-        body.remove(statement)
-    if engine.imports is not None:
-        engine.imports.apply()
-    settled = not engine.removals and not engine.migrated and settles_by_construction(findings, engine.rewrites)
-    again = settings if settings.chosen is None else replace(settings, chosen=_rewritten(new_text, edits), near=True)
-    prove(tree, engine.text, new_text, edits, encoding, again, settled=settled)
+    new_text = apply_and_prove(engine.text, tree, engine.fixes, encoding, settings, findings)
     return Result(new_text, encoding, tuple(findings))
+
+
+def apply_and_prove(
+    old: Text, tree: ast.Module, fixes: list[Decision], encoding: str, settings: Settings, findings: list[Finding]
+) -> str:
+    """The new text with every fix made, proven: it compiles, parses to the tree the fixes
+    declare (made here from `tree`, in place) and a second pass, where one could find more
+    (`Decision.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
+    SafetyError otherwise."""
+    edits = sorted(edit for fix in fixes for edit in fix.edits)
+    new_text = apply_edits(old.text, 0, len(old.text), edits)
+    for fix in fixes:
+        for change in fix.changes:
+            change.declare()
+    rewrites = [rewrite for fix in fixes for rewrite in fix.rewrites]
+    settled = all(fix.settles for fix in fixes) and settles_by_construction(findings, rewrites)
+    again = settings if settings.chosen is None else replace(settings, chosen=_rewritten(new_text, edits), near=True)
+    actual = prove(tree, old, new_text, edits, again, settled=settled)
+    if actual is not None:  # a second pass must change nothing
+        second = analyse_tree(new_text, actual, encoding, again, apply_fixes=True)
+        if second.text != new_text or any(f.applied for f in second.findings):
+            raise SafetyError("a second run would change the rewritten source again")
+    return new_text
+
+
+def _with_their_edits(findings: list[Finding], decisions: list[Decision]) -> list[Finding]:
+    """The findings, each fixed one's `Fix` with every edit of its decision."""
+    found = list(findings)
+    for decision in decisions:
+        edits = tuple(sorted(decision.edits))
+        for index in decision.findings:
+            fix = found[index].fix
+            found[index] = replace(found[index], fix=replace(fix, edits=edits))  # type: ignore[type-var]
+    return found
 
 
 def _rewritten(new_text: str, edits: list[tuple[int, int, str]]) -> frozenset[Place]:
@@ -140,7 +125,7 @@ def _run(lines: Text, tree: ast.Module, scopes: ScopeBuilder, settings: Settings
     """The rules over one tree, with `scopes` built over it."""
     scopes.build(tree)
     engine = Engine(lines, scopes, settings)
-    if "SEM101" in settings.enabled and "tpu" in lines.text and _MIGRATION_TEXT.search(lines.text):
-        engine.tree = tree  # checking too works out the import edits: they decide what is fixable
+    if any(RULES[code].needs_tree and RULES[code].spelled_in(lines.text) for code in settings.enabled):
+        engine.tree = tree  # checking too works out such a rule's edits: they decide what is fixable
     engine.run()
     return engine

@@ -16,21 +16,23 @@ from semfix.catalog import (
     FUNCTION_NAMES,
     GRID_SPECS,
     KINDS_NEEDED,
-    MIGRATION_TEXT,
     MODULES,
     SEMAPHORE_KINDS,
     alternation,
 )
+from semfix.engine import scan
+from semfix.engine.scan import GiveUp
+from semfix.rules import RULES
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
-# every module exporting it: a DMA buffer can be a finding (SEM005) only in shapes a semaphore can.
+# every module exporting it: a DMA buffer can be a finding only in shapes a semaphore can.
 _SEM_PARAMS: dict[str, set[int | str | None]] = {}
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
         _params = _op.sem_params + _op.buffer_params
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
 
-# Per function name, the semaphore kinds (SEM006) one of its semaphore parameters refuses.
+# Per function name, the semaphore kinds one of its semaphore parameters refuses (the wrong-kind rule's).
 _REFUSED: dict[str, set[str]] = {}
 for _function_param, _accepted in KINDS_NEEDED.items():
     _REFUSED.setdefault(_function_param[0], set()).update(set(SEMAPHORE_KINDS) - _accepted)
@@ -39,46 +41,19 @@ _ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
 _SCRATCH_POSITION = min(order.index("scratch_shapes") + 1 for order in GRID_SPECS.values())
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
-_IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 # A comment always runs to the end of its line: anything else backtracks exponentially on `###`.
 _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
-_SPACE = b" \t\f\\\r\n"  # and backslashes, which continue a line
 # The keyword, not the end of a longer name (`has x`: checked after the `as`, which keeps the
 # scan fast); the alias is read ahead, so a comment ending in `as` cannot hide the real one.
-_AS = re.compile(rb"as(?<![A-Za-z0-9_]as)(?=" + _BLANK + rb"+(" + _IDENT + rb"))")
+_AS = re.compile(rb"as(?<![A-Za-z0-9_]as)(?=" + _BLANK + rb"+(" + scan.IDENT + rb"))")
 # An encoding declaration on line 1 or 2 (lone carriage returns are refused before this is read).
 _COOKIE = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
 # Between a callee's name and its `(`: blanks, comments, backslashes, or `)` closing `(pl.f)`.
 _GAP = rb"(?:[ \t\f\r\n)\\]|" + _COMMENT + rb")*"
-_SPECIAL = re.compile(rb"[()\[\]{},#'\"\\]")
-_LINE_END = re.compile(rb"[\r\n]|\Z")
-_STRING_END = {
-    b"'": re.compile(rb"(?:[^'\\\r\n]|\\.)*'", re.DOTALL),
-    b'"': re.compile(rb'(?:[^"\\\r\n]|\\.)*"', re.DOTALL),
-    b"'''": re.compile(rb"(?:[^\\]|\\.)*?'''", re.DOTALL),
-    b'"""': re.compile(rb'(?:[^\\]|\\.)*?"""', re.DOTALL),
-}
-_PLAIN_PREFIXES = frozenset({b"", b"r", b"u", b"b", b"br", b"rb"})
-_PREFIX = re.compile(rb"[A-Za-z]*\Z")
-_KEYWORD_ARG = re.compile(rb"(" + _IDENT + rb")\s*=(?!=)")
 # Any `def name(`, even in a string or after other letters: more headers only over-report.
 # A `[` after the name opens type parameters (`def f[T](...)`): not modelled, see `_signatures`.
-_HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + _IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
-_NAME = re.compile(_IDENT + rb"\Z")
-_LEADING_NAME = re.compile(_IDENT)
-_CALLEE = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\s]*\(")
-# An argument list with no comments, backslashes or braces, strings only on one line, and
-# brackets nested three deep at most: what nearly every call looks like.
-# A one-line string, not part of a triple quote: `"""a", "b"""` must not split at its comma.
-_SHORT_STRING = rb"(?<!\")\"[^\"\\\r\n{}]*\"(?!\")|(?<!')'[^'\\\r\n{}]*'(?!')"
-_PLAIN = rb"(?:[^()\[\]{}'\"#\\]|" + _SHORT_STRING + rb")"
-_NESTED = _PLAIN + rb"*"
-for _ in range(2):
-    _NESTED = rb"(?:" + _PLAIN + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))*"
-_BRACKETS = rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\)"
-_SIMPLE_INNER = rb"(?:" + _PLAIN + _BRACKETS + rb")*"
-_SIMPLE_ITEM = re.compile(rb"(?:[^,()\[\]{}'\"#\\]|" + _SHORT_STRING + _BRACKETS + rb")+")
+_HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + scan.IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
 _READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
 _OPEN_CATALOG_CALL = re.compile(
     rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z"
@@ -92,8 +67,7 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
-_VIEW_BASE = re.compile(_IDENT + rb"(?=\s*\.\s*at\s*\[)")
-_MIGRATED_NAME = re.compile(MIGRATION_TEXT)
+_VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -102,30 +76,19 @@ def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")\s*:[^=]*=(?!=)")
 
 
-class _GiveUp(Exception):
-    """Something the skim does not model: the file must be parsed."""
-
-
 def clears(data: bytes) -> bool:
-    """True only if no rule (SEM001-SEM006) can fire anywhere in this source."""
+    """True only if no rule on semaphore or DMA arguments can fire anywhere in this source."""
     try:
         return _Skim(data).clears()
-    except _GiveUp:
+    except GiveUp:
         return False
 
 
 def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
-    """True only if no enabled rule can fire: the skim for SEM001-SEM006, and for each migration
-    the spelling it needs.
-
-    SEM101 rewrites a reference that resolves to a name JAX 0.10 deprecated on
-    `jax.experimental.pallas.tpu` (`catalog.TPU_MOVED_TO_PALLAS`), so the source spells `tpu`
-    (in the import) and the name (in the import or the attribute). SEM102 renames a `dec` keyword of a call that resolves to `semaphore_wait`,
-    whose name the source spells the same way.
-    """
-    if "SEM101" in enabled and b"tpu" in data and _MIGRATED_NAME.search(data) is not None:
-        return False
-    if "SEM102" in enabled and b"dec" in data and b"semaphore_wait" in data:
+    """True only if no enabled rule can fire: the skim for the rules on semaphore and DMA
+    arguments, and for each rule with a text gate (the migrations) the spelling it needs
+    (`Rule.text_gate`)."""
+    if any(RULES[code].spelled_in(data) for code in enabled):
         return False
     return clears(data)
 
@@ -133,17 +96,17 @@ def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
 class _Skim:
     def __init__(self, data: bytes) -> None:
         if b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
-            raise _GiveUp("NUL bytes or lone carriage returns: the engines report these")
+            raise GiveUp("NUL bytes or lone carriage returns: the engines report these")
         cookie = _COOKIE.match(data)
         if cookie is not None and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
-            raise _GiveUp("an encoding other than UTF-8")
+            raise GiveUp("an encoding other than UTF-8")
         self.data = data
         # A spelled name -> the names of interest it may mean: itself, and what it imports `as`.
         self.meanings: dict[str, set[str]] = {name: {name} for name in _ALIASABLE}
         for match in _AS.finditer(data):
             if data[match.end(1) : match.end(1) + 1] >= b"\x80":
-                raise _GiveUp("a non-ASCII name after `as`")
-            for before in _names_before(data, match.start()) & _ALIASABLE:
+                raise GiveUp("a non-ASCII name after `as`")
+            for before in scan.names_before(data, match.start()) & _ALIASABLE:
                 self.meanings.setdefault(match.group(1).decode(), set()).add(before)
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
 
@@ -152,11 +115,11 @@ class _Skim:
         # The commonest bug, `f(..., sem[...])`, found fast: a file that has one is parsed anyway.
         for match in _READ_ARGUMENT.finditer(data):
             if _OPEN_CATALOG_CALL.search(data, max(0, match.start() - 400), match.start()):
-                raise _GiveUp("a value read out of a Ref in a catalog call")
+                raise GiveUp("a value read out of a Ref in a catalog call")
         self._aliases()
         self.calls = self._read_calls()
         names: set[bytes] = set()  # the semaphore arguments that are bare names
-        # SEM006: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
+        # the wrong-kind rule: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
         refused: dict[bytes, set[str]] = {}
         for functions, arguments in self._calls(FUNCTION_NAMES) + self._partials():
             kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
@@ -178,7 +141,7 @@ class _Skim:
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
         # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to,
-        # or a name given to a call an allocation of a kind that call refuses (SEM006)?
+        # or a name given to a call an allocation of a kind that call refuses (the wrong-kind rule)?
         return not any(
             name in names and (entry is None or b"(" in entry) or name in refused and _spells(entry, refused[name])
             for name, entry in self._pairs()
@@ -199,7 +162,7 @@ class _Skim:
             while value is not None:
                 target = _TARGET_REVERSED.match(before, value.end() - 1)
                 if target is None or before[target.end() : target.end() + 1] >= b"\x80":
-                    raise _GiveUp("a catalog function assigned to something other than an ASCII name")
+                    raise GiveUp("a catalog function assigned to something other than an ASCII name")
                 self.meanings.setdefault(target.group(1)[::-1].decode(), set()).update(spelled[match.group().decode()])
                 value = _CHAINED_REVERSED.match(before, target.end())
 
@@ -207,7 +170,7 @@ class _Skim:
         """`functools.partial(f, ...)` of a catalog function `f`, as a call of `f` with the rest."""
         found = []
         for _, arguments in self._calls(frozenset({"partial"})):
-            function = _NAME.search(arguments[0].rstrip(b") \t\f\r\n\\")) if arguments else None
+            function = scan.NAME.search(arguments[0].rstrip(b") \t\f\r\n\\")) if arguments else None
             meanings = self.meanings.get(function.group().decode(), set()) & FUNCTION_NAMES if function else set()
             if meanings:
                 found.append((meanings, arguments[1:]))
@@ -230,9 +193,9 @@ class _Skim:
         for match in _call_pattern(present).finditer(self.data):
             callee, inner = match.groups()
             if inner is None:  # not a plain argument list: the scanner reads it
-                calls[callee, match.start()] = _arguments(self.data, match.end() - 1)[0]
+                calls[callee, match.start()] = scan.split_bracket(self.data, match.end() - 1)[0]
             elif (callee, inner) not in calls:  # `inner` holds the closing `)`
-                calls[callee, inner] = _items(inner[:-1])
+                calls[callee, inner] = scan.items(inner[:-1])
         return [(self.meanings[callee.decode()], arguments) for (callee, _), arguments in calls.items()]
 
     def _pairs(self) -> Iterator[tuple[bytes, bytes | None]]:
@@ -244,15 +207,15 @@ class _Skim:
         it can only over-report.
         """
         for _, arguments in self._calls(frozenset({"partial"})):
-            body = _NAME.search(arguments[0]) if arguments else None  # arguments are stripped
+            body = scan.NAME.search(arguments[0]) if arguments else None  # arguments are stripped
             if body is not None and _ALLOCATORS & self.meanings.get(body.group().decode(), set()):
-                raise _GiveUp("an allocator through functools.partial")
+                raise GiveUp("an allocator through functools.partial")
         for _, arguments in self._calls(frozenset({"core_map"})):
             if any(a.startswith((b"*", b"scratch_shapes")) for a in arguments):
-                raise _GiveUp("core_map scratch shapes")
+                raise GiveUp("core_map scratch shapes")
         for meanings, arguments in self._calls(_ALLOCATORS):
-            keywords = _keywords(arguments)
-            positional = [a for a in arguments if not a.startswith(b"*") and not _KEYWORD_ARG.match(a)]
+            keywords = scan.keywords(arguments)
+            positional = [a for a in arguments if not a.startswith(b"*") and not scan.KEYWORD_ARG.match(a)]
             if "pallas_call" in meanings:
                 yield from self._scratch_pairs(positional, keywords)
             if "run_scoped" in meanings:
@@ -271,15 +234,15 @@ class _Skim:
         grid_spec = keywords.get(b"grid_spec")
         if scratch is None and grid_spec is not None and grid_spec.endswith(b")"):
             # Any call's, though the engine reads only JAX's grid specs: it can only over-report.
-            spec = _call_arguments(grid_spec)
-            scratch = _keywords(spec).get(b"scratch_shapes")
-            if scratch is None and sum(not _KEYWORD_ARG.match(a) for a in spec) >= _SCRATCH_POSITION:
+            spec = scan.call_arguments(grid_spec)
+            scratch = scan.keywords(spec).get(b"scratch_shapes")
+            if scratch is None and sum(not scan.KEYWORD_ARG.match(a) for a in spec) >= _SCRATCH_POSITION:
                 scratch = b""  # by position, in `pl.GridSpec` or `pltpu.PrefetchScalarGridSpec`: any entries
         if kernel is None or scratch is None:
             return
         entries: list[bytes] | None = None  # of a list or tuple display; None: anything else
         if scratch.startswith((b"[", b"(")):
-            entries, end = _arguments(scratch, 0)
+            entries, end = scan.split_bracket(scratch, 0)
             if end != len(scratch) - 1 or any(e.startswith(b"*") for e in entries):
                 entries = None
         for params, _ in self._signatures(kernel):
@@ -291,9 +254,9 @@ class _Skim:
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:
         """(positional, keyword-only parameter names) of every def `node` may name."""
         if not node.isascii():
-            raise _GiveUp("a non-ASCII function name")
-        while not _NAME.match(node):  # functools.partial(kernel, ...): the first argument
-            inner = _call_arguments(node) if node.endswith(b")") else []
+            raise GiveUp("a non-ASCII function name")
+        while not scan.NAME.match(node):  # functools.partial(kernel, ...): the first argument
+            inner = scan.call_arguments(node) if node.endswith(b")") else []
             if not inner:
                 return
             node = inner[0]
@@ -303,8 +266,8 @@ class _Skim:
                 self.headers.setdefault(match.group(1), []).append(match.end() - 1)
         for open_at in self.headers.get(node, ()):
             if self.data[open_at : open_at + 1] == b"[":
-                raise _GiveUp("a generic function")
-            yield _parameters(_arguments(self.data, open_at)[0])
+                raise GiveUp("a generic function")
+            yield scan.parameters(scan.split_bracket(self.data, open_at)[0])
 
 
 @functools.lru_cache(maxsize=64)
@@ -313,7 +276,7 @@ def _call_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
     callee = rb"(" + alternation(spelled) + rb")(?![A-Za-z0-9_])" + _GAP
     # The argument list is read in a lookahead, so the next match can start inside it: a call
     # nested in another's arguments is found too.
-    return re.compile(callee + rb"\((?=(" + _SIMPLE_INNER + rb"\)))?")
+    return re.compile(callee + rb"\((?=(" + scan.SIMPLE_INNER + rb"\)))?")
 
 
 @functools.lru_cache(maxsize=64)
@@ -330,7 +293,7 @@ def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterato
         if argument.startswith(b"*"):
             position = position if argument.startswith(b"**") else None
             continue
-        keyword = _KEYWORD_ARG.match(argument)
+        keyword = scan.KEYWORD_ARG.match(argument)
         if keyword is not None:
             if keyword.group(1).decode() in wanted:
                 yield argument[keyword.end() :].strip()
@@ -345,126 +308,24 @@ def _spells(entry: bytes | None, kinds: set[str]) -> bool:
     return entry is None or any(re.search(rb"(?<!\w)" + k.encode() + rb"(?!\w)", entry) for k in kinds)
 
 
-def _parameters(items: list[bytes]) -> tuple[list[bytes], list[bytes]]:
-    positional: list[bytes] = []
-    keyword_only: list[bytes] = []
-    after_star = False
-    for item in items:
-        if item == b"/" or item.startswith(b"**"):
-            continue
-        if item.startswith(b"*"):
-            after_star = True
-            continue
-        name = _LEADING_NAME.match(item)
-        if name is None or not item.isascii():
-            raise _GiveUp("a parameter list it cannot read")
-        (keyword_only if after_star else positional).append(name.group())
-    return positional, keyword_only
-
-
-def _call_arguments(expression: bytes) -> list[bytes]:
-    """The argument texts of `expression`, which must be one plain call `a.b(...)` and nothing more."""
-    callee = _CALLEE.match(expression)
-    if callee is not None:
-        arguments, end = _arguments(expression, callee.end() - 1)
-        if end == len(expression) - 1:
-            return arguments
-    raise _GiveUp("a call it cannot read")
-
-
-def _keywords(arguments: list[bytes]) -> dict[bytes, bytes]:
-    """The keyword arguments among argument texts: name -> value text."""
-    return {m.group(1): a[m.end() :].strip() for a in arguments if (m := _KEYWORD_ARG.match(a))}
-
-
-def _names_before(data: bytes, end: int) -> set[str]:
-    """The identifiers that may be the last before `end`, across blank lines and comments.
-
-    Line by line backwards, past lines that are blank or a comment; the first other line's
-    code ends at one of its `#`s (any may be inside a string) or at its end.
-    """
-    position = end
-    while True:
-        start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
-        line = data[start:position]
-        if line.split(b"#", 1)[0].strip(_SPACE):
-            codes = [line, *(line[: sign.start()] for sign in re.finditer(rb"#", line))]
-            return {found.group().decode() for code in codes if (found := _NAME.search(code.rstrip(_SPACE)))}
-        if start == 0:
-            return set()
-        position = start - 1
-
-
-def _items(inner: bytes) -> list[bytes]:
-    """The item texts of a plain bracket's contents (no strings or comments: see _SIMPLE_ITEM)."""
-    return [item.strip() for item in _SIMPLE_ITEM.findall(inner) if not item.isspace()]
-
-
-def _arguments(data: bytes, open_at: int) -> tuple[list[bytes], int]:
-    """The top-level item texts of the bracket opened at `open_at` (comments cut out), and
-    where it closes. Strings are skipped whole, so brackets and commas in them do not count."""
-    depth = 0
-    items: list[bytes] = []
-    pieces: list[bytes] = []  # the current item's text, around comments
-    start, position = open_at + 1, open_at
-    while True:
-        found = _SPECIAL.search(data, position)
-        if found is None:
-            raise _GiveUp("an unclosed bracket")
-        index = found.start()
-        char = data[index : index + 1]
-        position = index + 1
-        if char in b"([{":
-            depth += 1
-        elif char in b",)]}" and depth == 1:  # the end of an item
-            pieces.append(data[start:index])
-            items.append(b"".join(pieces).strip())
-            if char != b",":
-                return [a for a in items if a], index
-            pieces, start = [], position
-        elif char in b")]}":
-            depth -= 1
-        elif char == b"#":
-            end = _LINE_END.search(data, index).start()  # type: ignore[union-attr]
-            pieces.append(data[start:index])
-            start = position = end
-        elif char == b"\\":
-            raise _GiveUp("a backslash outside a string")
-        elif char != b",":
-            position = _string_end(data, index)
-
-
-def _string_end(data: bytes, quote_at: int) -> int:
-    prefix = _PREFIX.search(data, max(0, quote_at - 3), quote_at).group()  # type: ignore[union-attr]
-    if prefix.lower() not in _PLAIN_PREFIXES:  # three letters: a longer prefix, or a name
-        raise _GiveUp("an f-string, or a quote after a name")
-    quote = data[quote_at : quote_at + 3]
-    if quote not in _STRING_END:
-        quote = quote[:1]
-    end = _STRING_END[quote].match(data, quote_at + len(quote))
-    if end is None:
-        raise _GiveUp("an unterminated string")
-    return end.end()
-
-
 def _shape(argument: bytes) -> bytes | None:
     """The name a semaphore argument is, None if it cannot be a finding; gives up otherwise."""
     if not argument.isascii():
-        raise _GiveUp("a non-ASCII argument")
-    if _NAME.match(argument):
+        raise GiveUp("a non-ASCII argument")
+    if scan.NAME.match(argument):
         return argument
     if b":=" in argument:
-        raise _GiveUp("an assignment expression: the rules apply to its value")
+        raise GiveUp("an assignment expression: the rules apply to its value")
     if argument.startswith(b"("):
-        raise _GiveUp("a parenthesized argument")
+        raise GiveUp("a parenthesized argument")
     if argument.endswith(b"]"):
         if b"'" in argument or b'"' in argument:
-            raise _GiveUp("a subscript with a string")
+            raise GiveUp("a subscript with a string")
         depth = 0  # find the `[` that the last `]` closes
         for index in range(len(argument) - 1, -1, -1):
             depth += (argument[index] in b")]}") - (argument[index] in b"([{")
             if depth == 0:
                 break
         if depth or b":" in argument[index:] or not _AT_BEFORE.search(argument, 0, index):
-            raise _GiveUp("a subscript other than a plain `.at[i]` view")
+            raise GiveUp("a subscript other than a plain `.at[i]` view")
     return None  # an attribute, a call, a constant, an expression: never a finding

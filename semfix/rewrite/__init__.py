@@ -1,3 +1,3 @@
-"""Rewriting and its proof: text edits and the proof
-(compiles, parses to the declared tree, settles) that every rewrite passes before a write.
+"""Rewriting, below the analysis: decoding and text edits, import edits through libcst, and
+whether CPython compiles a text. The proof every rewrite passes is the driver's (semfix/engine/proof.py).
 """

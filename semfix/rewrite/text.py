@@ -1,13 +1,31 @@
-"""Source text by offsets: where lines start, and applying edits, shared by the engine and its proofs."""
+"""Source text: decoded as Python decodes it, and by offsets (where lines start, applying edits)."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 
+from semfix.errors import SourceError
 from semfix.findings import Finding
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def decode(source: str | bytes) -> tuple[str, str]:
+    """(text, encoding): bytes decoded as Python would (coding cookie, BOM); SourceError if they cannot be."""
+    if isinstance(source, str):
+        return source, "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding), encoding
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            f"cannot decode as {error.encoding}: byte {error.object[error.start]:#04x} at offset {error.start}"
+        ) from None
+    except (SyntaxError, LookupError) as error:  # a bad or unknown coding cookie
+        raise SourceError(f"bad encoding declaration: {error}") from None
 
 
 def line_starts(text: str) -> list[int]:

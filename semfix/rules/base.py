@@ -1,18 +1,22 @@
 """What a rule is: its code, its docs and the examples that test it, in the rule's own module.
 
 Each `semfix/rules/semNNN.py` opens with its docs (what it does, why it matters, an example,
-its fix safety), defines `RULE`, then its logic: functions over the engine's `Context`
-(semfix/engine/context.py) that decide the rule's findings and declare its rewrites. The
-engine's loop (semfix/engine/analysis.py) calls them; a rule reuses another's logic by calling
-it with its own `code` and words (as SEM003's `check` takes `words` and `arguments`).
+its fix safety), defines `RULE`, then its logic: functions over the analysis's `Context`
+(semfix/analysis/context.py) that decide the rule's findings and declare each fix as one
+`Decision` (semfix/analysis/fixes.py). The engine's loop (semfix/engine/loop.py) calls the
+rules' entry points in dispatch.py, which sets their order; a rule reuses another's logic by
+calling it with its own `code` and words (as SEM003's `check` takes `words` and `arguments`).
+What the engine must know of a rule it reads from `Rule` (text gate, tree, settling).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
 
-Fix = Literal["safe", "safe with proof, else unsafe", "none"]
+Fixability = Literal["safe", "safe with proof, else unsafe", "none"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class Rule:
     code: str
     name: str
     summary: str
-    fix: Fix  # the best the rule can do; a finding may still be report-only
+    fix: Fixability  # the best the rule can do; a finding may still be report-only
     # The fix in one line, after `fix` in the README's rule table (`semfix rules --markdown`):
     # what it gives and where it holds back. The full story is the docs' `## Fix safety`.
     fix_note: str
@@ -38,3 +42,22 @@ class Rule:
     docs: str  # the rule module's docstring: what, why, example, fix safety
     valid: tuple[str, ...] = field(default=(), repr=False)  # code the rule must leave alone
     invalid: tuple[Invalid, ...] = field(default=(), repr=False)
+    # What the driver (semfix/engine/) must know of the rule, so that no module outside rules/
+    # names a rule code:
+    # the patterns a file must all match for the rule to fire; () when the skim of semaphore
+    # and DMA arguments (semfix/engine/skim.py) decides, as for every rule on those arguments.
+    text_gate: tuple[str, ...] = ()
+    # whether the rule reads every reference in the file (the loop then hands it the tree)
+    needs_tree: bool = False
+    # whether a finding it leaves unfixed stays so after the other fixes: False when new `.at`
+    # views may prove a Ref and make an unsafe fix safe, so the proof must run a second pass
+    settles: bool = True
+
+    def spelled_in(self, text: str | bytes) -> bool:
+        """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""
+        return bool(self.text_gate) and all(_pattern(p, type(text)).search(text) for p in self.text_gate)  # type: ignore[arg-type]
+
+
+@cache
+def _pattern(pattern: str, kind: type) -> re.Pattern[str] | re.Pattern[bytes]:
+    return re.compile(pattern.encode("ascii") if kind is bytes else pattern)

@@ -30,8 +30,8 @@ import ast
 from collections.abc import Callable
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.nodes import Rewrite, read_target
+from semfix.analysis.context import Context
+from semfix.analysis.nodes import Rewrite, read_target
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM001"

@@ -45,10 +45,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.evidence import Kind
-from semfix.engine.nodes import Rewrite, keyed_by_text
-from semfix.engine.scopes import Scope
+from semfix.analysis.context import Context
+from semfix.analysis.evidence import Kind
+from semfix.analysis.nodes import Rewrite, keyed_by_text
+from semfix.analysis.scopes import Scope
+from semfix.findings import Fix
 from semfix.rewrite.text import apply_edits
 from semfix.rules.base import Invalid, Rule
 
@@ -73,6 +74,7 @@ RULE = Rule(
     "or its `SemaphoreType.X((n,))` allocation); never for a tuple or dict of Refs",
     default=True,
     docs=__doc__ or "",
+    settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe
     valid=(
         """\
 from jax.experimental import pallas as pl
@@ -129,17 +131,20 @@ def ring_kernel(x_hbm, o_ref, buf, sems):
 _TYPE_TESTS = frozenset({"isinstance", "hasattr", "getattr", "type"})
 
 
+_TYPE_TESTED = object()  # the key of what `_type_tested` works out once per file, in `Context.memo`
+
+
 def _type_tested(ctx: Context, key: object) -> bool:
     """Does the code test what `key` names (`isinstance(sems, tuple)`, `hasattr(sems, "at")`)?
     Then it expects something else than a Ref there too (a tuple of Refs, where `sems[i]` is
     right): evidence from one branch must not rewrite another."""
-    if "sem002 type tests" not in ctx.memo:
-        ctx.memo["sem002 type tests"] = {
+    if _TYPE_TESTED not in ctx.memo:
+        ctx.memo[_TYPE_TESTED] = {
             ctx.key(c.args[0], ctx.scopes.scope_of[id(c)])
             for c in ctx.scopes.calls
             if isinstance(c.func, ast.Name) and c.func.id in _TYPE_TESTS and c.args
         }
-    return key in ctx.memo["sem002 type tests"]  # type: ignore[operator]
+    return key in ctx.memo[_TYPE_TESTED]  # type: ignore[operator]
 
 
 def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
@@ -184,5 +189,6 @@ def check(
     suggestion = apply_edits(ctx.text.text, ctx.text.start(previous.argument)[2], ctx.text.end(previous.argument)[2], edits)
     last = ctx.findings[-1]
     joined = messages.read_then_view(last.message, suggestion, safe=safe)
-    ctx.findings[-1] = replace(last, replacement=suggestion, message=joined, safety=last.safety if safe else "unsafe")
+    applicability = last.fix.applicability if safe and last.fix is not None else "unsafe"
+    ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability), message=joined)
     return Rewrite(call, previous.argument, replacement, edits)

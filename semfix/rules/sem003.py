@@ -47,8 +47,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.nodes import (
+from semfix.analysis.context import Context
+from semfix.analysis.fixes import Decision, Removal
+from semfix.analysis.nodes import (
     Rewrite,
     alone_on_its_lines,
     enclosing,
@@ -57,8 +58,8 @@ from semfix.engine.nodes import (
     read_target,
     tokens,
 )
-from semfix.engine.scopes import Access, Binding, Scope
-from semfix.engine.writes import index_reads, written
+from semfix.analysis.scopes import Access, Binding, Scope
+from semfix.analysis.writes import index_reads, written
 from semfix.findings import Finding
 from semfix.rules import sem004
 from semfix.rules.base import Invalid, Rule
@@ -179,6 +180,7 @@ class Carried:
     verdict: Verdict
     blocker: str | None = None  # why the rewrite is not safe; None when it is
     decision: object = _UNDECIDED
+    fix: Decision | None = None  # once decided and accepted: every use rewritten and the assignment removed
 
     @property
     def ref(self) -> ast.expr:
@@ -214,7 +216,7 @@ def check(
     elif ctx.report(code, use, message, verdict.fix) and decision:
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
         replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]
-        ctx.rewrites.append(Rewrite(call, use, replacement, [(start, end, verdict.fix)]))  # type: ignore[list-item]
+        plan.fix = ctx.join(plan.fix, Rewrite(call, use, replacement, [(start, end, verdict.fix)]))  # type: ignore[arg-type,list-item]
     return True
 
 
@@ -347,7 +349,8 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
             # explain chooses fixes by place: the plan is made only if every use of it is chosen
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
             applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
-            if applied:
-                ctx.removals.append((plan.body, assign, (span[0][2], end, "")))  # type: ignore[arg-type]
+            if applied:  # the plan's one fix: the assignment removed, then each use rewritten (`check`)
+                removal = Decision(plan.code, ((span[0][2], end, ""),), (Removal(plan.body, assign),), settles=False)  # type: ignore[arg-type]
+                plan.fix = ctx.make(removal)
         plan.decision = applied
     return plan.decision  # type: ignore[return-value]

@@ -27,10 +27,10 @@ from __future__ import annotations
 import ast
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.evidence import Kind
-from semfix.engine.nodes import has_slice, read_target
-from semfix.engine.scopes import Scope
+from semfix.analysis.context import Context
+from semfix.analysis.evidence import Kind
+from semfix.analysis.nodes import has_slice, read_target
+from semfix.analysis.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM004"

@@ -37,7 +37,7 @@ Ref its indices read (`cursor_ref` in `x_ref.at[cursor_ref[0]]`): the copy then 
 the DMA runs, not when the value was read. Flow is not followed (before or after the read, in
 loops, all count), nor are other names for the buffer, so `x_ref` must be a parameter of the
 very function holding the read (not `alias = x_ref`, `top = x_ref.at[0]`, nor an enclosing
-function's), and that function must hold (semfix/engine/writes.py checks it, for SEM003 too):
+function's), and that function must hold (semfix/analysis/writes.py checks it, for SEM003 too):
 - no use of `x_ref` but a read, its `.shape`, `.dtype` or `.ndim`, a DMA source, or an index
   of a DMA destination (a store through any view, a DMA into it or a view of it, or a call
   given it or a view of it may write it);
@@ -59,10 +59,10 @@ from __future__ import annotations
 import ast
 
 from semfix import messages
-from semfix.engine.context import Context
-from semfix.engine.nodes import Rewrite, is_at, read_target
-from semfix.engine.scopes import Scope
-from semfix.engine.writes import written
+from semfix.analysis.context import Context
+from semfix.analysis.nodes import Rewrite, is_at, read_target
+from semfix.analysis.scopes import Scope
+from semfix.analysis.writes import written
 from semfix.rules import sem001, sem002, sem003
 from semfix.rules.base import Invalid, Rule
 
@@ -89,6 +89,7 @@ RULE = Rule(
     "in SEM002; a carried read as in SEM003, only where nothing in its function may write the Ref",
     default=True,
     docs=__doc__ or "",
+    settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe
     valid=(
         _HEADER
         + """\

@@ -44,9 +44,9 @@ from __future__ import annotations
 import ast
 
 from semfix import messages
+from semfix.analysis.context import Context
+from semfix.analysis.scopes import Scope
 from semfix.catalog import KINDS_NEEDED, Operation, SemParam
-from semfix.engine.context import Context
-from semfix.engine.scopes import Scope
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM006"

@@ -64,11 +64,20 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from semfix.catalog import TPU_MOVED_TO_PALLAS, TPU_REMOVED_IN_0_11
-from semfix.engine.context import Context
-from semfix.engine.importer import ImportChanges, Request, Symbol, Unsure, bound_name, edit_imports, runs_first
-from semfix.engine.nodes import LINE_BREAK, Rewrite, unchain
-from semfix.engine.scopes import Scope
+from semfix.analysis.context import Context
+from semfix.analysis.fixes import Decision
+from semfix.analysis.importer import (
+    ImportChanges,
+    Request,
+    Symbol,
+    Unsure,
+    bound_name,
+    edit_imports,
+    runs_first,
+)
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
+from semfix.analysis.scopes import Scope
+from semfix.catalog import MIGRATION_TEXT, TPU_MOVED_TO_PALLAS, TPU_REMOVED_IN_0_11
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM101"
@@ -83,6 +92,11 @@ RULE = Rule(
     "I001 puts it, and imports left unused are dropped",
     default=False,
     docs=__doc__ or "",
+    # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
+    # (`catalog.TPU_MOVED_TO_PALLAS`): the file spells `tpu` (in the import) and the name (in the
+    # import or the attribute)
+    text_gate=("tpu", MIGRATION_TEXT.decode()),
+    needs_tree=True,  # it looks at every reference, not only catalog calls' arguments
     valid=(
         """\
 from jax.experimental import pallas as pl
@@ -172,6 +186,10 @@ class Renames:
     alias: str | None = None  # the module-level name of the pallas module, if the file has one
     unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
     nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
+    made: list[Rewrite] = field(default_factory=list)  # the accepted renames: one decision with the import edits
+    findings: list[int] = field(default_factory=list)  # their findings, by index
+    taken: list[ast.Name | ast.Attribute] = field(default_factory=list)  # the reads the renames took
+    declared: ImportChanges | None = None  # the tree the renames and the import edits declare
 
 
 def renames(ctx: Context) -> Renames:
@@ -215,36 +233,42 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             where = "in an f-string" if reference.formatted else "a reference over several lines"
             ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
-            ctx.migrated.append(reference.read)  # type: ignore[arg-type]
+            renames.taken.append(reference.read)  # type: ignore[arg-type]
             edit = (start, end, new_text)
-            ctx.rewrites.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
-            ctx.imports = ctx.imports or ImportChanges()
+            renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
+            renames.findings.append(len(ctx.findings) - 1)
+            renames.declared = renames.declared or ImportChanges()
             spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
-            ctx.imports.replace(reference.node, [spelled], reference.holder)
+            renames.declared.replace(reference.node, [spelled], reference.holder)
 
 
 def finish(ctx: Context, renames: Renames) -> None:
-    """After every rename, the import edits they need (semfix/engine/importer.py); or, where
+    """After every rename, the import edits they need (semfix/analysis/importer.py); or, where
     those are unsure, no fix."""
     if renames.unsure:
         ctx.hold(renames.unsure[0], CODE)
-    elif ctx.migrated:
+    elif renames.taken:
         request = Request(
             PALLAS,
             renames.alias or DEFAULT_PALLAS_ALIAS,
             add=renames.alias is None,
-            taken=[unchain(node)[0] for node in ctx.migrated],  # type: ignore[misc]
+            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]
             loads=TPU,
             exported=ctx.settings.package_init,
         )
         tree: ast.Module = ctx.tree  # type: ignore[assignment]
         try:
             accesses = ctx.tracking().accesses
-            ctx.import_edits = edit_imports(
-                tree, ctx.text, accesses, request, ctx.imports, renames.nodes  # type: ignore[arg-type]
+            edits = edit_imports(
+                tree, ctx.text, accesses, request, renames.declared, renames.nodes  # type: ignore[arg-type]
             )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
+            return
+        renamed = [edit for rewrite in renames.made for edit in rewrite.edits]
+        # one decision: every rename with the import edits, the tree declared in `renames.declared`
+        changes = (*renames.made, renames.declared)
+        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))  # type: ignore[arg-type]
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import ast
 
-from semfix.engine.context import Context
-from semfix.engine.nodes import Rewrite
+from semfix.analysis.context import Context
+from semfix.analysis.fixes import Decision
+from semfix.analysis.nodes import Rewrite
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM102"
@@ -40,6 +41,7 @@ RULE = Rule(
     fix_note="`value=n`; reported only where `value` is also given",
     default=False,
     docs=__doc__ or "",
+    text_gate=("dec", "semaphore_wait"),  # a `dec` keyword of a call that resolves to semaphore_wait
     valid=(
         """\
 from jax.experimental import pallas as pl
@@ -98,4 +100,4 @@ def check(ctx: Context, call: ast.Call, partial: bool = False) -> None:
             ctx.report(CODE, keyword, _MESSAGE + " (not fixed: `value` is also given)", None, span=span)
         elif ctx.report(CODE, keyword, _MESSAGE, "value", span=span):
             edit = (start, start + len("dec"), "value")
-            ctx.rewrites.append(Rewrite(call, keyword.value, keyword.value, [edit], keyword=keyword))
+            ctx.make(Decision.of(CODE, Rewrite(call, keyword.value, keyword.value, [edit], renamed=(keyword, "value"))))

@@ -1,15 +1,15 @@
 """Whether a Ref a rewrite reads again may hold other data at the use than at the read.
 
-SEM003 and SEM005 replace a variable holding a read (`v = X[...]`) by an expression that is
-evaluated again at each use: SEM005's DMA copies the buffer `X` as it is when it runs, and for
-both, an index that reads a Ref (`sems.at[slot_ref[0]]`) reads it again. A Ref's `.at[...]`
+The rules on carried reads replace a variable holding a read (`v = X[...]`) by an expression
+that is evaluated again at each use: a DMA copies the buffer `X` as it is when it runs, and for
+semaphores and buffers alike, an index that reads a Ref (`sems.at[slot_ref[0]]`) reads it again. A Ref's `.at[...]`
 views share its memory, so any way of writing it counts: a store through any chain of views,
 `pl.store` and the atomics, a DMA into it or a view of it, a call or another name given it.
 `written` is the one check for every Ref such an expression reads; `index_reads` finds them in indices.
 
 Flow is not followed (before or after the read, in loops, all count), nor are other names, so
 the Ref must be a parameter of the very function holding the read, and that function must
-hold nothing that may write it under any name: see SEM005's docs, which list what counts.
+hold nothing that may write it under any name: see the DMA buffer rule's docs (semfix/rules/), which list what counts.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from __future__ import annotations
 import ast
 
 from semfix import messages
+from semfix.analysis.context import Context
+from semfix.analysis.nodes import content_read, read_target, unchain
+from semfix.analysis.scopes import Access, Scope
 from semfix.catalog import lookup
-from semfix.engine.context import Context
-from semfix.engine.nodes import content_read, read_target, unchain
-from semfix.engine.scopes import Access, Scope
 
 _METADATA = frozenset({"shape", "dtype", "ndim"})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)

@@ -1,10 +1,8 @@
-"""What the file shows about its Refs: resolution, allocations, proofs, and their stability.
+"""What JAX allocates for kernel and body parameters: the `Allocations` part of `Evidence`.
 
-`Evidence` is computed once per file and cached, and rules read it through their `Context`
-(semfix/engine/context.py): imports resolved to qualified names and catalog operations; kernels'
-scratch shapes and `run_scoped` allocations giving parameters a kind (one semaphore, or a
-tuple or array of them); `X.at[...]` and `X[...]` elsewhere proving X a Ref; and whether a
-Ref expression keeps its value where that evidence is used.
+Kernels' scratch shapes and `run_scoped` allocations (through `pallas_call`, `run_scoped`,
+`core_map`, the grid specs, `functools.partial` and decorators) give parameters a kind (one
+semaphore, or a tuple or array of them) and a semaphore kind, with the allocation that proves it.
 """
 
 from __future__ import annotations
@@ -13,13 +11,15 @@ import ast
 import functools
 import itertools
 import re
-from collections.abc import Iterator
-from enum import Enum
-from typing import TYPE_CHECKING
 
+from semfix.analysis.nodes import (
+    is_at,
+    source_order,
+)
+from semfix.analysis.resolution import Kind, Resolution
+from semfix.analysis.scopes import Scope
 from semfix.catalog import (
     CORE_MAP,
-    FUNCTION_NAMES,
     GRID_SPECS,
     PALLAS_CALL,
     PALLAS_CALL_POSITIONAL,
@@ -27,152 +27,11 @@ from semfix.catalog import (
     RUN_SCOPED,
     SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
-    Operation,
-    lookup,
 )
-from semfix.engine.nodes import (
-    Steps,
-    has_slice,
-    is_at,
-    read_target,
-    source_order,
-    unchain,
-)
-from semfix.engine.scopes import Scope, Tracking
-
-if TYPE_CHECKING:
-    from semfix.engine.nodes import Text
-    from semfix.engine.scopes import ScopeBuilder
 
 
-class Kind(Enum):
-    ARRAY = "array"
-    TUPLE = "tuple"
-    UNKNOWN = "unknown"
-
-
-class NeedsAccesses(Exception):
-    """The engine needs the accesses `Tracking` records: build them and run again."""
-
-
-class Evidence:
-    """Resolution and evidence for one file, each computed on first use and cached."""
-
-    def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
-        self.text, self.scopes = text, scopes
-        self.param_kinds: dict[int, Kind] = {}
-        # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
-        self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
-        self.proven: set[object] | None = None
-        self.operations: dict[int, Operation | None] = {}
-        self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
-        self._changes: dict[int, list[tuple[str, Steps, ast.expr]]] = {}
-
-    # -- resolution ---------------------------------------------------------------------
-    def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
-        root, steps, _ = unchain(node)
-        if not isinstance(root, ast.Name) or None in steps:
-            return None
-        _, bindings = scope.lookup(root.id)
-        if not bindings or any(b.kind != "import" for b in bindings):
-            return None
-        suffix = "".join(f".{p}" for p in steps)
-        return {f"{b.qualname}{suffix}" for b in bindings}
-
-    def resolves_to(self, node: ast.expr, scope: Scope, targets: frozenset[str]) -> bool:
-        if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):
-            return False  # a qualified name ends in the attribute itself: no need to resolve
-        names = self.qualified(node, scope)
-        return bool(names) and names <= targets  # type: ignore[operator]
-
-    def operation(self, call: ast.Call) -> Operation | None:
-        """The catalog operation the call runs: called by its JAX name, by a name bound once to
-        it (`wait = pl.semaphore_wait; wait(sem, 1)`), or through `functools.partial`, whose
-        positional arguments come after the function (`partial(pl.semaphore_wait, sem)`)."""
-        if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES | _PARTIAL_NAMES:
-            return None
-        if id(call) not in self.operations:
-            scope = self.scopes.scope_of[id(call)]
-            operation = self._catalog_function(call.func, scope)
-            if operation is None and call.args and self.resolves_to(call.func, scope, PARTIAL):
-                operation = self._catalog_function(call.args[0], scope)
-                operation = operation and operation.through_partial()
-            self.operations[id(call)] = operation
-        return self.operations[id(call)]
-
-    def _catalog_function(self, node: ast.expr, scope: Scope, alias: bool = True) -> Operation | None:
-        """The catalog function `node` names: through the imports, or (with `alias`) a local or
-        module name bound once, by `name = <such a function>`, and never declared global."""
-        if alias and isinstance(node, ast.Name):
-            owner, bindings = scope.lookup(node.id)
-            if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
-                return self._catalog_function(bindings[0].node.value, owner, alias=False)  # type: ignore[union-attr]
-        operations = {lookup(name) for name in self.qualified(node, scope) or ()}
-        return operations.pop() if len(operations) == 1 and None not in operations else None
-
-    def key(self, node: ast.expr, scope: Scope) -> object | None:
-        """What names one Ref wherever it is written in this scope (proofs are kept by it); None
-        for anything but a name bound at most once, or an attribute chain. A chain is compared
-        as text, in its function, and with the scope each name in it resolves to: the same text
-        in a comprehension, lambda or class body that binds its own `c` is about another object."""
-        if isinstance(node, ast.Name):  # a name bound twice may name two things: no evidence
-            found, bindings = scope.lookup(node.id)
-            if len(bindings) > 1:
-                return None
-            return ("bound", id(found), node.id) if bindings else ("free", node.id)
-        if not isinstance(node, ast.Attribute):
-            return None
-        resolved = []
-        for part in ast.walk(node):
-            if isinstance(part, _OWN_SCOPE):  # names inside resolve in a scope of their own
-                return None
-            if isinstance(part, ast.Name):
-                found, bindings = scope.lookup(part.id)
-                resolved.append(id(found) if bindings else None)
-        return ("text", id(scope.function_scope()), tuple(resolved), "".join(self.text.of(node).split()))
-
-    def kind(self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()) -> Kind:
-        """What a name, or a slice of one, holds: a tuple of Refs if any binding makes it one, an
-        array only if all do. `seen`: the assignments followed so far (`refs = refs[1:]`)."""
-        if has_slice(node):  # a slice of a tuple is a tuple
-            return self._tuple(node.value, scope, seen)  # type: ignore[attr-defined]
-        if not isinstance(node, ast.Name):
-            return Kind.UNKNOWN
-        found, bindings = scope.lookup(node.id)
-        kinds = set()
-        for binding in bindings:
-            if binding.kind in ("star_param", "star_unpack", "tuple_literal", "element"):
-                kinds.add(Kind.TUPLE)  # a loop's element may differ at each pass: no proof holds for all
-            elif binding.kind == "unpack":  # what `a, sems = refs` unpacked: a tuple too, unless shown a Ref
-                kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)
-            elif binding.kind == "param":
-                kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
-            elif binding.kind in ("assign", "read") and id(binding) not in seen:  # `bufs = refs[0:2]`, `alias = refs`
-                value = binding.node.value  # type: ignore[union-attr]
-                kinds.add(self._tuple(value, found, seen | {id(binding)}))  # type: ignore[arg-type]
-            else:
-                kinds.add(Kind.UNKNOWN)
-        return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
-
-    def _tuple(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> Kind:
-        """What a slice of `node`, or a name assigned it, holds: only a tuple carries over (an
-        element of an array is not an array)."""
-        return Kind.TUPLE if self.kind(node, scope, seen) is Kind.TUPLE else Kind.UNKNOWN
-
-    # -- evidence -----------------------------------------------------------------------
-    def proofs(self) -> set[object]:
-        """The Refs the file shows to be Refs (`X.at[...]`, `X[...]`); only SEM002 asks, so lazily."""
-        if self.proven is None:
-            self.proven = set()
-            for subscript in self.scopes.subscripts:
-                scope = self.scopes.scope_of[id(subscript)]
-                target = subscript.value.value if is_at(subscript.value) else read_target(subscript)  # type: ignore[attr-defined]
-                proof = self.key(target, scope) if target is not None else None
-                if proof is not None:
-                    self.proven.add(proof)
-                    if isinstance(target, ast.Attribute):
-                        self.proof_sites.setdefault(proof, []).append((target, scope))
-        return self.proven
+class Allocations(Resolution):
+    """The parameters' kinds, gathered once per file (`gather`)."""
 
     def gather(self) -> None:
         """Give kernel and body parameters the kind of what JAX allocates for them: through
@@ -406,72 +265,6 @@ class Evidence:
             for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
                 self.param_semaphores[id(parameter)] = None
 
-    # -- whether a Ref expression keeps its value (SEM002's evidence, SEM003) --------------------
-    def tracking(self) -> Tracking:
-        """The accesses to every name: a plain scope builder records none; `analyse_tree` then
-        builds a tracking one, and runs again."""
-        if not isinstance(self.scopes, Tracking):
-            raise NeedsAccesses
-        return self.scopes
-
-    def unstable(self, node: ast.expr, scope: Scope) -> str | None:
-        """Why `node` may not name the same Ref everywhere in its scope; None when it must.
-
-        Evidence about a Ref expression (SEM002's proof, SEM003's carried read) holds only
-        while its base name, each attribute in its chain and each name in its indices keep
-        their values. Flow is not followed: a name bound twice anywhere in the scope (or once, by
-        a function through `global`, which binds it again at each call), or a
-        chain written, deleted, called a method on or handed away anywhere its base name is
-        seen (nested functions and later loop iterations included), voids the evidence.
-        """
-        for root, top, watched in _chains(node):
-            _, bindings = scope.lookup(root.id)
-            if len(bindings) > 1 or bindings and bindings[0].declared:
-                return f"`{root.id}` is reassigned or deleted, so the Ref could differ at the use"
-            if not watched:
-                continue
-            if not bindings:
-                return f"`{self._code(top)}` may be changed outside this file"
-            for how, changed, where in self._changes_of(root.id, scope):
-                through = watched[: len(changed)] == changed
-                if how == "write" and through:
-                    return f"`{self._code(top)}` may be rebound: `{self._code(where)}` is assigned or deleted"
-                if how == "handed" and through and len(changed) < len(watched):
-                    return f"`{self._code(top)}` may be rebound by other code given `{self._code(where)}`"
-        return None
-
-    def _code(self, node: ast.AST) -> str:
-        return " ".join(self.text.of(node).split())
-
-    def _changes_of(self, name: str, scope: Scope) -> list[tuple[str, Steps, ast.expr]]:
-        """Every place the name's value, or a chain under it, may change: ("write", chain) for a
-        store or `del` target, ("handed", object) for an object given to code that may change
-        anything under it: a call's receiver, an argument, a container stored into, or any
-        other use that is not an attribute or subscript of it. A chain through a dunder attribute
-        (`x.__dict__[k] = v`) hands away the object itself. With each, the expression there."""
-        _, bindings = scope.lookup(name)
-        if id(bindings) not in self._changes:
-            found: list[tuple[str, Steps, ast.expr]] = []
-            for access in self.tracking().references(name, scope):
-                steps, top = access.steps, access.top
-                own = next((i for i, s in enumerate(steps) if s is not None and s[:2] == s[-2:] == "__"), None)
-                if own is not None:  # `x.__dict__`, `x.__class__`: the object's own state
-                    found.append(("handed", steps[:own], top))
-                    continue
-                if access.context in (ast.Store, ast.Del):
-                    found.append(("write", steps, top))
-                    if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
-                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
-                elif access.called and steps:
-                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
-                else:
-                    found.append(("handed", steps, top))
-            self._changes[id(bindings)] = found
-        return self._changes[id(bindings)]
-
-
-_PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
-
 
 def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:
     """A list or tuple display and how many times it is repeated (`(x,) * 2`); (None, 0) otherwise."""
@@ -497,25 +290,3 @@ def _bound(arguments: list[ast.AST], order: tuple[str, ...]) -> dict[str, ast.ex
 
 
 # Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.
-_OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
-
-
-@functools.cache
-def _last_parts(targets: frozenset[str]) -> frozenset[str]:
-    return frozenset(name.rpartition(".")[2] for name in targets)
-
-
-def _chains(node: ast.AST) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
-    """Each name in `node`, in source order, with the part of its attribute and subscript
-    chain that lies inside `node`: (`self`, `self.sems.at[i]`, ("sems", "at", None)), then (`i`, `i`, ())."""
-    if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-        for child in ast.iter_child_nodes(node):
-            yield from _chains(child)
-        return
-    root, steps, links = unchain(node)  # type: ignore[arg-type]
-    if isinstance(root, ast.Name):
-        yield root, node, steps  # type: ignore[misc]
-    else:
-        yield from _chains(root)
-    for link in reversed(links):
-        yield from _chains(link.slice)

@@ -5,7 +5,7 @@ The rules (semfix/rules/semNNN.py) are functions over a Context. It gives them t
 evidence.py); `report`, which records a finding unless its rule is off or silenced there and
 says whether its fix is accepted; `cut`, where a subscript's brackets can be cut as libcst
 would cut them; `holding`, under which fixes are only reported; and the lists a fix declares
-itself in (`rewrites`, `removals`, `import_edits`), which run.py applies and proof.py checks.
+itself in (`make`, one `Decision` each), which the driver applies and proves.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from semfix.engine.evidence import Evidence
-from semfix.engine.nodes import LINE_BREAK, Rewrite, Text, tokens
-from semfix.findings import Finding
+from semfix.analysis.evidence import Evidence
+from semfix.analysis.fixes import Decision
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, tokens
+from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
-    from semfix.engine.scopes import ScopeBuilder
-    from semfix.engine.importer import ImportChanges
+    from semfix.analysis.scopes import ScopeBuilder
     from semfix.settings import Place, Settings
 
 _IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
@@ -48,17 +48,13 @@ class Context(Evidence):
         super().__init__(text, scopes)
         self.settings = settings
         self.findings: list[Finding] = []
-        self.rewrites: list[Rewrite] = []
-        self.removals: list[tuple[list[ast.stmt], ast.stmt, tuple[int, int, str]]] = []  # SEM003's
-        self.import_edits: list[tuple[int, int, str]] = []  # SEM101's, declared in `imports`
-        self.imports: ImportChanges | None = None
-        self.migrated: list[ast.Name | ast.Attribute] = []  # SEM101's rewritten references
-        self.tree: ast.Module | None = None  # set when SEM101 may apply: it looks at every reference
+        self.fixes: list[Decision] = []  # the accepted fixes, one per decision
+        self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)
         self.semaphore_args: set[int] = set()  # id() of every semaphore argument of a catalog call
-        self.sources: list[ast.expr] = []  # the DMA buffer arguments a copy reads (SEM005)
+        self.sources: list[ast.expr] = []  # the DMA buffer arguments a copy reads
         self.destinations: list[ast.expr] = []  # and those it writes
         self.buffer_args: set[int] = set()  # their id()s
-        self.memo: dict[object, object] = {}  # what a rule works out once per node (SEM003's plans)
+        self.memo: dict[object, object] = {}  # what a rule works out once, under a key of its own
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed
         self.suppressions = _suppressions(text.text)  # line -> the codes silenced there (None: all)
         self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
@@ -81,9 +77,9 @@ class Context(Evidence):
         accepted = replacement is not None and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
-        safety = None if replacement is None else ("safe" if safe else "unsafe")
+        fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, replacement, accepted, safety))
+        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted))
         return accepted
 
     def place(self, node: ast.AST) -> Place:
@@ -107,33 +103,45 @@ class Context(Evidence):
         finally:
             self.held = held
 
+    def make(self, decision: Decision) -> Decision:
+        """Declare an accepted fix: by default, of the finding just reported."""
+        if not decision.findings:
+            decision = replace(decision, findings=(len(self.findings) - 1,))
+        self.fixes.append(decision)
+        return decision
+
+    def join(self, decision: Decision, rewrite: Rewrite) -> Decision:
+        """Add an argument's rewrite, for the finding just reported, to a decision already
+        declared (a carried read's plan)."""
+        index = next(i for i, made in enumerate(self.fixes) if made is decision)
+        self.fixes[index] = joined = decision.joined(rewrite, len(self.findings) - 1)
+        return joined
+
     @contextmanager
-    def trial(self, settings: Settings) -> Iterator[tuple[list[Finding], list[Rewrite]]]:
-        """What the rules decide meanwhile under `settings`, with nothing silenced or held: the
-        findings and rewrites made are handed over, not kept. A carried read gets the verdict
-        its direct form gets this way, from the very same rules."""
-        kept = (self.settings, self.suppressions, self.held, self.findings, self.rewrites)
+    def trial(self, enabled: frozenset[str]) -> Iterator[tuple[list[Finding], list[Decision]]]:
+        """What the rules decide meanwhile with the `enabled` rules on and safe fixes only, with
+        nothing silenced, held or chosen: the findings and fixes made are handed over, not
+        kept. A carried read gets the verdict its direct form gets this way, from the very same rules."""
+        kept = (self.settings, self.suppressions, self.held, self.findings, self.fixes)
         findings: list[Finding] = []
-        rewrites: list[Rewrite] = []
-        self.settings, self.suppressions, self.held = settings, {}, None
-        self.findings, self.rewrites = findings, rewrites
+        fixes: list[Decision] = []
+        trial = type(self.settings)(enabled=enabled)  # every other setting at its default
+        self.settings, self.suppressions, self.held = trial, {}, None
+        self.findings, self.fixes = findings, fixes
         try:
-            yield findings, rewrites
+            yield findings, fixes
         finally:
-            self.settings, self.suppressions, self.held, self.findings, self.rewrites = kept
+            self.settings, self.suppressions, self.held, self.findings, self.fixes = kept
 
     def hold(self, reason: str, rule: str | None = None) -> None:
-        """Report without fixing the findings made so far of `rule` (SEM101 when its import edits
-        are unsure; its rewrites are the ones without a call), or of every rule."""
+        """Report without fixing the findings made so far of `rule` (a rule whose import edits are
+        unsure), or of every rule."""
         self.findings = [
-            replace(f, message=f"{f.message} (not fixed: {reason})", replacement=None, applied=False, safety=None)
-            if f.replacement is not None and rule in (None, f.rule) else f
+            replace(f, message=f"{f.message} (not fixed: {reason})", fix=None, applied=False)
+            if f.fix is not None and rule in (None, f.rule) else f
             for f in self.findings
         ]
-        self.rewrites = [r for r in self.rewrites if rule is not None and r.call is not None]
-        self.migrated, self.import_edits, self.imports = [], [], None
-        if rule is None:
-            self.removals = []
+        self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
 
     def cut(self, subscript: ast.Subscript, call: ast.Call, floor: int | None = None) -> tuple[int, int] | None:
         """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it; None

@@ -124,7 +124,26 @@ class Rewrite:
     argument: ast.expr  # the original argument node
     replacement: ast.expr  # the node the verified new tree must hold in its place
     edits: list[tuple[int, int, str]]
-    keyword: ast.keyword | None = None  # SEM102: the `dec=` keyword renamed `value=` instead
+    renamed: tuple[ast.keyword, str] | None = None  # a keyword given a new name instead, and that name
+
+    def declare(self) -> None:
+        """Make the declared tree, in place: the argument replaced in its call, or the keyword
+        renamed. A rewrite without a call declares its tree elsewhere (in ImportChanges)."""
+        if self.renamed is not None:
+            self.renamed[0].arg = self.renamed[1]
+            return
+        call = self.call
+        if call is None:
+            return
+        for index, argument in enumerate(call.args):
+            if argument is self.argument:
+                call.args[index] = self.replacement
+                return
+        for keyword in call.keywords:
+            if keyword.value is self.argument:
+                keyword.value = self.replacement
+                return
+        raise AssertionError("a rewrite's argument is not in its call")
 
 
 def first_line(statement: ast.stmt) -> int:

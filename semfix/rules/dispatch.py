@@ -1,25 +1,23 @@
-"""The engine's loop: each catalog call of one parsed file through the rules, in libcst's order.
+"""The order the rules run in at each catalog call: the entry points the engine's loop calls.
 
-`Engine` resolves the calls to catalog operations and gathers the evidence (its `Context`),
-then, call by call, hands each semaphore argument to the rules (`_semaphore`), each DMA buffer
-to SEM005 (`_buffer`), each semaphore argument with its parameter (which says the kinds it
-takes) to SEM006, and `semaphore_wait`'s keywords to SEM102; SEM101's references are renamed
-as the loop passes them.
-The rules (semfix/rules/) record findings and declare their fixes in the Context, which
-semfix/engine/run.py applies and semfix/rewrite/proof.py checks.
+The loop (semfix/engine/loop.py) knows calls and arguments, never rules: it hands each
+semaphore argument to `semaphore`, each DMA buffer to `buffer`, each call to `before_call` and
+`after_arguments`, and the file to `start` and `finish`. Here the rules on one argument are
+tried in order, a walrus and an unusual subscript are handled once for all of them, and a
+carried read (`v = X[...]` used later) gets the verdict its direct form gets (`_judge`).
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
-import itertools
 from collections.abc import Callable
+from dataclasses import replace
 
-from semfix.catalog import SemParam
-from semfix.engine.context import Context
-from semfix.engine.nodes import Rewrite, element_read, read_target
-from semfix.engine.scopes import Scope
+from semfix.analysis.context import Context
+from semfix.analysis.fixes import Decision
+from semfix.analysis.nodes import Rewrite, element_read, read_target
+from semfix.analysis.scopes import Scope
+from semfix.catalog import Operation, SemParam
 from semfix.rewrite.text import apply_edits
 from semfix.rules import (
     RULES,
@@ -32,47 +30,44 @@ from semfix.rules import (
     sem101,
     sem102,
 )
-from semfix.settings import Settings
 
 
-class Engine(Context):
-    """A Context that runs the rules over its file."""
+def start(ctx: Context) -> object:
+    """Before the first call: what the renames (the migration to `pl.`) work out once per file."""
+    return sem101.renames(ctx)
 
-    def run(self) -> None:
-        self.gather()
-        calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
-        calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
-        semaphores = [_arguments(operation.sem_params, call) for call, operation in calls]
-        buffers = [_arguments(operation.buffer_params, call) for call, operation in calls]
-        self.semaphore_args = {id(a) for found in semaphores for a in found}
-        self.buffer_args = {id(a) for found in buffers for a in found}
-        for call, operation in calls:  # where a DMA copies from, and where it copies into
-            for param in operation.buffer_params:
-                (self.sources if param.name.startswith("src") else self.destinations).extend(_arguments((param,), call))
-        arguments = [(call, [*found, *more]) for (call, _), found, more in zip(calls, semaphores, buffers)]
-        renames = sem101.renames(self)
-        for (call, operation), (_, found) in zip(calls, arguments):
-            sem101.rename(self, renames, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
-            scope = self.scopes.scope_of[id(call)]
-            for argument in sorted(found, key=lambda a: (a.lineno, a.col_offset)):
-                if id(argument) in self.buffer_args:
-                    with self.holding(_LATER if operation.partial else None):
-                        _buffer(self, call, argument, scope)
-                else:
-                    _semaphore(self, call, argument, scope)
-            for param in operation.sem_params:
-                for argument in _arguments((param,), call):
-                    sem006.check(self, operation, param, argument, scope)
-            if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
-                sem102.check(self, call, operation.partial)
-        sem101.rename(self, renames)
-        sem101.finish(self, renames)
-        starts = sorted(self.text.start(call)[2] for call, _ in calls)
-        for low, high in ((self.text.start(a)[2], self.text.end(a)[2]) for _, found in arguments for a in found):
-            index = bisect.bisect_right(starts, low)
-            if index < len(starts) and starts[index] < high:  # the fixes would nest: none is made
-                self.hold("a semaphore or DMA call inside one of their arguments")
-                return
+
+def before_call(ctx: Context, state: object, call: ast.Call) -> None:
+    """Before a call's arguments: the references renamed up to its end, in libcst's order."""
+    sem101.rename(ctx, state, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+
+
+def after_arguments(
+    ctx: Context, call: ast.Call, operation: Operation, scope: Scope, semaphores: list[tuple[SemParam, ast.expr]]
+) -> None:
+    """After a call's arguments: each semaphore argument with its parameter (which says the
+    kinds it takes), then the call's own keywords."""
+    for param, argument in semaphores:
+        sem006.check(ctx, operation, param, argument, scope)
+    if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
+        sem102.check(ctx, call, operation.partial)
+
+
+def finish(ctx: Context, state: object) -> None:
+    """After the last call: the remaining references renamed, and the renames' import edits."""
+    sem101.rename(ctx, state)  # type: ignore[arg-type]
+    sem101.finish(ctx, state)  # type: ignore[arg-type]
+
+
+def semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope) -> None:
+    """A semaphore argument of a catalog call through the rules."""
+    _semaphore(ctx, call, argument, scope)
+
+
+def buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, partial: bool) -> None:
+    """A DMA buffer argument through the rules; given to functools.partial, it is read early."""
+    with ctx.holding(_LATER if partial else None):
+        _buffer(ctx, call, argument, scope)
 
 
 # A read given to functools.partial is made when the partial is: a DMA given the Ref copies it later.
@@ -100,7 +95,7 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
         if element_read(current):
             rewrite = sem002.check(ctx, call, current, scope, rewrite)  # type: ignore[arg-type]
         if rewrite is not None:
-            ctx.rewrites.append(rewrite)
+            _make(ctx, rewrite)
 
 
 def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, carried: bool = True) -> None:
@@ -112,11 +107,16 @@ def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, c
     with ctx.holding(_unusual(argument)):
         rewrite = sem005.check(ctx, call, argument, scope, _judge(_buffer) if carried else None)
     if rewrite is not None:
-        ctx.rewrites.append(rewrite)
+        _make(ctx, rewrite)
+
+
+def _make(ctx: Context, rewrite: Rewrite) -> None:
+    """Declare an argument's rewrite as a decision, of the finding that just accepted it."""
+    ctx.make(Decision.of(ctx.findings[-1].rule, rewrite))
 
 
 #: The direct form of a carried read is judged with every rule on and safe fixes only.
-_DIRECT = Settings(frozenset(RULES))
+_DIRECT = frozenset(RULES)
 
 
 def _judge(rule: Callable[..., None]) -> sem003.Judge:
@@ -124,8 +124,9 @@ def _judge(rule: Callable[..., None]) -> sem003.Judge:
     a carried read is fixed to what it is fixed to, or reported as it is."""
 
     def judge(ctx: Context, call: ast.Call, read: ast.expr, scope: Scope) -> sem003.Verdict:
-        with ctx.trial(_DIRECT) as (findings, rewrites):
+        with ctx.trial(_DIRECT) as (findings, fixes):
             rule(ctx, call, read, scope, carried=False)
+        rewrites = [rewrite for fix in fixes for rewrite in fix.rewrites]
         fixed = [r for r in rewrites if r.argument is read]
         safe = all(f.applied and f.safety == "safe" for f in findings)
         if len(fixed) != len(rewrites) or len(fixed) != 1 or not safe:
@@ -148,7 +149,7 @@ def _unusual(argument: ast.expr) -> str | None:
 def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope, rule: Callable[..., None]) -> None:
     """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold the Ref
     instead of the value read, so it is applied only when nothing can read `s`."""
-    count = len(ctx.rewrites)
+    count = len(ctx.fixes)
     target = original.target
     if scope.kind != "function":
         blocker: str | None = f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
@@ -158,9 +159,11 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
         blocker = None
     with ctx.holding(blocker):
         rule(ctx, call, original.value, scope, carried=False)
-    if len(ctx.rewrites) > count:
-        inner = ctx.rewrites.pop()
-        ctx.rewrites.append(Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits))
+    if len(ctx.fixes) > count:
+        decision = ctx.fixes.pop()
+        inner = decision.rewrites[0]
+        wrapped = Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits)
+        ctx.make(replace(Decision.of(decision.rule, wrapped), findings=decision.findings))
 
 
 # Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).
@@ -187,11 +190,3 @@ def _spelled(node: ast.AST, name: str) -> int:
             spelled = getattr(current, _SPELLINGS[kind])
             count += spelled.count(name) if isinstance(spelled, list) else spelled == name
     return count
-
-
-def _arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[ast.expr]:
-    """The call's arguments for `params` in source order: by position (up to a `*args`) and by keyword."""
-    positions, names = {p.position for p in params}, {p.name for p in params}
-    positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
-    found = [a for i, a in enumerate(positional) if i in positions] + [k.value for k in call.keywords if k.arg in names]
-    return sorted(found, key=lambda a: (a.lineno, a.col_offset))

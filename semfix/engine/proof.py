@@ -1,5 +1,5 @@
 """The proof of every rewrite: the new text compiles, parses to exactly the declared tree,
-and a second pass changes nothing.
+and a second pass changes nothing (run.py runs that pass, when `prove` says it is needed).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from semfix.engine.nodes import (
+from semfix.analysis.nodes import (
     LINE_BREAK,
     Text,
     alone_on_its_lines,
@@ -24,26 +24,29 @@ from semfix.engine.skim import clears_for
 from semfix.errors import SafetyError
 from semfix.findings import Finding
 from semfix.rewrite.compiles import prove_compiles
+from semfix.rules import RULES
 from semfix.settings import Settings
 
 if TYPE_CHECKING:
-    from semfix.engine.nodes import Rewrite
+    from semfix.analysis.nodes import Rewrite
+
 
 def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) -> bool:
     """Can a second pass apply nothing, whatever else it finds? Cheaper than running it.
 
     Rewrites add and remove no binding, call or allocation, so a second pass resolves the same
     calls to the same operations and gives each untouched argument the same verdict, except
-    that new `.at` views may prove a Ref and turn an unsafe SEM002 (or SEM005) into a safe one. Each
-    rewritten argument is now a Ref expression; only a read, an element read or a slice
-    left in it could draw a fix. SEM003 removes a binding and a read: not settled here.
+    that new `.at` views may prove a Ref and turn an unsafe fix into a safe one (for the rules
+    that do not `settle`, see Rule). Each rewritten argument is now a Ref expression; only a
+    read, an element read or a slice left in it could draw a fix. A removed statement removes a
+    binding and a read: not settled here (run.py asks).
     """
-    if any(f.rule in ("SEM002", "SEM005") and not f.applied for f in findings):
+    if any(not RULES[f.rule].settles and not f.applied for f in findings):
         return False
     replacements = [
         r.replacement.value if isinstance(r.replacement, ast.NamedExpr) else r.replacement
         for r in rewrites
-        if r.keyword is None
+        if r.renamed is None
     ]
     return not any(read_target(r) is not None or element_read(r) or has_slice(r) for r in replacements)
 
@@ -53,12 +56,12 @@ def prove(
     old: Text,
     new_text: str,
     edits: list[tuple[int, int, str]],
-    encoding: str,
     settings: Settings,
     *,
     settled: bool = False,
-) -> None:
-    """The new text must compile, parse to exactly the declared tree, and settle on a second pass.
+) -> ast.Module | None:
+    """The new text must compile and parse to exactly the declared tree; the new tree, parsed,
+    when it must also settle on a second pass (the caller runs it), else None.
 
     CPython compiles the whole new text: checks such as a repeated keyword, a `return` outside
     a function or a `nonlocal` without a binding need more than one statement, and parsing
@@ -66,7 +69,7 @@ def prove(
     tree, the very one CPython would build from the text, instead of parsing it again.
 
     Edits change text only inside the statements that hold them; when none removes or adds a
-    line break (cutting brackets that span lines does, and so do SEM101's import edits; then
+    line break (cutting brackets that span lines does, and so do import edits; then
     the whole trees are compared),
     around each edit the innermost statement with its lines to itself is re-parsed
     alone (as the body of an `if 1:` when indented) and compared node for node with what it
@@ -81,14 +84,10 @@ def prove(
     proven = not shifted and _prove_statements(expected, old, new_text, edits, changed_lines)
     if proven and (settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled)):
         prove_compiles(old.text, new_text, SafetyError)
-        return
+        return None
     actual = _prove_whole(expected, old.text, new_text, changed_lines, shifted=shifted)
     prove_compiles(old.text, actual, SafetyError)
-    from semfix.engine import run  # imported late: run imports this module
-
-    again = run.analyse_tree(new_text, actual, encoding, settings, apply_fixes=True)
-    if again.text != new_text or any(f.applied for f in again.findings):
-        raise SafetyError("a second run would change the rewritten source again")
+    return actual
 
 
 def _prove_statements(

@@ -4,7 +4,7 @@
 blame takes the findings it makes at the arguments the error is about, with the edits that
 come with them (`_with_their_plans`). The traceback adds one piece of evidence the static
 rules lack: an argument it points at is proven not to be a Ref, so `sems[i]` there reads a
-semaphore-array Ref and SEM002's unsafe rewrite becomes safe, there and for the other reads
+semaphore-array Ref and the unsafe `sems.at[i]` rewrite becomes safe, there and for the other reads
 of the same Ref in the same function when that Ref is a parameter the function never
 rebinds. Evidence is only what the error names: JAX's DMA check covers the source,
 destination and semaphore together, so it proves an argument only when that is the one
@@ -17,15 +17,21 @@ import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from semfix.engine.analysis import _arguments
-from semfix.engine.evidence import Evidence
-from semfix.engine.nodes import Text, is_at, parse, unchain
+from semfix.analysis.evidence import Evidence
+from semfix.analysis.nodes import Text, is_at, parse, unchain
+from semfix.analysis.scopes import Scope, Tracking
+from semfix.engine.loop import _arguments
 from semfix.engine.run import analyse
-from semfix.engine.scopes import Scope, Tracking
+from semfix.explain.errors import ERRORS
 from semfix.findings import Finding
+from semfix.rules import RULES
 from semfix.settings import Settings
 
-_ANALYSIS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+# The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
+# errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
+_ANALYSIS = Settings.build(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
+#: The rules that find a semaphore of the wrong kind, as the table of JAX's errors names them.
+_KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
 
 
 @dataclass
@@ -51,7 +57,8 @@ def blame(
     for source the engine cannot read. The fixes are made (and proven) by running the engine
     again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
     are one module, and the user counts lines within a cell). `wrong_kind`: the error is about
-    the semaphore's kind, which no rewrite settles: SEM006's findings there are named, not fixed."""
+    the semaphore's kind, which no rewrite settles: the findings there of the rules the error
+    table names for it are named, not fixed."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
     scopes = Tracking()  # `_plainly_ref` reads its accesses
@@ -222,8 +229,9 @@ def _kind_evidence(
     findings: Sequence[Finding],
     where: Callable[[int], str],
 ) -> None:
-    """A semaphore of the wrong kind: SEM006's findings at the semaphore arguments the error is
-    about (`about`; None: every one of the calls), each naming the allocation that proves it."""
+    """A semaphore of the wrong kind: the findings of the rules that find it (the error table's)
+    at the semaphore arguments the error is about (`about`; None: every one of the calls), each
+    naming the allocation that proves it."""
     arguments = [
         argument
         for call in calls
@@ -232,7 +240,7 @@ def _kind_evidence(
         if about is None or param.name in about
         for argument in _arguments((param,), call)
     ]
-    found = [f for f in findings if f.rule == "SEM006" and any(_within(f, a, evidence.text) for a in arguments)]
+    found = [f for f in findings if f.rule in _KIND_RULES and any(_within(f, a, evidence.text) for a in arguments)]
     result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found]
     if not found:
         result.lines.append(
@@ -244,19 +252,10 @@ def _kind_evidence(
 
 
 def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
-    """The chosen fixes with the edits the engine makes only together with them.
-
-    A fix that passes the Ref for a name carrying a read out of it (SEM003's plan, which a rule
-    for other arguments may share) rewrites every use of the name and removes its assignment,
-    or nothing: the findings of its rule that rewrite the same name the same way, and the one
-    that removes `name = ...` (or `name: T = ...`). `fixes` are those of the function that
-    holds them all.
-    """
-    carried = {(f.rule, f.original, f.replacement) for f in chosen if f.original.isidentifier()}
-    assigned = {(rule, name) for rule, name, _ in carried}
-    together = [
-        f for f in fixes
-        if (f.rule, f.original, f.replacement) in carried
-        or f.replacement == "" and (f.rule, f.original.split("=", 1)[0].split(":", 1)[0].strip()) in assigned
-    ]
+    """The chosen fixes with the fixes the engine makes only together with them: those of the
+    same decision (a carried read's plan rewrites every use of the name and removes its
+    assignment, or nothing), which share its edits (`Fix.edits`). `fixes` are those of the
+    function that holds them all."""
+    decisions = {f.fix.edits for f in chosen if f.fix is not None and f.fix.edits}
+    together = [f for f in fixes if f.fix is not None and f.fix.edits in decisions]
     return list({(f.line, f.column): f for f in chosen + together}.values())

@@ -1,9 +1,10 @@
-"""Jupyter notebooks: fix the code cells, keep every other byte of the JSON as it was.
+"""Jupyter notebooks: the code cells as one module, and the module's new text put back.
 
 The code cells are joined into one module (imports in one cell serve kernels in another), with
-IPython magics and shell escapes masked as `pass` statements, fixed like any other source,
-then split back. Only the JSON strings of cells that changed are re-encoded, in the escaping
-style the file already uses; everything else is copied from the original text.
+IPython magics and shell escapes masked as `pass` statements, fixed like any other source
+(`semfix.api.fix_notebook`), then split back. Only the JSON strings of cells that changed are
+re-encoded, in the escaping style the file already uses; everything else is copied from the
+original text. Nothing here analyses Python: the API, the codemod and the CLI share this.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from semfix.api import OPAQUE_CODE, FixResult, fix_source
+from semfix.analysis.importer import OPAQUE_CODE
 from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits, line_starts
-from semfix.settings import Settings
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
 _MASK = "pass  " + OPAQUE_CODE  # the line's code stays after it: the names it spells count as read
@@ -96,6 +96,22 @@ class Joined:
         """(the cell's 1-based number among all cells, its first line in the module, its lines)."""
         return [(cell.index + 1, start, cell.lines) for cell, start in zip(self.cells, self.starts)]
 
+    def locate(self, finding: Finding) -> Finding:
+        """The finding in the module, placed in its cell: its cell number, lines counted within it."""
+        return _locate(finding, self.cells, self.starts)
+
+    def rebuild(self, new_module: str) -> bytes:
+        """The notebook's bytes with each code cell given its new text from `new_module`."""
+        edits = []
+        for cell, new_body in zip(self.cells, new_module.split(_BOUNDARY)):
+            old_text = "".join(cell.lines)
+            new_text = "".join(_MASKED.sub(r"\1", line, count=1) for line in _LINES.findall(new_body))
+            if not old_text.endswith("\n") and new_text.endswith("\n"):
+                new_text = new_text[:-1]
+            if new_text != old_text:
+                edits += _edits(self.text, self.spans, cell, new_text)
+        return apply_edits(self.text, 0, len(self.text), edits).encode("utf-8")
+
 
 def join_cells(data: bytes) -> Joined | None:
     """The notebook's code cells joined into one module; None for a notebook not in Python.
@@ -127,29 +143,6 @@ def join_cells(data: bytes) -> Joined | None:
         module.append(body if body.endswith("\n") or not body else body + "\n")
         module.append(_BOUNDARY)
     return Joined(text, spans, cells, starts, "".join(module))
-
-
-def fix_notebook(data: bytes, settings: Settings, apply_fixes: bool) -> FixResult[bytes]:
-    """Fix a notebook's code cells; findings carry their cell number and cell-relative lines."""
-    notebook = join_cells(data)
-    if notebook is None:
-        return FixResult(data, (), "utf-8", parsed=False)
-    text, spans, cells, starts, joined_module = (
-        notebook.text, notebook.spans, notebook.cells, notebook.starts, notebook.module
-    )
-    result: FixResult[str] = fix_source(joined_module, settings=settings, apply_fixes=apply_fixes)
-    findings = tuple(_locate(f, cells, starts) for f in result.findings)
-    if result.source == joined_module:
-        return FixResult(data, findings, "utf-8", result.parsed)
-    edits = []
-    for cell, new_body in zip(cells, result.source.split(_BOUNDARY)):
-        old_text = "".join(cell.lines)
-        new_text = "".join(_MASKED.sub(r"\1", line, count=1) for line in _LINES.findall(new_body))
-        if not old_text.endswith("\n") and new_text.endswith("\n"):
-            new_text = new_text[:-1]
-        if new_text != old_text:
-            edits += _edits(text, spans, cell, new_text)
-    return FixResult(apply_edits(text, 0, len(text), edits).encode("utf-8"), findings, "utf-8", result.parsed)
 
 
 def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:

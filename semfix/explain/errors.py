@@ -139,6 +139,34 @@ def recognise(message: str) -> tuple[JaxError, re.Match[str]] | None:
     return None
 
 
+_AVALS = {
+    "semaphore": "the count read out of a regular semaphore Ref",
+    "dma_sem": "the count read out of a DMA semaphore Ref",
+    "barrier_semaphore": "the count read out of a barrier semaphore Ref",
+    "barrier": "the value read out of a Mosaic GPU barrier Ref",
+}
+#: The semaphore kinds JAX names after `Got` (their dtypes' names).
+_KINDS = {"dma_sem": "a DMA semaphore", "semaphore": "a regular semaphore", "barrier_semaphore": "a barrier semaphore"}
+
+
+def said(error: JaxError, match: re.Match[str]) -> str:
+    """Explain's first line for an error it recognised: the row's words, filled from the match."""
+    groups = match.groupdict()
+    got = groups.get("got") or ""
+    filled = {"aval": _describe_aval(groups.get("aval") or ""), "got": _KINDS.get(got, f"a Ref of {got}")}
+    return error.words.format(**groups | filled)
+
+
+def _describe_aval(aval: str) -> str:
+    """JAX's abstract value in words: what it was read out of, and whether it is a whole array."""
+    aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
+    match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
+    if match is None or match["name"] not in _AVALS:
+        return f"the value `{aval}`" if aval else "a value"
+    shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
+    return _AVALS[match["name"]] + shape
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 

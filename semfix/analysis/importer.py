@@ -1,11 +1,11 @@
 """The import edits a migration needs: where a new import goes, and which imports it may drop.
 
-A migration (SEM101 today) renames references as text, then asks `edit_imports` for the import
+A migration (the rename to `pl.` today) renames references as text, then asks `edit_imports` for the import
 edits the renames need, as ruff's `get_or_import_symbol` or libcst's `AddImportsVisitor` would
 make them. It imports no rule: its inputs are the tree, the text, the accesses the scope
 builder recorded, the reads the renames took away, and the module to import (`Symbol`); its
 output is text edits, each declared in `ImportChanges` as the tree the proof
-(semfix/rewrite/proof.py) holds the new text to.
+(semfix/engine/proof.py) holds the new text to.
 
 Placement. The new import reuses a module-level name already bound to the module
 (`bound_name`); else it goes inside a function beside the import whose reads went (a lazy
@@ -35,8 +35,8 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from semfix.engine.nodes import Text, holder, unchain
-from semfix.engine.scopes import Access, Scope
+from semfix.analysis.nodes import Text, holder
+from semfix.analysis.scopes import Access, Scope
 
 Edit = tuple[int, int, str]
 
@@ -83,7 +83,7 @@ class Request:
 class ImportChanges:
     """The fix as the proof sees it: each node whose id is a key becomes the nodes given (a
     reference its new spelling; an import statement none, itself cut down, or the new import
-    beside it). `apply` turns the old tree into the declared one."""
+    beside it). `declare` turns the old tree into the declared one."""
 
     replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # old node kept: its id stays its
     holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
@@ -99,7 +99,7 @@ class ImportChanges:
     def _now(self, node: ast.AST) -> list[ast.AST]:
         return self.replaced.get(id(node), (node, [node]))[1]
 
-    def apply(self) -> None:
+    def declare(self) -> None:
         """Make the declared tree, in place: each replaced node swapped in its holder."""
         for node in self.holders.values():
             for name, value in ast.iter_fields(node):

@@ -12,8 +12,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from semfix.analysis.nodes import Steps, content_read, unchain
 from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED
-from semfix.engine.nodes import Steps, content_read, unchain
 
 
 @dataclass(eq=False)

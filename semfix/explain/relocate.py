@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import ast
 
-from semfix.engine.nodes import first_line, parse
-from semfix.engine.run import _decode
-from semfix.rewrite.text import line_starts
+from semfix.analysis.nodes import first_line, parse
+from semfix.rewrite.text import decode, line_starts
 
 
 def find_line(source: bytes, line: int, printed: str, function: str) -> tuple[int | None, str | None]:
     """(the line that holds `printed`, a note when it is not `line`); (None, why) when none can
     be told. Lines are compared stripped, as Python prints them. Raises SourceError for bytes
     that cannot be decoded."""
-    text, _ = _decode(source)
+    text, _ = decode(source)
     starts = line_starts(text)
     lines = [text[start:end].strip() for start, end in zip(starts, [*starts[1:], len(text)])]
     want = printed.strip()
