@@ -53,7 +53,7 @@ class Client(LanguageClient):
 
         async with self.arrived:
             await asyncio.wait_for(self.arrived.wait_for(ready), TIMEOUT)
-        return [p for p in self.published[uri] if p.version == wanted][-1].diagnostics
+        return list([p for p in self.published[uri] if p.version == wanted][-1].diagnostics)
 
     def open(self, uri: str, text: str) -> None:
         self.versions[uri] = 1
@@ -67,7 +67,9 @@ class Client(LanguageClient):
         self.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [whole]))
         return self.versions[uri]
 
-    async def actions(self, uri: str, diagnostics: list[lsp.Diagnostic], only: list[str] | None = None) -> list[lsp.CodeAction]:
+    async def actions(
+        self, uri: str, diagnostics: list[lsp.Diagnostic], only: list[str] | None = None
+    ) -> list[lsp.CodeAction]:
         where = diagnostics[0].range if diagnostics else lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
         context = lsp.CodeActionContext(diagnostics=diagnostics, only=only)  # type: ignore[arg-type]
         params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri), where, context)
@@ -91,7 +93,9 @@ def offset(text: str, position: lsp.Position) -> int:
 def apply(text: str, edit: lsp.WorkspaceEdit) -> str:
     """The text with a workspace edit's text edits made (one document, as the server sends)."""
     (change,) = edit.document_changes or []
-    edits = sorted(((offset(text, e.range.start), offset(text, e.range.end), e.new_text) for e in change.edits), reverse=True)
+    edits = sorted(
+        ((offset(text, e.range.start), offset(text, e.range.end), e.new_text) for e in change.edits), reverse=True
+    )
     for start, end, new in edits:  # type: ignore[union-attr]
         text = text[:start] + new + text[end:]
     return text

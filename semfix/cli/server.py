@@ -26,7 +26,15 @@ from pygls.uris import to_fs_path
 
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
-from semfix.cli.lsp import KINDS, Document, Lines, client_settings, code_actions, diagnostics, place
+from semfix.cli.lsp import (
+    KINDS,
+    Document,
+    Lines,
+    client_settings,
+    code_actions,
+    diagnostics,
+    place,
+)
 from semfix.rules import RULES, describe
 from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
 

@@ -1,0 +1,213 @@
+"""`semfix server` end to end: pygls's LanguageClient drives `python -m semfix server` in a
+subprocess through initialize, open, change, diagnostics, code actions, their edits, shutdown.
+Every wait is bounded (tests/lsp_client.py), so a hung server fails the test."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types as lsp
+
+from semfix.api import fix_source
+from tests.lsp_client import ROOT, apply, session
+
+KERNEL = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_ref, o_ref, sem):
+    pltpu.semaphore_signal(sem[...], 1)
+    pltpu.semaphore_wait(sem[...])
+"""
+
+UNSAFE = """\
+from jax.experimental import pallas as pl
+
+
+def helper(sems, i):
+    pl.semaphore_signal(sems[i], 1)
+"""
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(test(), 120))
+
+
+def _document(folder: Path, text: str, name: str = "kernel.py") -> str:
+    path = folder / name
+    path.write_text(text)
+    return path.as_uri()
+
+
+def test_diagnostics_then_a_quick_fix_applied_then_fewer_diagnostics(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            found = await client.diagnostics(uri)
+            assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [
+                ("SEM001", 5, 27), ("SEM001", 6, 25)
+            ]
+            assert {(d.source, d.severity) for d in found} == {("semfix", lsp.DiagnosticSeverity.Warning)}
+            assert found[0].range.end.character == 27 + len("sem[...]")
+            actions = await client.actions(uri, found[:1])
+            (fix,) = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix and "replace" in a.title]
+            assert fix.is_preferred and "(unsafe)" not in fix.title
+            fixed = apply(KERNEL, fix.edit)  # type: ignore[arg-type]
+            assert fixed == KERNEL.replace("signal(sem[...]", "signal(sem")  # that finding's fix only
+            client.change(uri, fixed)
+            assert [d.range.start.line for d in await client.diagnostics(uri)] == [6]
+
+    run(test)
+
+
+def test_fix_all_is_source_fix_all_semfix_one_edit_of_the_whole_text(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            await client.diagnostics(uri)
+            (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+            assert action.kind == "source.fixAll.semfix"
+            (change,) = action.edit.document_changes  # type: ignore[union-attr]
+            assert change.text_document.version == 1 and len(change.edits) == 1  # type: ignore[union-attr]
+            assert apply(KERNEL, action.edit) == fix_source(KERNEL).source  # type: ignore[arg-type]
+            assert await client.actions(uri, [], only=[lsp.CodeActionKind.QuickFix]) == []
+
+    run(test)
+
+
+def test_silence_comment_ends_the_finding(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            found = await client.diagnostics(uri)
+            (silence,) = [a for a in await client.actions(uri, found[1:]) if "silence" in a.title]
+            silenced = apply(KERNEL, silence.edit)  # type: ignore[arg-type]
+            assert "    pltpu.semaphore_wait(sem[...])  # semfix: ignore[SEM001]\n" in silenced
+            client.change(uri, silenced)
+            assert [d.range.start.line for d in await client.diagnostics(uri)] == [5]
+
+    run(test)
+
+
+def test_an_unsafe_fix_is_offered_marked_and_never_in_fix_all(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, UNSAFE)
+        async with session(tmp_path) as client:
+            client.open(uri, UNSAFE)
+            found = await client.diagnostics(uri)
+            assert [d.code for d in found] == ["SEM002"]
+            (fix,) = [a for a in await client.actions(uri, found) if "replace" in a.title]
+            assert fix.title.endswith("(unsafe)") and not fix.is_preferred
+            assert apply(UNSAFE, fix.edit) == UNSAFE.replace("sems[i]", "sems.at[i]")  # type: ignore[arg-type]
+            assert await client.actions(uri, [], only=["source.fixAll.semfix"]) == []
+
+    run(test)
+
+
+def test_an_unparsable_buffer_clears_the_diagnostics_and_the_session_goes_on(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            client.change(uri, KERNEL + "    def broken(:\n")
+            assert await client.diagnostics(uri) == []
+            assert await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            client.change(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+
+    run(test)
+
+
+def test_a_server_error_is_logged_and_the_session_goes_on(tmp_path: Path) -> None:
+    async def test() -> None:
+        missing = (tmp_path / "never_opened.py").as_uri()  # not open, not on disk: reading it fails
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            assert await client.actions(missing, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            assert any("code actions failed" in log for log in client.logs)
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+
+    run(test)
+
+
+def test_settings_from_pyproject_then_the_client_over_them(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nignore = ["SEM001"]\n')
+    both = KERNEL + UNSAFE.split("\n\n\n", 1)[1].replace("helper", "other")
+
+    async def test() -> None:
+        uri = _document(tmp_path, both)
+        async with session(tmp_path) as client:  # the file alone
+            client.open(uri, both)
+            assert [d.code for d in await client.diagnostics(uri)] == ["SEM002"]
+        async with session(tmp_path, options={"settings": {"select": ["SEM001"]}}) as client:  # ruff's shape
+            client.open(uri, both)
+            assert [d.code for d in await client.diagnostics(uri)] == ["SEM001", "SEM001"]
+        async with session(tmp_path, configuration={"unsafeFixes": True}) as client:  # workspace/configuration
+            client.open(uri, both)
+            await client.diagnostics(uri)
+            (action,) = await client.actions(uri, [], only=["source.fixAll"])
+            assert "sems.at[i]" in apply(both, action.edit)  # type: ignore[arg-type]
+
+    run(test)
+
+
+def test_positions_count_utf16_units(tmp_path: Path) -> None:
+    text = KERNEL.replace("    pltpu.semaphore_wait(sem[...])", "    x = '\U0001f600'; pltpu.semaphore_wait(sem[...])")
+
+    async def test() -> None:
+        uri = _document(tmp_path, text)
+        async with session(tmp_path) as client:
+            client.open(uri, text)
+            found = await client.diagnostics(uri)
+            start = found[1].range.start
+            assert (start.line, start.character) == (6, 35)  # 34 characters, the emoji 2 units
+            (fix,) = [a for a in await client.actions(uri, found[1:]) if "replace" in a.title]
+            assert apply(text, fix.edit) == text.replace("wait(sem[...]", "wait(sem")  # type: ignore[arg-type]
+
+    run(test)
+
+
+def test_hover_over_a_finding_shows_its_rule(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            await client.diagnostics(uri)
+            params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(5, 29))
+            hover = await asyncio.wait_for(client.text_document_hover_async(params), 30)
+            assert hover is not None and "SEM001" in hover.contents.value  # type: ignore[union-attr]
+            params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))
+            assert await asyncio.wait_for(client.text_document_hover_async(params), 30) is None
+
+    run(test)
+
+
+def test_without_pygls_the_command_names_the_extra(tmp_path: Path) -> None:
+    script = (
+        "import sys; sys.modules['pygls'] = None; sys.argv = ['semfix', 'server']\n"
+        "from semfix.cli.main import entry; entry()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60, env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "semfix[server]" in done.stderr
+
