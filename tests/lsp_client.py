@@ -10,20 +10,45 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin
 
+import attrs
+from cattrs import Converter
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0  # seconds any one answer may take
+
+
+def _converter() -> Converter:
+    """pygls's converter, able to read a notebook selector that names no notebook (`{"cells":
+    [...]}`, as the server sends, as ruff's does): cattrs cannot structure that union by itself."""
+    converter = default_converter()
+    filters = (
+        lsp.NotebookDocumentFilterNotebookType, lsp.NotebookDocumentFilterScheme, lsp.NotebookDocumentFilterPattern
+    )
+
+    def is_notebook(kind: Any) -> bool:
+        names = {getattr(arg, "__forward_arg__", getattr(arg, "__name__", "")) for arg in get_args(kind)}
+        return get_origin(kind) is Union and {"str", "NotebookDocumentFilterScheme"} <= names
+
+    def structure(value: Any, _: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        kind = next((k for k in filters if attrs.fields(k)[0].name in value), filters[0])
+        return converter.structure(value, kind)
+
+    converter.register_structure_hook_func(is_notebook, structure)
+    return converter
 
 
 class Client(LanguageClient):
     """Keeps what the server publishes and logs; answers `workspace/configuration`."""
 
     def __init__(self, configuration: dict[str, Any] | None) -> None:
-        super().__init__("semfix-tests", "1")
+        super().__init__("semfix-tests", "1", converter_factory=_converter)
         self.published: dict[str, list[lsp.PublishDiagnosticsParams]] = {}
         self.logs: list[str] = []
         self.configuration = configuration
@@ -103,7 +128,10 @@ def apply(text: str, edit: lsp.WorkspaceEdit) -> str:
 
 @asynccontextmanager
 async def session(
-    root: Path, options: dict[str, Any] | None = None, configuration: dict[str, Any] | None = None
+    root: Path,
+    options: dict[str, Any] | None = None,
+    configuration: dict[str, Any] | None = None,
+    capabilities: lsp.ClientCapabilities | None = None,
 ) -> AsyncIterator[Client]:
     """`semfix server` started, initialized (with `options` as initializationOptions), and at
     the end shut down and exited; killed if it does not exit."""
@@ -111,9 +139,8 @@ async def session(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     await client.start_io(sys.executable, "-m", "semfix", "server", cwd=str(root), env=env)
     try:
-        capabilities = lsp.ClientCapabilities(
-            workspace=lsp.WorkspaceClientCapabilities(configuration=configuration is not None),
-        )
+        capabilities = capabilities or lsp.ClientCapabilities()
+        capabilities.workspace = lsp.WorkspaceClientCapabilities(configuration=configuration is not None)
         params = lsp.InitializeParams(
             capabilities=capabilities, root_uri=root.as_uri(), initialization_options=options, process_id=os.getpid()
         )

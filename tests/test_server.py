@@ -211,3 +211,43 @@ def test_without_pygls_the_command_names_the_extra(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "semfix[server]" in done.stderr
 
+
+
+IMPORTS_CELL = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+KERNEL_CELL = "def kernel(x_ref, o_ref, sem):\n    pltpu.semaphore_signal(sem[...], 1)\n"
+
+
+def test_a_notebook_s_cells_are_checked_as_one_module_and_fixed_cell_by_cell(tmp_path: Path) -> None:
+    notebook, cells = (tmp_path / "k.ipynb").as_uri(), [f"{(tmp_path / 'k.ipynb').as_uri()}#cell{i}" for i in (1, 2)]
+    notebooks = lsp.NotebookDocumentClientCapabilities(lsp.NotebookDocumentSyncClientCapabilities())
+
+    async def test() -> None:
+        async with session(tmp_path, capabilities=lsp.ClientCapabilities(notebook_document=notebooks)) as client:
+            document = lsp.NotebookDocument(
+                notebook, "jupyter-notebook", 1, [lsp.NotebookCell(lsp.NotebookCellKind.Code, uri) for uri in cells]
+            )
+            texts = (IMPORTS_CELL, KERNEL_CELL)
+            items = [lsp.TextDocumentItem(uri, "python", 1, text) for uri, text in zip(cells, texts)]
+            client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(document, items))
+            assert await client.diagnostics(cells[0], version=1) == []
+            (found,) = await client.diagnostics(cells[1], version=1)  # the imports are in the other cell
+            assert (found.code, found.range.start.line, found.range.start.character) == ("SEM001", 1, 27)
+            actions = await client.actions(cells[1], [found])
+            (fix,) = [a for a in actions if "replace" in a.title]
+            (change,) = fix.edit.document_changes  # type: ignore[union-attr]
+            assert change.text_document.uri == cells[1]  # type: ignore[union-attr]
+            fixed = apply(KERNEL_CELL, fix.edit)  # type: ignore[arg-type]
+            assert fixed == KERNEL_CELL.replace("sem[...]", "sem")
+            assert any("silence" in a.title for a in actions)
+            (fix_all,) = await client.actions(cells[1], [], only=["source.fixAll"])
+            assert apply(KERNEL_CELL, fix_all.edit) == fixed  # type: ignore[arg-type]
+            content = lsp.NotebookDocumentCellContentChanges(
+                lsp.VersionedTextDocumentIdentifier(uri=cells[1], version=2),
+                [lsp.TextDocumentContentChangeWholeDocument(text=fixed)],
+            )
+            event = lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[content]))
+            identifier = lsp.VersionedNotebookDocumentIdentifier(version=2, uri=notebook)
+            client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(identifier, event))
+            assert await client.diagnostics(cells[1], version=2) == []
+
+    run(test)

@@ -136,42 +136,59 @@ def quick_fix(document: Document, finding: Finding, item: lsp.Diagnostic) -> lsp
         return None
     edits: tuple[Edit, ...] = made[0].fix.edits  # type: ignore[union-attr]
     if not edits or apply_edits(document.text, 0, len(document.text), edits) != result.source:
-        edits = (_one_edit(document.text, result.source),)
-    unsafe = finding.fix.applicability == "unsafe"
-    new = f"`{finding.fix.replacement}`" if finding.fix.replacement else "nothing"
+        edits = (one_edit(document.text, result.source),)
+    text_edits = [lsp.TextEdit(document.lines.range_of(start, end), new) for start, end, new in edits]
+    return fix_action(finding, item, document.edit(text_edits))
+
+
+def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit) -> lsp.CodeAction:
+    """A finding's quick fix: an unsafe one says so and is never the preferred action."""
+    unsafe = finding.safety == "unsafe"
+    new = f"`{finding.replacement}`" if finding.replacement else "nothing"
     return lsp.CodeAction(
         title=f"semfix ({finding.rule}): replace `{finding.original}` with {new}" + (" (unsafe)" if unsafe else ""),
         kind=lsp.CodeActionKind.QuickFix,
         diagnostics=[item],
         is_preferred=not unsafe,
-        edit=document.edit([lsp.TextEdit(document.lines.range_of(a, b), text) for a, b, text in edits]),
+        edit=edit,
     )
+
+
+def silence_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit) -> lsp.CodeAction:
+    return lsp.CodeAction(
+        title=f"semfix ({finding.rule}): silence with `# semfix: ignore[{finding.rule}]`",
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[item],
+        edit=edit,
+    )
+
+
+def still_found(findings: Iterable[Finding], finding: Finding) -> bool:
+    """Is `finding` among `findings` (a check of the text with a silencing comment)?"""
+    key = (finding.rule, finding.cell, finding.line, finding.column)
+    return any((f.rule, f.cell, f.line, f.column) == key for f in findings)
 
 
 def silence(document: Document, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
     """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
     check of the new text no longer reports the finding and still reads the file."""
     for line in dict.fromkeys((finding.line, finding.end_line)):
-        edit = _comment_edit(document, line, finding.rule)
+        edit = comment_edit(document.lines, line, finding.rule)
         new = apply_edits(document.text, 0, len(document.text), [edit])
         try:
             again = fix_source(new, settings=document.settings, apply_fixes=False).findings
         except SourceError:
             continue
-        if not any(f.rule == finding.rule and f.line == finding.line and f.column == finding.column for f in again):
-            return lsp.CodeAction(
-                title=f"semfix ({finding.rule}): silence with `# semfix: ignore[{finding.rule}]`",
-                kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[item],
-                edit=document.edit([lsp.TextEdit(document.lines.range_of(edit[0], edit[1]), edit[2])]),
-            )
+        if not still_found(again, finding):
+            text_edit = lsp.TextEdit(document.lines.range_of(edit[0], edit[1]), edit[2])
+            return silence_action(finding, item, document.edit([text_edit]))
     return None
 
 
-def _comment_edit(document: Document, line: int, rule: str) -> Edit:
+def comment_edit(lines: Lines, line: int, rule: str) -> Edit:
     """Adds `rule` to the line's `# semfix: ignore[...]`, or appends one after its code."""
-    start = document.lines.starts[line - 1]
-    text = document.lines.line_text(line)
+    start = lines.starts[line - 1]
+    text = lines.line_text(line)
     existing = _IGNORE_CODES.search(text)
     if existing:
         codes = [c.strip() for c in existing["codes"].split(",") if c.strip()]
@@ -180,7 +197,7 @@ def _comment_edit(document: Document, line: int, rule: str) -> Edit:
     return start + code_end, start + len(text), f"  # semfix: ignore[{rule}]"
 
 
-def _one_edit(old: str, new: str) -> Edit:
+def one_edit(old: str, new: str) -> Edit:
     """One edit turning `old` into `new`: what lies between their common prefix and suffix."""
     prefix = 0
     while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:

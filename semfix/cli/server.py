@@ -26,6 +26,7 @@ from pygls.uris import to_fs_path
 
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.cli.cells import Cell, Notebook
 from semfix.cli.lsp import (
     KINDS,
     Document,
@@ -54,13 +55,15 @@ class Analysed:
 class State:
     options: dict[str, Any] = field(default_factory=dict)
     settings: dict[Path | None, Settings] = field(default_factory=dict)  # by pyproject.toml
-    analysed: dict[str, Analysed] = field(default_factory=dict)
+    analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
+    notebooks: dict[str, tuple[bytes, FixResult[bytes] | None]] = field(default_factory=dict)  # data, result
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
 
 class SemfixServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("semfix", __version__)
+        cells = lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")])
+        super().__init__("semfix", __version__, notebook_document_sync=lsp.NotebookDocumentSyncOptions([cells]))
         self.state = State()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
 
@@ -113,9 +116,27 @@ class SemfixServer(LanguageServer):
         lines = Lines(text, self.workspace.position_codec)
         return Document(uri, text_document.version, text, lines, self.settings_for(uri))
 
-    def analyse(self, document: Document) -> FixResult[str] | None:
-        """Check the text; None where it does not parse (no stale diagnostics) or on any error."""
+    def notebook(self, uri: str) -> Notebook | None:
+        """The notebook `uri` names, or the one whose cell it is; None for a plain text document."""
+        found = self.workspace.get_notebook_document(notebook_uri=uri) or self.workspace.get_notebook_document(
+            cell_uri=uri
+        )
+        if found is None:
+            return None
+        cells = []
+        for cell in found.cells:
+            document = self.workspace.get_text_document(cell.document)
+            if cell.kind == lsp.NotebookCellKind.Code and document.language_id in (None, "python"):
+                lines = Lines(document.source, self.workspace.position_codec)
+                cells.append(Cell(cell.document, document.version, document.source, lines))
+        return Notebook(found.uri, tuple(cells), self.settings_for(found.uri))
+
+    def analyse(self, document: Document | Notebook) -> Any:
+        """Check the text (or the notebook's cells); None where it does not parse (no stale
+        diagnostics) or on any error."""
         try:
+            if isinstance(document, Notebook):
+                return document.analyse()
             return fix_source(document.text, settings=document.settings, apply_fixes=False)
         except (SourceError, SafetyError):
             return None  # an unsaved buffer mid-edit: semfix is not a syntax checker
@@ -125,6 +146,8 @@ class SemfixServer(LanguageServer):
 
     def schedule(self, uri: str, delay: float = 0.0) -> None:
         """Analyse and publish the document's newest text, replacing any analysis not yet published."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        uri = uri if notebook is None else notebook.uri
         old = self.state.pending.pop(uri, None)
         if old is not None:
             old.cancel()
@@ -134,6 +157,10 @@ class SemfixServer(LanguageServer):
         try:
             if delay:
                 await asyncio.sleep(delay)
+            notebook = self.notebook(uri)
+            if notebook is not None:
+                await self._publish_notebook(notebook)
+                return
             document = self.document(uri)
             result = await self.on_worker(lambda: self.analyse(document))
             if self.workspace.get_text_document(uri).version != document.version:
@@ -149,6 +176,22 @@ class SemfixServer(LanguageServer):
         finally:
             if self.state.pending.get(uri) is asyncio.current_task():
                 del self.state.pending[uri]
+
+    async def _publish_notebook(self, notebook: Notebook) -> None:
+        result = await self.on_worker(lambda: self.analyse(notebook))
+        if self.notebook(notebook.uri) != notebook:
+            return  # a newer change has its own analysis coming
+        self.state.notebooks[notebook.uri] = (notebook.data, result)
+        for index, cell in enumerate(notebook.cells):
+            self.state.analysed[cell.uri] = Analysed(cell.version, cell.text, notebook.of_cell(result, index))
+            found = notebook.diagnostics(result, index)
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, found, cell.version))
+
+    async def notebook_actions(self, notebook: Notebook, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        data, result = self.state.notebooks.get(notebook.uri, (None, None))
+        if data != notebook.data:
+            result = await self.on_worker(lambda: self.analyse(notebook))
+        return await self.on_worker(lambda: notebook.code_actions(params.text_document.uri, result, params.context))
 
     async def result_for(self, document: Document) -> FixResult[str] | None:
         """The analysis of exactly this text: the published one if it is current."""
@@ -239,6 +282,9 @@ def did_close(ls: SemfixServer, params: lsp.DidCloseTextDocumentParams) -> None:
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=list(KINDS)))
 async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
     try:
+        notebook = ls.notebook(params.text_document.uri)
+        if notebook is not None:
+            return await ls.notebook_actions(notebook, params) or None
         document = ls.document(params.text_document.uri)
         result = await ls.result_for(document)
         return await ls.on_worker(lambda: code_actions(document, result, params.context)) or None
@@ -261,6 +307,33 @@ def hover(ls: SemfixServer, params: lsp.HoverParams) -> lsp.Hover | None:
             text = describe(RULES[finding.rule])
             return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), lsp.Range(start, end))
     return None
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_opened(ls: SemfixServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    ls.schedule(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_changed(ls: SemfixServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+    ls.schedule(params.notebook_document.uri, _debounce())
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_saved(ls: SemfixServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+    ls.schedule(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_closed(ls: SemfixServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    pending = ls.state.pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
+    ls.state.notebooks.pop(uri, None)
+    for cell in params.cell_text_documents:
+        ls.state.analysed.pop(cell.uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, []))
 
 
 def serve() -> None:
