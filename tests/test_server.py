@@ -251,3 +251,49 @@ def test_a_notebook_s_cells_are_checked_as_one_module_and_fixed_cell_by_cell(tmp
             assert await client.diagnostics(cells[1], version=2) == []
 
     run(test)
+
+
+def test_save_close_and_pushed_settings(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: len(client.published[uri]) == 2), 30)
+            pushed = lsp.DidChangeConfigurationParams(settings={"semfix": {"ignore": ["SEM001"]}})
+            client.workspace_did_change_configuration(pushed)
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: not client.published[uri][-1].diagnostics), 30)
+            client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: client.published[uri][-1].version is None), 30)
+
+    run(test)
+
+
+def test_settings_that_mean_nothing_are_logged_and_the_project_s_used(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path, options={"select": ["NOPE"]}) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            assert any("unknown rule selector 'NOPE'" in log for log in client.logs)
+
+    run(test)
+
+
+def test_a_burst_of_changes_publishes_the_newest_text_and_nothing_older_after_it(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            await client.diagnostics(uri)
+            for index in range(20):
+                last = client.change(uri, KERNEL + f"x = {index}\n" + ("    def broken(:\n" if index % 2 == 0 else ""))
+            assert len(await client.diagnostics(uri, last)) == 2  # the last text parses
+            versions = [p.version for p in client.published[uri]]
+            assert versions == sorted(versions) and len(versions) < 22
+
+    run(test)

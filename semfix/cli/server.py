@@ -16,7 +16,7 @@ import asyncio
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,7 +54,7 @@ class Analysed:
 @dataclass
 class State:
     options: dict[str, Any] = field(default_factory=dict)
-    settings: dict[Path | None, Settings] = field(default_factory=dict)  # by pyproject.toml
+    settings: dict[Path | None, Settings] = field(default_factory=dict)  # by the document's folder
     analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
     notebooks: dict[str, tuple[bytes, FixResult[bytes] | None]] = field(default_factory=dict)  # data, result
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
@@ -79,17 +79,17 @@ class SemfixServer(LanguageServer):
 
     def settings_for(self, uri: str) -> Settings:
         """The document's `[tool.semfix]`, with the client's settings over it; the file's alone,
-        or the defaults, where the client's or the file's mean nothing (the error is logged)."""
-        path = to_fs_path(uri) if uri.startswith("file:") else None
-        options = self.state.options
-        try:
-            pyproject = find_pyproject([Path(path)]) if path else None
-        except SettingsError as error:
-            self.log(f"semfix: {error}")
-            pyproject = None
-        if pyproject not in self.state.settings:
-            self.state.settings[pyproject] = self._settings(pyproject, options)
-        return self.state.settings[pyproject]
+        or the defaults, where the client's or the file's mean nothing (the error is logged).
+        Kept by folder until the settings change or a pyproject.toml is saved."""
+        folder = Path(to_fs_path(uri)).parent if uri.startswith("file:") else None
+        if folder not in self.state.settings:
+            try:
+                pyproject = find_pyproject([folder]) if folder else None
+            except SettingsError as error:
+                self.log(f"semfix: {error}")
+                pyproject = None
+            self.state.settings[folder] = self._settings(pyproject, self.state.options)
+        return self.state.settings[folder]
 
     def _settings(self, pyproject: Path | None, options: dict[str, Any]) -> Settings:
         def strings(key: str) -> list[str]:
@@ -114,7 +114,10 @@ class SemfixServer(LanguageServer):
         text_document = self.workspace.get_text_document(uri)
         text = text_document.source
         lines = Lines(text, self.workspace.position_codec)
-        return Document(uri, text_document.version, text, lines, self.settings_for(uri))
+        settings = self.settings_for(uri)
+        if uri.endswith("/__init__.py"):  # as `semfix fix` runs it: its module-level names are its API
+            settings = replace(settings, package_init=True)
+        return Document(uri, text_document.version, text, lines, settings)
 
     def notebook(self, uri: str) -> Notebook | None:
         """The notebook `uri` names, or the one whose cell it is; None for a plain text document."""
