@@ -92,6 +92,16 @@ class Client(LanguageClient):
         self.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [whole]))
         return self.versions[uri]
 
+    def insert(self, uri: str, line: int, text: str) -> int:
+        """Insert `text` at the start of `line`, as an editor sends a keystroke (an incremental
+        change); the new version."""
+        self.versions[uri] += 1
+        identifier = lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri])
+        where = lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0))
+        change = lsp.TextDocumentContentChangePartial(range=where, text=text)
+        self.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))
+        return self.versions[uri]
+
     async def actions(
         self, uri: str, diagnostics: list[lsp.Diagnostic], only: list[str] | None = None
     ) -> list[lsp.CodeAction]:
