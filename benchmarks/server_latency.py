@@ -29,10 +29,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from corpus import kernel_module  # noqa: E402
+from corpus import kernel_module
 
-from semfix.api import fix_source  # noqa: E402
-from tests.lsp_client import session  # noqa: E402
+from semfix.api import fix_source
+from tests.lsp_client import session
 
 
 async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tuple[list[float], int, int]:
