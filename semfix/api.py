@@ -65,13 +65,22 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
 
 
 def fix_finding(source: str, finding: Finding, settings: Settings | None = None) -> FixResult[str]:
-    """`fix_source` making only `finding`'s fix (its whole decision), through the same run and
-    proof, as `explain` makes its chosen fixes (`Settings.chosen`). An unsafe fix is made, as
-    asking for this one fix by name is the opt-in (an editor's quick fix marked unsafe)."""
+    """`fix_source` making only `finding`'s fix, through the same run and proof, as `explain`
+    makes its chosen fixes (`Settings.chosen`). A fix is a decision's: a carried read's is made
+    only with its assignment's removal and its other uses, so every finding whose `Fix` has the
+    same edits is chosen with it. An unsafe fix is made too: asking for this one fix by name is
+    the opt-in (an editor's quick fix marked unsafe)."""
     settings = settings or Settings()
-    place = (finding.line, finding.column, finding.end_line, finding.end_column)
-    unsafe = settings.unsafe_fixes or finding.safety == "unsafe"
-    return fix_source(source, settings=replace(settings, chosen=frozenset({place}), unsafe_fixes=unsafe))
+    settings = replace(settings, unsafe_fixes=settings.unsafe_fixes or finding.safety == "unsafe")
+    found = fix_source(source, settings=settings, apply_fixes=False).findings
+    mine = [f for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
+    edits = mine[0].fix.edits if mine else ()  # type: ignore[union-attr]
+    chosen = {_place(f) for f in found if edits and f.fix is not None and f.fix.edits == edits}
+    return fix_source(source, settings=replace(settings, chosen=frozenset({_place(finding), *chosen})))
+
+
+def _place(finding: Finding) -> tuple[int, int, int, int]:
+    return finding.line, finding.column, finding.end_line, finding.end_column
 
 
 def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:

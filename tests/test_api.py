@@ -159,3 +159,21 @@ def test_fix_finding_makes_that_finding_s_fix_alone_even_an_unsafe_one() -> None
     result = semfix.api.fix_finding(_TWO_UNSAFE, second)
     assert result.source == _TWO_UNSAFE.replace("wait(sems[i])", "wait(sems.at[i])")
     assert [f.applied for f in result.findings] == [False, True]
+
+
+_CARRIED = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(flag):
+    seen = flag[...]
+    pl.semaphore_signal(seen, 1)
+    pl.semaphore_wait(seen, 1)
+"""
+
+
+def test_fix_finding_makes_a_carried_read_s_whole_decision() -> None:
+    """One use's quick fix drops the assignment and rewrites every use: the decision is one Fix."""
+    use = [f for f in fix_source(_CARRIED, apply_fixes=False).findings if f.line == 6][0]
+    result = semfix.api.fix_finding(_CARRIED, use)
+    assert result.source == fix_source(_CARRIED).source != _CARRIED

@@ -17,7 +17,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types as lsp
 
-from semfix.api import fix_source
+from semfix.api import fix_finding, fix_source
 from tests.lsp_client import ROOT, apply, session
 
 KERNEL = """\
@@ -295,5 +295,35 @@ def test_a_burst_of_changes_publishes_the_newest_text_and_nothing_older_after_it
             assert len(await client.diagnostics(uri, last)) == 2  # the last text parses
             versions = [p.version for p in client.published[uri]]
             assert versions == sorted(versions) and len(versions) < 22
+
+    run(test)
+
+
+CARRIED = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(o_ref, flag):
+    seen = flag[...]
+    pl.semaphore_signal(seen, 1)
+    pl.semaphore_wait(seen, 1)
+    o_ref[0] = 1
+"""
+
+
+def test_a_quick_fix_with_several_edits_is_its_whole_decision(tmp_path: Path) -> None:
+    """A carried read's fix rewrites each use and drops the assignment: one Fix, several edits."""
+
+    async def test() -> None:
+        uri = _document(tmp_path, CARRIED)
+        async with session(tmp_path) as client:
+            client.open(uri, CARRIED)
+            found = await client.diagnostics(uri)
+            signal = [d for d in found if d.range.start.line == 5]
+            (fix,) = [a for a in await client.actions(uri, signal) if "replace" in a.title]
+            (change,) = fix.edit.document_changes  # type: ignore[union-attr]
+            assert len(change.edits) > 1  # type: ignore[union-attr]
+            (finding,) = [f for f in fix_source(CARRIED, apply_fixes=False).findings if f.line == 6]
+            assert apply(CARRIED, fix.edit) == fix_finding(CARRIED, finding).source != CARRIED  # type: ignore[arg-type]
 
     run(test)
