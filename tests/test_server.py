@@ -327,3 +327,25 @@ def test_a_quick_fix_with_several_edits_is_its_whole_decision(tmp_path: Path) ->
             assert apply(CARRIED, fix.edit) == fix_finding(CARRIED, finding).source != CARRIED  # type: ignore[arg-type]
 
     run(test)
+
+
+def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_made(tmp_path: Path) -> None:
+    """As ruff's: the actions are listed without edits (cheap at every move of the cursor), and
+    `codeAction/resolve` makes the chosen one's edit, the same as listed eagerly."""
+    resolving = lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(["edit"]))
+    capabilities = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(code_action=resolving))
+
+    async def test() -> None:
+        uri = _document(tmp_path, CARRIED)
+        async with session(tmp_path, capabilities=capabilities) as client:
+            client.open(uri, CARRIED)
+            found = await client.diagnostics(uri)
+            listed = await client.actions(uri, found[1:2])  # no `only`: every kind
+            assert [a.title.split(")")[-1][:9] for a in listed] == [": replace", ": silence", "semfix: f"]
+            assert all(a.edit is None for a in listed)
+            made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in listed]
+            fix, silence, fix_all = (apply(CARRIED, a.edit) for a in made)  # type: ignore[arg-type]
+            assert fix == fix_all == fix_source(CARRIED).source
+            assert "# semfix: ignore[SEM003]" in silence
+
+    run(test)

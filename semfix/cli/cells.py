@@ -21,17 +21,14 @@ from semfix.api import (
     join_cells,
 )
 from semfix.cli.lsp import (
-    FIX_ALL,
-    SOURCE,
     Lines,
     comment_edit,
     diagnostic,
-    findings_of,
     fix_action,
+    fix_all_action,
     one_edit,
     silence_action,
     still_found,
-    wants,
 )
 from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits
@@ -97,7 +94,7 @@ class Notebook:
             edit = self.edit(fix_notebook(self.data, self.settings).source)
         except SourceError:
             return None
-        return None if edit is None else lsp.CodeAction(title="semfix: fix all", kind=FIX_ALL, edit=edit)
+        return None if edit is None else fix_all_action(edit)
 
     def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
         """The finding's own fix, made and proved on the joined module (`fix_finding`)."""
@@ -133,25 +130,8 @@ class Notebook:
                 return silence_action(finding, item, edit)
         return None
 
-    def code_actions(
-        self, cell_uri: str, result: FixResult[bytes] | None, context: lsp.CodeActionContext
-    ) -> list[lsp.CodeAction]:
-        actions: list[lsp.CodeAction] = []
-        index = next((i for i, cell in enumerate(self.cells) if cell.uri == cell_uri), None)
-        if result is None or index is None:
-            return actions
-        only = [str(kind) for kind in context.only] if context.only else None
-        if wants(only, lsp.CodeActionKind.QuickFix):
-            ours = [d for d in context.diagnostics if d.source == SOURCE]
-            for finding in findings_of(self.of_cell(result, index), ours):  # type: ignore[arg-type]
-                item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == [
-                    finding.line, finding.column, finding.end_line, finding.end_column])
-                actions += [a for a in (self.quick_fix(finding, item), self.silence(finding, item)) if a]
-        if wants(only, FIX_ALL) and any(f.fix is not None for f in result.findings):
-            action = self.fix_all()
-            if action is not None:
-                actions.append(action)
-        return actions
+    def cell_of(self, uri: str) -> int | None:
+        return next((i for i, cell in enumerate(self.cells) if cell.uri == uri), None)
 
 
 def _key(finding: Finding) -> tuple[object, ...]:

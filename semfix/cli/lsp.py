@@ -14,7 +14,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
@@ -79,9 +79,9 @@ def diagnostics(result: FixResult[str] | None, lines: Lines) -> list[lsp.Diagnos
     return [] if result is None else [diagnostic(f, lines) for f in result.findings if f.cell is None]
 
 
-def findings_of(result: FixResult[str], wanted: Iterable[lsp.Diagnostic]) -> list[Finding]:
+def findings_of(findings: Iterable[Finding], wanted: Iterable[lsp.Diagnostic]) -> list[Finding]:
     """The findings the client's diagnostics are about, matched on rule and place."""
-    by_place = {(f.rule, place(f)): f for f in result.findings}
+    by_place = {(f.rule, place(f)): f for f in findings}
     found = []
     for item in wanted:
         data = item.data if isinstance(item.data, dict) else {}
@@ -97,51 +97,47 @@ def wants(only: Sequence[str] | None, kind: str) -> bool:
     return not only or any(kind == asked or kind.startswith(asked + ".") for asked in only)
 
 
-@dataclass(frozen=True)
-class Document:
-    uri: str
-    version: int | None
-    text: str
-    lines: Lines
+class Target(Protocol):
+    """A text document or a notebook: what its code actions are made of."""
+
     settings: Settings
 
-    def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
-        """Edits tied to the version they were made for: a client drops them if the text moved on."""
-        identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
-        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])  # type: ignore[list-item]
+    def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None: ...
+    def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None: ...
+    def fix_all(self) -> lsp.CodeAction | None: ...
 
 
-def fix_all(document: Document) -> lsp.CodeAction | None:
-    """"Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
-    try:
-        new = fix_source(document.text, settings=document.settings).source
-    except SourceError:
-        return None
-    if new == document.text:
-        return None
-    whole = lsp.TextEdit(document.lines.range_of(0, len(document.text)), new)
-    return lsp.CodeAction(title="semfix: fix all", kind=FIX_ALL, edit=document.edit([whole]))
+def code_actions(
+    target: Target,
+    findings: Sequence[Finding],
+    context: lsp.CodeActionContext,
+    *,
+    lazy: bool = False,
+    every: Sequence[Finding] | None = None,
+) -> list[lsp.CodeAction]:
+    """The quick fixes and silencing comments for the diagnostics in `context` (`findings` are
+    the ones they may name), then fix all, where one of `every` finding (by default `findings`)
+    has a fix it makes. `lazy`, for a client that resolves code actions, lists
+    them without their edits, as ruff does: each edit costs a check or two, and the client asks
+    for the actions at every move of the cursor. `codeAction/resolve` makes them (eagerly)."""
+    actions: list[lsp.CodeAction | None] = []
+    only = [str(kind) for kind in context.only] if context.only else None
+    if wants(only, lsp.CodeActionKind.QuickFix):
+        ours = [d for d in context.diagnostics if d.source == SOURCE]
+        for finding in findings_of(findings, ours):
+            item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
+            if lazy:
+                actions += [fix_action(finding, item) if finding.fix else None, silence_action(finding, item)]
+            else:
+                actions += [target.quick_fix(finding, item), target.silence(finding, item)]
+    unsafe = target.settings.unsafe_fixes
+    fixable = any(f.fix is not None and (f.safety == "safe" or unsafe) for f in (findings if every is None else every))
+    if wants(only, FIX_ALL) and fixable:
+        actions.append(fix_all_action() if lazy else target.fix_all())
+    return [action for action in actions if action is not None]
 
 
-def quick_fix(document: Document, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
-    """The finding's own fix, made and proved alone; its edits are its `Fix.edits`."""
-    if finding.fix is None:
-        return None
-    try:
-        result = fix_finding(document.text, finding, document.settings)
-    except SourceError:
-        return None
-    made = [f for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
-    if not made or result.source == document.text:
-        return None
-    edits: tuple[Edit, ...] = made[0].fix.edits  # type: ignore[union-attr]
-    if not edits or apply_edits(document.text, 0, len(document.text), edits) != result.source:
-        edits = (one_edit(document.text, result.source),)
-    text_edits = [lsp.TextEdit(document.lines.range_of(start, end), new) for start, end, new in edits]
-    return fix_action(finding, item, document.edit(text_edits))
-
-
-def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit) -> lsp.CodeAction:
+def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
     """A finding's quick fix: an unsafe one says so and is never the preferred action."""
     unsafe = finding.safety == "unsafe"
     new = f"`{finding.replacement}`" if finding.replacement else "nothing"
@@ -154,7 +150,7 @@ def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit) 
     )
 
 
-def silence_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit) -> lsp.CodeAction:
+def silence_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
     return lsp.CodeAction(
         title=f"semfix ({finding.rule}): silence with `# semfix: ignore[{finding.rule}]`",
         kind=lsp.CodeActionKind.QuickFix,
@@ -163,26 +159,73 @@ def silence_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEd
     )
 
 
+def fix_all_action(edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
+    return lsp.CodeAction(title="semfix: fix all", kind=FIX_ALL, edit=edit)
+
+
 def still_found(findings: Iterable[Finding], finding: Finding) -> bool:
     """Is `finding` among `findings` (a check of the text with a silencing comment)?"""
     key = (finding.rule, finding.cell, finding.line, finding.column)
     return any((f.rule, f.cell, f.line, f.column) == key for f in findings)
 
 
-def silence(document: Document, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
-    """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
-    check of the new text no longer reports the finding and still reads the file."""
-    for line in dict.fromkeys((finding.line, finding.end_line)):
-        edit = comment_edit(document.lines, line, finding.rule)
-        new = apply_edits(document.text, 0, len(document.text), [edit])
+@dataclass(frozen=True)
+class Document:
+    """A text document as one check saw it; its code actions' edits are tied to its version."""
+
+    uri: str
+    version: int | None
+    text: str
+    lines: Lines
+    settings: Settings
+
+    def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
+        """Edits tied to the version they were made for: a client drops them if the text moved on."""
+        identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
+        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])  # type: ignore[list-item]
+
+    def fix_all(self) -> lsp.CodeAction | None:
+        """"Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
         try:
-            again = fix_source(new, settings=document.settings, apply_fixes=False).findings
+            new = fix_source(self.text, settings=self.settings).source
         except SourceError:
-            continue
-        if not still_found(again, finding):
-            text_edit = lsp.TextEdit(document.lines.range_of(edit[0], edit[1]), edit[2])
-            return silence_action(finding, item, document.edit([text_edit]))
-    return None
+            return None
+        if new == self.text:
+            return None
+        return fix_all_action(self.edit([lsp.TextEdit(self.lines.range_of(0, len(self.text)), new)]))
+
+    def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
+        """The finding's own fix, made and proved alone (with the rest of its decision); its
+        edits are its `Fix.edits`."""
+        if finding.fix is None:
+            return None
+        try:
+            result = fix_finding(self.text, finding, self.settings)
+        except SourceError:
+            return None
+        made = [f for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
+        if not made or result.source == self.text:
+            return None
+        edits: tuple[Edit, ...] = made[0].fix.edits  # type: ignore[union-attr]
+        if not edits or apply_edits(self.text, 0, len(self.text), edits) != result.source:
+            edits = (one_edit(self.text, result.source),)
+        text_edits = [lsp.TextEdit(self.lines.range_of(start, end), new) for start, end, new in edits]
+        return fix_action(finding, item, self.edit(text_edits))
+
+    def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
+        """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
+        check of the new text no longer reports the finding and still reads the file."""
+        for line in dict.fromkeys((finding.line, finding.end_line)):
+            edit = comment_edit(self.lines, line, finding.rule)
+            new = apply_edits(self.text, 0, len(self.text), [edit])
+            try:
+                again = fix_source(new, settings=self.settings, apply_fixes=False).findings
+            except SourceError:
+                continue
+            if not still_found(again, finding):
+                text_edit = lsp.TextEdit(self.lines.range_of(edit[0], edit[1]), edit[2])
+                return silence_action(finding, item, self.edit([text_edit]))
+        return None
 
 
 def comment_edit(lines: Lines, line: int, rule: str) -> Edit:
@@ -206,26 +249,6 @@ def one_edit(old: str, new: str) -> Edit:
     while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
         suffix += 1
     return prefix, len(old) - suffix, new[prefix : len(new) - suffix]
-
-
-def code_actions(
-    document: Document, result: FixResult[str] | None, context: lsp.CodeActionContext
-) -> list[lsp.CodeAction]:
-    """The quick fixes and silencing comments for the diagnostics in `context`, then fix all."""
-    actions: list[lsp.CodeAction] = []
-    if result is None:
-        return actions
-    only = [str(kind) for kind in context.only] if context.only else None
-    if wants(only, lsp.CodeActionKind.QuickFix):
-        ours = [d for d in context.diagnostics if d.source == SOURCE]
-        for finding in findings_of(result, ours):
-            item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
-            actions += [a for a in (quick_fix(document, finding, item), silence(document, finding, item)) if a]
-    if wants(only, FIX_ALL) and any(f.fix is not None for f in result.findings):
-        action = fix_all(document)
-        if action is not None:
-            actions.append(action)
-    return actions
 
 
 def client_settings(raw: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -190,11 +191,30 @@ class SemfixServer(LanguageServer):
             found = notebook.diagnostics(result, index)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, found, cell.version))
 
-    async def notebook_actions(self, notebook: Notebook, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-        data, result = self.state.notebooks.get(notebook.uri, (None, None))
-        if data != notebook.data:
-            result = await self.on_worker(lambda: self.analyse(notebook))
-        return await self.on_worker(lambda: notebook.code_actions(params.text_document.uri, result, params.context))
+    async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
+        """The code actions for the document (or notebook cell) the request names."""
+        uri = params.text_document.uri
+        notebook = self.notebook(uri)
+        if notebook is None:
+            document = self.document(uri)
+            result = await self.result_for(document)
+            findings = () if result is None else result.findings
+            return await self.on_worker(lambda: code_actions(document, findings, params.context, lazy=lazy))
+        data, known = self.state.notebooks.get(notebook.uri, (None, None))
+        result = known if data == notebook.data else await self.on_worker(lambda: self.analyse(notebook))
+        index = notebook.cell_of(uri)
+        if result is None or index is None:
+            return []
+        mine = notebook.of_cell(result, index).findings  # type: ignore[union-attr]
+        work = partial(code_actions, notebook, mine, params.context, lazy=lazy, every=result.findings)
+        return await self.on_worker(work)
+
+    def resolves_edits(self) -> bool:
+        """Does the client resolve a code action's edit (`codeAction/resolve`)?"""
+        document = self.client_capabilities.text_document
+        action = document.code_action if document else None
+        support = action.resolve_support if action else None
+        return support is not None and "edit" in support.properties
 
     async def result_for(self, document: Document) -> FixResult[str] | None:
         """The analysis of exactly this text: the published one if it is current."""
@@ -282,18 +302,38 @@ def did_close(ls: SemfixServer, params: lsp.DidCloseTextDocumentParams) -> None:
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=list(KINDS)))
+_ACTIONS = lsp.CodeActionOptions(code_action_kinds=list(KINDS), resolve_provider=True)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, _ACTIONS)
 async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    """The actions, each with its edit; without, for a client that resolves them (as ruff does)."""
     try:
-        notebook = ls.notebook(params.text_document.uri)
-        if notebook is not None:
-            return await ls.notebook_actions(notebook, params) or None
-        document = ls.document(params.text_document.uri)
-        result = await ls.result_for(document)
-        return await ls.on_worker(lambda: code_actions(document, result, params.context)) or None
+        lazy = ls.resolves_edits()
+        actions = await ls.actions(params, lazy)
+        for action in actions if lazy else ():
+            action.data = {"uri": params.text_document.uri}
+        return actions or None
     except Exception:  # noqa: BLE001
         ls.log(f"semfix: code actions failed:\n{traceback.format_exc()}")
         return None
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: SemfixServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    """A listed action's edit: the actions are made again, with their edits, for the same
+    diagnostics and kind, and the one of the same title is it. No edit if the text changed so
+    that it no longer is offered (the client then does nothing)."""
+    try:
+        data = action.data if isinstance(action.data, dict) else {}
+        where = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))  # the actions go by the diagnostics
+        context = lsp.CodeActionContext(diagnostics=list(action.diagnostics or []), only=[action.kind or ""])
+        params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(data["uri"]), where, context)
+        made = [a for a in await ls.actions(params, lazy=False) if a.title == action.title]
+        action.edit = made[0].edit if made else None
+    except Exception:  # noqa: BLE001
+        ls.log(f"semfix: resolving a code action failed:\n{traceback.format_exc()}")
+    return action
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
