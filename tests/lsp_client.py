@@ -54,6 +54,7 @@ class Client(LanguageClient):
         self.configuration = configuration
         self.arrived = asyncio.Condition()
         self.versions: dict[str, int] = {}
+        self.registered: list[lsp.Registration] = []
 
         @self.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def published(params: lsp.PublishDiagnosticsParams) -> None:
@@ -64,6 +65,10 @@ class Client(LanguageClient):
         @self.feature(lsp.WINDOW_LOG_MESSAGE)
         def logged(params: lsp.LogMessageParams) -> None:
             self.logs.append(params.message)
+
+        @self.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+        def register(params: lsp.RegistrationParams) -> None:
+            self.registered.extend(params.registrations)
 
         @self.feature(lsp.WORKSPACE_CONFIGURATION)
         def configure(params: lsp.ConfigurationParams) -> list[Any]:
@@ -150,7 +155,10 @@ async def session(
     await client.start_io(sys.executable, "-m", "semfix", "server", cwd=str(root), env=env)
     try:
         capabilities = capabilities or lsp.ClientCapabilities()
-        capabilities.workspace = lsp.WorkspaceClientCapabilities(configuration=configuration is not None)
+        capabilities.workspace = lsp.WorkspaceClientCapabilities(
+            configuration=configuration is not None,
+            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+        )
         params = lsp.InitializeParams(
             capabilities=capabilities, root_uri=root.as_uri(), initialization_options=options, process_id=os.getpid()
         )

@@ -349,3 +349,28 @@ def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_mad
             assert "# semfix: ignore[SEM003]" in silence
 
     run(test)
+
+
+def test_a_changed_pyproject_is_read_again(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.semfix]\n")
+
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            for _ in range(300):  # the registration is the server's request, on its own time
+                if client.registered:
+                    break
+                await asyncio.sleep(0.1)
+            (watch,) = client.registered
+            assert watch.method == "workspace/didChangeWatchedFiles"
+            pyproject.write_text('[tool.semfix]\nignore = ["SEM001"]\n')
+            changed = lsp.FileEvent(pyproject.as_uri(), lsp.FileChangeType.Changed)
+            client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams([changed]))
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: not client.published[uri][-1].diagnostics), 30)
+
+    run(test)

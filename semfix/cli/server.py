@@ -229,6 +229,19 @@ class SemfixServer(LanguageServer):
         for uri in list(self.workspace.text_documents):
             self.schedule(uri)
 
+    async def watch_pyprojects(self) -> None:
+        """Ask the client to say when a pyproject.toml changes, where it can (as ruff does)."""
+        workspace = self.client_capabilities.workspace
+        watching = workspace.did_change_watched_files if workspace else None
+        if not (watching and watching.dynamic_registration):
+            return
+        watchers = lsp.DidChangeWatchedFilesRegistrationOptions([lsp.FileSystemWatcher("**/pyproject.toml")])
+        registration = lsp.Registration("semfix-pyproject", lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, watchers)
+        try:
+            await self.client_register_capability_async(lsp.RegistrationParams([registration]))
+        except Exception as error:  # noqa: BLE001 - then a saved pyproject.toml is seen only when open
+            self.log(f"semfix: cannot watch pyproject.toml files: {error}", lsp.MessageType.Warning)
+
     async def pull_configuration(self) -> None:
         """Ask the client for its `semfix` section, where it can answer."""
         capabilities = self.client_capabilities.workspace
@@ -261,7 +274,14 @@ def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: SemfixServer, params: lsp.InitializedParams) -> None:
+    await ls.watch_pyprojects()
     await ls.pull_configuration()
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files_changed(ls: SemfixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    """A pyproject.toml was written, made or deleted: its [tool.semfix] may have changed."""
+    ls.refresh()
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
