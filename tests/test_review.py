@@ -225,3 +225,26 @@ def test_a_trunk_by_any_other_name(branch: Path) -> None:
     configured = cli("review", "--format", "json", cwd=branch)
     assert [(f["path"], f["line"]) for f in json.loads(configured.stdout)] == expected
     assert "no trunk found" not in configured.stderr
+
+
+def test_a_file_that_cannot_be_processed_is_in_every_machine_format(branch: Path) -> None:
+    """Not only on stderr: a CI reading stdout must see the file it could not check."""
+    (branch / "pkg" / "broken.py").write_text("from jax.experimental import pallas as pl\npl.semaphore_wait(\n")
+    git(branch, "add", "pkg/broken.py")  # staged: review lists it
+    reason = "syntax error at line 2, column 18: '(' was never closed"
+    for command in ("check", "review"):
+        outputs = {f: cli(command, "--format", f, cwd=branch) for f in ("json", "github", "sarif", "rdjson")}
+        assert all(r.returncode == 2 for r in outputs.values()), {f: r.stderr for f, r in outputs.items()}
+        errors = [e for e in json.loads(outputs["json"].stdout) if e.get("error")]
+        assert [(e["path"], e["rule"], e["message"]) for e in errors] == [("pkg/broken.py", None, reason)]
+        assert f"::error file=pkg/broken.py,title=semfix%3A file not processed::{reason}\n" in outputs["github"].stdout
+        [invocation] = json.loads(outputs["sarif"].stdout)["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        [notice] = invocation["toolExecutionNotifications"]
+        assert notice["level"] == "error" and notice["message"]["text"] == reason
+        assert notice["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/broken.py"
+        diagnostics = json.loads(outputs["rdjson"].stdout)["diagnostics"]
+        [failed] = [d for d in diagnostics if "code" not in d]
+        assert failed == {"message": reason, "location": {"path": "pkg/broken.py"}, "severity": "ERROR"}
+    clean = json.loads(cli("check", "pkg/new.py", "--format", "sarif", cwd=branch).stdout)["runs"][0]
+    assert clean["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]

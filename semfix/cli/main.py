@@ -316,13 +316,14 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
 
 def _print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:
     findings = outcome.findings
+    errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by _finish
     if output_format == "json":
-        click.echo(as_json(findings), nl=False)
+        click.echo(as_json(findings, errors), nl=False)
     elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them
         root = toplevel(Path.cwd()) or Path.cwd()
-        click.echo((as_github if output_format == "github" else as_sarif)(findings, root), nl=False)
+        click.echo((as_github if output_format == "github" else as_sarif)(findings, root, errors), nl=False)
     elif output_format == "rdjson":
-        click.echo(as_rdjson(findings, options.text), nl=False)
+        click.echo(as_rdjson(findings, options.text, errors), nl=False)
     else:
         texts: dict[Path, str] = {}
         for path, finding in findings:
