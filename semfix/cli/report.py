@@ -55,7 +55,8 @@ def as_json(findings: Iterable[tuple[Path, Finding]], errors: Errors = ()) -> st
     """A list of findings, then one entry per file error: the same keys (`rule` and the
     positions null, `message` the reason) and `"error": true`, so the list keeps its shape."""
     entries = [{"path": p.as_posix(), **finding_json(f)} for p, f in findings]
-    entries += [{"path": p.as_posix(), **dict.fromkeys(_FIELDS), "message": reason, "error": True} for p, reason in errors]
+    for path, reason in errors:
+        entries.append({"path": path.as_posix(), **dict.fromkeys(_FIELDS), "message": reason, "error": True})
     return json.dumps(entries, indent=2) + "\n"
 
 
@@ -81,9 +82,9 @@ def as_github(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Erro
         }
         rendered = ",".join(f"{key}={_escape(str(value), in_property=True)}" for key, value in properties.items())
         out += f"::error {rendered}::{_escape(finding.message)}\n"
+    title = _escape("semfix: file not processed", in_property=True)
     for path, reason in errors:
-        where = _escape(from_root(path, root), in_property=True)
-        out += f"::error file={where},title={_escape('semfix: file not processed', in_property=True)}::{_escape(reason)}\n"
+        out += f"::error file={_escape(from_root(path, root), in_property=True)},title={title}::{_escape(reason)}\n"
     return out
 
 
@@ -132,7 +133,8 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
         for path, reason in errors
     ]
     invocation = {"executionSuccessful": not notices, "toolExecutionNotifications": notices}
-    run = {"tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints", "results": results}
+    run = {"tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints"}
+    run["results"] = results
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
 
@@ -163,7 +165,8 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Pat
         if finding.replacement is not None and finding.cell is None:
             diagnostic["suggestions"] = [{"range": span, "text": finding.replacement}]
         diagnostics.append(diagnostic)
-    diagnostics += [{"message": reason, "location": {"path": path.as_posix()}, "severity": "ERROR"} for path, reason in errors]
+    for path, reason in errors:  # no range, no code: the whole file
+        diagnostics.append({"message": reason, "location": {"path": path.as_posix()}, "severity": "ERROR"})
     report = {"source": {"name": "semfix"}, "severity": "ERROR", "diagnostics": diagnostics}
     return json.dumps(report, indent=2) + "\n"
 
