@@ -248,3 +248,51 @@ def test_a_file_that_cannot_be_processed_is_in_every_machine_format(branch: Path
         assert failed == {"message": reason, "location": {"path": "pkg/broken.py"}, "severity": "ERROR"}
     clean = json.loads(cli("check", "pkg/new.py", "--format", "sarif", cwd=branch).stdout)["runs"][0]
     assert clean["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
+
+
+def _in_ci(cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **variables}
+    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False)
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def test_a_target_branch_that_is_not_here_is_an_error_not_a_silent_pass(branch: Path) -> None:
+    result = _in_ci(branch, "review", "--format", "github", GITHUB_BASE_REF="release-9")
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = _error_lines(result.stderr)
+    assert "GITHUB_BASE_REF" in line and "'release-9'" in line and "origin/release-9" in line
+    assert "fetch-depth: 0" in line and "--base" in line
+    gitlab = _in_ci(branch, "review", CI_MERGE_REQUEST_TARGET_BRANCH_NAME="release-9")
+    assert gitlab.returncode == 2 and "CI_MERGE_REQUEST_TARGET_BRANCH_NAME" in gitlab.stderr
+    assert _in_ci(branch, "review", "--base", "main", GITHUB_BASE_REF="release-9").returncode == 1  # --base wins
+
+
+@pytest.fixture
+def shallow(branch: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What actions/checkout makes by default: the branch's last commit alone, main moved on."""
+    git(branch, "checkout", "-q", "main")
+    (branch / "notes.md").write_text("main moved on\n")
+    git(branch, "commit", "-qam", "main moves")  # main stays checked out: the clone gets no origin/HEAD
+    clone = tmp_path_factory.mktemp("shallow") / "clone"
+    git(branch.parent, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{branch}", str(clone))
+    assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
+    return clone
+
+
+def test_a_shallow_checkout_is_an_error_not_a_silent_pass(shallow: Path) -> None:
+    for variables in ({"GITHUB_BASE_REF": "main"}, {}):  # a pull request; a push, no trunk to be found
+        result = _in_ci(shallow, "review", "--format", "json", **variables)
+        assert result.returncode == 2 and result.stdout == "", (variables, result.stderr)
+        [line] = _error_lines(result.stderr)
+        assert "fetch-depth: 0" in line and "shallow" in line, line
+    git(shallow, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")  # main, but not its history
+    result = _in_ci(shallow, "review", GITHUB_BASE_REF="main")
+    [line] = _error_lines(result.stderr)
+    assert result.returncode == 2 and "no merge base of HEAD and origin/main" in line and "fetch-depth: 0" in line
+    merge_base = _in_ci(shallow, "review", "--base", "origin/main...HEAD")
+    assert merge_base.returncode == 2 and "fetch-depth: 0" in merge_base.stderr
+    git(shallow, "fetch", "-q", "--unshallow", "origin")
+    assert _in_ci(shallow, "review", GITHUB_BASE_REF="main").returncode == 1  # full history: the findings
