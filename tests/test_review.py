@@ -252,7 +252,8 @@ def test_a_file_that_cannot_be_processed_is_in_every_machine_format(branch: Path
 
 def _in_ci(cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **variables}
-    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False)
+    command = [sys.executable, "-m", "semfix", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, check=False)
 
 
 def _error_lines(stderr: str) -> list[str]:

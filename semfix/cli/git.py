@@ -127,7 +127,7 @@ def default_base(folder: Path) -> str | None:
             if _exists(folder, upstream):
                 return _merge_base(folder, "HEAD", upstream)
     if is_shallow(folder):
-        raise BaseError(f"no trunk found (origin/HEAD, main, master) in this shallow checkout: {_FULL_HISTORY}, or pass --base")
+        raise BaseError(f"no trunk (origin/HEAD, main, master) in this shallow clone: {_FULL_HISTORY}, or pass --base")
     return None
 
 
