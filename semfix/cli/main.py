@@ -24,7 +24,13 @@ from semfix.cli.files import (
     read_source,
     write_atomic,
 )
-from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base, toplevel
+from semfix.cli.git import (
+    BaseError,
+    changed_lines,
+    default_base,
+    resolve_base,
+    toplevel,
+)
 from semfix.cli.report import (
     FORMATS,
     as_github,
