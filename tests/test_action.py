@@ -123,3 +123,12 @@ def test_the_script_hands_rdjson_to_reviewdog(repository: Path, bin_dir: Path, t
     assert [(d["location"]["path"], d.get("code", {}).get("value")) for d in diagnostics] == [
         ("pkg/kernels.py", "SEM001"), ("pkg/kernels.py", "SEM004"), ("pkg/broken.py", None)
     ]
+
+
+def test_the_readme_shows_every_input_and_full_history() -> None:
+    readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### GitHub Actions") :]
+    section = section[: section.index("\n### ", 1)]
+    inputs = set(yaml.safe_load((CHECKOUT / "action.yml").read_text())["inputs"]) - {"github-token"}
+    assert "uses: <owner>/semfix@" in section and "fetch-depth: 0" in section
+    assert all(f"# {name}:" in section or f" {name}:" in section for name in inputs), inputs
