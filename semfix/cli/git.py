@@ -114,9 +114,11 @@ def default_base(folder: Path) -> str | None:
             candidates = (trunk,) if trunk.startswith("origin/") else (f"origin/{trunk}", trunk)
             found = next((c for c in candidates if _exists(folder, c)), None)
             if found is None:
+                here = "shallow clone" if is_shallow(folder) else "checkout"
                 raise BaseError(
                     f"{variable} names the branch {trunk!r}, but neither {' nor '.join(candidates)} is in this "
-                    f"checkout: {_FULL_HISTORY}, or pass --base"
+                    f"{here}: fetch it (actions/checkout with `fetch-depth: 0`, or `git fetch origin {trunk}`), "
+                    "or pass --base"
                 )
             return _merge_base(folder, "HEAD", found)
     remote_head = _git(folder, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")

@@ -133,8 +133,9 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
         for path, reason in errors
     ]
     invocation = {"executionSuccessful": not notices, "toolExecutionNotifications": notices}
-    run = {"tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints"}
-    run["results"] = results
+    run = {
+        "tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints", "results": results
+    }
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
 
