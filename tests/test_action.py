@@ -132,3 +132,22 @@ def test_the_readme_shows_every_input_and_full_history() -> None:
     inputs = set(yaml.safe_load((CHECKOUT / "action.yml").read_text())["inputs"]) - {"github-token"}
     assert "uses: <owner>/semfix@" in section and "fetch-depth: 0" in section
     assert all(f"# {name}:" in section or f" {name}:" in section for name in inputs), inputs
+
+
+def test_the_script_installs_the_version_asked_for(repository: Path, bin_dir: Path, tmp_path: Path) -> None:
+    """The install step, with a stand-in `python3` that records what pip was asked for."""
+    log = tmp_path / "pip.log"
+    fake = bin_dir / "python3"
+    fake.write_text(
+        "#!/bin/sh\n"  # `python3 -m venv DIR` makes DIR/bin/python, which logs its pip arguments
+        'mkdir -p "$3/bin"\n'
+        f'printf \'#!/bin/sh\\necho "$*" >> "{log}"\\n\' > "$3/bin/python"\n'
+        'chmod +x "$3/bin/python"\n'
+    )
+    fake.chmod(0o755)
+    for version, spec in (("", str(CHECKOUT)), ("latest", "semfix"), ("0.1.0", "semfix==0.1.0")):
+        inputs = {"SEMFIX_INSTALL": "", "SEMFIX_VERSION": version, "RUNNER_TEMP": str(tmp_path)}
+        result = action(repository, bin_dir, GITHUB_BASE_REF="main", **inputs)
+        assert result.returncode == 1, result.stderr  # installed, then the review found the branch's bugs
+        assert log.read_text().splitlines()[-1].endswith(f"pip install --quiet --disable-pip-version-check {spec}")
+    assert (tmp_path / "semfix-venv" / "bin" / "python").exists()
