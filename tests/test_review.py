@@ -262,8 +262,8 @@ def _error_lines(stderr: str) -> list[str]:
 
 def test_a_target_branch_that_is_not_here_is_an_error_not_a_silent_pass(branch: Path) -> None:
     result = _in_ci(branch, "review", "--format", "github", GITHUB_BASE_REF="release-9")
-    assert result.returncode == 2 and result.stdout == ""
     [line] = _error_lines(result.stderr)
+    assert result.returncode == 2 and result.stdout == f"::error title=semfix review::{line[len('error: '):]}\n"
     assert "GITHUB_BASE_REF" in line and "'release-9'" in line and "origin/release-9" in line
     assert "fetch-depth: 0" in line and "--base" in line
     gitlab = _in_ci(branch, "review", CI_MERGE_REQUEST_TARGET_BRANCH_NAME="release-9")

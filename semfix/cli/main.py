@@ -39,6 +39,7 @@ from semfix.cli.report import (
     as_sarif,
     finding_line,
     fix_mark,
+    github_error,
     json_report,
     review_summary,
     suggestion_diff,
@@ -302,6 +303,8 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
             )
         base = resolve_base(here, named)
     except BaseError as error:  # never review against something else and pass
+        if output_format == "github":
+            click.echo(github_error(str(error), "semfix review"), nl=False)
         _usage_error(str(error))
     changed = changed_lines(here, base)
     if changed is None:

@@ -66,6 +66,12 @@ def _escape(text: str, *, in_property: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
 
 
+def github_error(message: str, title: str) -> str:
+    """A workflow command for an error of the run itself (no file): the check shows it, where
+    a line on stderr would only be in the log."""
+    return f"::error title={_escape(title, in_property=True)}::{_escape(message)}\n"
+
+
 def as_github(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = ()) -> str:
     """GitHub Actions workflow commands: one `::error ...::message` line per finding, and one
     without a line (an annotation on the whole file) per file error."""
