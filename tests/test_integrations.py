@@ -53,6 +53,12 @@ def test_sarif_output_validates_against_the_schema(tmp_path: Path, sarif_schema:
     results = log["runs"][0]["results"]
     assert [r["ruleId"] for r in results] == ["SEM001", "SEM004"]
     assert "fixes" in results[0] and "fixes" not in results[1]
+    (tmp_path / "broken.py").write_text(BUGGY + "    pl.semaphore_wait(\n")  # a file semfix cannot process
+    command = [sys.executable, "-m", "semfix", "check", "--format", "sarif", "k.py", "broken.py"]
+    failed = json.loads(subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False).stdout)
+    jsonschema.validate(failed, sarif_schema)
+    [notice] = failed["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notice["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
 
 
 @pytest.fixture(scope="module")

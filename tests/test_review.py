@@ -225,3 +225,75 @@ def test_a_trunk_by_any_other_name(branch: Path) -> None:
     configured = cli("review", "--format", "json", cwd=branch)
     assert [(f["path"], f["line"]) for f in json.loads(configured.stdout)] == expected
     assert "no trunk found" not in configured.stderr
+
+
+def test_a_file_that_cannot_be_processed_is_in_every_machine_format(branch: Path) -> None:
+    """Not only on stderr: a CI reading stdout must see the file it could not check."""
+    (branch / "pkg" / "broken.py").write_text("from jax.experimental import pallas as pl\npl.semaphore_wait(\n")
+    git(branch, "add", "pkg/broken.py")  # staged: review lists it
+    reason = "syntax error at line 2, column 18: '(' was never closed"
+    for command in ("check", "review"):
+        outputs = {f: cli(command, "--format", f, cwd=branch) for f in ("json", "github", "sarif", "rdjson")}
+        assert all(r.returncode == 2 for r in outputs.values()), {f: r.stderr for f, r in outputs.items()}
+        errors = [e for e in json.loads(outputs["json"].stdout) if e.get("error")]
+        assert [(e["path"], e["rule"], e["message"]) for e in errors] == [("pkg/broken.py", None, reason)]
+        assert f"::error file=pkg/broken.py,title=semfix%3A file not processed::{reason}\n" in outputs["github"].stdout
+        [invocation] = json.loads(outputs["sarif"].stdout)["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        [notice] = invocation["toolExecutionNotifications"]
+        assert notice["level"] == "error" and notice["message"]["text"] == reason
+        assert notice["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/broken.py"
+        diagnostics = json.loads(outputs["rdjson"].stdout)["diagnostics"]
+        [failed] = [d for d in diagnostics if "code" not in d]
+        assert failed == {"message": reason, "location": {"path": "pkg/broken.py"}, "severity": "ERROR"}
+    clean = json.loads(cli("check", "pkg/new.py", "--format", "sarif", cwd=branch).stdout)["runs"][0]
+    assert clean["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
+
+
+def _in_ci(cwd: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **variables}
+    command = [sys.executable, "-m", "semfix", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, check=False)
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def test_a_target_branch_that_is_not_here_is_an_error_not_a_silent_pass(branch: Path) -> None:
+    result = _in_ci(branch, "review", "--format", "github", GITHUB_BASE_REF="release-9")
+    [line] = _error_lines(result.stderr)
+    assert result.returncode == 2 and result.stdout == f"::error title=semfix review::{line[len('error: '):]}\n"
+    assert "GITHUB_BASE_REF" in line and "'release-9'" in line and "origin/release-9" in line
+    assert "fetch-depth: 0" in line and "--base" in line
+    gitlab = _in_ci(branch, "review", CI_MERGE_REQUEST_TARGET_BRANCH_NAME="release-9")
+    assert gitlab.returncode == 2 and "CI_MERGE_REQUEST_TARGET_BRANCH_NAME" in gitlab.stderr
+    assert _in_ci(branch, "review", "--base", "main", GITHUB_BASE_REF="release-9").returncode == 1  # --base wins
+
+
+@pytest.fixture
+def shallow(branch: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What actions/checkout makes by default: the branch's last commit alone, main moved on."""
+    git(branch, "checkout", "-q", "main")
+    (branch / "notes.md").write_text("main moved on\n")
+    git(branch, "commit", "-qam", "main moves")  # main stays checked out: the clone gets no origin/HEAD
+    clone = tmp_path_factory.mktemp("shallow") / "clone"
+    git(branch.parent, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{branch}", str(clone))
+    assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
+    return clone
+
+
+def test_a_shallow_checkout_is_an_error_not_a_silent_pass(shallow: Path) -> None:
+    for variables in ({"GITHUB_BASE_REF": "main"}, {}):  # a pull request; a push, no trunk to be found
+        result = _in_ci(shallow, "review", "--format", "json", **variables)
+        assert result.returncode == 2 and result.stdout == "", (variables, result.stderr)
+        [line] = _error_lines(result.stderr)
+        assert "fetch-depth: 0" in line and "shallow" in line, line
+    git(shallow, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")  # main, but not its history
+    result = _in_ci(shallow, "review", GITHUB_BASE_REF="main")
+    [line] = _error_lines(result.stderr)
+    assert result.returncode == 2 and "no merge base of HEAD and origin/main" in line and "fetch-depth: 0" in line
+    merge_base = _in_ci(shallow, "review", "--base", "origin/main...HEAD")
+    assert merge_base.returncode == 2 and "fetch-depth: 0" in merge_base.stderr
+    git(shallow, "fetch", "-q", "--unshallow", "origin")
+    assert _in_ci(shallow, "review", GITHUB_BASE_REF="main").returncode == 1  # full history: the findings

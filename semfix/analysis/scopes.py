@@ -82,6 +82,7 @@ class ScopeBuilder:
         self.calls: list[ast.Call] = []
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.imports: list[ast.Import | ast.ImportFrom] = []  # in any scope
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # whatever a file imports them as, and names assigned them (`named`). A call spelled
         # otherwise resolves to none of them.
@@ -182,6 +183,7 @@ class ScopeBuilder:
             self.visit(statement, inner)
 
     def _import(self, node: ast.Import, scope: Scope) -> None:
+        self.imports.append(node)
         for alias in node.names:
             name = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`, to `a`
             scope.bind(name, Binding("import", alias.name if alias.asname else name, node))
@@ -189,6 +191,7 @@ class ScopeBuilder:
                 self.callee_names.add(alias.asname)
 
     def _import_from(self, node: ast.ImportFrom, scope: Scope) -> None:
+        self.imports.append(node)
         module = "." * node.level + (node.module or "")
         for alias in node.names:
             if alias.name == "*":  # only legal at module level

@@ -66,33 +66,85 @@ def toplevel(folder: Path) -> Path | None:
     return Path(top.strip()) if top else None
 
 
+class BaseError(Exception):
+    """The revision to compare with cannot be found. Review must then stop (exit 2) rather than
+    compare with something else and pass: the message names what is missing and how to get it."""
+
+
+_FULL_HISTORY = "check out the full history (actions/checkout with `fetch-depth: 0`, or `git fetch --unshallow`)"
+
+
+def is_shallow(folder: Path) -> bool:
+    """A shallow clone (actions/checkout's default): merge bases and old branches may be missing."""
+    return (_git(folder, "rev-parse", "--is-shallow-repository") or "").strip() == "true"
+
+
+def _exists(folder: Path, revision: str) -> bool:
+    return _git(folder, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}") is not None
+
+
+def _merge_base(folder: Path, left: str, right: str) -> str:
+    for side in (left, right):
+        if not _exists(folder, side):
+            hint = _FULL_HISTORY if is_shallow(folder) else f"fetch it (`git fetch origin {side}`)"
+            raise BaseError(f"cannot compare with {side!r}: no such revision in this checkout; {hint}, or pass --base")
+    merged = _git(folder, "merge-base", left, right)
+    if merged:
+        return merged.strip()
+    if is_shallow(folder):
+        raise BaseError(
+            f"no merge base of {left} and {right}: this checkout is shallow, so the history holding it is missing; "
+            f"{_FULL_HISTORY}, or pass --base"
+        )
+    raise BaseError(f"{left} and {right} share no history: pass --base to name the revision to compare with")
+
+
 def default_base(folder: Path) -> str | None:
     """Where a branch started: the merge base with the trunk; None when no trunk is found.
 
     The trunk is the pull request's target where CI names it (`GITHUB_BASE_REF`,
     `CI_MERGE_REQUEST_TARGET_BRANCH_NAME`), else what origin/HEAD names, else the first of
     main, master and git's `init.defaultBranch` that exists (on origin first).
+    Raises BaseError when CI names a branch that is not in the checkout, when the trunk found
+    shares no history with HEAD, and when a shallow clone holds no trunk: each would otherwise
+    review nothing, or the wrong lines, and pass.
     """
+    for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
+        if trunk := os.environ.get(variable, "").strip():
+            candidates = (trunk,) if trunk.startswith("origin/") else (f"origin/{trunk}", trunk)
+            found = next((c for c in candidates if _exists(folder, c)), None)
+            if found is None:
+                here = "shallow clone" if is_shallow(folder) else "checkout"
+                raise BaseError(
+                    f"{variable} names the branch {trunk!r}, but neither {' nor '.join(candidates)} is in this "
+                    f"{here}: fetch it (actions/checkout with `fetch-depth: 0`, or `git fetch origin {trunk}`), "
+                    "or pass --base"
+                )
+            return _merge_base(folder, "HEAD", found)
     remote_head = _git(folder, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
     configured = _git(folder, "config", "init.defaultBranch")
-    named = [os.environ.get("GITHUB_BASE_REF"), os.environ.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")]
-    trunks = [*(n.strip() for n in (*named, remote_head) if n), "main", "master", *([configured.strip()] if configured else [])]
+    trunks = [n.strip() for n in (remote_head, "main", "master", configured) if n and n.strip()]
     for trunk in trunks:
         for upstream in (trunk,) if trunk.startswith("origin/") else (f"origin/{trunk}", trunk):
-            base = _git(folder, "merge-base", "HEAD", upstream)
-            if base:
-                return base.strip()
+            if _exists(folder, upstream):
+                return _merge_base(folder, "HEAD", upstream)
+    if is_shallow(folder):
+        raise BaseError(f"no trunk (origin/HEAD, main, master) in this shallow clone: {_FULL_HISTORY}, or pass --base")
     return None
 
 
-def resolve_base(folder: Path, base: str) -> str | None:
+def resolve_base(folder: Path, base: str) -> str:
     """A revision to diff against; `A...B` (git's merge-base syntax, B defaulting to HEAD) is
-    the merge base of A and B. None when there is no such revision."""
+    the merge base of A and B. Raises BaseError when there is no such revision."""
+    if toplevel(folder) is None:
+        raise BaseError(f"cannot compare with {base!r}: not in a git work tree")
     if "..." in base:
         left, _, right = base.partition("...")
-        merged = _git(folder, "merge-base", left or "HEAD", right or "HEAD")
-        return merged.strip() if merged else None
-    return base if _git(folder, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}") is not None else None
+        return _merge_base(folder, left or "HEAD", right or "HEAD")
+    if _exists(folder, base):
+        return base
+    hint = _FULL_HISTORY if is_shallow(folder) else f"fetch it (`git fetch origin {base}`)"
+    raise BaseError(f"cannot compare with {base!r}: no such revision in this checkout; {hint}, or pass another --base")
 
 
 def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:

@@ -24,7 +24,13 @@ from semfix.cli.files import (
     read_source,
     write_atomic,
 )
-from semfix.cli.git import changed_lines, default_base, resolve_base, toplevel
+from semfix.cli.git import (
+    BaseError,
+    changed_lines,
+    default_base,
+    resolve_base,
+    toplevel,
+)
 from semfix.cli.report import (
     FORMATS,
     as_github,
@@ -33,6 +39,7 @@ from semfix.cli.report import (
     as_sarif,
     finding_line,
     fix_mark,
+    github_error,
     json_report,
     review_summary,
     suggestion_diff,
@@ -278,24 +285,30 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
     written. A finding on an untouched line of a changed file is not the author's doing, so it
     is left out; a notebook's lines are cell-relative, so a changed notebook keeps them all.
-    Exit status: 1 if a finding touches a changed line, else 0; 2 on an error.
+    Exit status: 1 if a finding touches a changed line, else 0; 2 on an error, and when what to
+    compare with cannot be found (the CI's target branch missing, a shallow clone): never a pass.
     """
     if options.stdin:
         _usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
     here = Path.cwd()
-    named = base or default_base(here)
-    if named is None:
-        named = "HEAD"
-        click.echo(
-            "semfix review: no trunk found (the CI's target branch, origin/HEAD, main, master or "
-            "init.defaultBranch): comparing with HEAD, so only uncommitted changes are reviewed; "
-            "pass --base to name the branch this one started from",
-            err=True,
-        )
-    base = resolve_base(here, named)
-    changed = changed_lines(here, base) if base is not None else None
-    if base is None or changed is None:
-        _usage_error(f"cannot compare with {named!r}: not a git work tree, or no such revision")
+    try:
+        named = base or default_base(here)
+        if named is None:
+            named = "HEAD"
+            click.echo(
+                "semfix review: no trunk found (the CI's target branch, origin/HEAD, main, master or "
+                "init.defaultBranch): comparing with HEAD, so only uncommitted changes are reviewed; "
+                "pass --base to name the branch this one started from",
+                err=True,
+            )
+        base = resolve_base(here, named)
+    except BaseError as error:  # never review against something else and pass
+        if output_format == "github":
+            click.echo(github_error(str(error), "semfix review"), nl=False)
+        _usage_error(str(error))
+    changed = changed_lines(here, base)
+    if changed is None:
+        _usage_error(f"cannot compare with {named!r}: `git diff` failed")
     roots = [Path(os.path.abspath(p)) for p in options.paths]
     selected = [
         Path(os.path.relpath(path, here))
@@ -316,13 +329,14 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
 
 def _print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:
     findings = outcome.findings
+    errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by _finish
     if output_format == "json":
-        click.echo(as_json(findings), nl=False)
+        click.echo(as_json(findings, errors), nl=False)
     elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them
         root = toplevel(Path.cwd()) or Path.cwd()
-        click.echo((as_github if output_format == "github" else as_sarif)(findings, root), nl=False)
+        click.echo((as_github if output_format == "github" else as_sarif)(findings, root, errors), nl=False)
     elif output_format == "rdjson":
-        click.echo(as_rdjson(findings, options.text), nl=False)
+        click.echo(as_rdjson(findings, options.text, errors), nl=False)
     else:
         texts: dict[Path, str] = {}
         for path, finding in findings:

@@ -4,6 +4,9 @@ JSON, GitHub annotations, SARIF 2.1.0 and reviewdog rdjson for other tools.
 Every machine format carries each finding's suggested replacement where there is one, so a
 reviewer (or reviewdog posting GitHub suggested changes) can apply exactly what `semfix fix`
 would. Lines are 1-based; columns are characters, except rdjson's, which are UTF-8 bytes.
+
+A file that could not be processed (`errors`: path and reason) is in every machine format
+too, in that format's own idiom, so a CI reading only stdout still sees what went unchecked.
 """
 
 from __future__ import annotations
@@ -45,8 +48,16 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     return {field: getattr(finding, field) for field in _FIELDS}
 
 
-def as_json(findings: Iterable[tuple[Path, Finding]]) -> str:
-    return json.dumps([{"path": p.as_posix(), **finding_json(f)} for p, f in findings], indent=2) + "\n"
+Errors = Iterable[tuple[Path, str]]  # a file that could not be processed, and why
+
+
+def as_json(findings: Iterable[tuple[Path, Finding]], errors: Errors = ()) -> str:
+    """A list of findings, then one entry per file error: the same keys (`rule` and the
+    positions null, `message` the reason) and `"error": true`, so the list keeps its shape."""
+    entries = [{"path": p.as_posix(), **finding_json(f)} for p, f in findings]
+    for path, reason in errors:
+        entries.append({"path": path.as_posix(), **dict.fromkeys(_FIELDS), "message": reason, "error": True})
+    return json.dumps(entries, indent=2) + "\n"
 
 
 def _escape(text: str, *, in_property: bool = False) -> str:
@@ -55,8 +66,15 @@ def _escape(text: str, *, in_property: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
 
 
-def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
-    """GitHub Actions workflow commands: one `::error ...::message` line per finding."""
+def github_error(message: str, title: str) -> str:
+    """A workflow command for an error of the run itself (no file): the check shows it, where
+    a line on stderr would only be in the log."""
+    return f"::error title={_escape(title, in_property=True)}::{_escape(message)}\n"
+
+
+def as_github(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = ()) -> str:
+    """GitHub Actions workflow commands: one `::error ...::message` line per finding, and one
+    without a line (an annotation on the whole file) per file error."""
     out = ""
     for path, finding in findings:
         title = f"semfix {finding.rule}" if finding.cell is None else f"semfix {finding.rule} (cell {finding.cell})"
@@ -70,11 +88,15 @@ def as_github(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
         }
         rendered = ",".join(f"{key}={_escape(str(value), in_property=True)}" for key, value in properties.items())
         out += f"::error {rendered}::{_escape(finding.message)}\n"
+    title = _escape("semfix: file not processed", in_property=True)
+    for path, reason in errors:
+        out += f"::error file={_escape(from_root(path, root), in_property=True)},title={title}::{_escape(reason)}\n"
     return out
 
 
-def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
-    """SARIF 2.1.0, one run, with each suggested replacement as a `fix`."""
+def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = ()) -> str:
+    """SARIF 2.1.0, one run, with each suggested replacement as a `fix`; file errors are the
+    invocation's `toolExecutionNotifications` (and make it unsuccessful), as SARIF means them."""
     codes = list(RULES)
     results = []
     for path, finding in findings:
@@ -108,7 +130,18 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
         for rule in RULES.values()
     ]
     driver = {"name": "semfix", "version": __version__, "rules": rules}
-    run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}
+    notices = [
+        {
+            "level": "error",
+            "message": {"text": reason},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": from_root(path, root)}}}],
+        }
+        for path, reason in errors
+    ]
+    invocation = {"executionSuccessful": not notices, "toolExecutionNotifications": notices}
+    run = {
+        "tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints", "results": results
+    }
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
 
@@ -118,8 +151,9 @@ def split_lines(text: str) -> list[str]:
     return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
-def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Path], str]) -> str:
-    """reviewdog's rdjson: diagnostics with `suggestions`, columns in UTF-8 bytes."""
+def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Path], str], errors: Errors = ()) -> str:
+    """reviewdog's rdjson: diagnostics with `suggestions`, columns in UTF-8 bytes. A file
+    error is a diagnostic with no range and no code: it is about the whole file."""
     diagnostics = []
     for path, finding in findings:
         lines = split_lines(read_text(path)) if finding.cell is None else []
@@ -138,6 +172,8 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Pat
         if finding.replacement is not None and finding.cell is None:
             diagnostic["suggestions"] = [{"range": span, "text": finding.replacement}]
         diagnostics.append(diagnostic)
+    for path, reason in errors:  # no range, no code: the whole file
+        diagnostics.append({"message": reason, "location": {"path": path.as_posix()}, "severity": "ERROR"})
     report = {"source": {"name": "semfix"}, "severity": "ERROR", "diagnostics": diagnostics}
     return json.dumps(report, indent=2) + "\n"
 

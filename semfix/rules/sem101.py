@@ -61,6 +61,7 @@ body; each reason names the line that causes it. A name bound otherwise in anoth
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -75,7 +76,7 @@ from semfix.analysis.importer import (
     edit_imports,
     runs_first,
 )
-from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, first_line, unchain
 from semfix.analysis.scopes import Scope
 from semfix.catalog import MIGRATION_TEXT, TPU_MOVED_TO_PALLAS, TPU_REMOVED_IN_0_11
 from semfix.rules.base import Invalid, Rule
@@ -185,7 +186,6 @@ class Renames:
     pending: list[Reference] = field(default_factory=list)
     alias: str | None = None  # the module-level name of the pallas module, if the file has one
     unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
-    nodes: list[ast.AST] = field(default_factory=list)  # every node of the tree
     made: list[Rewrite] = field(default_factory=list)  # the accepted renames: one decision with the import edits
     findings: list[int] = field(default_factory=list)  # their findings, by index
     taken: list[ast.Name | ast.Attribute] = field(default_factory=list)  # the reads the renames took
@@ -196,7 +196,6 @@ def renames(ctx: Context) -> Renames:
     """The references to rename, when SEM101 may apply (`ctx.tree` is set then)."""
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
-        found.nodes = list(ast.walk(ctx.tree))
         found.pending = sorted(_references(ctx, found), key=lambda r: _end(r.node), reverse=True)
         found.alias = bound_name(ctx.tree, PALLAS)
     return found
@@ -260,7 +259,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         try:
             accesses = ctx.tracking().accesses
             edits = edit_imports(
-                tree, ctx.text, accesses, request, renames.declared, renames.nodes  # type: ignore[arg-type]
+                tree, ctx.text, accesses, request, renames.declared  # type: ignore[arg-type]
             )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
@@ -280,7 +279,7 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
     names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`) are not references to it.
     One that is assigned or deleted (`pltpu.semaphore_wait = f`) may make the others mean
     something else: its line goes in `found.unsure`, and nothing is fixed."""
-    imports = [node for node in found.nodes if isinstance(node, (ast.Import, ast.ImportFrom))]
+    imports = ctx.scopes.imports
     imported = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
         alias.asname or alias.name
         for node in imports
@@ -295,8 +294,9 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         if alias.name == TPU and alias.asname
         or isinstance(node, ast.ImportFrom) and node.module == PALLAS.module and alias.name == "tpu"
     }
+    nodes = _near(ctx, FUNCTIONS | imported)
     candidates: list[ast.Name | ast.Attribute | ast.Call] = [
-        node for node in found.nodes
+        node for node in nodes
         if isinstance(node, (ast.Name, ast.Attribute))
         and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
         and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
@@ -313,10 +313,8 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
     if any(id(root) not in scopes for root in roots):
         scopes.update((id(a.name), a.scope) for accesses in ctx.tracking().accesses.values() for a in accesses)
     wanted = {id(node) for node in candidates}
-    holders = {
-        id(child): parent for parent in found.nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted
-    }
-    formatted = {id(n) for s in found.nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    holders = {id(child): parent for parent in nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
+    formatted = {id(n) for s in nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
     for node, root in zip(candidates, roots):
         scope = scopes[id(root)]
         if isinstance(node, ast.Call):
@@ -335,6 +333,36 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
             found.unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
             yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+
+
+def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:
+    """The nodes of the innermost statements whose lines spell one of `words` whole: every
+    reference (an attribute, an imported name, `getattr`'s string) spells its name inside its
+    own statement, with its holder and any f-string around it. Most files that pass the text
+    gate read only `pl`'s names, and walking every node of each was SEM101's largest cost."""
+    spelled = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, words))) + r")(?!\w)")
+    chosen: dict[int, ast.stmt] = {}
+    for line in {ctx.text.line_of(match.start()) for match in spelled.finditer(ctx.text.text)}:
+        _holding(ctx.tree.body, line, chosen)  # type: ignore[union-attr]
+    nodes: dict[int, ast.AST] = {}  # a statement chosen for one line may hold one chosen for another
+    for statement in chosen.values():
+        nodes.update((id(node), node) for node in ast.walk(statement))
+    return list(nodes.values())
+
+
+def _holding(body: list[ast.stmt], line: int, chosen: dict[int, ast.stmt]) -> None:
+    """Every statement of `body` whose lines hold `line` (two may share it: `a; b`), or the
+    statements inside it that do, when the line is not one of its own (a header, a decorator)."""
+    for statement in body:
+        if not first_line(statement) <= line <= statement.end_lineno:  # type: ignore[operator]
+            continue
+        inner = [*getattr(statement, "body", ()), *getattr(statement, "orelse", ()), *getattr(statement, "finalbody", ())]
+        for clause in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+            inner += clause.body
+        if line != statement.lineno and any(first_line(s) <= line <= s.end_lineno for s in inner):  # type: ignore[operator]
+            _holding(inner, line, chosen)
+        else:
+            chosen[id(statement)] = statement
 
 
 def _getattr_name(node: ast.AST) -> str | None:
