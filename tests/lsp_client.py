@@ -55,6 +55,7 @@ class Client(LanguageClient):
         self.arrived = asyncio.Condition()
         self.versions: dict[str, int] = {}
         self.registered: list[lsp.Registration] = []
+        self.answer_after = 0.0  # seconds before answering workspace/configuration
 
         @self.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def published(params: lsp.PublishDiagnosticsParams) -> None:
@@ -71,7 +72,8 @@ class Client(LanguageClient):
             self.registered.extend(params.registrations)
 
         @self.feature(lsp.WORKSPACE_CONFIGURATION)
-        def configure(params: lsp.ConfigurationParams) -> list[Any]:
+        async def configure(params: lsp.ConfigurationParams) -> list[Any]:
+            await asyncio.sleep(self.answer_after)
             return [self.configuration for _ in params.items]
 
     async def diagnostics(self, uri: str, version: int | None = None) -> list[lsp.Diagnostic]:
@@ -147,10 +149,12 @@ async def session(
     options: dict[str, Any] | None = None,
     configuration: dict[str, Any] | None = None,
     capabilities: lsp.ClientCapabilities | None = None,
+    answer_after: float = 0.0,
 ) -> AsyncIterator[Client]:
     """`semfix server` started, initialized (with `options` as initializationOptions), and at
     the end shut down and exited; killed if it does not exit."""
     client = Client(configuration)
+    client.answer_after = answer_after
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     await client.start_io(sys.executable, "-m", "semfix", "server", cwd=str(root), env=env)
     try:

@@ -374,3 +374,14 @@ def test_a_changed_pyproject_is_read_again(tmp_path: Path) -> None:
                 await asyncio.wait_for(client.arrived.wait_for(lambda: not client.published[uri][-1].diagnostics), 30)
 
     run(test)
+
+
+def test_nothing_is_published_before_the_client_s_settings_are_in(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path, configuration={"ignore": ["SEM001"]}, answer_after=1.0) as client:
+            client.open(uri, KERNEL)
+            assert await client.diagnostics(uri) == []
+            assert all(not p.diagnostics for p in client.published[uri])
+
+    run(test)

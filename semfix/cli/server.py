@@ -16,6 +16,7 @@ import asyncio
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -41,6 +42,7 @@ from semfix.rules import RULES, describe
 from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
 
 T = TypeVar("T")
+_CONFIGURATION_WAIT = 5.0  # seconds
 
 
 @dataclass
@@ -59,6 +61,9 @@ class State:
     analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
     notebooks: dict[str, tuple[bytes, FixResult[bytes] | None]] = field(default_factory=dict)  # data, result
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
+    #: before, so that no diagnostics are published under settings about to change.
+    configured: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class SemfixServer(LanguageServer):
@@ -157,8 +162,14 @@ class SemfixServer(LanguageServer):
             old.cancel()
         self.state.pending[uri] = asyncio.get_running_loop().create_task(self._publish(uri, delay))
 
+    async def settled(self) -> None:
+        """Wait for the client's settings, a few seconds at most (a client may never answer)."""
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.state.configured.wait(), _CONFIGURATION_WAIT)
+
     async def _publish(self, uri: str, delay: float) -> None:
         try:
+            await self.settled()
             if delay:
                 await asyncio.sleep(delay)
             notebook = self.notebook(uri)
@@ -193,6 +204,7 @@ class SemfixServer(LanguageServer):
 
     async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
         """The code actions for the document (or notebook cell) the request names."""
+        await self.settled()
         uri = params.text_document.uri
         notebook = self.notebook(uri)
         if notebook is None:
@@ -274,8 +286,11 @@ def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
 
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: SemfixServer, params: lsp.InitializedParams) -> None:
-    await ls.watch_pyprojects()
-    await ls.pull_configuration()
+    try:
+        await ls.watch_pyprojects()
+        await ls.pull_configuration()
+    finally:
+        ls.state.configured.set()
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
