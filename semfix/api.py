@@ -7,7 +7,7 @@ Nothing here touches files; the CLI and other tools build on `fix_source` and `f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
@@ -28,8 +28,8 @@ from semfix.settings import Settings
 
 __all__ = [
     "ERRORS_BY_KEY", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
-    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_notebook", "fix_source", "join_cells",
-    "parse_log", "recognise", "said",
+    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_finding", "fix_notebook", "fix_source",
+    "join_cells", "parse_log", "recognise", "said",
 ]
 
 Source = TypeVar("Source", str, bytes)
@@ -62,6 +62,25 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
     return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]
+
+
+def fix_finding(source: str, finding: Finding, settings: Settings | None = None) -> FixResult[str]:
+    """`fix_source` making only `finding`'s fix, through the same run and proof, as `explain`
+    makes its chosen fixes (`Settings.chosen`). A fix is a decision's: a carried read's is made
+    only with its assignment's removal and its other uses, so every finding whose `Fix` has the
+    same edits is chosen with it. An unsafe fix is made too: asking for this one fix by name is
+    the opt-in (an editor's quick fix marked unsafe)."""
+    settings = settings or Settings()
+    settings = replace(settings, unsafe_fixes=settings.unsafe_fixes or finding.safety == "unsafe")
+    found = fix_source(source, settings=settings, apply_fixes=False).findings
+    mine = [f for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
+    edits = mine[0].fix.edits if mine else ()  # type: ignore[union-attr]
+    chosen = {_place(f) for f in found if edits and f.fix is not None and f.fix.edits == edits}
+    return fix_source(source, settings=replace(settings, chosen=frozenset({_place(finding), *chosen})))
+
+
+def _place(finding: Finding) -> tuple[int, int, int, int]:
+    return finding.line, finding.column, finding.end_line, finding.end_column
 
 
 def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:

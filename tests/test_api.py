@@ -140,3 +140,40 @@ def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest
         fix_source(source)
     monkeypatch.undo()
     assert fix_source(source).source.endswith("    n = 1\n    pl.semaphore_wait(sem, 1)\n")
+
+
+_TWO_UNSAFE = """\
+from jax.experimental import pallas as pl
+
+
+def helper(sems, i):
+    pl.semaphore_signal(sems[i], 1)
+    pl.semaphore_wait(sems[i])
+"""
+
+
+def test_fix_finding_makes_that_finding_s_fix_alone_even_an_unsafe_one() -> None:
+    """An editor's quick fix: one finding's Fix, through the same run and proof as `fix`."""
+    first, second = fix_source(_TWO_UNSAFE, apply_fixes=False).findings
+    assert first.safety == "unsafe" and fix_source(_TWO_UNSAFE).source == _TWO_UNSAFE
+    result = semfix.api.fix_finding(_TWO_UNSAFE, second)
+    assert result.source == _TWO_UNSAFE.replace("wait(sems[i])", "wait(sems.at[i])")
+    assert [f.applied for f in result.findings] == [False, True]
+
+
+_CARRIED = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(flag):
+    seen = flag[...]
+    pl.semaphore_signal(seen, 1)
+    pl.semaphore_wait(seen, 1)
+"""
+
+
+def test_fix_finding_makes_a_carried_read_s_whole_decision() -> None:
+    """One use's quick fix drops the assignment and rewrites every use: the decision is one Fix."""
+    use = [f for f in fix_source(_CARRIED, apply_fixes=False).findings if f.line == 6][0]
+    result = semfix.api.fix_finding(_CARRIED, use)
+    assert result.source == fix_source(_CARRIED).source != _CARRIED

@@ -417,3 +417,18 @@ def rules(code: str | None, errors: bool, markdown: bool) -> None:
         click.echo(catalog.describe(catalog.RULES[code.upper()]), nl=False)
     else:
         raise click.BadParameter(f"unknown rule {code!r} (see `semfix rules`)", param_hint="CODE")
+
+
+@main.command()
+def server() -> None:
+    """Run semfix as a language server over stdio (for editors; see the README).
+
+    Needs the `server` extra: pip install 'semfix[server]'.
+    """
+    try:
+        from semfix.cli.server import serve
+    except ImportError as error:
+        if error.name is None or error.name.split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
+            raise
+        _usage_error(f"semfix server needs pygls ({error}): install it with pip install 'semfix[server]'")
+    serve()

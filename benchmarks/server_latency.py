@@ -1,0 +1,90 @@
+"""Latency of `semfix server` from a change to its diagnostics, on a generated 2,000-line kernel.
+
+A real LSP client (tests/lsp_client.py, pygls's) starts `python -m semfix server`, opens the
+file, and then sends changes one at a time, each a new line typed at the end of a kernel with
+planted bugs (an incremental change, as editors send them), timing each `textDocument/didChange`
+to the `publishDiagnostics` of its version. The first changes warm the server up and are not
+counted. Prints the median and p90, and beside them the same check in this process
+(`fix_source(..., apply_fixes=False)`), so that what the server adds can be told from the analysis.
+
+    python benchmarks/server_latency.py [--lines 2000] [--bug-rate 0.1] [--changes 50] [--warmup 10]
+
+`--bug-rate` is the share of semaphore arguments planted as bugs: 0.1 gives the file about 50
+findings, every one checked on each change; at 0 the skim clears the file unparsed.
+
+Target (issue 23): under 50 ms median after warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from corpus import kernel_module
+
+from semfix.api import fix_source
+from tests.lsp_client import session
+
+
+async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tuple[list[float], int, int]:
+    """Seconds from each counted change to its diagnostics; the file's lines and findings."""
+    module = kernel_module(random.Random(23), lines, bug_rate=bug_rate)
+    text = module.planted
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kernel.py"
+        path.write_text(text)
+        uri = path.as_uri()
+        async with session(Path(folder)) as client:
+            client.open(uri, text)
+            found = len(await client.diagnostics(uri))
+            times = []
+            end = text.count("\n")
+            for index in range(warmup + changes):
+                started = time.perf_counter()
+                version = client.insert(uri, end + index, f"x_{index} = {index}\n")
+                await client.diagnostics(uri, version)
+                if index >= warmup:
+                    times.append(time.perf_counter() - started)
+    return times, text.count("\n") + warmup + changes, found
+
+
+def in_process(lines: int, bug_rate: float, runs: int) -> list[float]:
+    """Seconds the check alone takes on the same text, in this process."""
+    text = kernel_module(random.Random(23), lines, bug_rate=bug_rate).planted
+    fix_source(text, apply_fixes=False)
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fix_source(text, apply_fixes=False)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--bug-rate", type=float, default=0.1)
+    parser.add_argument("--changes", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=10)
+    args = parser.parse_args()
+    times, lines, found = asyncio.run(measure(args.lines, args.bug_rate, args.changes, args.warmup))
+    ms = sorted(t * 1000 for t in times)
+    p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]
+    print(f"{lines} lines, {found} findings, {len(ms)} changes after {args.warmup} to warm up:")
+    print(f"change -> publishDiagnostics: median {statistics.median(ms):.1f} ms, p90 {p90:.1f} ms, "
+          f"min {ms[0]:.1f} ms, max {ms[-1]:.1f} ms")
+    alone = sorted(t * 1000 for t in in_process(args.lines, args.bug_rate, args.changes))
+    print(f"the check alone, in process:  median {statistics.median(alone):.1f} ms, min {alone[0]:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

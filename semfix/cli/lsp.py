@@ -1,0 +1,262 @@
+"""What the language server says about one document: its findings as LSP diagnostics, and the
+code actions on them. Every edit comes out of `semfix.api`, made and proved there as `fix`
+makes it: a quick fix is the finding's one `Fix` (`fix_finding`), "fix all" is `fix_source`,
+and a silencing comment is kept only if a fresh check no longer reports the finding.
+
+Positions: a `Finding` counts 1-based lines and columns in characters, `Fix.edits` count
+characters from the start of the text; the client counts 0-based lines and columns in its
+position encoding (UTF-16 unless it negotiated another), which pygls's codec converts to.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from lsprotocol import types as lsp
+from pygls.workspace.position_codec import PositionCodec
+
+from semfix.api import FixResult, SourceError, fix_finding, fix_source
+from semfix.findings import Edit, Finding
+from semfix.rewrite.text import apply_edits, line_starts
+from semfix.settings import Settings
+
+SOURCE = "semfix"
+FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # source.fixAll.semfix: fix on save
+KINDS = (lsp.CodeActionKind.QuickFix, FIX_ALL)
+_IGNORE_CODES = re.compile(r"#\s*semfix:\s*ignore\[(?P<codes>[A-Za-z0-9,\s]*)\]")
+
+
+class Lines:
+    """One text's lines, to turn semfix's positions into the client's."""
+
+    def __init__(self, text: str, codec: PositionCodec) -> None:
+        self.text = text
+        self.starts = line_starts(text)
+        self.lines = [text[a:b] for a, b in zip(self.starts, [*self.starts[1:], len(text)])]
+        self.codec = codec
+
+    def position(self, line: int, column: int) -> lsp.Position:
+        """The client's position of a 1-based line and character column."""
+        return self.codec.position_to_client_units(self.lines, lsp.Position(line - 1, column - 1))
+
+    def at(self, offset: int) -> lsp.Position:
+        """The client's position of a character offset."""
+        line = bisect.bisect_right(self.starts, offset)
+        return self.position(line, offset - self.starts[line - 1] + 1)
+
+    def range_of(self, start: int, end: int) -> lsp.Range:
+        return lsp.Range(self.at(start), self.at(end))
+
+    def line_text(self, line: int) -> str:
+        """A 1-based line without its line ending."""
+        return self.lines[line - 1].rstrip("\r\n") if line <= len(self.lines) else ""
+
+
+def place(finding: Finding) -> tuple[int, int, int, int]:
+    return finding.line, finding.column, finding.end_line, finding.end_column
+
+
+def diagnostic(finding: Finding, lines: Lines) -> lsp.Diagnostic:
+    """A finding as the client shows it; `data` names it again for the code actions."""
+    start, end = lines.position(finding.line, finding.column), lines.position(finding.end_line, finding.end_column)
+    fixable = "" if finding.fix is None else f" [{finding.fix.applicability} fix]"
+    return lsp.Diagnostic(
+        range=lsp.Range(start, end),
+        message=finding.message + fixable,
+        severity=lsp.DiagnosticSeverity.Warning,
+        code=finding.rule,
+        source=SOURCE,
+        data={"rule": finding.rule, "place": list(place(finding))},
+    )
+
+
+def diagnostics(result: FixResult[str] | None, lines: Lines) -> list[lsp.Diagnostic]:
+    """No result (the buffer does not parse, or the analysis failed) clears the old ones."""
+    return [] if result is None else [diagnostic(f, lines) for f in result.findings if f.cell is None]
+
+
+def findings_of(findings: Iterable[Finding], wanted: Iterable[lsp.Diagnostic]) -> list[Finding]:
+    """The findings the client's diagnostics are about, matched on rule and place."""
+    by_place = {(f.rule, place(f)): f for f in findings}
+    found = []
+    for item in wanted:
+        data = item.data if isinstance(item.data, dict) else {}
+        key = (data.get("rule"), tuple(data.get("place", ())))
+        if key in by_place and by_place[key] not in found:
+            found.append(by_place[key])
+    return found
+
+
+def wants(only: Sequence[str] | None, kind: str) -> bool:
+    """Does the request's `only` ask for `kind`? Kinds are hierarchical: `source.fixAll` asks
+    for `source.fixAll.semfix`."""
+    return not only or any(kind == asked or kind.startswith(asked + ".") for asked in only)
+
+
+class Target(Protocol):
+    """A text document or a notebook: what its code actions are made of."""
+
+    settings: Settings
+
+    def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None: ...
+    def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None: ...
+    def fix_all(self) -> lsp.CodeAction | None: ...
+
+
+def code_actions(
+    target: Target,
+    findings: Sequence[Finding],
+    context: lsp.CodeActionContext,
+    *,
+    lazy: bool = False,
+    every: Sequence[Finding] | None = None,
+) -> list[lsp.CodeAction]:
+    """The quick fixes and silencing comments for the diagnostics in `context` (`findings` are
+    the ones they may name), then fix all, where one of `every` finding (by default `findings`)
+    has a fix it makes. `lazy`, for a client that resolves code actions, lists
+    them without their edits, as ruff does: each edit costs a check or two, and the client asks
+    for the actions at every move of the cursor. `codeAction/resolve` makes them (eagerly)."""
+    actions: list[lsp.CodeAction | None] = []
+    only = [str(kind) for kind in context.only] if context.only else None
+    if wants(only, lsp.CodeActionKind.QuickFix):
+        ours = [d for d in context.diagnostics if d.source == SOURCE]
+        for finding in findings_of(findings, ours):
+            item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
+            if lazy:
+                actions += [fix_action(finding, item) if finding.fix else None, silence_action(finding, item)]
+            else:
+                actions += [target.quick_fix(finding, item), target.silence(finding, item)]
+    unsafe = target.settings.unsafe_fixes
+    fixable = any(f.fix is not None and (f.safety == "safe" or unsafe) for f in (findings if every is None else every))
+    if wants(only, FIX_ALL) and fixable:
+        actions.append(fix_all_action() if lazy else target.fix_all())
+    return [action for action in actions if action is not None]
+
+
+def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
+    """A finding's quick fix: an unsafe one says so and is never the preferred action."""
+    unsafe = finding.safety == "unsafe"
+    new = f"`{finding.replacement}`" if finding.replacement else "nothing"
+    return lsp.CodeAction(
+        title=f"semfix ({finding.rule}): replace `{finding.original}` with {new}" + (" (unsafe)" if unsafe else ""),
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[item],
+        is_preferred=not unsafe,
+        edit=edit,
+    )
+
+
+def silence_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
+    return lsp.CodeAction(
+        title=f"semfix ({finding.rule}): silence with `# semfix: ignore[{finding.rule}]`",
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[item],
+        edit=edit,
+    )
+
+
+def fix_all_action(edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
+    return lsp.CodeAction(title="semfix: fix all", kind=FIX_ALL, edit=edit)
+
+
+def still_found(findings: Iterable[Finding], finding: Finding) -> bool:
+    """Is `finding` among `findings` (a check of the text with a silencing comment)?"""
+    key = (finding.rule, finding.cell, finding.line, finding.column)
+    return any((f.rule, f.cell, f.line, f.column) == key for f in findings)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text document as one check saw it; its code actions' edits are tied to its version."""
+
+    uri: str
+    version: int | None
+    text: str
+    lines: Lines
+    settings: Settings
+
+    def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
+        """Edits tied to the version they were made for: a client drops them if the text moved on."""
+        identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
+        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])  # type: ignore[list-item]
+
+    def fix_all(self) -> lsp.CodeAction | None:
+        """"Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
+        try:
+            new = fix_source(self.text, settings=self.settings).source
+        except SourceError:
+            return None
+        if new == self.text:
+            return None
+        return fix_all_action(self.edit([lsp.TextEdit(self.lines.range_of(0, len(self.text)), new)]))
+
+    def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
+        """The finding's own fix, made and proved alone (with the rest of its decision); its
+        edits are its `Fix.edits`."""
+        if finding.fix is None:
+            return None
+        try:
+            result = fix_finding(self.text, finding, self.settings)
+        except SourceError:
+            return None
+        made = [f for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
+        if not made or result.source == self.text:
+            return None
+        edits: tuple[Edit, ...] = made[0].fix.edits  # type: ignore[union-attr]
+        if not edits or apply_edits(self.text, 0, len(self.text), edits) != result.source:
+            edits = (one_edit(self.text, result.source),)
+        text_edits = [lsp.TextEdit(self.lines.range_of(start, end), new) for start, end, new in edits]
+        return fix_action(finding, item, self.edit(text_edits))
+
+    def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
+        """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
+        check of the new text no longer reports the finding and still reads the file."""
+        for line in dict.fromkeys((finding.line, finding.end_line)):
+            edit = comment_edit(self.lines, line, finding.rule)
+            new = apply_edits(self.text, 0, len(self.text), [edit])
+            try:
+                again = fix_source(new, settings=self.settings, apply_fixes=False).findings
+            except SourceError:
+                continue
+            if not still_found(again, finding):
+                text_edit = lsp.TextEdit(self.lines.range_of(edit[0], edit[1]), edit[2])
+                return silence_action(finding, item, self.edit([text_edit]))
+        return None
+
+
+def comment_edit(lines: Lines, line: int, rule: str) -> Edit:
+    """Adds `rule` to the line's `# semfix: ignore[...]`, or appends one after its code."""
+    start = lines.starts[line - 1]
+    text = lines.line_text(line)
+    existing = _IGNORE_CODES.search(text)
+    if existing:
+        codes = [c.strip() for c in existing["codes"].split(",") if c.strip()]
+        return start + existing.start("codes"), start + existing.end("codes"), ", ".join([*codes, rule])
+    code_end = len(text.rstrip())
+    return start + code_end, start + len(text), f"  # semfix: ignore[{rule}]"
+
+
+def one_edit(old: str, new: str) -> Edit:
+    """One edit turning `old` into `new`: what lies between their common prefix and suffix."""
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, len(old) - suffix, new[prefix : len(new) - suffix]
+
+
+def client_settings(raw: Any) -> dict[str, Any]:
+    """The client's settings for semfix: `initializationOptions` or a `workspace/configuration`
+    answer, either flat or under `settings` (as ruff's are) or `semfix`."""
+    if not isinstance(raw, dict):
+        return {}
+    for key in ("settings", SOURCE):
+        if isinstance(raw.get(key), dict):
+            return raw[key]
+    return raw

@@ -1,0 +1,387 @@
+"""`semfix server` end to end: pygls's LanguageClient drives `python -m semfix server` in a
+subprocess through initialize, open, change, diagnostics, code actions, their edits, shutdown.
+Every wait is bounded (tests/lsp_client.py), so a hung server fails the test."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types as lsp
+
+from semfix.api import fix_finding, fix_source
+from tests.lsp_client import ROOT, apply, session
+
+KERNEL = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_ref, o_ref, sem):
+    pltpu.semaphore_signal(sem[...], 1)
+    pltpu.semaphore_wait(sem[...])
+"""
+
+UNSAFE = """\
+from jax.experimental import pallas as pl
+
+
+def helper(sems, i):
+    pl.semaphore_signal(sems[i], 1)
+"""
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(test(), 120))
+
+
+def _document(folder: Path, text: str, name: str = "kernel.py") -> str:
+    path = folder / name
+    path.write_text(text)
+    return path.as_uri()
+
+
+def test_diagnostics_then_a_quick_fix_applied_then_fewer_diagnostics(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            found = await client.diagnostics(uri)
+            assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [
+                ("SEM001", 5, 27), ("SEM001", 6, 25)
+            ]
+            assert {(d.source, d.severity) for d in found} == {("semfix", lsp.DiagnosticSeverity.Warning)}
+            assert found[0].range.end.character == 27 + len("sem[...]")
+            actions = await client.actions(uri, found[:1])
+            (fix,) = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix and "replace" in a.title]
+            assert fix.is_preferred and "(unsafe)" not in fix.title
+            fixed = apply(KERNEL, fix.edit)  # type: ignore[arg-type]
+            assert fixed == KERNEL.replace("signal(sem[...]", "signal(sem")  # that finding's fix only
+            client.change(uri, fixed)
+            assert [d.range.start.line for d in await client.diagnostics(uri)] == [6]
+
+    run(test)
+
+
+def test_fix_all_is_source_fix_all_semfix_one_edit_of_the_whole_text(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            await client.diagnostics(uri)
+            (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+            assert action.kind == "source.fixAll.semfix"
+            (change,) = action.edit.document_changes  # type: ignore[union-attr]
+            assert change.text_document.version == 1 and len(change.edits) == 1  # type: ignore[union-attr]
+            assert apply(KERNEL, action.edit) == fix_source(KERNEL).source  # type: ignore[arg-type]
+            assert await client.actions(uri, [], only=[lsp.CodeActionKind.QuickFix]) == []
+
+    run(test)
+
+
+def test_silence_comment_ends_the_finding(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            found = await client.diagnostics(uri)
+            (silence,) = [a for a in await client.actions(uri, found[1:]) if "silence" in a.title]
+            silenced = apply(KERNEL, silence.edit)  # type: ignore[arg-type]
+            assert "    pltpu.semaphore_wait(sem[...])  # semfix: ignore[SEM001]\n" in silenced
+            client.change(uri, silenced)
+            assert [d.range.start.line for d in await client.diagnostics(uri)] == [5]
+
+    run(test)
+
+
+def test_an_unsafe_fix_is_offered_marked_and_never_in_fix_all(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, UNSAFE)
+        async with session(tmp_path) as client:
+            client.open(uri, UNSAFE)
+            found = await client.diagnostics(uri)
+            assert [d.code for d in found] == ["SEM002"]
+            (fix,) = [a for a in await client.actions(uri, found) if "replace" in a.title]
+            assert fix.title.endswith("(unsafe)") and not fix.is_preferred
+            assert apply(UNSAFE, fix.edit) == UNSAFE.replace("sems[i]", "sems.at[i]")  # type: ignore[arg-type]
+            assert await client.actions(uri, [], only=["source.fixAll.semfix"]) == []
+
+    run(test)
+
+
+def test_an_unparsable_buffer_clears_the_diagnostics_and_the_session_goes_on(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            client.change(uri, KERNEL + "    def broken(:\n")
+            assert await client.diagnostics(uri) == []
+            assert await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            client.change(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+
+    run(test)
+
+
+def test_a_server_error_is_logged_and_the_session_goes_on(tmp_path: Path) -> None:
+    async def test() -> None:
+        missing = (tmp_path / "never_opened.py").as_uri()  # not open, not on disk: reading it fails
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            assert await client.actions(missing, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            assert any("code actions failed" in log for log in client.logs)
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+
+    run(test)
+
+
+def test_settings_from_pyproject_then_the_client_over_them(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nignore = ["SEM001"]\n')
+    both = KERNEL + UNSAFE.split("\n\n\n", 1)[1].replace("helper", "other")
+
+    async def test() -> None:
+        uri = _document(tmp_path, both)
+        async with session(tmp_path) as client:  # the file alone
+            client.open(uri, both)
+            assert [d.code for d in await client.diagnostics(uri)] == ["SEM002"]
+        async with session(tmp_path, options={"settings": {"select": ["SEM001"]}}) as client:  # ruff's shape
+            client.open(uri, both)
+            assert [d.code for d in await client.diagnostics(uri)] == ["SEM001", "SEM001"]
+        async with session(tmp_path, configuration={"unsafeFixes": True}) as client:  # workspace/configuration
+            client.open(uri, both)
+            await client.diagnostics(uri)
+            (action,) = await client.actions(uri, [], only=["source.fixAll"])
+            assert "sems.at[i]" in apply(both, action.edit)  # type: ignore[arg-type]
+
+    run(test)
+
+
+def test_positions_count_utf16_units(tmp_path: Path) -> None:
+    text = KERNEL.replace("    pltpu.semaphore_wait(sem[...])", "    x = '\U0001f600'; pltpu.semaphore_wait(sem[...])")
+
+    async def test() -> None:
+        uri = _document(tmp_path, text)
+        async with session(tmp_path) as client:
+            client.open(uri, text)
+            found = await client.diagnostics(uri)
+            start = found[1].range.start
+            assert (start.line, start.character) == (6, 35)  # 34 characters, the emoji 2 units
+            (fix,) = [a for a in await client.actions(uri, found[1:]) if "replace" in a.title]
+            assert apply(text, fix.edit) == text.replace("wait(sem[...]", "wait(sem")  # type: ignore[arg-type]
+
+    run(test)
+
+
+def test_hover_over_a_finding_shows_its_rule(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            await client.diagnostics(uri)
+            params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(5, 29))
+            hover = await asyncio.wait_for(client.text_document_hover_async(params), 30)
+            assert hover is not None and "SEM001" in hover.contents.value  # type: ignore[union-attr]
+            params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))
+            assert await asyncio.wait_for(client.text_document_hover_async(params), 30) is None
+
+    run(test)
+
+
+def test_without_pygls_the_command_names_the_extra(tmp_path: Path) -> None:
+    script = (
+        "import sys; sys.modules['pygls'] = None; sys.argv = ['semfix', 'server']\n"
+        "from semfix.cli.main import entry; entry()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60, env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "semfix[server]" in done.stderr
+
+
+
+IMPORTS_CELL = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+KERNEL_CELL = "def kernel(x_ref, o_ref, sem):\n    pltpu.semaphore_signal(sem[...], 1)\n"
+
+
+def test_a_notebook_s_cells_are_checked_as_one_module_and_fixed_cell_by_cell(tmp_path: Path) -> None:
+    notebook, cells = (tmp_path / "k.ipynb").as_uri(), [f"{(tmp_path / 'k.ipynb').as_uri()}#cell{i}" for i in (1, 2)]
+    notebooks = lsp.NotebookDocumentClientCapabilities(lsp.NotebookDocumentSyncClientCapabilities())
+
+    async def test() -> None:
+        async with session(tmp_path, capabilities=lsp.ClientCapabilities(notebook_document=notebooks)) as client:
+            document = lsp.NotebookDocument(
+                notebook, "jupyter-notebook", 1, [lsp.NotebookCell(lsp.NotebookCellKind.Code, uri) for uri in cells]
+            )
+            texts = (IMPORTS_CELL, KERNEL_CELL)
+            items = [lsp.TextDocumentItem(uri, "python", 1, text) for uri, text in zip(cells, texts)]
+            client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(document, items))
+            assert await client.diagnostics(cells[0], version=1) == []
+            (found,) = await client.diagnostics(cells[1], version=1)  # the imports are in the other cell
+            assert (found.code, found.range.start.line, found.range.start.character) == ("SEM001", 1, 27)
+            actions = await client.actions(cells[1], [found])
+            (fix,) = [a for a in actions if "replace" in a.title]
+            (change,) = fix.edit.document_changes  # type: ignore[union-attr]
+            assert change.text_document.uri == cells[1]  # type: ignore[union-attr]
+            fixed = apply(KERNEL_CELL, fix.edit)  # type: ignore[arg-type]
+            assert fixed == KERNEL_CELL.replace("sem[...]", "sem")
+            assert any("silence" in a.title for a in actions)
+            (fix_all,) = await client.actions(cells[1], [], only=["source.fixAll"])
+            assert apply(KERNEL_CELL, fix_all.edit) == fixed  # type: ignore[arg-type]
+            content = lsp.NotebookDocumentCellContentChanges(
+                lsp.VersionedTextDocumentIdentifier(uri=cells[1], version=2),
+                [lsp.TextDocumentContentChangeWholeDocument(text=fixed)],
+            )
+            event = lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[content]))
+            identifier = lsp.VersionedNotebookDocumentIdentifier(version=2, uri=notebook)
+            client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(identifier, event))
+            assert await client.diagnostics(cells[1], version=2) == []
+
+    run(test)
+
+
+def test_save_close_and_pushed_settings(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: len(client.published[uri]) == 2), 30)
+            pushed = lsp.DidChangeConfigurationParams(settings={"semfix": {"ignore": ["SEM001"]}})
+            client.workspace_did_change_configuration(pushed)
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: not client.published[uri][-1].diagnostics), 30)
+            client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: client.published[uri][-1].version is None), 30)
+
+    run(test)
+
+
+def test_settings_that_mean_nothing_are_logged_and_the_project_s_used(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path, options={"select": ["NOPE"]}) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            assert any("unknown rule selector 'NOPE'" in log for log in client.logs)
+
+    run(test)
+
+
+def test_a_burst_of_changes_publishes_the_newest_text_and_nothing_older_after_it(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            await client.diagnostics(uri)
+            for index in range(20):
+                last = client.change(uri, KERNEL + f"x = {index}\n" + ("    def broken(:\n" if index % 2 == 0 else ""))
+            assert len(await client.diagnostics(uri, last)) == 2  # the last text parses
+            versions = [p.version for p in client.published[uri]]
+            assert versions == sorted(versions) and len(versions) < 22
+
+    run(test)
+
+
+CARRIED = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(o_ref, flag):
+    seen = flag[...]
+    pl.semaphore_signal(seen, 1)
+    pl.semaphore_wait(seen, 1)
+    o_ref[0] = 1
+"""
+
+
+def test_a_quick_fix_with_several_edits_is_its_whole_decision(tmp_path: Path) -> None:
+    """A carried read's fix rewrites each use and drops the assignment: one Fix, several edits."""
+
+    async def test() -> None:
+        uri = _document(tmp_path, CARRIED)
+        async with session(tmp_path) as client:
+            client.open(uri, CARRIED)
+            found = await client.diagnostics(uri)
+            signal = [d for d in found if d.range.start.line == 5]
+            (fix,) = [a for a in await client.actions(uri, signal) if "replace" in a.title]
+            (change,) = fix.edit.document_changes  # type: ignore[union-attr]
+            assert len(change.edits) > 1  # type: ignore[union-attr]
+            (finding,) = [f for f in fix_source(CARRIED, apply_fixes=False).findings if f.line == 6]
+            assert apply(CARRIED, fix.edit) == fix_finding(CARRIED, finding).source != CARRIED  # type: ignore[arg-type]
+
+    run(test)
+
+
+def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_made(tmp_path: Path) -> None:
+    """As ruff's: the actions are listed without edits (cheap at every move of the cursor), and
+    `codeAction/resolve` makes the chosen one's edit, the same as listed eagerly."""
+    resolving = lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(["edit"]))
+    capabilities = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(code_action=resolving))
+
+    async def test() -> None:
+        uri = _document(tmp_path, CARRIED)
+        async with session(tmp_path, capabilities=capabilities) as client:
+            client.open(uri, CARRIED)
+            found = await client.diagnostics(uri)
+            listed = await client.actions(uri, found[1:2])  # no `only`: every kind
+            assert [a.title.split(")")[-1][:9] for a in listed] == [": replace", ": silence", "semfix: f"]
+            assert all(a.edit is None for a in listed)
+            made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in listed]
+            fix, silence, fix_all = (apply(CARRIED, a.edit) for a in made)  # type: ignore[arg-type]
+            assert fix == fix_all == fix_source(CARRIED).source
+            assert "# semfix: ignore[SEM003]" in silence
+
+    run(test)
+
+
+def test_a_changed_pyproject_is_read_again(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.semfix]\n")
+
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(uri, KERNEL)
+            assert len(await client.diagnostics(uri)) == 2
+            for _ in range(300):  # the registration is the server's request, on its own time
+                if client.registered:
+                    break
+                await asyncio.sleep(0.1)
+            (watch,) = client.registered
+            assert watch.method == "workspace/didChangeWatchedFiles"
+            pyproject.write_text('[tool.semfix]\nignore = ["SEM001"]\n')
+            changed = lsp.FileEvent(pyproject.as_uri(), lsp.FileChangeType.Changed)
+            client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams([changed]))
+            async with client.arrived:
+                await asyncio.wait_for(client.arrived.wait_for(lambda: not client.published[uri][-1].diagnostics), 30)
+
+    run(test)
+
+
+def test_nothing_is_published_before_the_client_s_settings_are_in(tmp_path: Path) -> None:
+    async def test() -> None:
+        uri = _document(tmp_path, KERNEL)
+        async with session(tmp_path, configuration={"ignore": ["SEM001"]}, answer_after=1.0) as client:
+            client.open(uri, KERNEL)
+            assert await client.diagnostics(uri) == []
+            assert all(not p.diagnostics for p in client.published[uri])
+
+    run(test)
