@@ -177,3 +177,18 @@ def test_fix_finding_makes_a_carried_read_s_whole_decision() -> None:
     use = [f for f in fix_source(_CARRIED, apply_fixes=False).findings if f.line == 6][0]
     result = semfix.api.fix_finding(_CARRIED, use)
     assert result.source == fix_source(_CARRIED).source != _CARRIED
+
+
+def test_a_carried_read_is_not_marked_applied_when_only_one_of_its_uses_is_chosen() -> None:
+    """A carried read's fix is one decision: choosing one use alone (as explain or an editor
+    may) makes nothing, and no finding may then claim its fix is in the source."""
+    source = (
+        "from jax.experimental import pallas as pl\n\n\ndef handshake(sems):\n    done = sems.at[1][...]\n"
+        "    pl.semaphore_signal(done, 1)\n    pl.semaphore_wait(done, 1)\n"
+    )
+    use = next(f for f in fix_source(source, apply_fixes=False).findings if f.line == 6)
+    chosen = frozenset({(use.line, use.column, use.end_line, use.end_column)})
+    result = fix_source(source, settings=dataclasses.replace(Settings(), chosen=chosen))
+    assert result.source == source
+    assert [f.applied for f in result.findings] == [False, False, False]
+    assert result.findings[1].fix is not None  # the suggestion is still shown

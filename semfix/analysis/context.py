@@ -65,16 +65,17 @@ class Context(Evidence):
         return code not in self.settings.enabled or any(codes is None or code in codes for codes in silenced)
 
     def report(
-        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True, span: Span | None = None
+        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True, span: Span | None = None,
+        made: bool = True,
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
-        rule is off or silenced there."""
+        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not)."""
         (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
         if self.off(code, (line, end_line)):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        accepted = replacement is not None and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
+        accepted = made and replacement is not None and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")

@@ -213,7 +213,9 @@ def check(
         ctx.report(code, use, f"{message} (not fixed: {plan.blocker})", None)
     elif (decision := decide(ctx, plan)) is None:
         ctx.report(code, use, f"{message} (not fixed: a use or the assignment is silenced)", None)
-    elif ctx.report(code, use, message, verdict.fix) and decision:
+    elif not decision:  # the plan is not made (not every use chosen): no use is rewritten
+        ctx.report(code, use, message, verdict.fix, made=False)
+    elif ctx.report(code, use, message, verdict.fix):
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
         replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]
         plan.fix = ctx.join(plan.fix, Rewrite(call, use, replacement, [(start, end, verdict.fix)]))  # type: ignore[arg-type,list-item]
