@@ -27,9 +27,25 @@ from semfix.rewrite.text import decode
 from semfix.settings import Settings
 
 __all__ = [
-    "ERRORS_BY_KEY", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
-    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_notebook", "fix_source", "join_cells",
-    "parse_log", "recognise", "said",
+    "ERRORS_BY_KEY",
+    "Blame",
+    "Failure",
+    "FixResult",
+    "Frame",
+    "Joined",
+    "SafetyError",
+    "SourceError",
+    "blame",
+    "chosen_settings",
+    "decode",
+    "errors_markdown",
+    "find_line",
+    "fix_notebook",
+    "fix_source",
+    "join_cells",
+    "parse_log",
+    "recognise",
+    "said",
 ]
 
 Source = TypeVar("Source", str, bytes)

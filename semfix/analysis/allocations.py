@@ -77,7 +77,9 @@ class Allocations(Resolution):
             allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
             self._bind(body, allocations, scope)
         elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
-            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
+            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(
+                keywords["scratch_shapes"], scope
+            )
             if entries is not None:
                 self._bind(body, entries, scope)
             else:
@@ -139,18 +141,26 @@ class Allocations(Resolution):
     @staticmethod
     def _named_entries(node: ast.expr) -> list[ast.AST] | None:
         """A dict display of string keys as keyword arguments (core_map passes a dict by name)."""
-        if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        if not isinstance(node, ast.Dict) or not all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys
+        ):
             return None
         return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
 
-    def _function(self, node: ast.AST, scope: Scope) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
+    def _function(
+        self, node: ast.AST, scope: Scope
+    ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
         """The def `node` calls, with how many leading parameters and which named ones a
         `functools.partial` around it already gives (None if a `*args` or `**kwargs` there hides that)."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return node, 0, set()
         if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
             inner = self._function(node.args[0], scope)
-            if inner is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            if (
+                inner is None
+                or any(isinstance(a, ast.Starred) for a in node.args)
+                or any(k.arg is None for k in node.keywords)
+            ):
                 return None
             return inner[0], inner[1] + len(node.args) - 1, inner[2] | {k.arg for k in node.keywords}  # type: ignore[misc]
         if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
@@ -233,7 +243,11 @@ class Allocations(Resolution):
         parameters = parameters[given:]  # a partial's positional arguments come first
         if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
             parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
-            if function.args.vararg is not None or len(allocations) > len(parameters) or given + len(parameters) > required:
+            if (
+                function.args.vararg is not None
+                or len(allocations) > len(parameters)
+                or given + len(parameters) > required
+            ):
                 return unknown()
             parameters = parameters[len(parameters) - len(allocations) :]
         positional = iter(parameters)

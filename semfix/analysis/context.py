@@ -65,7 +65,14 @@ class Context(Evidence):
         return code not in self.settings.enabled or any(codes is None or code in codes for codes in silenced)
 
     def report(
-        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True, span: Span | None = None
+        self,
+        code: str,
+        node: ast.AST,
+        message: str,
+        replacement: str | None,
+        *,
+        safe: bool = True,
+        span: Span | None = None,
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
         rule is off or silenced there."""
@@ -79,7 +86,9 @@ class Context(Evidence):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted))
+        self.findings.append(
+            Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted)
+        )
         return accepted
 
     def place(self, node: ast.AST) -> Place:
@@ -138,7 +147,8 @@ class Context(Evidence):
         unsure), or of every rule."""
         self.findings = [
             replace(f, message=f"{f.message} (not fixed: {reason})", fix=None, applied=False)
-            if f.fix is not None and rule in (None, f.rule) else f
+            if f.fix is not None and rule in (None, f.rule)
+            else f
             for f in self.findings
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
@@ -170,11 +180,15 @@ class Context(Evidence):
             found: list[int] = []
             if "#" in source:
                 starts = line_starts(source)
-                found = [start + starts[t.start[0] - 1] + t.start[1] for t in tokens(source) if t.type == tokenize.COMMENT]
+                found = [
+                    start + starts[t.start[0] - 1] + t.start[1] for t in tokens(source) if t.type == tokenize.COMMENT
+                ]
             self._comments[id(call)] = found
         return self._comments[id(call)]
 
-    def _comment_in_parentheses(self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]) -> bool:
+    def _comment_in_parentheses(
+        self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]
+    ) -> bool:
         """Is a comment inside the parentheses around the subscript itself (libcst counts them
         as the subscript's): after the outermost `(` that follows `floor`, before its `)`?"""
         text = self.text.text
@@ -210,5 +224,7 @@ def _suppressions(text: str) -> dict[int, frozenset[str] | None]:
             ignore = _IGNORE.search(token.string) if token.type == tokenize.COMMENT else None
             if ignore is not None:
                 codes = ignore.group("codes")
-                found[token.start[0]] = None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+                found[token.start[0]] = (
+                    None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+                )
     return found

@@ -300,8 +300,12 @@ def edit_imports(
             declared.replace(statement, [cut] if cut.names else [], site.holder)
         at_module = site.body is tree.body  # not under an `if` or a `try`, nor in a function
         local = add and site.local
-        swap = add and at_module and not new_text and not placed and _sorted_in_place(
-            module, statement, request.symbol, dropped
+        swap = (
+            add
+            and at_module
+            and not new_text
+            and not placed
+            and _sorted_in_place(module, statement, request.symbol, dropped)
         )
         if at_module and not new_text and not swap:
             unswapped.append(statement)
@@ -354,9 +358,11 @@ def _insert_sorted(
 
     def imported(i: int) -> bool:
         s = body[i]
-        return isinstance(s, (ast.Import, ast.ImportFrom)) and s.names[0].name != "*" and _own_lines(
-            module.text, s
-        ) is not None
+        return (
+            isinstance(s, (ast.Import, ast.ImportFrom))
+            and s.names[0].name != "*"
+            and _own_lines(module.text, s) is not None
+        )
 
     def gap(i: int) -> bool:  # a blank line between body[i - 1] and body[i]
         between = range(body[i - 1].end_lineno + 1, body[i].lineno)  # type: ignore[operator]
@@ -387,7 +393,8 @@ def _sorts_first(statement: ast.Import | ast.ImportFrom, symbol: Symbol) -> bool
     if statement.level:
         return False
     return module == "__future__" or (module.lower(), _member(statement.names[0].name)) < (
-        symbol.parent.lower(), _member(symbol.name)
+        symbol.parent.lower(),
+        _member(symbol.name),
     )
 
 

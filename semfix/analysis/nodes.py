@@ -68,8 +68,10 @@ def has_slice(node: ast.expr | None) -> bool:
 
 def keyed_by_text(node: ast.Subscript) -> bool:
     """`sems["load"]`: an index holds a string, which no array Ref takes (a dict of Refs does)."""
-    return any(isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
-               for e in _elements(node))
+    return any(
+        isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
+        for e in _elements(node)
+    )
 
 
 def element_read(node: ast.expr) -> bool:
@@ -170,7 +172,9 @@ def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.st
         chain.append(owner)  # type: ignore[arg-type]
 
 
-def holder(module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
+def holder(
+    module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list[ast.stmt], list[int]]]
+) -> tuple[ast.AST, list[ast.stmt]]:
     """The node whose statement list holds `statement` (an `except` or `case` clause for the
     statements in it), and that list: looked for from the innermost statement around its line."""
     for owner in reversed([module, *enclosing(module, statement.lineno, bodies)]):

@@ -311,7 +311,9 @@ _LEAVES = frozenset(
 )
 _LEAVES_AND_NAMES = _LEAVES | {ast.Name}  # out of a target (see `_target`), a Name only reads
 # Fields that never hold a node or a bound name (names read, operators, contexts, flags).
-_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"})
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"}
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

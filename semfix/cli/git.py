@@ -10,9 +10,7 @@ from pathlib import Path
 
 def _git(folder: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120
-        )
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
@@ -76,7 +74,12 @@ def default_base(folder: Path) -> str | None:
     remote_head = _git(folder, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
     configured = _git(folder, "config", "init.defaultBranch")
     named = [os.environ.get("GITHUB_BASE_REF"), os.environ.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")]
-    trunks = [*(n.strip() for n in (*named, remote_head) if n), "main", "master", *([configured.strip()] if configured else [])]
+    trunks = [
+        *(n.strip() for n in (*named, remote_head) if n),
+        "main",
+        "master",
+        *([configured.strip()] if configured else []),
+    ]
     for trunk in trunks:
         for upstream in (trunk,) if trunk.startswith("origin/") else (f"origin/{trunk}", trunk):
             base = _git(folder, "merge-base", "HEAD", upstream)
@@ -103,7 +106,9 @@ def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     root = toplevel(folder)
     if root is None:
         return None
-    diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
+    diff = _git(
+        root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--"
+    )
     if diff is None:
         return None
     changed: dict[Path, set[int]] = {}

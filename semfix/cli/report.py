@@ -95,7 +95,10 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path) -> str:
         if finding.replacement is not None and finding.cell is None:
             new = finding.replacement
             described = f"Replace with `{new.strip()}`" if new.strip() else "Remove"
-            change = {"artifactLocation": {"uri": uri}, "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}]}
+            change = {
+                "artifactLocation": {"uri": uri},
+                "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}],
+            }
             result["fixes"] = [{"description": {"text": described}, "artifactChanges": [change]}]
         results.append(result)
     rules = [
@@ -241,7 +244,8 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
 
 def review_summary(outcome: RunOutcome, base: str) -> str:
     files = sum(1 for f in outcome.files if f.findings)
-    return f"{_plural(len(outcome.findings), 'finding')} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
+    findings = _plural(len(outcome.findings), "finding")
+    return f"{findings} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
 
 
 def json_report(outcome: RunOutcome, *, command: str) -> str:

@@ -154,7 +154,9 @@ def _same_tree(first: object, second: object) -> bool:
     return True
 
 
-def _prove_whole(expected: ast.Module, old_text: str, new_text: str, changed_lines: set[int], *, shifted: bool) -> ast.Module:
+def _prove_whole(
+    expected: ast.Module, old_text: str, new_text: str, changed_lines: set[int], *, shifted: bool
+) -> ast.Module:
     """The new text parses to the declared tree: compared at the edited statements, or whole
     when an edit removed line breaks and so moved every line after it."""
     try:

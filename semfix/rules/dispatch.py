@@ -139,20 +139,26 @@ def _judge(rule: Callable[..., None]) -> sem003.Judge:
 
 def _unusual(argument: ast.expr) -> str | None:
     """`x[0,]`, `x[(0,)]`, `x[*i]`: reported, never rewritten."""
-    unusual = isinstance(argument, ast.Subscript) and isinstance(argument.slice, ast.Tuple) and (
-        any(isinstance(e, ast.Starred) for e in argument.slice.elts)
-        or (len(argument.slice.elts) == 1 and isinstance(argument.slice.elts[0], ast.Constant))
+    unusual = (
+        isinstance(argument, ast.Subscript)
+        and isinstance(argument.slice, ast.Tuple)
+        and (
+            any(isinstance(e, ast.Starred) for e in argument.slice.elts)
+            or (len(argument.slice.elts) == 1 and isinstance(argument.slice.elts[0], ast.Constant))
+        )
     )
     return "an unusual subscript" if unusual else None
 
 
 def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope, rule: Callable[..., None]) -> None:
-    """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold the Ref
-    instead of the value read, so it is applied only when nothing can read `s`."""
+    """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold
+    the Ref instead of the value read, so it is applied only when nothing can read `s`."""
     count = len(ctx.fixes)
     target = original.target
     if scope.kind != "function":
-        blocker: str | None = f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
+        blocker: str | None = (
+            f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
+        )
     elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]  # by spelling: `global s`, nested reads, loops
         blocker = f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
     else:
@@ -168,10 +174,23 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
 
 # Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).
 _SPELLINGS = {
-    "Name": "id", "Attribute": "attr", "keyword": "arg", "arg": "arg", "Global": "names", "Nonlocal": "names",
-    "FunctionDef": "name", "AsyncFunctionDef": "name", "ClassDef": "name", "ExceptHandler": "name",
-    "MatchAs": "name", "MatchStar": "name", "MatchMapping": "rest", "MatchClass": "kwd_attrs",
-    "TypeVar": "name", "ParamSpec": "name", "TypeVarTuple": "name",
+    "Name": "id",
+    "Attribute": "attr",
+    "keyword": "arg",
+    "arg": "arg",
+    "Global": "names",
+    "Nonlocal": "names",
+    "FunctionDef": "name",
+    "AsyncFunctionDef": "name",
+    "ClassDef": "name",
+    "ExceptHandler": "name",
+    "MatchAs": "name",
+    "MatchStar": "name",
+    "MatchMapping": "rest",
+    "MatchClass": "kwd_attrs",
+    "TypeVar": "name",
+    "ParamSpec": "name",
+    "TypeVarTuple": "name",
 }
 
 

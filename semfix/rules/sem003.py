@@ -1,4 +1,4 @@
-'''SEM003 value-carried-through-variable
+"""SEM003 value-carried-through-variable
 
 ## What it does
 Flags a variable that holds a value read from a semaphore Ref (`done = sem[...]`,
@@ -35,7 +35,7 @@ the same data there: it must be a parameter of the function holding the read, wr
 in it in any way (a store through any chain of views, `pl.store` or an atomic, a DMA into it or
 a view of it, a call or another name given it), checked exactly as SEM005 checks its buffer.
 Otherwise every use is reported with the line of the read.
-'''
+"""
 
 from __future__ import annotations
 
@@ -189,8 +189,16 @@ class Carried:
 
 
 def check(
-    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope, judge: Judge,
-    *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None, guard: Guard | None = None,
+    ctx: Context,
+    call: ast.Call,
+    use: ast.Name,
+    scope: Scope,
+    judge: Judge,
+    *,
+    code: str = CODE,
+    words: tuple[str, str] = WORDS,
+    arguments: set[int] | None = None,
+    guard: Guard | None = None,
 ) -> bool:
     """`v = X[...]` then `f(v)`: pass what `f(X[...])` is fixed to (`judge` says), and drop the
     assignment with its line. False when no read plans for `v`, or the read passed directly
@@ -221,8 +229,14 @@ def check(
 
 
 def _plan(
-    ctx: Context, call: ast.Call, binding: Binding, code: str, words: tuple[str, str], arguments: set[int],
-    guard: Guard | None, judge: Judge,
+    ctx: Context,
+    call: ast.Call,
+    binding: Binding,
+    code: str,
+    words: tuple[str, str],
+    arguments: set[int],
+    guard: Guard | None,
+    judge: Judge,
 ) -> Carried | None:
     """The plan for one `v = X[...]`, shared by its uses; None if none of `arguments` uses it,
     or the read passed directly (as the argument of `call`, the first use's) has no finding."""
@@ -344,7 +358,10 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
         if not ctx.off(plan.code, {u.lineno for u in plan.uses} | {assign.lineno}):
             end = text.after(assign.end_lineno)  # type: ignore[arg-type]
             end_line = text.line_of(end)
-            span = ((assign.lineno, 0, text.starts[assign.lineno - 1]), (end_line, end - text.starts[end_line - 1], end))
+            span = (
+                (assign.lineno, 0, text.starts[assign.lineno - 1]),
+                (end_line, end - text.starts[end_line - 1], end),
+            )
             message = plan.words[1].format(assign=messages.one_line(text.of(assign)))
             # explain chooses fixes by place: the plan is made only if every use of it is chosen
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)

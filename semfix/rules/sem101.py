@@ -1,20 +1,22 @@
-'''SEM101 deprecated-tpu-semaphore-op
+"""SEM101 deprecated-tpu-semaphore-op
 
 ## What it does
 Rewrites every name JAX 0.10 deprecated on `pltpu` in this family to `pl`'s name:
 `pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the dtype),
 `pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
 `pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas
-import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
-which only an import of the TPU module makes exist). Off by default: select it (`--select SEM101` or `extend-select`).
+import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu`
+through a parent package, which only an import of the TPU module makes exist). Off by default: select it
+(`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
 The `pltpu` names were deprecated in JAX 0.10, and all but `HOST` were removed in 0.11, where
 the kernel fails with `AttributeError` when it is traced (or the module, on import). The list
 is JAX's own: `_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly
 these six, each "use pl.<name> instead"; at 0.11.0 the same table maps the five others to
-None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed. (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from
-0.10 already: a file that still reads them fails there, before any migration.)
+None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed.
+(`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from 0.10 already:
+a file that still reads them fails there, before any migration.)
 
 ## Example
 ```python
@@ -56,7 +58,7 @@ of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f
 where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
 body; each reason names the line that causes it. A name bound otherwise in another scope
 (`pltpu = 1` in another function) is another variable, and changes nothing.
-'''
+"""
 
 from __future__ import annotations
 
@@ -212,9 +214,11 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         removed = " and removed in 0.11" if reference.function in TPU_REMOVED_IN_0_11 else ""
         message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10{removed}; use `{new_text}`"
         owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = not bindings if renames.alias is None else owner is not None and owner.kind == "module" and [
-            b.qualname for b in bindings
-        ] == [PALLAS.module]  # a function's own pallas import may come below the reference
+        usable = (
+            not bindings
+            if renames.alias is None
+            else owner is not None and owner.kind == "module" and [b.qualname for b in bindings] == [PALLAS.module]
+        )  # a function's own pallas import may come below the reference
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
@@ -260,7 +264,12 @@ def finish(ctx: Context, renames: Renames) -> None:
         try:
             accesses = ctx.tracking().accesses
             edits = edit_imports(
-                tree, ctx.text, accesses, request, renames.declared, renames.nodes  # type: ignore[arg-type]
+                tree,
+                ctx.text,
+                accesses,
+                request,
+                renames.declared,
+                renames.nodes,  # type: ignore[arg-type]
             )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
@@ -292,16 +301,21 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         alias.asname or alias.name
         for node in imports
         for alias in node.names
-        if alias.name == TPU and alias.asname
-        or isinstance(node, ast.ImportFrom) and node.module == PALLAS.module and alias.name == "tpu"
+        if alias.name == TPU
+        and alias.asname
+        or isinstance(node, ast.ImportFrom)
+        and node.module == PALLAS.module
+        and alias.name == "tpu"
     }
     candidates: list[ast.Name | ast.Attribute | ast.Call] = [
-        node for node in found.nodes
+        node
+        for node in found.nodes
         if isinstance(node, (ast.Name, ast.Attribute))
         and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
         and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
         and _may_be_tpu(node, modules)
-        or _getattr_name(node) is not None and _may_be_tpu(node.args[0], modules)  # type: ignore[attr-defined]
+        or _getattr_name(node) is not None
+        and _may_be_tpu(node.args[0], modules)  # type: ignore[attr-defined]
     ]
     if not candidates:
         return
