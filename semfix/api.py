@@ -77,7 +77,7 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     result = analyse(source, settings, apply_fixes)
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
-    return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]
+    return FixResult(new if changed else source, result.findings, result.encoding)
 
 
 def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:

@@ -11,6 +11,7 @@ import ast
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 
 from semfix.analysis.nodes import (
     is_at,
@@ -63,7 +64,9 @@ class Allocations(Resolution):
                 if applied is not None:
                     self._allocate(*applied, function, scope)
 
-    def _allocate(self, allocator: frozenset[str], arguments: list[ast.AST], body: ast.AST, scope: Scope) -> None:
+    def _allocate(
+        self, allocator: frozenset[str], arguments: list[ast.expr | ast.keyword], body: ast.AST, scope: Scope
+    ) -> None:
         """Give `body`'s parameters the kinds of what `allocator`, given `arguments`, allocates
         for them. The order calls come in does not matter: a parameter given two kinds is a
         tuple if one is (`.at` would fail there), else has none."""
@@ -85,7 +88,7 @@ class Allocations(Resolution):
             else:
                 self._unprove(body, scope)
 
-    def _kernel_allocations(self, arguments: list[ast.AST], scope: Scope) -> list[ast.expr] | None:
+    def _kernel_allocations(self, arguments: list[ast.expr | ast.keyword], scope: Scope) -> list[ast.expr] | None:
         """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
         (where known), then its scratch buffers; None where the scratch buffers are not known.
 
@@ -124,7 +127,7 @@ class Allocations(Resolution):
             return None
         return _bound(source_order(node), orders.pop())  # type: ignore[arg-type]
 
-    def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.AST]] | None:
+    def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.expr | ast.keyword]] | None:
         """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
         function and the other arguments it gets. `functools.partial(pl.pallas_call, ...)` and
         `functools.partial(pl.run_scoped, ...)` qualify only with keywords alone (a positional
@@ -139,7 +142,7 @@ class Allocations(Resolution):
         return (CORE_MAP, list(node.keywords)) if self.resolves_to(node.func, scope, CORE_MAP) else None
 
     @staticmethod
-    def _named_entries(node: ast.expr) -> list[ast.AST] | None:
+    def _named_entries(node: ast.expr) -> list[ast.expr | ast.keyword] | None:
         """A dict display of string keys as keyword arguments (core_map passes a dict by name)."""
         if not isinstance(node, ast.Dict) or not all(
             isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys
@@ -214,7 +217,7 @@ class Allocations(Resolution):
         allocates: `SemaphoreType.X` or `SemaphoreType.X(shape)`, resolved through the imports."""
         names = self.qualified(node.func if isinstance(node, ast.Call) else node, scope) or set()
         kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
-        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None  # type: ignore[return-value]
+        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None
 
     def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
         """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
@@ -229,7 +232,9 @@ class Allocations(Resolution):
             return None
         return self.param_semaphores.get(id(bindings[0].node))
 
-    def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
+    def _bind(
+        self, body: ast.AST, allocations: Sequence[ast.expr | ast.keyword], scope: Scope, *, last: bool = False
+    ) -> None:
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
         kernel's last positional parameters, as pallas_call passes scratch buffers."""
         found = self._function(body, scope)
@@ -252,23 +257,27 @@ class Allocations(Resolution):
             parameters = parameters[len(parameters) - len(allocations) :]
         positional = iter(parameters)
         for item in allocations:
-            if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
+            parameter: ast.arg | None
+            value: ast.expr
+            if isinstance(item, ast.Starred):
                 return unknown()
             if isinstance(item, ast.keyword):
-                parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
+                if item.arg is None:  # `**kwargs`
+                    return unknown()
+                parameter, value = by_name.get(item.arg), item.value
             else:
-                parameter, value = next(positional, None), item  # type: ignore[assignment]
+                parameter, value = next(positional, None), item
             if parameter is not None:
-                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
+                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))
                 if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
                     kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
                 self.param_kinds[id(parameter)] = kind
-                semaphore = self._semaphore_kind(value, scope)  # type: ignore[arg-type]
+                semaphore = self._semaphore_kind(value, scope)
                 allocated = None if semaphore is None else (semaphore, value)
                 if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
                     earlier = self.param_semaphores[id(parameter)]
                     allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
-                self.param_semaphores[id(parameter)] = allocated  # type: ignore[assignment]
+                self.param_semaphores[id(parameter)] = allocated
 
     def _unprove(self, body: ast.AST, scope: Scope) -> None:
         """A call hands `body` allocations semfix cannot read: none of its parameters has a
@@ -292,7 +301,7 @@ def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:
     return (node, times) if isinstance(node, (ast.List, ast.Tuple)) else (None, 0)
 
 
-def _bound(arguments: list[ast.AST], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
+def _bound(arguments: list[ast.expr | ast.keyword], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
     """Arguments (positional, as `ast.expr`, and keywords) by the parameter each binds, the
     positional ones to `order`; None where a `*args` or `**kwargs` may give any parameter."""
     positional = [a for a in arguments if isinstance(a, ast.expr)]

@@ -96,9 +96,9 @@ def _chains(node: ast.AST) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
         for child in ast.iter_child_nodes(node):
             yield from _chains(child)
         return
-    root, steps, links = unchain(node)  # type: ignore[arg-type]
+    root, steps, links = unchain(node)
     if isinstance(root, ast.Name):
-        yield root, node, steps  # type: ignore[misc]
+        yield root, node, steps
     else:
         yield from _chains(root)
     for link in reversed(links):

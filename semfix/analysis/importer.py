@@ -250,7 +250,11 @@ def _through_parent(qualname: str, steps: tuple[str | None, ...], loads: str) ->
     """Does `qualname` followed by the attribute `steps` reach the module `loads` as an
     attribute of a parent package (`jax.experimental.pallas.tpu`, `pallas.tpu`)? That attribute
     exists only while an import of the module runs, so none may be dropped."""
-    attributes = [*itertools.takewhile(lambda step: step is not None, steps)]
+    attributes: list[str] = []
+    for step in steps:
+        if step is None:
+            break
+        attributes.append(step)
     dotted = ".".join([qualname, *attributes])
     return loads.startswith(qualname + ".") and (dotted == loads or dotted.startswith(loads + "."))
 

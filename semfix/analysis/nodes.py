@@ -23,7 +23,7 @@ _LONE_CR = re.compile(r"\r(?!\n)")
 LINE_BREAK = re.compile(r"[\r\n]")
 
 
-Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscript
+Steps = tuple[str | None, ...]  # the attribute names of `a.b[i].c` after `a`; None for a subscript
 
 
 def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
@@ -149,7 +149,8 @@ class Rewrite:
 
 
 def first_line(statement: ast.stmt) -> int:
-    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
 def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> list[ast.stmt]:
@@ -169,7 +170,7 @@ def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.st
         if index < 0 or body[index].end_lineno < line:  # type: ignore[operator]
             return chain
         owner = body[index]
-        chain.append(owner)  # type: ignore[arg-type]
+        chain.append(owner)
 
 
 def holder(
@@ -211,10 +212,10 @@ def tokens(text: str) -> list[tokenize.TokenInfo]:
         raise SourceError(f"cannot tokenize: {error}") from None
 
 
-def source_order(call: ast.Call) -> list[ast.AST]:
+def source_order(call: ast.Call) -> list[ast.expr | ast.keyword]:
     """Positional and keyword arguments in the order they are written, as libcst lists them."""
-    items: list[ast.AST] = [*call.args, *call.keywords]
-    return sorted(items, key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+    items: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    return sorted(items, key=lambda a: (a.lineno, a.col_offset))
 
 
 def parse(text: str) -> ast.Module:

@@ -101,8 +101,8 @@ class ScopeBuilder:
             for bindings in self.module.bindings.values():
                 bindings.append(Binding("star"))
 
-    def visit(self, node: ast.AST, scope: Scope) -> None:
-        """Dispatch on the node's exact type; most nodes only pass their scope down."""
+    def visit(self, node: ast.AST | None, scope: Scope) -> None:
+        """Dispatch on the node's exact type; most nodes only pass their scope down (None, a missing node, is a leaf)."""
         kind = type(node)
         handler = self._handlers.get(kind)
         if handler is not None:
@@ -113,6 +113,7 @@ class ScopeBuilder:
             return
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
+            assert node is not None  # type(None) is a leaf
             fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)
         visit = self.visit
         for name in fields:
@@ -174,8 +175,8 @@ class ScopeBuilder:
         for child in node.decorator_list:
             self.visit(child, scope)
         outer = self._type_parameters(node, scope)
-        for child in (*node.bases, *node.keywords):
-            self.visit(child, outer)
+        for base in (*node.bases, *node.keywords):
+            self.visit(base, outer)
         scope.bind(node.name, Binding("other", node=node))
         inner = Scope("class", outer)
         for statement in node.body:
@@ -367,7 +368,7 @@ class Tracking(ScopeBuilder):
         return [a for a in self.accesses.get(name, ()) if a.scope.lookup(name)[1] is bindings]
 
 
-_TRACKING_HANDLERS = {
+_TRACKING_HANDLERS: dict[type, Callable[..., None]] = {
     **_HANDLERS,
     ast.Call: Tracking._track_call,
     **dict.fromkeys((ast.Name, ast.Attribute, ast.Subscript), Tracking._track_chain),

@@ -31,7 +31,12 @@ def index_reads(node: ast.expr) -> list[ast.expr]:
     view `X.at[i]`) inside an index, nested ones too (`slot_ref` in `sems.at[slot_ref[0]][...]`).
     A Python container indexed there (`offsets[k]`) counts too: nothing tells it from a Ref."""
     indices = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)]
-    found = {id(n.value): n.value for index in indices for n in ast.walk(index) if content_read(n)}
+    found = {
+        id(n.value): n.value
+        for index in indices
+        for n in ast.walk(index)
+        if isinstance(n, ast.Subscript) and content_read(n)
+    }
     return sorted(found.values(), key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -131,7 +136,7 @@ def _may_alias(value: ast.expr, scope: Scope) -> bool:
     root, steps, _ = unchain(value)
     if not isinstance(root, ast.Name) or read_target(value) is not None:
         return False  # a call's result, a constant, a read `X[...]`
-    if _METADATA.intersection(steps):  # type: ignore[arg-type]
+    if _METADATA.intersection(steps):
         return False  # `x_ref.shape[0]`
     return not any(b.kind == "import" for b in scope.lookup(root.id)[1])
 

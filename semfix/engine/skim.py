@@ -205,8 +205,8 @@ class _Skim:
         it can only over-report.
         """
         for _, arguments in self._calls(frozenset({"partial"})):
-            body = scan.NAME.search(arguments[0]) if arguments else None  # arguments are stripped
-            if body is not None and _ALLOCATORS & self.meanings.get(body.group().decode(), set()):
+            wrapped = scan.NAME.search(arguments[0]) if arguments else None  # arguments are stripped
+            if wrapped is not None and _ALLOCATORS & self.meanings.get(wrapped.group().decode(), set()):
                 raise GiveUp("an allocator through functools.partial")
         for _, arguments in self._calls(frozenset({"core_map"})):
             if any(a.startswith((b"*", b"scratch_shapes")) for a in arguments):

@@ -327,7 +327,7 @@ def _seen_by_name(function: ast.AST, name: str) -> str | None:
     return None
 
 
-def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
+def _commented(ctx: Context, assign: ast.Assign | ast.AnnAssign, body: list[ast.stmt]) -> bool:
     """A comment on the assignment's lines, or on the lines just above it that libcst
     gives it (those not indented deeper than it after a block, which that block keeps)."""
     own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(assign.end_lineno)]  # type: ignore[arg-type]
@@ -335,9 +335,9 @@ def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
         return True
     index = next(i for i, s in enumerate(body) if s is assign)
     previous = body[index - 1] if index else None
-    floor = previous.end_lineno if previous is not None else 0
+    floor = (previous.end_lineno or 0) if previous is not None else 0  # a parsed statement's is never None
     above: list[int] = []  # the indentation of each comment line just above, up to code
-    for number in range(assign.lineno - 1, floor, -1):  # type: ignore[operator]
+    for number in range(assign.lineno - 1, floor, -1):
         line = ctx.text.line(number)
         stripped = line.lstrip(" \t")
         if stripped.startswith("#"):

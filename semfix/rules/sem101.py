@@ -227,7 +227,8 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
             ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
             continue
-        tree: ast.Module = ctx.tree  # type: ignore[assignment]
+        tree = ctx.tree
+        assert tree is not None  # SEM101 runs on a parsed tree (`renames`)
         at = tree.body.index(bindings[0].node) if renames.alias is not None else None  # type: ignore[arg-type]
         if at is not None and runs_first(tree, reference.node, reference.scope, at):
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
@@ -260,7 +261,8 @@ def finish(ctx: Context, renames: Renames) -> None:
             loads=TPU,
             exported=ctx.settings.package_init,
         )
-        tree: ast.Module = ctx.tree  # type: ignore[assignment]
+        tree = ctx.tree
+        assert tree is not None and renames.declared is not None  # both set once a rename is taken (`renames`)
         try:
             accesses = ctx.tracking().accesses
             edits = edit_imports(
@@ -269,7 +271,7 @@ def finish(ctx: Context, renames: Renames) -> None:
                 accesses,
                 request,
                 renames.declared,
-                renames.nodes,  # type: ignore[arg-type]
+                renames.nodes,
             )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
@@ -307,16 +309,22 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         and node.module == PALLAS.module
         and alias.name == "tpu"
     }
-    candidates: list[ast.Name | ast.Attribute | ast.Call] = [
-        node
-        for node in found.nodes
-        if isinstance(node, (ast.Name, ast.Attribute))
-        and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
-        and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
-        and _may_be_tpu(node, modules)
-        or _getattr_name(node) is not None
-        and _may_be_tpu(node.args[0], modules)  # type: ignore[attr-defined]
-    ]
+    candidates: list[ast.Name | ast.Attribute | ast.Call] = []
+    for node in found.nodes:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            if (
+                (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
+                and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
+                and _may_be_tpu(node, modules)
+            ):
+                candidates.append(node)
+        elif (
+            isinstance(node, ast.Call)
+            and _getattr_name(node) is not None
+            and isinstance(getter := node.args[0], (ast.Name, ast.Attribute))  # as `_getattr_name` checked
+            and _may_be_tpu(getter, modules)
+        ):
+            candidates.append(node)
     if not candidates:
         return
     scopes: dict[int, Scope] = {}  # by id() of a candidate's root name
@@ -389,5 +397,6 @@ def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
     return not steps or steps[-2:-1] == ("tpu",) or (len(steps) == 1 and root.id in modules)
 
 
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
+def _end(node: ast.expr) -> tuple[int, int]:
+    assert node.end_lineno is not None and node.end_col_offset is not None  # set on every parsed node
+    return node.end_lineno, node.end_col_offset
