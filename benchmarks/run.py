@@ -320,6 +320,9 @@ def print_targets(workloads: list[Workload], scale: int) -> None:
 
 def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     """Each file under every rule, in this process, against its own `ast.parse`: the worst ones."""
+    # SEM101's import edits use libcst: imported once here, not inside the first file's time.
+    import libcst  # noqa: F401
+
     from semfix.api import fix_source
     from semfix.settings import Settings
 

@@ -142,8 +142,8 @@ def test_rdjson_and_sarif_suggestions_give_what_fix_gives(branch: Path) -> None:
         lines = text.splitlines(keepends=True)
         byte_lines = [line.encode() for line in lines]
 
-        def from_bytes(line: int, column: int) -> int:  # rdjson columns are UTF-8 bytes
-            return sum(len(x) for x in lines[: line - 1]) + len(byte_lines[line - 1][: column - 1].decode())
+        def from_bytes(line: int, column: int) -> int:  # rdjson columns are UTF-8 bytes; called in this iteration only
+            return sum(len(x) for x in lines[: line - 1]) + len(byte_lines[line - 1][: column - 1].decode())  # noqa: B023
 
         rd_edits = [
             (

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import itertools
 import re
 from dataclasses import dataclass, field
 

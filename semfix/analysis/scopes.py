@@ -102,7 +102,8 @@ class ScopeBuilder:
                 bindings.append(Binding("star"))
 
     def visit(self, node: ast.AST | None, scope: Scope) -> None:
-        """Dispatch on the node's exact type; most nodes only pass their scope down (None, a missing node, is a leaf)."""
+        """Dispatch on the node's exact type; most nodes only pass their scope down. None (a missing
+        node: `x: int`'s value) is a leaf."""
         kind = type(node)
         handler = self._handlers.get(kind)
         if handler is not None:
