@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, tokens
+from semfix.analysis.nodes import LINE_BREAK, Located, Rewrite, Text, tokens
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -67,7 +67,7 @@ class Context(Evidence):
     def report(
         self,
         code: str,
-        node: ast.AST,
+        node: Located,
         message: str,
         replacement: str | None,
         *,
@@ -91,16 +91,16 @@ class Context(Evidence):
         )
         return accepted
 
-    def place(self, node: ast.AST) -> Place:
+    def place(self, node: Located) -> Place:
         """Where a finding at `node` is: (line, column, end line, end column), 1-based."""
         (line, column, _), (end_line, end_column, _) = self.text.start(node), self.text.end(node)
         return line, column + 1, end_line, end_column + 1
 
-    def accepts(self, code: str, node: ast.AST, safe: bool, finding: ast.AST | None = None) -> bool:
+    def accepts(self, code: str, node: Located, safe: bool, finding: Located | None = None) -> bool:
         """Would a fix at `node` be made: its rule on and not silenced there, its safety
         allowed, and its finding (at `finding`, when it joins another's) chosen when the
         settings choose?"""
-        lines = (node.lineno, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+        lines = (node.lineno, node.end_lineno or node.lineno)
         return not self.off(code, lines) and self.settings.accepts(self.place(finding or node), safe)
 
     @contextmanager

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from semfix.analysis.allocations import Allocations
-from semfix.analysis.nodes import Steps, unchain
+from semfix.analysis.nodes import Located, Steps, unchain
 from semfix.analysis.resolution import Kind, NeedsAccesses
 from semfix.analysis.scopes import Scope
 
@@ -59,7 +59,7 @@ class Evidence(Allocations):
                     return f"`{self._code(top)}` may be rebound by other code given `{self._code(where)}`"
         return None
 
-    def _code(self, node: ast.AST) -> str:
+    def _code(self, node: Located) -> str:
         return " ".join(self.text.of(node).split())
 
     def _changes_of(self, name: str, scope: Scope) -> list[tuple[str, Steps, ast.expr]]:

@@ -15,12 +15,29 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
+from typing import Protocol
 
 from semfix.errors import SourceError
 from semfix.rewrite.text import line_starts
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 LINE_BREAK = re.compile(r"[\r\n]")
+
+
+class Located(Protocol):
+    """A node with a position in the source: an expression, a statement, an argument, a keyword..."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int | None
+    end_col_offset: int | None
+
+
+def end_of(node: Located) -> tuple[int, int]:
+    """Where the node ends (line, byte column): the stubs allow None, but CPython's parser sets
+    both on every node it makes, and semfix only positions parsed nodes."""
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    return node.end_lineno, node.end_col_offset
 
 
 Steps = tuple[str | None, ...]  # the attribute names of `a.b[i].c` after `a`; None for a subscript
@@ -98,14 +115,15 @@ class Text:
         row = self.line(line)
         return byte_column if row.isascii() else len(row.encode("utf-8")[:byte_column].decode("utf-8"))
 
-    def start(self, node: ast.AST) -> tuple[int, int, int]:
+    def start(self, node: Located) -> tuple[int, int, int]:
         """(line, 0-based character column, offset) where the node starts."""
-        column = self.column(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        return node.lineno, column, self.starts[node.lineno - 1] + column  # type: ignore[attr-defined]
+        column = self.column(node.lineno, node.col_offset)
+        return node.lineno, column, self.starts[node.lineno - 1] + column
 
-    def end(self, node: ast.AST) -> tuple[int, int, int]:
-        column = self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-        return node.end_lineno, column, self.starts[node.end_lineno - 1] + column  # type: ignore[attr-defined]
+    def end(self, node: Located) -> tuple[int, int, int]:
+        line, byte_column = end_of(node)
+        column = self.column(line, byte_column)
+        return line, column, self.starts[line - 1] + column
 
     def line(self, number: int) -> str:
         """The text of a line (1-based), with its line break."""
@@ -114,7 +132,7 @@ class Text:
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
 
-    def of(self, node: ast.AST) -> str:
+    def of(self, node: Located) -> str:
         return self.text[self.start(node)[2] : self.end(node)[2]]
 
 

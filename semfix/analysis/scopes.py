@@ -38,7 +38,8 @@ class Scope:
     def _owner(self, name: str) -> Scope:
         """Where a `global` or `nonlocal` declaration sends the name: the module, or the nearest
         enclosing function. Never called on the module, which declares nothing."""
-        scope: Scope = self.parent  # type: ignore[assignment]
+        scope = self.parent
+        assert scope is not None  # the module, the only scope without a parent, declares nothing
         while scope.parent is not None and (self.declared[name] == "global" or scope.kind == "class"):
             scope = scope.parent
         return scope
@@ -67,7 +68,10 @@ class Scope:
 
     def function_scope(self) -> Scope:
         """Where a walrus or a declaration in a comprehension binds: comprehensions are transparent."""
-        return self.parent.function_scope() if self.kind == "comprehension" else self  # type: ignore[union-attr]
+        if self.kind != "comprehension":
+            return self
+        assert self.parent is not None  # a comprehension is always inside another scope
+        return self.parent.function_scope()
 
 
 class ScopeBuilder:
@@ -163,9 +167,11 @@ class ScopeBuilder:
 
     def _type_alias(self, node: ast.AST, scope: Scope) -> None:
         """`type X[T] = value`: binds X; the value is evaluated lazily, in an annotation scope."""
-        scope.bind(node.name.id, Binding("other"))  # type: ignore[attr-defined]
+        # `node` is an ast.TypeAlias, which the Python 3.10 stubs mypy checks against do not have (3.12+).
+        scope.bind(node.name.id, Binding("other"))  # type: ignore[attr-defined]  # ast.TypeAlias: 3.12+
         inner = self._type_parameters(node, scope)
-        self.visit(node.value, inner if inner is not scope else Scope("annotation", scope))  # type: ignore[attr-defined]
+        annotation = inner if inner is not scope else Scope("annotation", scope)
+        self.visit(node.value, annotation)  # type: ignore[attr-defined]  # ast.TypeAlias: 3.12+
 
     def _lambda(self, node: ast.Lambda, scope: Scope) -> None:
         for default in (*node.args.defaults, *node.args.kw_defaults):
@@ -239,7 +245,7 @@ class ScopeBuilder:
 
     def _with_item(self, node: ast.withitem, scope: Scope) -> None:
         self.visit(node.context_expr, scope)
-        self._target(node.optional_vars, scope, "other")  # type: ignore[arg-type]
+        self._target(node.optional_vars, scope, "other")
 
     def _walrus(self, node: ast.NamedExpr, scope: Scope) -> None:
         self.visit(node.value, scope)
@@ -266,9 +272,9 @@ class ScopeBuilder:
             inner.bind(argument.arg, Binding(kind, node=argument))
         return inner
 
-    def _comprehension(self, node: ast.AST, scope: Scope) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: Scope) -> None:
         inner = Scope("comprehension", scope)
-        for index, generator in enumerate(node.generators):  # type: ignore[attr-defined]
+        for index, generator in enumerate(node.generators):
             self.visit(generator.iter, inner if index else scope)  # the first is evaluated outside
             self._target(generator.target, inner, "other")
             for condition in generator.ifs:
@@ -276,7 +282,7 @@ class ScopeBuilder:
         for part in ("elt", "key", "value"):
             self.visit(getattr(node, part, None), inner)
 
-    def _target(self, target: ast.expr, scope: Scope, kind: str) -> None:
+    def _target(self, target: ast.expr | None, scope: Scope, kind: str) -> None:
         if isinstance(target, ast.Name):
             scope.bind(target.id, Binding(kind))
         elif isinstance(target, (ast.Tuple, ast.List)):  # an assignment's, or a loop's (`for`, `with`, ...)

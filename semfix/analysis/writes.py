@@ -68,17 +68,18 @@ def written(ctx: Context, ref: ast.expr, scope: Scope, carrier: ast.stmt, uses: 
     into = {id(node) for argument in ctx.destinations for node in _written_names(argument)}
     sources = {id(argument) for argument in ctx.sources}  # the whole argument: not `f(x_ref)` in it
     again = f"and {shown} is read again at the use"
-    for node in ast.walk(scope.node):  # type: ignore[arg-type]
+    assert scope.node is not None  # the scope binding a parameter is its def's or lambda's
+    for node in ast.walk(scope.node):
         where = f"at line {getattr(node, 'lineno', '?')}"
-        access = accesses.get(id(node))
+        access = accesses.get(id(node))  # then `node` is `access.top`
         if access is not None and id(access.name) in into:
-            return f"`{messages.one_line(ctx.text.of(node))}` {where} is a DMA destination, {again}"
+            return f"`{messages.one_line(ctx.text.of(access.top))}` {where} is a DMA destination, {again}"
         if access is not None and not _reads(access) and id(node) not in sources:
-            return f"`{messages.one_line(ctx.text.of(node))}` {where} may write {shown}, {again}"
+            return f"`{messages.one_line(ctx.text.of(access.top))}` {where} may write {shown}, {again}"
         if node is not scope.node and isinstance(node, _DEFINITIONS):
             return f"the function {where} may write {shown} under another name, and it is not followed"
         stored = isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
-        if stored and not _parameter(node, scope):  # type: ignore[arg-type]
+        if isinstance(node, ast.Subscript) and stored and not _parameter(node, scope):
             return f"`{messages.one_line(ctx.text.of(node))}` {where} writes a Ref, maybe {shown} under another name"
         if isinstance(node, ast.Call) and not _writes_nothing(ctx, node, scope, uses):
             return f"`{messages.one_line(ctx.text.of(node.func))}(...)` {where} may write {shown} under another name"
