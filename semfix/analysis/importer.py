@@ -34,7 +34,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 
-from semfix.analysis.nodes import Text, holder
+from semfix.analysis.nodes import Text, end_of, holder
 from semfix.analysis.scopes import Access, Scope
 
 Edit = tuple[int, int, str]
@@ -317,7 +317,7 @@ def edit_imports(
             index = next(i for i, s in enumerate(site.body) if s is statement)
             # libcst drops the lines (blank or comments) above the last statement of a block with
             # it, which a text edit of the statement's lines keeps
-            gap = index == 0 or site.body[index - 1].end_lineno + 1 != statement.lineno  # type: ignore[operator]
+            gap = index == 0 or end_of(site.body[index - 1])[0] + 1 != statement.lineno
             if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and gap):
                 raise Unsure(f"an import dropped at the end of a block, at line {statement.lineno}")
         if local or swap:
@@ -342,10 +342,10 @@ def edit_imports(
 
 def _own_lines(lines: Text, statement: ast.stmt) -> tuple[int, int] | None:
     """The statement's lines (with the line break); None if it shares them."""
-    last: int = statement.end_lineno  # type: ignore[assignment]
+    last, last_column = end_of(statement)
     text, start, end = lines.text, lines.starts[statement.lineno - 1], lines.after(last)
     before = text[start : start + statement.col_offset]
-    after = text[lines.starts[last - 1] + statement.end_col_offset : end]  # type: ignore[operator]
+    after = text[lines.starts[last - 1] + last_column : end]
     if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
         return None
     return start, end
@@ -368,7 +368,7 @@ def _insert_sorted(
         )
 
     def gap(i: int) -> bool:  # a blank line between body[i - 1] and body[i]
-        between = range(body[i - 1].end_lineno + 1, body[i].lineno)  # type: ignore[operator]
+        between = range(end_of(body[i - 1])[0] + 1, body[i].lineno)
         return any(not text[starts[n - 1] : starts[n]].strip() for n in between)
 
     start = end = body.index(anchor)
@@ -415,7 +415,7 @@ def _sorted_in_place(module: _Module, statement: ast.stmt, symbol: Symbol, dropp
     def neighbour(index: int, step: int) -> ast.Import | ast.ImportFrom | None:
         while 0 <= index + step < len(body):
             before, after = (body[index + step], body[index]) if step < 0 else (body[index], body[index + step])
-            between = range(before.end_lineno + 1, after.lineno)  # type: ignore[operator]
+            between = range(end_of(before)[0] + 1, after.lineno)
             if any(not text[starts[n - 1] : starts[n]].strip() for n in between):
                 return None  # a blank line ends the block
             index += step

@@ -15,7 +15,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 from semfix.errors import SourceError
 from semfix.rewrite.text import line_starts
@@ -91,7 +91,7 @@ def keyed_by_text(node: ast.Subscript) -> bool:
     )
 
 
-def element_read(node: ast.expr) -> bool:
+def element_read(node: ast.expr) -> TypeGuard[ast.Subscript]:
     if not isinstance(node, ast.Subscript) or is_at(node.value) or read_target(node) is not None:
         return False
     return not any(
@@ -185,7 +185,7 @@ def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.st
             bodies[id(owner)] = (inner, [first_line(s) for s in inner])
         body, firsts = bodies[id(owner)]
         index = bisect.bisect_right(firsts, line) - 1
-        if index < 0 or body[index].end_lineno < line:  # type: ignore[operator]
+        if index < 0 or end_of(body[index])[0] < line:
             return chain
         owner = body[index]
         chain.append(owner)
@@ -211,13 +211,13 @@ def alone_on_its_lines(statement: ast.stmt, old: Text, trailer: re.Pattern[str] 
     """Does the statement start its first line (after indentation, or `@`) and end its last
     (before a comment), and not continue a line before it with a backslash?"""
     head = min([statement, *getattr(statement, "decorator_list", [])], key=lambda node: node.lineno)
-    first, last = head.lineno, statement.end_lineno
+    first, (last, last_column) = head.lineno, end_of(statement)
     if first > 1 and old.line(first - 1).rstrip(" \t\r\n").endswith("\\"):
         return False
     prefix = old.line(first)[: old.column(first, head.col_offset)]
     if prefix.strip(" \t") != ("@" if head is not statement else ""):
         return False
-    ending = old.line(last)[old.column(last, statement.end_col_offset) :]  # type: ignore[arg-type]
+    ending = old.line(last)[old.column(last, last_column) :]
     return trailer.match(ending) is not None
 
 

@@ -15,6 +15,7 @@ from semfix.analysis.nodes import (
     alone_on_its_lines,
     element_read,
     enclosing,
+    end_of,
     first_line,
     has_slice,
     parse,
@@ -125,8 +126,8 @@ def _prove_statements(
 def _parses_back(statement: ast.stmt, new_text: str, new_start: Callable[[int], int]) -> bool:
     """Do the statement's lines of the new text parse, alone, to exactly the declared statement?
     An indented statement is parsed as the body of an `if 1:`."""
-    first, last = first_line(statement), statement.end_lineno
-    lines = new_text[new_start(first) : new_start(last + 1)]  # type: ignore[operator]
+    first, last = first_line(statement), end_of(statement)[0]
+    lines = new_text[new_start(first) : new_start(last + 1)]
     indented = lines[:1] in (" ", "\t")
     try:
         tree = parse("if 1:\n" + lines if indented else lines)
@@ -176,7 +177,7 @@ def _prove_whole(
         if span != (new.lineno, new.end_lineno, new.col_offset):
             raise SafetyError("the rewritten source differs from the declared rewrites")
         first = bisect.bisect_left(edited, first_line(old))  # decorators come first
-        edits_it = first < len(edited) and edited[first] <= old.end_lineno  # type: ignore[operator]
+        edits_it = first < len(edited) and edited[first] <= end_of(old)[0]
         if edits_it and not _same_tree(old, new):
             raise SafetyError("the rewritten source differs from the declared rewrites")
     return actual

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from semfix.analysis.context import Context
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Rewrite, element_read, read_target
+from semfix.analysis.nodes import Rewrite, element_read, end_of, read_target
 from semfix.analysis.scopes import Scope
 from semfix.catalog import Operation, SemParam
 from semfix.rewrite.text import apply_edits
@@ -32,14 +32,14 @@ from semfix.rules import (
 )
 
 
-def start(ctx: Context) -> object:
+def start(ctx: Context) -> sem101.Renames:
     """Before the first call: what the renames (the migration to `pl.`) work out once per file."""
     return sem101.renames(ctx)
 
 
-def before_call(ctx: Context, state: object, call: ast.Call) -> None:
+def before_call(ctx: Context, state: sem101.Renames, call: ast.Call) -> None:
     """Before a call's arguments: the references renamed up to its end, in libcst's order."""
-    sem101.rename(ctx, state, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+    sem101.rename(ctx, state, end_of(call))
 
 
 def after_arguments(
@@ -53,10 +53,10 @@ def after_arguments(
         sem102.check(ctx, call, operation.partial)
 
 
-def finish(ctx: Context, state: object) -> None:
+def finish(ctx: Context, state: sem101.Renames) -> None:
     """After the last call: the remaining references renamed, and the renames' import edits."""
-    sem101.rename(ctx, state)  # type: ignore[arg-type]
-    sem101.finish(ctx, state)  # type: ignore[arg-type]
+    sem101.rename(ctx, state)
+    sem101.finish(ctx, state)
 
 
 def semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope) -> None:
@@ -88,12 +88,12 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
             return
         rewrite: Rewrite | None = None
         current = read_target(argument) or argument  # `X` in `X[...]`
-        if current is not argument:
-            rewrite = sem001.check(ctx, call, argument)  # type: ignore[arg-type]
+        if isinstance(argument, ast.Subscript) and current is not argument:
+            rewrite = sem001.check(ctx, call, argument)
             if rewrite is None:
                 return
         if element_read(current):
-            rewrite = sem002.check(ctx, call, current, scope, rewrite)  # type: ignore[arg-type]
+            rewrite = sem002.check(ctx, call, current, scope, rewrite)
         if rewrite is not None:
             _make(ctx, rewrite)
 
@@ -159,7 +159,8 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
         blocker: str | None = (
             f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
         )
-    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]  # by spelling: `global s`, nested reads, loops
+    # by spelling: `global s`, nested reads, loops; a function scope's node is its def or lambda, never None
+    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]
         blocker = f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
     else:
         blocker = None
@@ -201,10 +202,10 @@ def _spelled(node: ast.AST, name: str) -> int:
     count = 0
     for current in ast.walk(node):
         kind = type(current).__name__
-        if kind == "alias":
-            count += current.name.split(".").count(name) + (current.asname == name)  # type: ignore[attr-defined]
-        elif kind == "ImportFrom":
-            count += (current.module or "").split(".").count(name)  # type: ignore[attr-defined]
+        if isinstance(current, ast.alias):
+            count += current.name.split(".").count(name) + (current.asname == name)
+        elif isinstance(current, ast.ImportFrom):
+            count += (current.module or "").split(".").count(name)
         elif kind in _SPELLINGS:
             spelled = getattr(current, _SPELLINGS[kind])
             count += spelled.count(name) if isinstance(spelled, list) else spelled == name

@@ -53,6 +53,7 @@ from semfix.analysis.nodes import (
     Rewrite,
     alone_on_its_lines,
     enclosing,
+    end_of,
     first_line,
     holder,
     read_target,
@@ -330,7 +331,7 @@ def _seen_by_name(function: ast.AST, name: str) -> str | None:
 def _commented(ctx: Context, assign: ast.Assign | ast.AnnAssign, body: list[ast.stmt]) -> bool:
     """A comment on the assignment's lines, or on the lines just above it that libcst
     gives it (those not indented deeper than it after a block, which that block keeps)."""
-    own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(assign.end_lineno)]  # type: ignore[arg-type]
+    own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(end_of(assign)[0])]
     if "#" in own and any(t.type == tokenize.COMMENT for t in tokens(own)):
         return True
     index = next(i for i, s in enumerate(body) if s is assign)
@@ -356,7 +357,7 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
         assign, text = plan.assign, ctx.text
         applied = None
         if not ctx.off(plan.code, {u.lineno for u in plan.uses} | {assign.lineno}):
-            end = text.after(assign.end_lineno)  # type: ignore[arg-type]
+            end = text.after(end_of(assign)[0])
             end_line = text.line_of(end)
             span = (
                 (assign.lineno, 0, text.starts[assign.lineno - 1]),

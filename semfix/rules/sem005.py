@@ -144,8 +144,8 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, judge:
         return None
     rewrite: Rewrite | None = None
     current = read_target(argument) or argument  # `X` in `X[...]`
-    if current is not argument:
-        rewrite = sem001.check(ctx, call, argument, code=CODE, words=messages.buffer_read)  # type: ignore[arg-type]
+    if isinstance(argument, ast.Subscript) and current is not argument:
+        rewrite = sem001.check(ctx, call, argument, code=CODE, words=messages.buffer_read)
         if rewrite is None:
             return None
     if isinstance(current, ast.Subscript) and not is_at(current.value) and read_target(current) is None:
