@@ -179,7 +179,7 @@ class Allocations(Resolution):
             _, bindings = scope.lookup(node.id)
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
                 return None
-            value = bindings[0].node.value  # type: ignore[union-attr]
+            value = bindings[0].value
             shared = len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
             if isinstance(_display(value)[0], ast.List) and shared:
                 return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
@@ -224,7 +224,7 @@ class Allocations(Resolution):
         (or an `.at[...]` view of one) that every allocation bound to it gives that one kind,
         and that nothing rebinds. None where the file does not prove it."""
         while isinstance(node, ast.Subscript) and is_at(node.value):
-            node = node.value.value  # type: ignore[attr-defined]
+            node = node.value.value
         if not isinstance(node, ast.Name):
             return None
         _, bindings = scope.lookup(node.id)

@@ -80,9 +80,9 @@ class Evidence(Allocations):
                 if access.context in (ast.Store, ast.Del):
                     found.append(("write", steps, top))
                     if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
-                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]  # a Subscript
                 elif access.called and steps:
-                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]  # steps: a chain
                 else:
                     found.append(("handed", steps, top))
             self._changes[id(bindings)] = found

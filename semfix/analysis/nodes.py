@@ -53,7 +53,7 @@ def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
     return node, steps, [link for link in chain if isinstance(link, ast.Subscript)]
 
 
-def is_at(node: ast.expr) -> bool:
+def is_at(node: ast.expr) -> TypeGuard[ast.Attribute]:
     return isinstance(node, ast.Attribute) and node.attr == "at"
 
 
@@ -79,7 +79,7 @@ def content_read(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Subscript) and not is_at(node.value)
 
 
-def has_slice(node: ast.expr | None) -> bool:
+def has_slice(node: ast.expr | None) -> TypeGuard[ast.Subscript]:
     return isinstance(node, ast.Subscript) and any(isinstance(e, ast.Slice) for e in _elements(node))
 
 

@@ -25,6 +25,20 @@ class Binding:
     node: ast.AST | None = None  # the def, the parameter, the Assign (AnnAssign: a read) or the import statement
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
 
+    @property
+    def assignment(self) -> ast.Assign | ast.AnnAssign:
+        """The statement of an "assign", "tuple_literal" or "read" binding: `x = v`, or for a read
+        `x: T = X[...]` too; `ScopeBuilder` makes those kinds from nothing else."""
+        assert isinstance(self.node, (ast.Assign, ast.AnnAssign)), self.kind
+        return self.node
+
+    @property
+    def value(self) -> ast.expr:
+        """The value such a binding's statement assigns (a read's `x: T = X[...]` has one)."""
+        value = self.assignment.value
+        assert value is not None, self.kind
+        return value
+
 
 @dataclass(eq=False)
 class Scope:

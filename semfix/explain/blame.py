@@ -126,9 +126,9 @@ def _descriptor_calls(scopes: Tracking, line: int) -> tuple[list[ast.Call], str 
         if isinstance(owner, ast.Name):
             bindings = scopes.scope_of[id(call)].function_scope().bindings.get(owner.id, [])
             built = [
-                b.node.value  # type: ignore[union-attr]
+                b.value
                 for b in bindings
-                if b.kind == "assign" and isinstance(b.node.value, ast.Call) and b.node.lineno <= line  # type: ignore[union-attr]
+                if b.kind == "assign" and isinstance(b.value, ast.Call) and b.assignment.lineno <= line
             ]
             problem = f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
             return built[-1:], None if built else problem
@@ -163,7 +163,7 @@ def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
     is not plain; nor is an attribute assigned or deleted where the name is seen.
     """
     while isinstance(node, ast.Subscript) and is_at(node.value):
-        node = node.value.value  # type: ignore[attr-defined]
+        node = node.value.value
     root, steps, _ = unchain(node)
     if not isinstance(root, ast.Name) or None in steps or "at" in steps:
         return False

@@ -111,7 +111,8 @@ def check(
     """`X[...]` (a `read`, see nodes.read_target) to `X`: the rewrite, if its fix is accepted.
     Else None, and the read is reported (or the rule is off there): without a fix when X is
     read again (`X[...][...]`: stripping one read leaves another) or a comment would be lost."""
-    whole: ast.expr = read_target(read)  # type: ignore[assignment]
+    whole = read_target(read)
+    assert whole is not None  # `read` is one: its caller checked read_target
     innermost = whole
     while (inner := read_target(innermost)) is not None:
         innermost = inner

@@ -243,7 +243,7 @@ def _plan(
     or the read passed directly (as the argument of `call`, the first use's) has no finding."""
     if (code, id(binding)) not in ctx.memo:
         tracking = ctx.tracking()
-        assign: ast.Assign | ast.AnnAssign = binding.node  # type: ignore[assignment]
+        assign = binding.assignment
         target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
         scope, name = tracking.scope_of_read[id(assign)], target.id  # type: ignore[attr-defined]
         references = [] if name in scope.declared else tracking.references(name, scope)
@@ -253,14 +253,16 @@ def _plan(
             for a in references
             if id(a.name) in arguments and (a.scope is not scope or (a.name.lineno, a.name.col_offset) >= end)
         ]
-        verdict = judge(ctx, call, assign.value, scope) if uses else None  # type: ignore[arg-type]
+        verdict = judge(ctx, call, binding.value, scope) if uses else None
         plan = None
         if verdict is not None and verdict.findings:
             bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
             chain = enclosing(tracking.tree, assign.lineno, bodies)
             # None when the assignment shares a line with a statement that holds it (`if x: v = ...`)
             body = holder(tracking.tree, assign, bodies)[1] if chain and chain[-1] is assign else None
-            plan = Carried(assign, assign.value, uses, body, code, words, verdict)  # type: ignore[arg-type]
+            read = binding.value
+            assert isinstance(read, ast.Subscript)  # the value of a "read" binding: `X[...]`
+            plan = Carried(assign, read, uses, body, code, words, verdict)
             if verdict.fix is None:
                 plan.blocker = _refused(ctx, plan)
             else:
