@@ -121,11 +121,11 @@ class Allocations(Resolution):
     def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
         """The arguments of a call to one of JAX's grid specs, by parameter name; None for
         anything else, or where a `*args` or `**kwargs` hides which are given."""
-        names = self.qualified(node.func, scope) if isinstance(node, ast.Call) else None
-        orders = {GRID_SPECS.get(name) for name in names or ()}
-        if len(orders) != 1 or None in orders:
+        if not isinstance(node, ast.Call):
             return None
-        return _bound(source_order(node), orders.pop())  # type: ignore[arg-type]
+        orders = {GRID_SPECS.get(name) for name in self.qualified(node.func, scope) or ()}
+        order = orders.pop() if len(orders) == 1 else None
+        return _bound(source_order(node), order) if order is not None else None
 
     def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.expr | ast.keyword]] | None:
         """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
@@ -148,7 +148,11 @@ class Allocations(Resolution):
             isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys
         ):
             return None
-        return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
+        return [
+            ast.keyword(arg=k.value, value=v)
+            for k, v in zip(node.keys, node.values)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)  # all are: checked above
+        ]
 
     def _function(
         self, node: ast.AST, scope: Scope
@@ -165,11 +169,16 @@ class Allocations(Resolution):
                 or any(k.arg is None for k in node.keywords)
             ):
                 return None
-            return inner[0], inner[1] + len(node.args) - 1, inner[2] | {k.arg for k in node.keywords}  # type: ignore[misc]
+            return (
+                inner[0],
+                inner[1] + len(node.args) - 1,
+                inner[2] | {k.arg for k in node.keywords if k.arg is not None},
+            )
         if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
             _, bindings = scope.lookup(node.id)
-            if len(bindings) == 1 and bindings[0].kind == "def" and not bindings[0].node.decorator_list:  # type: ignore[union-attr]
-                return bindings[0].node, 0, set()  # type: ignore[return-value]
+            function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list:
+                return function, 0, set()  # a "def" binding holds its def
         return None
 
     def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:

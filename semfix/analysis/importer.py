@@ -34,7 +34,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 
-from semfix.analysis.nodes import Text, end_of, holder
+from semfix.analysis.nodes import Located, Text, end_of, holder
 from semfix.analysis.scopes import Access, Scope
 
 Edit = tuple[int, int, str]
@@ -122,12 +122,12 @@ def bound_name(tree: ast.Module, symbol: Symbol) -> str | None:
     return None
 
 
-def runs_first(tree: ast.Module, node: ast.AST, scope: Scope, at: int) -> bool:
+def runs_first(tree: ast.Module, node: Located, scope: Scope, at: int) -> bool:
     """May `node` (read in `scope`) run on import before `tree.body[at]`, where an import binds
     its name? Yes if it is above it and runs on import itself (at module level, in a class
     body, a decorator, a default argument), or is in a function there that code above `at`
     may call (anything but imports and plain function definitions may)."""
-    where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    where = (node.lineno, node.col_offset)
     index = next(i for i, s in enumerate(tree.body) if (s.end_lineno, s.end_col_offset) >= where)
     if index >= at:
         return False
@@ -419,10 +419,11 @@ def _sorted_in_place(module: _Module, statement: ast.stmt, symbol: Symbol, dropp
             if any(not text[starts[n - 1] : starts[n]].strip() for n in between):
                 return None  # a blank line ends the block
             index += step
-            if not isinstance(body[index], (ast.Import, ast.ImportFrom)):
+            statement = body[index]
+            if not isinstance(statement, (ast.Import, ast.ImportFrom)):
                 return None
-            if id(body[index]) not in dropped:
-                return body[index]  # type: ignore[return-value]
+            if id(statement) not in dropped:
+                return statement
         return None
 
     index = body.index(statement)

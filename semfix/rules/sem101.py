@@ -67,7 +67,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.analysis.context import Context
-from semfix.analysis.fixes import Decision
+from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.importer import (
     ImportChanges,
     Request,
@@ -175,9 +175,13 @@ class Reference:
     fallback: int | None = None  # the line of a `pltpu = None` the name may also be bound by
 
     @property
-    def read(self) -> ast.expr:
+    def read(self) -> ast.Name | ast.Attribute:
         """What the rename stops reading: the reference, or the module `getattr` is given."""
-        return self.node.args[0] if isinstance(self.node, ast.Call) else self.node
+        if not isinstance(self.node, ast.Call):
+            return self.node
+        module = self.node.args[0]
+        assert isinstance(module, (ast.Name, ast.Attribute))  # `_getattr_name` took only such calls
+        return module
 
 
 @dataclass
@@ -238,7 +242,7 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             where = "in an f-string" if reference.formatted else "a reference over several lines"
             ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
-            renames.taken.append(reference.read)  # type: ignore[arg-type]
+            renames.taken.append(reference.read)
             edit = (start, end, new_text)
             renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
             renames.findings.append(len(ctx.findings) - 1)
@@ -278,8 +282,8 @@ def finish(ctx: Context, renames: Renames) -> None:
             return
         renamed = [edit for rewrite in renames.made for edit in rewrite.edits]
         # one decision: every rename with the import edits, the tree declared in `renames.declared`
-        changes = (*renames.made, renames.declared)
-        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))  # type: ignore[arg-type]
+        changes: tuple[Change, ...] = (*renames.made, renames.declared)
+        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"
@@ -377,11 +381,11 @@ def _with_fallback(node: ast.expr, scope: Scope) -> tuple[set[str] | None, int |
         return None, None
     bindings = scope.lookup(root.id)[1]
     imports = [b for b in bindings if b.kind == "import"]
-    nones = [b.node for b in bindings if b.kind == "assign" and _assigns_none(b.node)]
+    nones = [b.assignment for b in bindings if b.kind == "assign" and _assigns_none(b.node)]
     if not imports or len(imports) + len(nones) != len(bindings):
         return None, None
     suffix = "".join(f".{step}" for step in steps)
-    return {f"{b.qualname}{suffix}" for b in imports}, min(n.lineno for n in nones)  # type: ignore[union-attr]
+    return {f"{b.qualname}{suffix}" for b in imports}, min(n.lineno for n in nones)
 
 
 def _assigns_none(node: ast.AST | None) -> bool:
