@@ -193,6 +193,7 @@ def _sites(module: _Module, request: Request, at_module: list[tuple[ast.Name, Sc
                 raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
             for binding in bindings:
                 if id(access.name) in taken:
+                    # the ignore below: an import binding: its import
                     resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[assignment]
                     if owner.kind == "module":
                         at_module.append((access.name, access.scope))
@@ -210,6 +211,7 @@ def _sites(module: _Module, request: Request, at_module: list[tuple[ast.Name, Sc
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             spelled.update(named.findall(_doctests(node.value) if id(node) in strings else node.value))
     loaded = any(  # the module read through a parent package: it must stay imported
+        # the ignore below: an import's qualname is set
         _through_parent(binding.qualname, access.steps, request.loads)  # type: ignore[arg-type]
         for name, found in module.accesses.items()
         for access in found
@@ -376,10 +378,12 @@ def _insert_sorted(
         start -= 1
     while end + 1 < len(body) and imported(end + 1) and not gap(end + 1):
         end += 1
+    # the ignore below: the block: imports (`imported`)
     first = (i + 1 for i in range(start, end + 1) if _sorts_first(body[i], request.symbol))  # type: ignore[arg-type]
     at = max(first, default=start)
     before = at == start  # nothing in the block sorts first
     neighbour = body[start] if before else body[at - 1]
+    # the ignore below: own lines (`imported`)
     offset = starts[neighbour.lineno - 1] if before else _own_lines(module.text, neighbour)[1]  # type: ignore[index]
     declared.add(neighbour, request.symbol.statement(request.alias), module.tree, before=before)
     return at, (offset, offset, new_import)
@@ -438,11 +442,11 @@ def without_unused(snippet: str, keep: list[bool]) -> str:
 
     statement = snippet.rstrip("\r\n")
     parsed = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
-    line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]
-    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]
-    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]
+    line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]  # one import statement
+    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]  # one import statement
+    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]  # never a star import
     parenthesized = isinstance(small, cst.ImportFrom) and small.lpar
-    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]
+    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]  # never a star import
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     kept = line.with_changes(body=[small.with_changes(names=names)])
     return parsed.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]

@@ -159,8 +159,8 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
         blocker: str | None = (
             f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
         )
-    # by spelling: `global s`, nested reads, loops; a function scope's node is its def or lambda, never None
-    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]
+    # by spelling: `global s`, nested reads, loops
+    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]  # a function scope's node: its def
         blocker = f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
     else:
         blocker = None

@@ -224,8 +224,9 @@ def check(
         ctx.report(code, use, f"{message} (not fixed: a use or the assignment is silenced)", None)
     elif ctx.report(code, use, message, verdict.fix) and decision:
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
-        replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]
-        plan.fix = ctx.join(plan.fix, Rewrite(call, use, replacement, [(start, end, verdict.fix)]))  # type: ignore[arg-type,list-item]
+        replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]  # set with verdict.fix
+        rewrite = Rewrite(call, use, replacement, [(start, end, verdict.fix)])  # type: ignore[list-item]  # accepted
+        plan.fix = ctx.join(plan.fix, rewrite)  # type: ignore[arg-type]  # set by `_plan` once accepted
     return True
 
 
@@ -245,6 +246,7 @@ def _plan(
         tracking = ctx.tracking()
         assign = binding.assignment
         target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
+        # the ignore below: a read binding's target: a Name
         scope, name = tracking.scope_of_read[id(assign)], target.id  # type: ignore[attr-defined]
         references = [] if name in scope.declared else tracking.references(name, scope)
         end = (assign.end_lineno, assign.end_col_offset)
@@ -268,7 +270,7 @@ def _plan(
             else:
                 plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
         ctx.memo[code, id(binding)] = plan
-    return ctx.memo[code, id(binding)]  # type: ignore[return-value]
+    return ctx.memo[code, id(binding)]  # type: ignore[return-value]  # memo: Carried | None here
 
 
 def _refused(ctx: Context, plan: Carried) -> str:
@@ -291,6 +293,7 @@ def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: l
         return f"`{name}` is also used for something else"
     if any(access.scope is not scope for access in references):
         return f"`{name}` is used in a nested scope"
+    # the ignore below: a function scope's node: its def
     if (unseen := _seen_by_name(scope.node, name)) is not None:  # type: ignore[arg-type]
         return unseen
     if plan.body is None or not alone_on_its_lines(assign, ctx.text, _SOLE_END):
@@ -370,7 +373,8 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
             applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
             if applied:  # the plan's one fix: the assignment removed, then each use rewritten (`check`)
-                removal = Decision(plan.code, ((span[0][2], end, ""),), (Removal(plan.body, assign),), settles=False)  # type: ignore[arg-type]
+                removed = Removal(plan.body, assign)  # type: ignore[arg-type]  # body: set, or a blocker
+                removal = Decision(plan.code, ((span[0][2], end, ""),), (removed,), settles=False)
                 plan.fix = ctx.make(removal)
         plan.decision = applied
-    return plan.decision  # type: ignore[return-value]
+    return plan.decision  # type: ignore[return-value]  # decided above

@@ -227,12 +227,13 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
         if reference.fallback is not None:
-            root = unchain(reference.read)[0].id  # type: ignore[attr-defined]
+            root = unchain(reference.read)[0].id  # type: ignore[attr-defined]  # a fallback's root: a Name
             why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
             ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
             continue
         tree = ctx.tree
         assert tree is not None  # SEM101 runs on a parsed tree (`renames`)
+        # the ignore below: a module-level import
         at = tree.body.index(bindings[0].node) if renames.alias is not None else None  # type: ignore[arg-type]
         if at is not None and runs_first(tree, reference.node, reference.scope, at):
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
@@ -244,6 +245,7 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         elif ctx.report(CODE, reference.node, message, new_text):
             renames.taken.append(reference.read)
             edit = (start, end, new_text)
+            # the ignore below: a rename has no call
             renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
             renames.findings.append(len(ctx.findings) - 1)
             renames.declared = renames.declared or ImportChanges()
@@ -261,7 +263,7 @@ def finish(ctx: Context, renames: Renames) -> None:
             PALLAS,
             renames.alias or DEFAULT_PALLAS_ALIAS,
             add=renames.alias is None,
-            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]
+            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]  # roots of taken reads: Names
             loads=TPU,
             exported=ctx.settings.package_init,
         )
