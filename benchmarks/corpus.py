@@ -102,7 +102,7 @@ class Accumulator{n}:
     def mean(self) -> float:
         return sum(self.history) / max(len(self.history), 1)
 ''',
-    '''
+    """
 def tokenize_{n}(text: str) -> list[str]:
     # Split on spaces and punctuation, keep words longer than {s} characters.
     words = []
@@ -118,7 +118,7 @@ def histogram_{n}(words: list[str]) -> dict[str, int]:
     for word in words:
         counts[word] = counts.get(word, 0) + 1
     return {{k: v for k, v in sorted(counts.items()) if v > 1}}
-''',
+""",
     '''
 def matrix_{n}(rows: int, cols: int) -> list[list[int]]:
     """A {s}-banded matrix as nested lists, with a checksum in the corner."""

@@ -121,7 +121,11 @@ def _module_name(path: Path, root: Path) -> str:
 def _import(root: Path, module: str, mode: str) -> str:
     run = subprocess.run(
         [sys.executable, "-c", _IMPORT, module, mode],
-        capture_output=True, text=True, cwd=root, timeout=300, env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
     )
     return (run.stdout.strip().splitlines() or [f"crashed: {run.stderr.strip()[-120:]}"])[-1]
 
@@ -140,7 +144,9 @@ def measure(requirement: str, work: Path, imports: bool = True) -> Wheel:
     command = [sys.executable, "-m", "semfix", "fix", "--extend-select", "SEM101", "--quiet"]
     subprocess.run(
         [*command, *(str(after / p) for p in pallas)],
-        check=False, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        check=False,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
     )
     for relative in pallas:
         old, new = (before / relative).read_bytes(), (after / relative).read_bytes()
@@ -180,9 +186,11 @@ def main() -> None:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return
     for r in results:
-        print(f"{r.requirement}: {r.files} Pallas files, {r.with_removed} read removed names "
-              f"({r.references_before} references); {r.changed} changed; {r.references_after} left; "
-              f"{len(r.compile_failures)} do not compile; {len(r.regressions)} imported before and not after")
+        print(
+            f"{r.requirement}: {r.files} Pallas files, {r.with_removed} read removed names "
+            f"({r.references_before} references); {r.changed} changed; {r.references_after} left; "
+            f"{len(r.compile_failures)} do not compile; {len(r.regressions)} imported before and not after"
+        )
         for outcome, count in sorted(r.imports.items()):
             print(f"    {count} files: {outcome}")
         for why, count in r.cannot_import.most_common():

@@ -13,8 +13,14 @@ from libcst.codemod import VisitorBasedCodemodCommand
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 _POSITIONS = {
-    "semaphore_signal": (0,), "semaphore_wait": (0,), "semaphore_read": (0,), "core_barrier": (0,),
-    "make_async_copy": (2,), "async_copy": (2,), "make_async_remote_copy": (2, 3), "async_remote_copy": (2, 3),
+    "semaphore_signal": (0,),
+    "semaphore_wait": (0,),
+    "semaphore_read": (0,),
+    "core_barrier": (0,),
+    "make_async_copy": (2,),
+    "async_copy": (2,),
+    "make_async_remote_copy": (2, 3),
+    "async_remote_copy": (2, 3),
 }
 _KEYWORDS = {"sem_or_view", "sem", "send_sem", "recv_sem"}
 _PREFIXES = ("jax.experimental.pallas", "jax._src.pallas")

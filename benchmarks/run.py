@@ -164,7 +164,12 @@ def write_dense(target: Path, corpus: list[Planted], copies: int) -> None:
 
 def restored(target: Path, corpus: list[Planted], copies: int) -> str:
     """Files now byte for byte their real text, of all, and the planted bugs in them."""
-    back = [item for copy in range(copies) for item in corpus if (target / f"copy{copy:02}" / item.name).read_bytes() == item.clean]
+    back = [
+        item
+        for copy in range(copies)
+        for item in corpus
+        if (target / f"copy{copy:02}" / item.name).read_bytes() == item.clean
+    ]
     return f"{len(back)}/{copies * len(corpus)} files ({sum(i.bugs for i in back)}/{copies * sum(i.bugs for i in corpus)} bugs)"
 
 
@@ -190,7 +195,15 @@ class Plan:
         if self.ast_grep:
             tools["ast-grep scan"] = [self.ast_grep, "scan", "--threads", self.jobs, "--rule", self.rule, str(folder)]
         if self.ruff:
-            tools["ruff check --select UP"] = [self.ruff, "check", "--select", "UP", "--no-cache", "--quiet", str(folder)]
+            tools["ruff check --select UP"] = [
+                self.ruff,
+                "check",
+                "--select",
+                "UP",
+                "--no-cache",
+                "--quiet",
+                str(folder),
+            ]
         return Workload(f"{corpus} large check", scale, *tree_size(folder), tools, "ast-grep scan")
 
     def dense(self, corpus: str, planted: list[Planted], scale: int) -> Workload:
@@ -202,14 +215,48 @@ class Plan:
             PROOF_FLOOR: self.floor(folder, proven=True),
         }
         if self.ast_grep:
-            tools["ast-grep scan -U"] = [self.ast_grep, "scan", "--threads", self.jobs, "-U", "--rule", self.rule, str(folder)]
+            tools["ast-grep scan -U"] = [
+                self.ast_grep,
+                "scan",
+                "--threads",
+                self.jobs,
+                "-U",
+                "--rule",
+                self.rule,
+                str(folder),
+            ]
         once, env = set(), {}
         if scale in self.libcst_scales:  # two orders slower: one run
             codemod = "plain_codemod.PlainSemaphoreRead"
-            tools["libcst codemod"] = [sys.executable, "-m", "libcst.tool", "codemod", "-x", codemod, "--no-format", "-j", self.jobs, str(folder)]
-            once, env = {"libcst codemod"}, {"libcst codemod": {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}}
+            tools["libcst codemod"] = [
+                sys.executable,
+                "-m",
+                "libcst.tool",
+                "codemod",
+                "-x",
+                codemod,
+                "--no-format",
+                "-j",
+                self.jobs,
+                str(folder),
+            ]
+            once, env = (
+                {"libcst codemod"},
+                {
+                    "libcst codemod": {
+                        **os.environ,
+                        "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                    }
+                },
+            )
         return Workload(
-            f"{corpus} dense fix", scale, *tree_size(folder), tools, PARSE_FLOOR, once, env,
+            f"{corpus} dense fix",
+            scale,
+            *tree_size(folder),
+            tools,
+            PARSE_FLOOR,
+            once,
+            env,
             reset=lambda: write_dense(folder, planted, scale),
             restored=lambda: restored(folder, planted, scale),
         )
@@ -227,7 +274,9 @@ class Plan:
 
 
 def print_table(workloads: list[Workload]) -> None:
-    print(f"{'workload':<20} {'copies':>6} {'files':>6} {'lines':>10}  {'tool':<26} {'median s':>9} {'files/s':>8} {'peak MB':>7} {'ratio':>7}  {'vs':<14} fixed")
+    print(
+        f"{'workload':<20} {'copies':>6} {'files':>6} {'lines':>10}  {'tool':<26} {'median s':>9} {'files/s':>8} {'peak MB':>7} {'ratio':>7}  {'vs':<14} fixed"
+    )
     for w in workloads:
         for name, sample in w.samples.items():
             ratio = w.ratio(name, w.baseline)
@@ -261,7 +310,9 @@ def print_targets(workloads: list[Workload], scale: int) -> None:
                 print(f"  {w.name}: semfix fix / parse floor = {ratio:.2f} (no target: a proven fix also compiles)")
             speedup = w.ratio("libcst codemod", "semfix fix")
             if speedup is not None:
-                print(f"  {w.name}: libcst codemod / semfix fix = {speedup:.1f}x faster (target >= 20x) {'met' if speedup >= 20 else 'NOT met'}")
+                print(
+                    f"  {w.name}: libcst codemod / semfix fix = {speedup:.1f}x faster (target >= 20x) {'met' if speedup >= 20 else 'NOT met'}"
+                )
             print(f"  {w.name}: semfix fix restored {w.fixed.get('semfix fix')} (target: all)")
         elif w.name.endswith("pallas check"):
             target(w, "semfix check --select SEM", "semfix check", 1.3, "--select SEM / default rules")
@@ -269,7 +320,9 @@ def print_targets(workloads: list[Workload], scale: int) -> None:
 
 def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     """Each file under every rule, in this process, against its own `ast.parse`: the worst ones."""
-    import libcst  # noqa: F401  SEM101's import edits use it: imported once here, not inside the first file's time
+    # SEM101's import edits use libcst: imported once here, not inside the first file's time.
+    import libcst  # noqa: F401
+
     from semfix.api import fix_source
     from semfix.settings import Settings
 
@@ -299,11 +352,16 @@ def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     print(f"  {'semfix s':>9} {'parse s':>8} {'x parse':>8} {'lines':>6}  file")
     for seconds, parse, path in costs[:show]:
         data = path.read_bytes()
-        seconds, lines = best(lambda data=data: fix_source(data, settings=every, apply_fixes=False), 3), data.count(b"\n")
+        seconds, lines = (
+            best(lambda data=data: fix_source(data, settings=every, apply_fixes=False), 3),
+            data.count(b"\n"),
+        )
         ratio = f"{seconds / parse:.1f}" if parse else "no parse"
         print(f"  {seconds:>9.3f} {parse or 0:>8.4f} {ratio:>8} {lines:>6}  {path.relative_to(base)}")
     over = [c for c in costs if c[1] and c[0] > 0.005 and c[0] / c[1] > FEW_TIMES_PARSE]
-    print(f"  files over 5 ms costing more than {FEW_TIMES_PARSE:g}x their parse: {len(over)}; total {sum(c[0] for c in costs):.2f} s against {sum(c[1] or 0 for c in costs):.2f} s of parsing")
+    print(
+        f"  files over 5 ms costing more than {FEW_TIMES_PARSE:g}x their parse: {len(over)}; total {sum(c[0] for c in costs):.2f} s against {sum(c[1] or 0 for c in costs):.2f} s of parsing"
+    )
 
 
 def main() -> None:
@@ -316,7 +374,12 @@ def main() -> None:
     parser.add_argument("--dense-files", type=int, default=80)
     parser.add_argument("--bugs", type=int, default=500)
     parser.add_argument("--libcst-scales", default="1,4", help="scales at which to run the slow libcst codemod peer")
-    parser.add_argument("--work", type=Path, default=None, help="folder for the corpora, kept, so a later run reuses its downloaded wheels (default: a temporary one)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="folder for the corpora, kept, so a later run reuses its downloaded wheels (default: a temporary one)",
+    )
     args = parser.parse_args()
     corpora = set(args.corpus.split(","))
     scales = [int(s) for s in args.scales.split(",")]
@@ -329,8 +392,12 @@ def main() -> None:
 
     compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     plan = Plan(work, args.jobs, {int(s) for s in args.libcst_scales.split(",")})
-    print(f"semfix benchmark ({package.__file__}, Python {sys.version.split()[0]}): {args.jobs} jobs, median of {args.repeat}, work folder {work}")
-    print(f"peers: ast-grep={plan.ast_grep or 'missing'} ruff={plan.ruff or 'missing'} libcst codemod=python -m libcst.tool\n")
+    print(
+        f"semfix benchmark ({package.__file__}, Python {sys.version.split()[0]}): {args.jobs} jobs, median of {args.repeat}, work folder {work}"
+    )
+    print(
+        f"peers: ast-grep={plan.ast_grep or 'missing'} ruff={plan.ruff or 'missing'} libcst codemod=python -m libcst.tool\n"
+    )
 
     bases: dict[str, tuple[Path, list[Planted]]] = {}
     if "generated" in corpora:

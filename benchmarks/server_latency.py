@@ -29,10 +29,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from corpus import kernel_module
+from corpus import kernel_module  # noqa: E402  (after the path set-up above)
 
-from semfix.api import fix_source
-from tests.lsp_client import session
+from semfix.api import fix_source  # noqa: E402
+from tests.lsp_client import session  # noqa: E402
 
 
 async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tuple[list[float], int, int]:
@@ -80,8 +80,10 @@ def main() -> None:
     ms = sorted(t * 1000 for t in times)
     p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]
     print(f"{lines} lines, {found} findings, {len(ms)} changes after {args.warmup} to warm up:")
-    print(f"change -> publishDiagnostics: median {statistics.median(ms):.1f} ms, p90 {p90:.1f} ms, "
-          f"min {ms[0]:.1f} ms, max {ms[-1]:.1f} ms")
+    print(
+        f"change -> publishDiagnostics: median {statistics.median(ms):.1f} ms, p90 {p90:.1f} ms, "
+        f"min {ms[0]:.1f} ms, max {ms[-1]:.1f} ms"
+    )
     alone = sorted(t * 1000 for t in in_process(args.lines, args.bug_rate, args.changes))
     print(f"the check alone, in process:  median {statistics.median(alone):.1f} ms, min {alone[0]:.1f} ms")
 

@@ -27,9 +27,26 @@ from semfix.rewrite.text import decode
 from semfix.settings import Settings
 
 __all__ = [
-    "ERRORS_BY_KEY", "Blame", "Failure", "FixResult", "Frame", "Joined", "SafetyError", "SourceError", "blame",
-    "chosen_settings", "decode", "errors_markdown", "find_line", "fix_finding", "fix_notebook", "fix_source",
-    "join_cells", "parse_log", "recognise", "said",
+    "ERRORS_BY_KEY",
+    "Blame",
+    "Failure",
+    "FixResult",
+    "Frame",
+    "Joined",
+    "SafetyError",
+    "SourceError",
+    "blame",
+    "chosen_settings",
+    "decode",
+    "errors_markdown",
+    "find_line",
+    "fix_finding",
+    "fix_notebook",
+    "fix_source",
+    "join_cells",
+    "parse_log",
+    "recognise",
+    "said",
 ]
 
 Source = TypeVar("Source", str, bytes)
@@ -61,7 +78,7 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     result = analyse(source, settings, apply_fixes)
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
-    return FixResult(new if changed else source, result.findings, result.encoding)  # type: ignore[arg-type]
+    return FixResult(new if changed else source, result.findings, result.encoding)
 
 
 def fix_finding(source: str, finding: Finding, settings: Settings | None = None) -> FixResult[str]:

@@ -30,6 +30,7 @@ class Operation:
 
     def through_partial(self) -> Operation:
         """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
+
         def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
             return tuple(SemParam(p.name, None if p.position is None else p.position + 1) for p in params)
 

@@ -30,13 +30,19 @@ class SemfixCommand(CodemodCommand):
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
         arg_parser.add_argument(
-            "--select", action="append", default=None, type=_selector, help="rule codes or prefixes, as in `semfix fix --select`"
+            "--select",
+            action="append",
+            default=None,
+            type=_selector,
+            help="rule codes or prefixes, as in `semfix fix --select`",
         )
         arg_parser.add_argument(
             "--unsafe-fixes", action="store_true", default=None, help="also apply fixes semfix cannot prove safe"
         )
 
-    def __init__(self, context: CodemodContext, select: list[str] | None = None, unsafe_fixes: bool | None = None) -> None:
+    def __init__(
+        self, context: CodemodContext, select: list[str] | None = None, unsafe_fixes: bool | None = None
+    ) -> None:
         super().__init__(context)
         self.select = select
         self.unsafe_fixes = unsafe_fixes

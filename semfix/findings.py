@@ -41,7 +41,7 @@ class Finding:
 
     @property
     def safety(self) -> str | None:
-        """"safe" or "unsafe" when there is a fix."""
+        """ "safe" or "unsafe" when there is a fix."""
         return None if self.fix is None else self.fix.applicability
 
     @property

@@ -20,7 +20,10 @@ def value_read(written: str, ref: str) -> str:
 def element_read(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
     if safe:
         reason = "it is allocated as a semaphore array" if array else _REF_EVIDENCE
-        return f"`{one_line(written)}` reads one semaphore out of the array Ref; pass the view `{one_line(view)}` ({reason})"
+        return (
+            f"`{one_line(written)}` reads one semaphore out of the array Ref; "
+            f"pass the view `{one_line(view)}` ({reason})"
+        )
     return (
         f"`{one_line(written)}` may read one semaphore out of an array Ref: pass the view `{one_line(view)}` "
         f"if `{one_line(base)}` is a Ref (for a tuple of Refs, `{one_line(written)}` is right)"
@@ -56,7 +59,10 @@ def buffer_read(written: str, ref: str) -> str:
 def buffer_view(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
     """SEM005's words for `x[i]` or `x[0:8]` passed as a DMA buffer (see `element_read`)."""
     if safe:
-        return f"`{one_line(written)}` reads elements out of the Ref as a DMA buffer; pass the view `{one_line(view)}` ({_REF_EVIDENCE})"
+        return (
+            f"`{one_line(written)}` reads elements out of the Ref as a DMA buffer; "
+            f"pass the view `{one_line(view)}` ({_REF_EVIDENCE})"
+        )
     return (
         f"`{one_line(written)}` may read elements out of a Ref as a DMA buffer: pass the view `{one_line(view)}` "
         f"if `{one_line(base)}` is a Ref (for a tuple of Refs, `{one_line(written)}` is right)"

@@ -161,7 +161,7 @@ def _edits(text: str, spans: _Spans, cell: _Cell, new_text: str) -> list[tuple[i
         raw = text[start:end]
         return [(start, end, _encode_like(new_text, raw, json.loads(raw)))]
     new_lines = _LINES.findall(new_text)
-    old_spans = [spans[(*base, i)] for i in range(len(cell.parts))]
+    old_spans = [spans[base + (i,)] for i in range(len(cell.parts))]
     if cell.parts == cell.lines and len(new_lines) == len(cell.lines):  # one string per line, kept so
         return [
             (start, end, _encode_like(new, text[start:end], old))

@@ -109,7 +109,8 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
 def _read(path: Path) -> Mapping[str, Any]:
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            data: dict[str, Any] = tomllib.load(handle)
+            return data
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise SettingsError(f"{path}: cannot read: {error}") from None
 

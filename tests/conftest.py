@@ -82,4 +82,6 @@ def require_jax() -> None:
     except ImportError:  # pragma: no cover - depends on the environment
         if os.environ.get("SEMFIX_REQUIRE_JAX") == "1":
             raise RuntimeError("SEMFIX_REQUIRE_JAX=1 but JAX is not installed: the runtime tier cannot run") from None
-        pytest.skip("JAX is not installed: pip install -e '.[test,jax]' to run the runtime tier", allow_module_level=True)
+        pytest.skip(
+            "JAX is not installed: pip install -e '.[test,jax]' to run the runtime tier", allow_module_level=True
+        )

@@ -72,8 +72,12 @@ def _rebinds(env: Env) -> list[tuple[str, tuple[str, ...], dict[str, object | No
     found: list[tuple[str, tuple[str, ...], dict[str, object | None]]] = []
     for source in ("r0", "r1"):
         if source in v:
-            for form in ("al = {s}", "(al := {s})", "for al in ({s},):\n    pass",
-                         "with contextlib.nullcontext({s}) as al:\n    pass"):
+            for form in (
+                "al = {s}",
+                "(al := {s})",
+                "for al in ({s},):\n    pass",
+                "with contextlib.nullcontext({s}) as al:\n    pass",
+            ):
                 found.append((form.format(s=source), ("al",), {"al": v[source]}))
             found.append((f"{h}.sem = {source}", ("H.sem",), {"H.sem": v[source]}))
             found.append((f'setattr({h}, "sem", {source})', ("H.sem",), {"H.sem": v[source]}))
@@ -121,7 +125,9 @@ class KernelCase:
     @classmethod
     def of(cls, correct: list[str], planted: list[str], mutation: str, holder: str = "h") -> KernelCase:
         """A hand-written case: kernel bodies (copies included) in the generated layout."""
-        return cls(_module(correct, holder, False, True), _module(planted, holder, False, True), mutation, "\n".join(planted))
+        return cls(
+            _module(correct, holder, False, True), _module(planted, holder, False, True), mutation, "\n".join(planted)
+        )
 
     @property
     def planted_lines(self) -> frozenset[int]:
@@ -130,8 +136,11 @@ class KernelCase:
         return frozenset(n for n, (good, bad) in enumerate(pairs, 1) if good != bad)
 
     def __repr__(self) -> str:
-        layout = {"holder": "self" if "class Steps" in self.planted else "h", "run_scoped": "run_scoped" in self.planted,
-                  "scratch_inline": "scratch_shapes=[" in self.planted}
+        layout = {
+            "holder": "self" if "class Steps" in self.planted else "h",
+            "run_scoped": "run_scoped" in self.planted,
+            "scratch_inline": "scratch_shapes=[" in self.planted,
+        }
         return f"KernelCase({self.mutation}, {layout}):\n{self.body}"
 
 
@@ -223,10 +232,24 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     # (a correct kernel full of tuple elements and rebinding, which must stay as it is). A carried
     # read may be of a view indexed by `idx` ("-index": `idx` is written before the use, if it can
     # be) or of the whole array ("-whole", in the layout where semfix sees the allocation)
-    mutation, _, carry = draw(st.sampled_from([
-        "SEM003", "none", "SEM002", "SEM003", "SEM001", "none", "SEM004", "SEM003", "SEM005", "SEM005",
-        "SEM003-index", "SEM003-whole",
-    ])).partition("-")
+    mutation, _, carry = draw(
+        st.sampled_from(
+            [
+                "SEM003",
+                "none",
+                "SEM002",
+                "SEM003",
+                "SEM001",
+                "none",
+                "SEM004",
+                "SEM003",
+                "SEM005",
+                "SEM005",
+                "SEM003-index",
+                "SEM003-whole",
+            ]
+        )
+    ).partition("-")
     shown = carry == "whole"  # `rs`, `ds` are the kernel's parameters, given their allocations inline
     holder = "h" if shown else draw(st.sampled_from(["h", "self"]))
     scoped = False if shown else draw(st.booleans())
@@ -266,9 +289,26 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
     variable = draw(st.sampled_from(["v", "tok"]))
     read = draw(st.sampled_from(["[...]", "[()]"]))
 
-    env = Env(holder, {"r0": "R0", "r1": "R1", "d0": "D0", "d1": "D1", "al": "R0", "slot": 0,
-                       "H.sem": "R0", "H.dsem": "D0", "H.arr": "RS", "H.pair": ("P0", "P1"), "lst": ("R0", "R1"),
-                       "rs": "RS", "ds": "DS", "pair": ("P0", "P1"), "idx": 0})
+    env = Env(
+        holder,
+        {
+            "r0": "R0",
+            "r1": "R1",
+            "d0": "D0",
+            "d1": "D1",
+            "al": "R0",
+            "slot": 0,
+            "H.sem": "R0",
+            "H.dsem": "D0",
+            "H.arr": "RS",
+            "H.pair": ("P0", "P1"),
+            "lst": ("R0", "R1"),
+            "rs": "RS",
+            "ds": "DS",
+            "pair": ("P0", "P1"),
+            "idx": 0,
+        },
+    )
     correct: list[str] = []
     planted: list[str] = []
     planted_kind = mutation if mutation in ("SEM003", "SEM005") else "none"
@@ -314,7 +354,9 @@ def kernel_cases(draw: st.DrawFn) -> KernelCase:
             misread = whole if shown and whole in ("rs", "ds") else expression
             planted.append(f"{variable} = {misread}{read}")
             carried = op[1]
-            moving = [r for r in _rebinds(env) if _touches(expression, r[1], holder) and _moves(env, r, expression, carried)]
+            moving = [
+                r for r in _rebinds(env) if _touches(expression, r[1], holder) and _moves(env, r, expression, carried)
+            ]
             if moving and (carry == "index" or draw(st.integers(0, 3))):  # rebind what the read named, before the use
                 rebind(moving)
         if item[0] == "rebind":
@@ -390,8 +432,13 @@ def _buffer_plan(draw: st.DrawFn, holder: str, items: list[tuple], chosen: int, 
     staged = form == "whole" or (form == "carried" and draw(st.booleans()))
     plan = BufferPlan()
     names = {"x_hbm": ["x_hbm"], "stage": ["stage"]}
-    for name, ref in draw(st.lists(st.sampled_from([("xa", "x_hbm"), ("H.x", "x_hbm"), ("sv", "stage"),
-                                                    ("H.st", "stage")]), max_size=2, unique=True)):
+    for name, ref in draw(
+        st.lists(
+            st.sampled_from([("xa", "x_hbm"), ("H.x", "x_hbm"), ("sv", "stage"), ("H.st", "stage")]),
+            max_size=2,
+            unique=True,
+        )
+    ):
         shown = name.replace("H.", f"{holder}.")  # another name for the Ref: an alias or holder attribute
         plan.prologue.append((f"{shown} = {ref}",) * 2)
         names[ref].append(shown)
@@ -409,12 +456,20 @@ def _buffer_plan(draw: st.DrawFn, holder: str, items: list[tuple], chosen: int, 
         plan.inserts.setdefault(at, []).append((f"{variable} = {source}", f"{variable} = {source}{read}"))
         if staged and draw(st.integers(0, 2)):  # a write to the Ref between the read and the copy
             ref = draw(st.sampled_from(names["stage"]))
-            write = draw(st.sampled_from([
-                f"{ref}[...] = {ref}[...] * {{f}}", f"{ref}[0:2] = {ref}[0:2] * {{f}}", f"{ref}[...] *= {{f}}",
-                f"{ref}.at[0:2][...] = {ref}.at[0:2][...] * {{f}}", f"pltpu.sync_copy(x_hbm.at[{{r}}], {ref})",
-            ]))
+            write = draw(
+                st.sampled_from(
+                    [
+                        f"{ref}[...] = {ref}[...] * {{f}}",
+                        f"{ref}[0:2] = {ref}[0:2] * {{f}}",
+                        f"{ref}[...] *= {{f}}",
+                        f"{ref}.at[0:2][...] = {ref}.at[0:2][...] * {{f}}",
+                        f"pltpu.sync_copy(x_hbm.at[{{r}}], {ref})",
+                    ]
+                )
+            )
             plan.inserts.setdefault(draw(st.integers(at, start)), []).append(
-                (write.format(f="1.0", r=rows), write.format(f="2.0", r=other)))
+                (write.format(f="1.0", r=rows), write.format(f="2.0", r=other))
+            )
         carried = (variable, good[1])
         plan.buffers[start] = (carried, carried)
         if draw(st.booleans()):

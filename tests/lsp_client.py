@@ -27,7 +27,9 @@ def _converter() -> Converter:
     [...]}`, as the server sends, as ruff's does): cattrs cannot structure that union by itself."""
     converter = default_converter()
     filters = (
-        lsp.NotebookDocumentFilterNotebookType, lsp.NotebookDocumentFilterScheme, lsp.NotebookDocumentFilterPattern
+        lsp.NotebookDocumentFilterNotebookType,
+        lsp.NotebookDocumentFilterScheme,
+        lsp.NotebookDocumentFilterPattern,
     )
 
     def is_notebook(kind: Any) -> bool:

@@ -122,7 +122,9 @@ def test_the_script_hands_rdjson_to_reviewdog(repository: Path, bin_dir: Path, t
     assert "-f=rdjson" in args and "-reporter=github-pr-review" in args
     diagnostics = json.loads(Path(f"{received}.json").read_text())["diagnostics"]
     assert [(d["location"]["path"], d.get("code", {}).get("value")) for d in diagnostics] == [
-        ("pkg/kernels.py", "SEM001"), ("pkg/kernels.py", "SEM004"), ("pkg/broken.py", None)
+        ("pkg/kernels.py", "SEM001"),
+        ("pkg/kernels.py", "SEM004"),
+        ("pkg/broken.py", None),
     ]
 
 

@@ -113,8 +113,15 @@ def test_a_rewrite_that_parses_but_differs_is_refused_wherever_it_is(
     """A cut one character too early turns `sem[...]` into `se`, which parses: the re-parsed
     statement around the edit must still differ from the declared one, however nested."""
     original_cut = semfix.analysis.context.Context.cut
-    monkeypatch.setattr(semfix.analysis.context.Context, "cut", lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]))
-    source = "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n" + PLACES[place]
+    monkeypatch.setattr(
+        semfix.analysis.context.Context,
+        "cut",
+        lambda self, node, *where: (original_cut(self, node, *where)[0] - 1, original_cut(self, node, *where)[1]),
+    )
+    source = (
+        "from jax.experimental import pallas as pl\n\ndef quiet(sem):\n    pl.semaphore_wait(sem, 1)\n\n"
+        + PLACES[place]
+    )
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source)
     monkeypatch.undo()
@@ -129,7 +136,7 @@ def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest
     def greedy(self, plan):  # type: ignore[no-untyped-def]
         decision = original_decide(self, plan)
         if plan.fix is not None and plan.fix in self.fixes:  # the plan's fix: its removal's edit takes a line more
-            (start, end, _), = plan.fix.edits
+            ((start, end, _),) = plan.fix.edits
             greedier = dataclasses.replace(plan.fix, edits=((start, self.text.text.index("\n", end) + 1, ""),))
             self.fixes[self.fixes.index(plan.fix)] = plan.fix = greedier
         return decision

@@ -13,15 +13,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from click.testing import CliRunner
 
 import semfix.cli.runner
-from semfix.cli.main import main
 from semfix.cli.files import FileError
+from semfix.cli.main import main
 
 HEADER = "from jax.experimental import pallas as pl\n"
 BUGGY = HEADER + "\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"
@@ -60,11 +60,22 @@ def _broken_symlink(root: Path) -> Path:
 
 
 CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
-    "syntax error": (_write("syntax.py", (HEADER + "def k(sem:\n    pl.semaphore_wait(sem[...])\n").encode()), r"syntax error at line 2"),
-    "python 2": (_write("py2.py", (HEADER + 'print "waiting"\npl.semaphore_wait(s[...])\n').encode()), r"syntax error at line 2.*print"),
-    "bad utf-8": (_write("bytes.py", HEADER.encode() + b"pl.semaphore_wait(s[...])  # \xff\xfe\n"), r"cannot decode as utf-8"),
+    "syntax error": (
+        _write("syntax.py", (HEADER + "def k(sem:\n    pl.semaphore_wait(sem[...])\n").encode()),
+        r"syntax error at line 2",
+    ),
+    "python 2": (
+        _write("py2.py", (HEADER + 'print "waiting"\npl.semaphore_wait(s[...])\n').encode()),
+        r"syntax error at line 2.*print",
+    ),
+    "bad utf-8": (
+        _write("bytes.py", HEADER.encode() + b"pl.semaphore_wait(s[...])  # \xff\xfe\n"),
+        r"cannot decode as utf-8",
+    ),
     "bad declared encoding": (
-        _write("ascii.py", b"# -*- coding: ascii -*-\n" + HEADER.encode() + b"pl.semaphore_wait(s[...])  # caf\xc3\xa9\n"),
+        _write(
+            "ascii.py", b"# -*- coding: ascii -*-\n" + HEADER.encode() + b"pl.semaphore_wait(s[...])  # caf\xc3\xa9\n"
+        ),
         r"cannot decode as ascii",
     ),
     "nul bytes": (_write("binary.py", HEADER.encode() + b"\x00\x01pl.semaphore_wait(s[...])\n"), r"NUL bytes"),
@@ -156,7 +167,9 @@ def test_valid_oddities_are_not_errors(tmp_path: Path, source: bytes) -> None:
 
 
 def test_a_five_megabyte_file_finishes(tmp_path: Path) -> None:
-    kernel = "\n\ndef kernel_{n}(sem, sems):\n    pl.semaphore_signal(sems.at[{n}], 1)\n    pl.semaphore_wait(sem[...], 1)\n"
+    kernel = (
+        "\n\ndef kernel_{n}(sem, sems):\n    pl.semaphore_signal(sems.at[{n}], 1)\n    pl.semaphore_wait(sem[...], 1)\n"
+    )
     body = HEADER + "".join(kernel.format(n=n) for n in range(50_000))
     (tmp_path / "huge.py").write_text(body)
     assert len(body) > 5_000_000
@@ -176,8 +189,13 @@ def test_interrupt_leaves_every_file_old_or_new(tmp_path: Path, signum: int) -> 
     started = time.perf_counter()
     cli("--version", cwd=tmp_path)
     startup = time.perf_counter() - started  # signal only once semfix is surely running
-    process = subprocess.Popen([sys.executable, "-m", "semfix", "fix", "-q", "-j", "2", "."], cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "semfix", "fix", "-q", "-j", "2", "."],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(2 * startup + 0.3)
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)

@@ -14,7 +14,7 @@ from run import link_copies
 from semfix.api import fix_source
 from semfix.settings import Settings
 
-KERNEL = '''from jax.experimental import pallas as pl
+KERNEL = """from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 import other
 
@@ -26,7 +26,7 @@ def kernel(x_hbm, o_hbm, sems, sem):
     pl.semaphore_read(sems[0])
     print(f"{pl.semaphore_read(sem)}")
     other.semaphore_wait(sem)
-'''
+"""
 
 
 def test_planted_reads_sit_on_refs_and_sem001_restores_them(tmp_path: Path) -> None:

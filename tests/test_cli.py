@@ -25,9 +25,7 @@ CLEAN = "import numpy as np\n\nx = np.zeros(3)[...]\n"
 
 
 def semfix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 @pytest.fixture
@@ -234,14 +232,29 @@ def test_stdin_round_trip_uses_the_named_files_settings(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "pyproject.toml").write_text('[tool.semfix]\nignore = ["SEM001"]\n')
     source = BUGGY
-    plain = subprocess.run([sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "k.py"], cwd=tmp_path,
-                           input=source, capture_output=True, text=True)
+    plain = subprocess.run(
+        [sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "k.py"],
+        cwd=tmp_path,
+        input=source,
+        capture_output=True,
+        text=True,
+    )
     assert plain.returncode == 1 and plain.stdout == FIXED and "k.py:5:25: SEM001" in plain.stderr
-    ignored = subprocess.run([sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "proj/k.py"], cwd=tmp_path,
-                             input=source, capture_output=True, text=True)
+    ignored = subprocess.run(
+        [sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "proj/k.py"],
+        cwd=tmp_path,
+        input=source,
+        capture_output=True,
+        text=True,
+    )
     assert ignored.returncode == 0 and ignored.stdout == source
-    broken = subprocess.run([sys.executable, "-m", "semfix", "fix", "-"], cwd=tmp_path,
-                            input="from jax.experimental import pallas as pl\npl.semaphore_wait(\n", capture_output=True, text=True)
+    broken = subprocess.run(
+        [sys.executable, "-m", "semfix", "fix", "-"],
+        cwd=tmp_path,
+        input="from jax.experimental import pallas as pl\npl.semaphore_wait(\n",
+        capture_output=True,
+        text=True,
+    )
     assert broken.returncode == 2 and broken.stdout == "from jax.experimental import pallas as pl\npl.semaphore_wait(\n"
 
 
@@ -312,7 +325,11 @@ def test_a_dry_run_report_agrees_with_itself_and_says_it_is_dry(tmp_path: Path) 
 
 
 def test_fix_marks_only_what_it_wrote(tmp_path: Path) -> None:
-    (tmp_path / "k.py").write_text(UNPROVEN.replace("pl.semaphore_signal(sems[i], 1)", "pl.semaphore_signal(sems[i], 1)\n    pl.semaphore_wait(sem[...])"))
+    (tmp_path / "k.py").write_text(
+        UNPROVEN.replace(
+            "pl.semaphore_signal(sems[i], 1)", "pl.semaphore_signal(sems[i], 1)\n    pl.semaphore_wait(sem[...])"
+        )
+    )
     result = semfix("fix", "k.py", cwd=tmp_path)
     assert result.returncode == 1
     [unsafe, fixed] = result.stdout.splitlines()
@@ -337,7 +354,9 @@ def test_an_unwritable_report_stops_the_run_before_any_rewrite(tmp_path: Path) -
 
 
 def stdin(*args: str, source: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, input=source, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "semfix", *args], cwd=cwd, input=source, capture_output=True, text=True, check=False
+    )
 
 
 def test_stdin_diff_and_check_print_a_diff_or_nothing(tmp_path: Path) -> None:
@@ -373,7 +392,10 @@ def test_force_exclude_applies_to_the_stdin_filename(tmp_path: Path) -> None:
 def test_check_reads_stdin(tmp_path: Path) -> None:
     found = stdin("check", "-", "--stdin-filename", "k.py", source=BUGGY, cwd=tmp_path)
     assert found.returncode == 1
-    assert [line.split(" ", 2)[:2] for line in found.stdout.splitlines()] == [["k.py:5:25:", "SEM001"], ["k.py:6:23:", "SEM001"]]
+    assert [line.split(" ", 2)[:2] for line in found.stdout.splitlines()] == [
+        ["k.py:5:25:", "SEM001"],
+        ["k.py:6:23:", "SEM001"],
+    ]
     as_json = stdin("check", "-", "--format", "rdjson", source=BUGGY, cwd=tmp_path)
     assert len(json.loads(as_json.stdout)["diagnostics"]) == 2
     assert stdin("check", "-", source=FIXED, cwd=tmp_path).returncode == 0
@@ -392,7 +414,9 @@ def test_command_line_select_overrides_the_files_extend_select(tmp_path: Path) -
     assert "SEM102" in configured and "SEM002" not in configured
     selected = semfix("check", "k.py", "--select", "SEM0", cwd=tmp_path)
     assert "SEM102" not in selected.stdout and "SEM002" in selected.stdout
-    extended = semfix("check", "k.py", "--select", "SEM0", "--extend-select", "SEM102", "--ignore", "SEM002", cwd=tmp_path)
+    extended = semfix(
+        "check", "k.py", "--select", "SEM0", "--extend-select", "SEM102", "--ignore", "SEM002", cwd=tmp_path
+    )
     assert "SEM102" in extended.stdout and "SEM002" not in extended.stdout
 
 

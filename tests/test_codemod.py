@@ -22,7 +22,9 @@ CASES = (
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def _tree(root: Path) -> dict[str, bytes]:

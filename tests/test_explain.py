@@ -17,7 +17,9 @@ RUNNER = "import importlib.util, sys\nspec = importlib.util.spec_from_file_locat
 
 
 def cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "semfix", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "semfix", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -122,7 +124,6 @@ def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
     assert "wait(flags[1], 1)" in text and "wait(self.flags[1], 1)" in text  # another Ref by then, maybe
 
 
-
 def test_the_proof_does_not_spread_to_another_scopes_name(tmp_path: Path) -> None:
     """Issue 20.3: a comprehension, lambda or nested function binding its own `flags` holds
     another object, maybe a tuple of Refs, whatever the kernel's `flags` is proven to be."""
@@ -180,6 +181,7 @@ def test_a_carried_read_the_rule_only_reports_is_only_reported(dmalib: Path) -> 
     assert "SEM003" in result.stdout and "a comment on the assignment would be lost" in result.stdout
     assert (dmalib / "dmalib" / "kernels.py").read_text() == before
 
+
 # -- a log is untrusted text: writes stay under --root, and dirty files are refused -------
 def test_a_file_outside_root_is_not_touched(dmalib: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     outside = dmalib / "dmalib" / "kernels.py"
@@ -188,8 +190,15 @@ def test_a_file_outside_root_is_not_touched(dmalib: Path, tmp_path_factory: pyte
     before = outside.read_text()
     log = (TRACEBACKS / "signal_array.log").read_text()
     for named in (str(outside), str(root / "linked.py")):
-        result = cli("explain", "-", "--fix", "--root", str(root), cwd=root,
-                     stdin=log.replace("/home/runner/work/dmalib/dmalib/dmalib/kernels.py", named))
+        result = cli(
+            "explain",
+            "-",
+            "--fix",
+            "--root",
+            str(root),
+            cwd=root,
+            stdin=log.replace("/home/runner/work/dmalib/dmalib/dmalib/kernels.py", named),
+        )
         assert result.returncode == 1, result.stdout + result.stderr
         assert f"{named} is outside --root, not touched" in result.stdout and "---" not in result.stdout
         assert outside.read_text() == before
@@ -202,7 +211,9 @@ def test_dirty_files_are_refused_like_fix_refuses_them(dmalib: Path) -> None:
     for state in ("untracked", "unstaged"):
         if state == "unstaged":
             subprocess.run(["git", "add", "."], cwd=dmalib, check=True)
-            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "k"], cwd=dmalib, check=True)
+            subprocess.run(
+                ["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "k"], cwd=dmalib, check=True
+            )
             kernel.write_text(kernel.read_text() + "# work in progress\n")
         before = kernel.read_text()
         refused = _explain_fix("signal_array.log", dmalib)
@@ -333,7 +344,10 @@ def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) ->
     run = [sys.executable, "-m", "dmalib.run", "list_kernel"]
     failed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
     stored = (TRACEBACKS / "dma_list.log").read_text()
-    for line in ("ValueError: DMA source/destination/semaphore arguments must be Refs.", 'kernels.py", line 8, in list_kernel'):
+    for line in (
+        "ValueError: DMA source/destination/semaphore arguments must be Refs.",
+        'kernels.py", line 8, in list_kernel',
+    ):
         assert line in failed.stderr and line in stored
     result = cli("explain", "-", "--fix", cwd=dmalib, stdin=failed.stderr)
     assert result.returncode == 1 and "sem_list.at[0]" not in (dmalib / "dmalib" / "kernels.py").read_text()
@@ -341,7 +355,6 @@ def test_stored_dma_log_is_what_jax_says_and_the_list_was_right(dmalib: Path) ->
     kernel.write_text(kernel.read_text().replace("make_async_copy(src[...], dst", "make_async_copy(src, dst"))
     fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
-
 
 
 @needs_jax
@@ -355,6 +368,7 @@ def test_stored_carried_logs_are_what_jax_says_and_the_fix_runs(dmalib: Path, lo
     assert cli("explain", "-", "--fix", cwd=dmalib, stdin=failed.stderr).returncode == 0
     fixed = subprocess.run(run, cwd=dmalib, capture_output=True, text=True, check=False)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "1.0", fixed.stderr
+
 
 # -- logs as people paste them: pytest's output, CI and launcher prefixes, mixed ----------
 @pytest.fixture
@@ -377,7 +391,10 @@ def _interleaved(*streams: list[str]) -> str:
     return "".join(f"{s[i]}\n" for i in range(longest) for s in streams if i < len(s))
 
 
-TPU_FIXED = ("pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags.at[1], 2)", "make_async_copy(x_hbm, o_hbm, sems.at[1]).wait()")
+TPU_FIXED = (
+    "pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags.at[1], 2)",
+    "make_async_copy(x_hbm, o_hbm, sems.at[1]).wait()",
+)
 
 
 @pytest.mark.parametrize(
@@ -413,6 +430,8 @@ def test_processes_interleaved_in_one_log(ptlib: Path) -> None:
     assert result.stdout.count("raised from") == 8, result.stdout + result.stderr
     assert all(fixed in (ptlib / "ptlib" / "kernels.py").read_text() for fixed in TPU_FIXED)
     assert "copy_gmem_to_smem(x_gmem, buf, bars.at[0])" in (ptlib / "ptlib" / "gpu.py").read_text()
+
+
 def test_mosaic_gpu_copies_are_not_barrier_errors(ptlib: Path) -> None:
     result = cli("explain", str(TRACEBACKS / "gpu_copy.log"), "--fix", cwd=ptlib)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -468,7 +487,9 @@ def test_the_cli_knows_nothing_of_trees() -> None:
         for node in ast.walk(ast.parse(module.read_text())):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                assert not [n for n in names if n.split(".")[0] in ("ast", "libcst") or n.startswith("semfix.engine")], module.name
+                assert not [
+                    n for n in names if n.split(".")[0] in ("ast", "libcst") or n.startswith("semfix.engine")
+                ], module.name
 
 
 def _dma_log(line: int, source: str) -> str:
@@ -495,7 +516,9 @@ def test_another_librarys_copy_is_not_blamed(tmp_path: Path) -> None:
         "from torch_kernels import make_async_copy\n\n\ndef kernel(x, buf, sem):\n    make_async_copy(x[...], buf, sem[...])\n"
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5, "make_async_copy(x[...], buf, sem[...])"))
-    assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, result.stdout
+    assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, (
+        result.stdout
+    )
 
 
 # -- explain writes through the engine's run and proof, as `fix` does ----------------------
@@ -679,6 +702,7 @@ def test_an_ipython_cell_no_notebook_holds_is_refused(ringnb: Path) -> None:
 
 def test_an_ipython_kind_error_names_the_semaphore_in_its_cell(ringnb: Path) -> None:
     """The notebook's flags allocated as DMA semaphores: explain names the argument in its cell."""
+
     def as_dma(text: str) -> str:
         for old, new in (("flags[1]", "flags.at[1]"), ("REGULAR((2,))", "DMA((2,))")):
             text = text.replace(old, new)
@@ -707,7 +731,9 @@ def test_two_notebooks_holding_the_cell_are_ambiguous(ringnb: Path) -> None:
 def test_a_logged_copy_of_the_error_line_is_not_another_failure() -> None:
     from semfix.explain.logs import parse_log
 
-    log = (TRACEBACKS / "signal_array.log").read_text() + "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    log = (
+        TRACEBACKS / "signal_array.log"
+    ).read_text() + "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
     assert [len(f.frames) > 0 for f in parse_log(log)] == [True]
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 import pytest
 from conftest import FIXTURES, Case, fixture_cases
-
-from dataclasses import replace
 
 from semfix import fix_source
 from semfix.findings import Fix
@@ -20,7 +19,9 @@ CASES = fixture_cases()
 
 def _without_imports(source: bytes) -> list[bytes]:
     """The lines of no import statement (a parenthesized import's lines included)."""
-    spans = [(n.lineno, n.end_lineno) for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    spans = [
+        (n.lineno, n.end_lineno) for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))
+    ]
     return [line for number, line in enumerate(source.splitlines(), 1) if not any(a <= number <= b for a, b in spans)]
 
 

@@ -35,7 +35,11 @@ def sarif_schema(tmp_path_factory: pytest.TempPathFactory) -> dict:
         pytest.fail("npm is needed to fetch the SARIF schema package")
     folder = tmp_path_factory.mktemp("sarif")
     packed = subprocess.run(
-        ["npm", "pack", "@microsoft/jest-sarif@1.0.0-beta.0", "--silent"], cwd=folder, capture_output=True, text=True, timeout=300
+        ["npm", "pack", "@microsoft/jest-sarif@1.0.0-beta.0", "--silent"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert packed.returncode == 0, packed.stderr
     with tarfile.open(folder / packed.stdout.strip().splitlines()[-1]) as archive:
@@ -47,7 +51,12 @@ def sarif_schema(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_sarif_output_validates_against_the_schema(tmp_path: Path, sarif_schema: dict) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     (tmp_path / "k.py").write_text(BUGGY + "    pl.semaphore_signal(sems.at[0:2])\n")
-    result = subprocess.run([sys.executable, "-m", "semfix", "check", "--format", "sarif", "k.py"], cwd=tmp_path, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "semfix", "check", "--format", "sarif", "k.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     log = json.loads(result.stdout)
     jsonschema.validate(log, sarif_schema)
     results = log["runs"][0]["results"]
@@ -66,7 +75,10 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This checkout's files, committed in a repository of their own, for pre-commit to install."""
     repo = tmp_path_factory.mktemp("semfix-hooks")
     listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=CHECKOUT, capture_output=True, text=True
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=CHECKOUT,
+        capture_output=True,
+        text=True,
     )
     names = [n for n in listed.stdout.split("\0") if n] if listed.returncode == 0 else []
     assert "pyproject.toml" in names and ".pre-commit-hooks.yaml" in names
@@ -83,7 +95,11 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_pre_commit_hook_fixes_and_blocks_then_passes(tmp_path: Path, hook_repo: Path) -> None:
     if shutil.which("pre-commit") is None and not (Path(sys.executable).parent / "pre-commit").exists():
         pytest.fail("pre-commit is not installed (pip install -e '.[test]')")
-    pre_commit = str(Path(sys.executable).parent / "pre-commit") if (Path(sys.executable).parent / "pre-commit").exists() else "pre-commit"
+    pre_commit = (
+        str(Path(sys.executable).parent / "pre-commit")
+        if (Path(sys.executable).parent / "pre-commit").exists()
+        else "pre-commit"
+    )
     rev = git(hook_repo, "rev-parse", "HEAD").stdout.strip()
     project = tmp_path / "project"
     project.mkdir()
@@ -98,7 +114,11 @@ def test_pre_commit_hook_fixes_and_blocks_then_passes(tmp_path: Path, hook_repo:
     git(project, "add", ".")
     blocked = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-m", "buggy kernel"],
-        cwd=project, capture_output=True, text=True, env=env, timeout=900,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
     )
     assert blocked.returncode != 0, blocked.stdout + blocked.stderr
     assert (project / "kernel.py").read_text() == CLEAN  # the hook fixed it in place
@@ -106,6 +126,10 @@ def test_pre_commit_hook_fixes_and_blocks_then_passes(tmp_path: Path, hook_repo:
     git(project, "add", "kernel.py")
     passed = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-m", "fixed kernel"],
-        cwd=project, capture_output=True, text=True, env=env, timeout=900,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
     )
     assert passed.returncode == 0, passed.stdout + passed.stderr

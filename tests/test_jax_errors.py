@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 from semfix.catalog import FUNCTION_NAMES, KINDS_NEEDED
 from semfix.cli import explain as explain_module
-from semfix.explain.logs import Failure
 from semfix.cli.main import main
 from semfix.explain.errors import ERRORS, markdown, recognise
+from semfix.explain.logs import Failure
 from semfix.rules import RULES
 
 README = Path(__file__).parent.parent / "README.md"

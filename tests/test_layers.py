@@ -48,8 +48,13 @@ def imports(module: str) -> set[str]:
     """The semfix modules `module` imports, at any depth (not under `if TYPE_CHECKING:`)."""
     found: set[str] = set()
     tree = ast.parse(MODULES[module].read_text())
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
-               for statement in node.body for n in ast.walk(statement)}
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _type_checking(node)
+        for statement in node.body
+        for n in ast.walk(statement)
+    }
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -74,7 +79,7 @@ def test_no_import_cycle() -> None:
 
     def visit(module: str, path: list[str]) -> None:
         if module in path:
-            raise AssertionError("import cycle: " + " -> ".join([*path[path.index(module):], module]))
+            raise AssertionError("import cycle: " + " -> ".join([*path[path.index(module) :], module]))
         if module in done:
             return
         for imported in sorted(graph[module]):

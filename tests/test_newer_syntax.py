@@ -13,7 +13,9 @@ from test_cli import semfix
 
 from semfix import SourceError, fix_source
 
-HEADER = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem, x, idx, d):\n    pl.semaphore_wait(sem[...], 1)\n"
+HEADER = (
+    "from jax.experimental import pallas as pl\n\n\ndef kernel(sem, x, idx, d):\n    pl.semaphore_wait(sem[...], 1)\n"
+)
 FIXED = HEADER.replace("sem[...]", "sem")
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -52,7 +54,10 @@ def test_the_cli_exits_2_naming_the_python_needed(tmp_path: Path) -> None:
     (tmp_path / "k.py").write_text(HEADER + "    return x.at[*idx]\n")
     result = semfix("check", "k.py", cwd=tmp_path)
     assert result.returncode == 2
-    assert f"uses syntax Python {RUNNING} cannot parse (a starred index `x[*i]`, Python 3.11+) at line 6" in result.stderr + result.stdout
+    assert (
+        f"uses syntax Python {RUNNING} cannot parse (a starred index `x[*i]`, Python 3.11+) at line 6"
+        in result.stderr + result.stdout
+    )
 
 
 def test_other_syntax_errors_keep_cpythons_words() -> None:

@@ -64,7 +64,11 @@ def test_a_source_string_holding_several_lines_is_rewritten() -> None:
     """nbformat lets one string of the `source` array hold several lines."""
     data = _notebook(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"])
     fixed = _sources(fix_notebook(data, Settings(), apply_fixes=True).source)
-    assert fixed == ["".join(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"]).replace("sem[...]", "sem")]
+    assert fixed == [
+        "".join(["from jax.experimental import pallas as pl\n", *KERNEL, "    x = 1\n    y = 2\n"]).replace(
+            "sem[...]", "sem"
+        )
+    ]
 
 
 def test_lines_after_a_cell_with_lone_carriage_returns_are_counted_as_python_counts_them() -> None:

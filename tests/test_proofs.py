@@ -19,7 +19,11 @@ from semfix.settings import Settings
     ("old", "new", "error"),
     [
         ("f(a=1, b=2)\n", "f(a=1, a=2)\n", "keyword argument repeated"),
-        ("pl.semaphore_wait(sem, value=1, dec=2)\n", "pl.semaphore_wait(sem, value=1, value=2)\n", "keyword argument repeated"),
+        (
+            "pl.semaphore_wait(sem, value=1, dec=2)\n",
+            "pl.semaphore_wait(sem, value=1, value=2)\n",
+            "keyword argument repeated",
+        ),
         ("def f():\n    pass\nreturn_(1)\n", "def f():\n    pass\nreturn (1)\n", "'return' outside function"),
     ],
 )
@@ -73,7 +77,9 @@ def test_a_file_that_never_compiled_is_not_fixed() -> None:
         fix_source(source, apply_fixes=False)
 
 
-_OLD_MIGRATION = "from __future__ import annotations\nfrom jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait(s)\n"
+_OLD_MIGRATION = (
+    "from __future__ import annotations\nfrom jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait(s)\n"
+)
 _PALLAS = "from jax.experimental import pallas as pl\n"
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 
 import hypothesmith
-import pytest
 import libcst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,7 +66,7 @@ def kernels(draw: st.DrawFn) -> tuple[str, str, int]:
     """(clean module, planted module, planted count): planted reads are the only difference."""
     lines_clean, lines_planted, planted = [], [], 0
     array = draw(ARRAYS)
-    lines = ["def kernel(x_hbm, o_hbm, sem, done, ready_sem, copy_sem, s0, flag, {a}, i):".format(a=array)]
+    lines = [f"def kernel(x_hbm, o_hbm, sem, done, ready_sem, copy_sem, s0, flag, {array}, i):"]
     lines_clean += lines
     lines_planted += lines
     for _ in range(draw(st.integers(1, 8))):

@@ -12,10 +12,10 @@ import pytest
 
 from semfix import fix_source
 from semfix.catalog import MODULES, may_contain_calls
-from semfix.findings import Finding
 from semfix.engine.run import analyse
-from semfix.settings import Settings
 from semfix.engine.skim import clears
+from semfix.findings import Finding
+from semfix.settings import Settings
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"])
 _POSITIONS: dict[str, set[int]] = {}

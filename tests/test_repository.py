@@ -122,7 +122,14 @@ def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pyt
 
 
 def test_json_report(tmp_path: Path) -> None:
-    _tree(tmp_path, {"a.py": BUGGY, "b.py": "import numpy\n", "c.py": "from jax.experimental import pallas as pl\nx = pl.semaphore_wait(\n"})
+    _tree(
+        tmp_path,
+        {
+            "a.py": BUGGY,
+            "b.py": "import numpy\n",
+            "c.py": "from jax.experimental import pallas as pl\nx = pl.semaphore_wait(\n",
+        },
+    )
     result = cli("fix", ".", "--report", "report.json", cwd=tmp_path)
     assert result.returncode == 2
     report = json.loads((tmp_path / "report.json").read_text())

@@ -31,13 +31,17 @@ BRANCH = ORIGINAL.replace(
     "    pl.semaphore_signal(sem[()], 1)\n"
     "    pltpu.make_async_copy(x, y, sems.at[i][...]).start()\n"
     "    pl.semaphore_wait(sems.at[i], 1)\n"
-    "    label = \"caf\\u00e9\"; pl.semaphore_read(sem[...])\n",
+    '    label = "caf\\u00e9"; pl.semaphore_read(sem[...])\n',
 )
 
 
 def git(cwd: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True, text=True
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return done.stdout
 
@@ -138,20 +142,30 @@ def test_rdjson_and_sarif_suggestions_give_what_fix_gives(branch: Path) -> None:
         lines = text.splitlines(keepends=True)
         byte_lines = [line.encode() for line in lines]
 
-        def from_bytes(line: int, column: int) -> int:  # rdjson columns are UTF-8 bytes
-            return sum(len(x) for x in lines[: line - 1]) + len(byte_lines[line - 1][: column - 1].decode())
+        def from_bytes(line: int, column: int) -> int:  # rdjson columns are UTF-8 bytes; called in this iteration only
+            return sum(len(x) for x in lines[: line - 1]) + len(byte_lines[line - 1][: column - 1].decode())  # noqa: B023
 
         rd_edits = [
-            (from_bytes(s["range"]["start"]["line"], s["range"]["start"]["column"]),
-             from_bytes(s["range"]["end"]["line"], s["range"]["end"]["column"]), s["text"])
-            for d in rdjson["diagnostics"] if d["location"]["path"] == path for s in d.get("suggestions", [])
+            (
+                from_bytes(s["range"]["start"]["line"], s["range"]["start"]["column"]),
+                from_bytes(s["range"]["end"]["line"], s["range"]["end"]["column"]),
+                s["text"],
+            )
+            for d in rdjson["diagnostics"]
+            if d["location"]["path"] == path
+            for s in d.get("suggestions", [])
         ]
         assert _apply(text, rd_edits) == fixed[path]
         sarif_edits = [
-            (_offset(lines, r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
-             _offset(lines, r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]), r["insertedContent"]["text"])
-            for result in sarif["runs"][0]["results"] for fix in result.get("fixes", [])
-            for change in fix["artifactChanges"] if change["artifactLocation"]["uri"] == path
+            (
+                _offset(lines, r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+                _offset(lines, r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
+                r["insertedContent"]["text"],
+            )
+            for result in sarif["runs"][0]["results"]
+            for fix in result.get("fixes", [])
+            for change in fix["artifactChanges"]
+            if change["artifactLocation"]["uri"] == path
             for r in change["replacements"]
         ]
         assert _apply(text, sarif_edits) == fixed[path]
@@ -217,8 +231,12 @@ def test_a_trunk_by_any_other_name(branch: Path) -> None:
     expected = [("pkg/kernels.py", 10), ("pkg/kernels.py", 11), ("pkg/kernels.py", 13), ("pkg/new.py", 2)]
     for variable in ("GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"):
         in_ci = subprocess.run(
-            [sys.executable, "-m", "semfix", "review", "--format", "json"], cwd=branch, capture_output=True, text=True,
-            env={**os.environ, variable: "trunk"}, check=False,
+            [sys.executable, "-m", "semfix", "review", "--format", "json"],
+            cwd=branch,
+            capture_output=True,
+            text=True,
+            env={**os.environ, variable: "trunk"},
+            check=False,
         )
         assert [(f["path"], f["line"]) for f in json.loads(in_ci.stdout)] == expected, (variable, in_ci.stderr)
     git(branch, "config", "init.defaultBranch", "trunk")
@@ -263,7 +281,7 @@ def _error_lines(stderr: str) -> list[str]:
 def test_a_target_branch_that_is_not_here_is_an_error_not_a_silent_pass(branch: Path) -> None:
     result = _in_ci(branch, "review", "--format", "github", GITHUB_BASE_REF="release-9")
     [line] = _error_lines(result.stderr)
-    assert result.returncode == 2 and result.stdout == f"::error title=semfix review::{line[len('error: '):]}\n"
+    assert result.returncode == 2 and result.stdout == f"::error title=semfix review::{line[len('error: ') :]}\n"
     assert "GITHUB_BASE_REF" in line and "'release-9'" in line and "origin/release-9" in line
     assert "fetch-depth: 0" in line and "--base" in line
     gitlab = _in_ci(branch, "review", CI_MERGE_REQUEST_TARGET_BRANCH_NAME="release-9")

@@ -17,7 +17,6 @@ from conftest import Case, fixture_cases, require_jax
 
 from semfix.explain.errors import recognise
 
-
 require_jax()
 import numpy as np  # noqa: E402 (JAX brings NumPy)
 

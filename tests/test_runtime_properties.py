@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from conftest import require_jax
+from hypothesis import HealthCheck, given, settings
 from kernelgen import COPIES, KernelCase, kernel_cases
 
 from semfix import fix_source
@@ -60,7 +60,7 @@ class Worker:
         return process.stdout.readline().strip() if ready else None
 
     def run(self, source: str) -> str:
-        """"ok <digest>", "error <text>" or "hang"; answers are cached by source text."""
+        """ "ok <digest>", "error <text>" or "hang"; answers are cached by source text."""
         if source not in self.cache:
             self.cache[source] = self._run(source)
         return self.cache[source]
@@ -105,10 +105,22 @@ CARRIED_ACROSS_ATTRIBUTE_REBINDING = KernelCase.of(
     "SEM003",
 )
 TUPLE_AFTER_ARRAY_EVIDENCE = KernelCase.of(
-    ["pl.semaphore_signal(self.arr.at[0], 1)", "self.arr = (r0, r1)", "pl.semaphore_signal(self.arr[1], 2)",
-     "pl.semaphore_wait(rs.at[0], 1)", "pl.semaphore_wait(r1, 2)", *COPIES],
-    ["pl.semaphore_signal(self.arr.at[0], 1)", "self.arr = (r0, r1)", "pl.semaphore_signal(self.arr[1], 2)",
-     "pl.semaphore_wait(rs.at[0], 1)", "pl.semaphore_wait(r1, 2)", *COPIES],
+    [
+        "pl.semaphore_signal(self.arr.at[0], 1)",
+        "self.arr = (r0, r1)",
+        "pl.semaphore_signal(self.arr[1], 2)",
+        "pl.semaphore_wait(rs.at[0], 1)",
+        "pl.semaphore_wait(r1, 2)",
+        *COPIES,
+    ],
+    [
+        "pl.semaphore_signal(self.arr.at[0], 1)",
+        "self.arr = (r0, r1)",
+        "pl.semaphore_signal(self.arr[1], 2)",
+        "pl.semaphore_wait(rs.at[0], 1)",
+        "pl.semaphore_wait(r1, 2)",
+        *COPIES,
+    ],
     "none",
     holder="self",
 )
@@ -146,7 +158,9 @@ def check(case: KernelCase, worker: Worker) -> None:
         if any(f.safety == "unsafe" and _guessed_otherwise(f, case) for f in result.applied):
             continue  # an unsafe fix that guessed other than the correct kernel: that is what unsafe means
         outcome = worker.run(result.source)
-        applied = "; ".join(f"{f.line}:{f.column} {f.rule} {f.original.strip()!r} -> {f.replacement!r}" for f in result.applied)
+        applied = "; ".join(
+            f"{f.line}:{f.column} {f.rule} {f.original.strip()!r} -> {f.replacement!r}" for f in result.applied
+        )
         assert outcome == expected, (
             f"{name}: semfix's output gives {outcome!r}, the correct kernel {expected!r}\n"
             f"applied: {applied}\nsemfix wrote:\n{result.source}"

@@ -10,9 +10,9 @@ import pytest
 
 from semfix import fix_source
 from semfix.catalog import MODULES
+from semfix.engine.skim import clears
 from semfix.rules import table
 from semfix.settings import Settings
-from semfix.engine.skim import clears
 
 HEADER = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
 
@@ -25,8 +25,13 @@ def test_sem005_is_listed_and_on_by_default() -> None:
 def test_every_dma_names_its_buffers() -> None:
     named = {name: op.buffer_params for ops in MODULES.values() for name, op in ops.items() if op.buffer_params}
     assert set(named) == {
-        "make_async_copy", "async_copy", "sync_copy", "make_async_remote_copy", "async_remote_copy",
-        "copy_gmem_to_smem", "copy_smem_to_gmem",
+        "make_async_copy",
+        "async_copy",
+        "sync_copy",
+        "make_async_remote_copy",
+        "async_remote_copy",
+        "copy_gmem_to_smem",
+        "copy_smem_to_gmem",
     }
 
 
@@ -75,11 +80,16 @@ def test_a_walrus_buffer_is_fixed_only_when_its_name_is_not_read() -> None:
 
 
 def test_a_dma_call_inside_a_buffer_fixes_nothing() -> None:
-    source = HEADER + "def k(x_ref, o_hbm, sem):\n    pltpu.sync_copy(x_ref.at[pl.semaphore_read(sem[...])][...], o_hbm)\n"
+    source = (
+        HEADER + "def k(x_ref, o_hbm, sem):\n    pltpu.sync_copy(x_ref.at[pl.semaphore_read(sem[...])][...], o_hbm)\n"
+    )
     result = fix_source(source)
     assert result.source == source
     assert [f.rule for f in result.findings] == ["SEM001", "SEM005"]
-    assert all(f.message.endswith("(not fixed: a semaphore or DMA call inside one of their arguments)") for f in result.findings)
+    assert all(
+        f.message.endswith("(not fixed: a semaphore or DMA call inside one of their arguments)")
+        for f in result.findings
+    )
 
 
 def test_a_buffer_is_never_a_non_scalar_semaphore() -> None:
@@ -112,7 +122,9 @@ def test_a_dma_source_only_reads_its_ref() -> None:
         held = _sem005(kernel.format(first=first))
         assert [line for line, applied, _ in held if line == 4 and not applied] == [4], (first, held)
     into = _sem005(kernel.format(first="buf, x_ref[...]"))
-    assert any(line == 4 and not applied and "`x_ref[...]` at line 6 is a DMA destination" in m for line, applied, m in into), into
+    assert any(
+        line == 4 and not applied and "`x_ref[...]` at line 6 is a DMA destination" in m for line, applied, m in into
+    ), into
 
 
 @pytest.mark.parametrize(
@@ -125,7 +137,9 @@ def test_a_read_joined_by_an_unproven_view_is_an_unsafe_fix(call: str, rule: str
     fix that is safe on its own."""
     source = HEADER + f"def k(h, o_hbm):\n    {call}\n"
     safe = fix_source(source, settings=Settings.build(select=["ALL"]))
-    assert [(f.rule, f.replacement, f.applied, f.safety) for f in safe.findings if f.applied] == [(rule, "h.arr[1]", True, "safe")]
+    assert [(f.rule, f.replacement, f.applied, f.safety) for f in safe.findings if f.applied] == [
+        (rule, "h.arr[1]", True, "safe")
+    ]
     unsafe = fix_source(source, settings=Settings.build(select=["ALL"], unsafe_fixes=True))
     [joined] = unsafe.findings
     assert (joined.rule, joined.replacement, joined.applied, joined.safety) == (rule, "h.arr.at[1]", True, "unsafe")

@@ -56,7 +56,8 @@ def test_diagnostics_then_a_quick_fix_applied_then_fewer_diagnostics(tmp_path: P
             client.open(uri, KERNEL)
             found = await client.diagnostics(uri)
             assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [
-                ("SEM001", 5, 27), ("SEM001", 6, 25)
+                ("SEM001", 5, 27),
+                ("SEM001", 6, 25),
             ]
             assert {(d.source, d.severity) for d in found} == {("semfix", lsp.DiagnosticSeverity.Warning)}
             assert found[0].range.end.character == 27 + len("sem[...]")
@@ -205,12 +206,16 @@ def test_without_pygls_the_command_names_the_extra(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60, env=env,
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
         cwd=tmp_path,
     )
     assert done.returncode == 2
     assert "semfix[server]" in done.stderr
-
 
 
 IMPORTS_CELL = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from semfix.api import fix_source
 from semfix.engine.run import analyse
-from semfix.settings import Settings
 from semfix.engine.skim import clears, clears_for
+from semfix.settings import Settings
 
 NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
 
@@ -36,9 +36,26 @@ ENTRIES = [
     "ST.REGULAR((2,))",
 ]
 ARGUMENTS = [
-    "sem", "sems", "buf", "sem[...]", "sem[()]", "sems[0]", "sems.at[0]", "sems.at[0:1]", "sems.at[0][...]",
-    "(sem)", "(sems[1])", "v", "w", "sems.at[pl.ds(0, 1)]", "sems.at[idx[0]]", "sems[:]", "sem  # a note\n",
-    "sems.at['k']", "sems[i, j]", "sems\n    [0]",
+    "sem",
+    "sems",
+    "buf",
+    "sem[...]",
+    "sem[()]",
+    "sems[0]",
+    "sems.at[0]",
+    "sems.at[0:1]",
+    "sems.at[0][...]",
+    "(sem)",
+    "(sems[1])",
+    "v",
+    "w",
+    "sems.at[pl.ds(0, 1)]",
+    "sems.at[idx[0]]",
+    "sems[:]",
+    "sem  # a note\n",
+    "sems.at['k']",
+    "sems[i, j]",
+    "sems\n    [0]",
 ]
 CALLS = [
     "pltpu.semaphore_wait({a}, 1)",
@@ -66,8 +83,13 @@ CALLS = [
     "signal({a}, 1)",
 ]
 LOCALS = [
-    "", "signal = pltpu.semaphore_signal", "v = sem[...]", "w = sems[0]", "v = sems.at[0]",
-    "(v  # note\n    ) = sem[()]", "x = 1 if v == w else 2",
+    "",
+    "signal = pltpu.semaphore_signal",
+    "v = sem[...]",
+    "w = sems[0]",
+    "v = sems.at[0]",
+    "(v  # note\n    ) = sem[()]",
+    "x = 1 if v == w else 2",
 ]
 
 
@@ -99,7 +121,11 @@ def kernels(draw: st.DrawFn) -> str:
     allocation = draw(st.sampled_from(ALLOCATIONS)).format(entries=", ".join(entries), first=entries[0])
     header = draw(st.sampled_from(HEADERS)) + "import functools\nimport jax.numpy as jnp\n"
     shapes = f"SHAPES = [{', '.join(entries)}]\n" if draw(st.booleans()) else ""
-    decoy = draw(st.sampled_from(["", "\n\ndef kernel(a, b):\n    return a\n", "\n\ndef other(sem):\n    global pl\n    pl = None\n"]))
+    decoy = draw(
+        st.sampled_from(
+            ["", "\n\ndef kernel(a, b):\n    return a\n", "\n\ndef other(sem):\n    global pl\n    pl = None\n"]
+        )
+    )
     return f"{header}{shapes}\n\ndef kernel({signature}):\n{body}\n{decoy}\n\ndef run(x):\n    return {allocation}\n"
 
 
@@ -129,7 +155,6 @@ def test_skim_never_clears_a_fixture_with_findings() -> None:
                 assert findings == (), (case.name, text)
             flagged += bool(findings)
     assert flagged > 20 and cleared >= 10  # it is tested on real findings, and it does clear files
-
 
 
 EVERY_RULE = Settings.build(select=["ALL"], unsafe_fixes=True)
@@ -195,6 +220,7 @@ def test_with_every_rule_a_kernel_no_migration_can_touch_is_not_parsed() -> None
     assert result.parsed and [f.rule for f in result.findings] == ["SEM101", "SEM006"]  # it signals a DMA semaphore
     assert "pl.semaphore_signal(sems.at[0], 1)" in result.source
 
+
 CORRECT = """\
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
@@ -257,7 +283,10 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
         "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
         "a DMA semaphore signalled": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems.at[0], 1)"),
         "a regular semaphore to a DMA": ("async_copy(x, x, sem)", "async_copy(x, x, flags.at[1])"),
-        "a call inside another": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))"),
+        "a call inside another": (
+            "pl.semaphore_wait(ready_sem, 1)",
+            "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))",
+        ),
     }
     for label, (old, new) in mutations.items():
         source = _mutated(old, new)
@@ -318,7 +347,9 @@ def test_a_triple_quoted_string_does_not_shift_positions() -> None:
 
 
 def test_a_generic_kernel_is_parsed() -> None:
-    source = CORRECT.replace("def kernel(", "def kernel[T](").replace("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)")
+    source = CORRECT.replace("def kernel(", "def kernel[T](").replace(
+        "pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems, 1)"
+    )
     assert not clears(source.encode())
 
 

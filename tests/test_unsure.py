@@ -87,12 +87,30 @@ def test_an_encoding_that_does_not_round_trip_is_checked_not_fixed() -> None:
 
 _SEM101 = Settings.build(select=["SEM"])
 _RARE_PLACEMENTS = {
-    "only in an if": ("import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n", "no import block to put the pallas import in"),
-    "one-line function": ("def kernel(sem): from jax.experimental.pallas import tpu as pltpu; pltpu.semaphore_signal(sem, 1)\n", "an import that shares its line, at line 1"),
-    "last statement, comment above": (f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n", "an import dropped at the end of a block, at line 7"),
-    "class body import": ("class K:\n    from jax.experimental.pallas import tpu as pltpu\n    pltpu.semaphore_wait(SEM, 1)\n", "an import in a class body, read at line 3"),
-    "alias read but bound nowhere": ("from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n", "`pl` is read where nothing binds it, at line 6"),
-    "function replaced": ("from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n", "`pltpu.semaphore_wait` is assigned or deleted at line 3"),
+    "only in an if": (
+        "import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n",
+        "no import block to put the pallas import in",
+    ),
+    "one-line function": (
+        "def kernel(sem): from jax.experimental.pallas import tpu as pltpu; pltpu.semaphore_signal(sem, 1)\n",
+        "an import that shares its line, at line 1",
+    ),
+    "last statement, comment above": (
+        f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n",
+        "an import dropped at the end of a block, at line 7",
+    ),
+    "class body import": (
+        "class K:\n    from jax.experimental.pallas import tpu as pltpu\n    pltpu.semaphore_wait(SEM, 1)\n",
+        "an import in a class body, read at line 3",
+    ),
+    "alias read but bound nowhere": (
+        "from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n",
+        "`pl` is read where nothing binds it, at line 6",
+    ),
+    "function replaced": (
+        "from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
+        "`pltpu.semaphore_wait` is assigned or deleted at line 3",
+    ),
 }
 
 

@@ -11,6 +11,7 @@ import ast
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 
 from semfix.analysis.nodes import (
     is_at,
@@ -63,7 +64,9 @@ class Allocations(Resolution):
                 if applied is not None:
                     self._allocate(*applied, function, scope)
 
-    def _allocate(self, allocator: frozenset[str], arguments: list[ast.AST], body: ast.AST, scope: Scope) -> None:
+    def _allocate(
+        self, allocator: frozenset[str], arguments: list[ast.expr | ast.keyword], body: ast.AST, scope: Scope
+    ) -> None:
         """Give `body`'s parameters the kinds of what `allocator`, given `arguments`, allocates
         for them. The order calls come in does not matter: a parameter given two kinds is a
         tuple if one is (`.at` would fail there), else has none."""
@@ -77,13 +80,15 @@ class Allocations(Resolution):
             allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
             self._bind(body, allocations, scope)
         elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
-            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(keywords["scratch_shapes"], scope)
+            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(
+                keywords["scratch_shapes"], scope
+            )
             if entries is not None:
                 self._bind(body, entries, scope)
             else:
                 self._unprove(body, scope)
 
-    def _kernel_allocations(self, arguments: list[ast.AST], scope: Scope) -> list[ast.expr] | None:
+    def _kernel_allocations(self, arguments: list[ast.expr | ast.keyword], scope: Scope) -> list[ast.expr] | None:
         """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
         (where known), then its scratch buffers; None where the scratch buffers are not known.
 
@@ -116,13 +121,13 @@ class Allocations(Resolution):
     def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
         """The arguments of a call to one of JAX's grid specs, by parameter name; None for
         anything else, or where a `*args` or `**kwargs` hides which are given."""
-        names = self.qualified(node.func, scope) if isinstance(node, ast.Call) else None
-        orders = {GRID_SPECS.get(name) for name in names or ()}
-        if len(orders) != 1 or None in orders:
+        if not isinstance(node, ast.Call):
             return None
-        return _bound(source_order(node), orders.pop())  # type: ignore[arg-type]
+        orders = {GRID_SPECS.get(name) for name in self.qualified(node.func, scope) or ()}
+        order = orders.pop() if len(orders) == 1 else None
+        return _bound(source_order(node), order) if order is not None else None
 
-    def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.AST]] | None:
+    def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.expr | ast.keyword]] | None:
         """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
         function and the other arguments it gets. `functools.partial(pl.pallas_call, ...)` and
         `functools.partial(pl.run_scoped, ...)` qualify only with keywords alone (a positional
@@ -137,26 +142,43 @@ class Allocations(Resolution):
         return (CORE_MAP, list(node.keywords)) if self.resolves_to(node.func, scope, CORE_MAP) else None
 
     @staticmethod
-    def _named_entries(node: ast.expr) -> list[ast.AST] | None:
+    def _named_entries(node: ast.expr) -> list[ast.expr | ast.keyword] | None:
         """A dict display of string keys as keyword arguments (core_map passes a dict by name)."""
-        if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        if not isinstance(node, ast.Dict) or not all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys
+        ):
             return None
-        return [ast.keyword(arg=k.value, value=v) for k, v in zip(node.keys, node.values)]  # type: ignore[union-attr]
+        return [
+            ast.keyword(arg=k.value, value=v)
+            for k, v in zip(node.keys, node.values)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)  # all are: checked above
+        ]
 
-    def _function(self, node: ast.AST, scope: Scope) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
+    def _function(
+        self, node: ast.AST, scope: Scope
+    ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
         """The def `node` calls, with how many leading parameters and which named ones a
         `functools.partial` around it already gives (None if a `*args` or `**kwargs` there hides that)."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return node, 0, set()
         if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
             inner = self._function(node.args[0], scope)
-            if inner is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            if (
+                inner is None
+                or any(isinstance(a, ast.Starred) for a in node.args)
+                or any(k.arg is None for k in node.keywords)
+            ):
                 return None
-            return inner[0], inner[1] + len(node.args) - 1, inner[2] | {k.arg for k in node.keywords}  # type: ignore[misc]
+            return (
+                inner[0],
+                inner[1] + len(node.args) - 1,
+                inner[2] | {k.arg for k in node.keywords if k.arg is not None},
+            )
         if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
             _, bindings = scope.lookup(node.id)
-            if len(bindings) == 1 and bindings[0].kind == "def" and not bindings[0].node.decorator_list:  # type: ignore[union-attr]
-                return bindings[0].node, 0, set()  # type: ignore[return-value]
+            function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list:
+                return function, 0, set()  # a "def" binding holds its def
         return None
 
     def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
@@ -166,7 +188,7 @@ class Allocations(Resolution):
             _, bindings = scope.lookup(node.id)
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
                 return None
-            value = bindings[0].node.value  # type: ignore[union-attr]
+            value = bindings[0].value
             shared = len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
             if isinstance(_display(value)[0], ast.List) and shared:
                 return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
@@ -204,14 +226,14 @@ class Allocations(Resolution):
         allocates: `SemaphoreType.X` or `SemaphoreType.X(shape)`, resolved through the imports."""
         names = self.qualified(node.func if isinstance(node, ast.Call) else node, scope) or set()
         kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
-        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None  # type: ignore[return-value]
+        return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None
 
     def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
         """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
         (or an `.at[...]` view of one) that every allocation bound to it gives that one kind,
         and that nothing rebinds. None where the file does not prove it."""
         while isinstance(node, ast.Subscript) and is_at(node.value):
-            node = node.value.value  # type: ignore[attr-defined]
+            node = node.value.value
         if not isinstance(node, ast.Name):
             return None
         _, bindings = scope.lookup(node.id)
@@ -219,7 +241,9 @@ class Allocations(Resolution):
             return None
         return self.param_semaphores.get(id(bindings[0].node))
 
-    def _bind(self, body: ast.AST, allocations: list[ast.AST], scope: Scope, *, last: bool = False) -> None:
+    def _bind(
+        self, body: ast.AST, allocations: Sequence[ast.expr | ast.keyword], scope: Scope, *, last: bool = False
+    ) -> None:
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
         kernel's last positional parameters, as pallas_call passes scratch buffers."""
         found = self._function(body, scope)
@@ -233,28 +257,36 @@ class Allocations(Resolution):
         parameters = parameters[given:]  # a partial's positional arguments come first
         if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
             parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
-            if function.args.vararg is not None or len(allocations) > len(parameters) or given + len(parameters) > required:
+            if (
+                function.args.vararg is not None
+                or len(allocations) > len(parameters)
+                or given + len(parameters) > required
+            ):
                 return unknown()
             parameters = parameters[len(parameters) - len(allocations) :]
         positional = iter(parameters)
         for item in allocations:
-            if isinstance(item, ast.Starred) or (isinstance(item, ast.keyword) and item.arg is None):
+            parameter: ast.arg | None
+            value: ast.expr
+            if isinstance(item, ast.Starred):
                 return unknown()
             if isinstance(item, ast.keyword):
-                parameter, value = by_name.get(item.arg), item.value  # type: ignore[arg-type]
+                if item.arg is None:  # `**kwargs`
+                    return unknown()
+                parameter, value = by_name.get(item.arg), item.value
             else:
-                parameter, value = next(positional, None), item  # type: ignore[assignment]
+                parameter, value = next(positional, None), item
             if parameter is not None:
-                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))  # type: ignore[arg-type]
+                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))
                 if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
                     kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
                 self.param_kinds[id(parameter)] = kind
-                semaphore = self._semaphore_kind(value, scope)  # type: ignore[arg-type]
+                semaphore = self._semaphore_kind(value, scope)
                 allocated = None if semaphore is None else (semaphore, value)
                 if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
                     earlier = self.param_semaphores[id(parameter)]
                     allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
-                self.param_semaphores[id(parameter)] = allocated  # type: ignore[assignment]
+                self.param_semaphores[id(parameter)] = allocated
 
     def _unprove(self, body: ast.AST, scope: Scope) -> None:
         """A call hands `body` allocations semfix cannot read: none of its parameters has a
@@ -278,7 +310,7 @@ def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:
     return (node, times) if isinstance(node, (ast.List, ast.Tuple)) else (None, 0)
 
 
-def _bound(arguments: list[ast.AST], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
+def _bound(arguments: list[ast.expr | ast.keyword], order: tuple[str, ...]) -> dict[str, ast.expr] | None:
     """Arguments (positional, as `ast.expr`, and keywords) by the parameter each binds, the
     positional ones to `order`; None where a `*args` or `**kwargs` may give any parameter."""
     positional = [a for a in arguments if isinstance(a, ast.expr)]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import LINE_BREAK, Rewrite, Text, tokens
+from semfix.analysis.nodes import LINE_BREAK, Located, Rewrite, Text, tokens
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -65,7 +65,14 @@ class Context(Evidence):
         return code not in self.settings.enabled or any(codes is None or code in codes for codes in silenced)
 
     def report(
-        self, code: str, node: ast.AST, message: str, replacement: str | None, *, safe: bool = True, span: Span | None = None,
+        self,
+        code: str,
+        node: Located,
+        message: str,
+        replacement: str | None,
+        *,
+        safe: bool = True,
+        span: Span | None = None,
         made: bool = True,
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
@@ -75,24 +82,30 @@ class Context(Evidence):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        accepted = made and replacement is not None and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
+        accepted = (
+            made
+            and replacement is not None
+            and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
+        )
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        self.findings.append(Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted))
+        self.findings.append(
+            Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted)
+        )
         return accepted
 
-    def place(self, node: ast.AST) -> Place:
+    def place(self, node: Located) -> Place:
         """Where a finding at `node` is: (line, column, end line, end column), 1-based."""
         (line, column, _), (end_line, end_column, _) = self.text.start(node), self.text.end(node)
         return line, column + 1, end_line, end_column + 1
 
-    def accepts(self, code: str, node: ast.AST, safe: bool, finding: ast.AST | None = None) -> bool:
+    def accepts(self, code: str, node: Located, safe: bool, finding: Located | None = None) -> bool:
         """Would a fix at `node` be made: its rule on and not silenced there, its safety
         allowed, and its finding (at `finding`, when it joins another's) chosen when the
         settings choose?"""
-        lines = (node.lineno, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+        lines = (node.lineno, node.end_lineno or node.lineno)
         return not self.off(code, lines) and self.settings.accepts(self.place(finding or node), safe)
 
     @contextmanager
@@ -139,7 +152,8 @@ class Context(Evidence):
         unsure), or of every rule."""
         self.findings = [
             replace(f, message=f"{f.message} (not fixed: {reason})", fix=None, applied=False)
-            if f.fix is not None and rule in (None, f.rule) else f
+            if f.fix is not None and rule in (None, f.rule)
+            else f
             for f in self.findings
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
@@ -171,15 +185,20 @@ class Context(Evidence):
             found: list[int] = []
             if "#" in source:
                 starts = line_starts(source)
-                found = [start + starts[t.start[0] - 1] + t.start[1] for t in tokens(source) if t.type == tokenize.COMMENT]
+                found = [
+                    start + starts[t.start[0] - 1] + t.start[1] for t in tokens(source) if t.type == tokenize.COMMENT
+                ]
             self._comments[id(call)] = found
         return self._comments[id(call)]
 
-    def _comment_in_parentheses(self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]) -> bool:
+    def _comment_in_parentheses(
+        self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]
+    ) -> bool:
         """Is a comment inside the parentheses around the subscript itself (libcst counts them
         as the subscript's): after the outermost `(` that follows `floor`, before its `)`?"""
         text = self.text.text
         if floor is None:  # just past the call's own `(`
+            # the ignore below: a call's `(` follows its callee
             floor = _OPEN_PAREN.match(text, self.text.end(call.func)[2]).end()  # type: ignore[union-attr]
         start, end = self.text.start(subscript)[2], self.text.end(subscript)[2]
         position, outermost, depth = start, start, 0
@@ -198,7 +217,7 @@ class Context(Evidence):
             return False
         close = end
         for _ in range(depth):
-            close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]
+            close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]  # each `(` has its `)`
         return any(outermost <= c < start or end <= c < close for c in comments)
 
 
@@ -211,5 +230,7 @@ def _suppressions(text: str) -> dict[int, frozenset[str] | None]:
             ignore = _IGNORE.search(token.string) if token.type == tokenize.COMMENT else None
             if ignore is not None:
                 codes = ignore.group("codes")
-                found[token.start[0]] = None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+                found[token.start[0]] = (
+                    None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+                )
     return found

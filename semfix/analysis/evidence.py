@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from semfix.analysis.allocations import Allocations
-from semfix.analysis.nodes import Steps, unchain
+from semfix.analysis.nodes import Located, Steps, unchain
 from semfix.analysis.resolution import Kind, NeedsAccesses
 from semfix.analysis.scopes import Scope
 
@@ -59,7 +59,7 @@ class Evidence(Allocations):
                     return f"`{self._code(top)}` may be rebound by other code given `{self._code(where)}`"
         return None
 
-    def _code(self, node: ast.AST) -> str:
+    def _code(self, node: Located) -> str:
         return " ".join(self.text.of(node).split())
 
     def _changes_of(self, name: str, scope: Scope) -> list[tuple[str, Steps, ast.expr]]:
@@ -80,9 +80,9 @@ class Evidence(Allocations):
                 if access.context in (ast.Store, ast.Del):
                     found.append(("write", steps, top))
                     if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
-                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]  # a Subscript
                 elif access.called and steps:
-                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]
+                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]  # steps: a chain
                 else:
                     found.append(("handed", steps, top))
             self._changes[id(bindings)] = found
@@ -96,9 +96,9 @@ def _chains(node: ast.AST) -> Iterator[tuple[ast.Name, ast.expr, Steps]]:
         for child in ast.iter_child_nodes(node):
             yield from _chains(child)
         return
-    root, steps, links = unchain(node)  # type: ignore[arg-type]
+    root, steps, links = unchain(node)
     if isinstance(root, ast.Name):
-        yield root, node, steps  # type: ignore[misc]
+        yield root, node, steps
     else:
         yield from _chains(root)
     for link in reversed(links):

@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import ast
 import copy
-import itertools
 import re
 from dataclasses import dataclass, field
 
-from semfix.analysis.nodes import Text, holder
+from semfix.analysis.nodes import Located, Text, end_of, holder
 from semfix.analysis.scopes import Access, Scope
 
 Edit = tuple[int, int, str]
@@ -123,12 +122,12 @@ def bound_name(tree: ast.Module, symbol: Symbol) -> str | None:
     return None
 
 
-def runs_first(tree: ast.Module, node: ast.AST, scope: Scope, at: int) -> bool:
+def runs_first(tree: ast.Module, node: Located, scope: Scope, at: int) -> bool:
     """May `node` (read in `scope`) run on import before `tree.body[at]`, where an import binds
     its name? Yes if it is above it and runs on import itself (at module level, in a class
     body, a decorator, a default argument), or is in a function there that code above `at`
     may call (anything but imports and plain function definitions may)."""
-    where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    where = (node.lineno, node.col_offset)
     index = next(i for i, s in enumerate(tree.body) if (s.end_lineno, s.end_col_offset) >= where)
     if index >= at:
         return False
@@ -194,6 +193,7 @@ def _sites(module: _Module, request: Request, at_module: list[tuple[ast.Name, Sc
                 raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
             for binding in bindings:
                 if id(access.name) in taken:
+                    # the ignore below: an import binding: its import
                     resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[assignment]
                     if owner.kind == "module":
                         at_module.append((access.name, access.scope))
@@ -211,6 +211,7 @@ def _sites(module: _Module, request: Request, at_module: list[tuple[ast.Name, Sc
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             spelled.update(named.findall(_doctests(node.value) if id(node) in strings else node.value))
     loaded = any(  # the module read through a parent package: it must stay imported
+        # the ignore below: an import's qualname is set
         _through_parent(binding.qualname, access.steps, request.loads)  # type: ignore[arg-type]
         for name, found in module.accesses.items()
         for access in found
@@ -250,7 +251,11 @@ def _through_parent(qualname: str, steps: tuple[str | None, ...], loads: str) ->
     """Does `qualname` followed by the attribute `steps` reach the module `loads` as an
     attribute of a parent package (`jax.experimental.pallas.tpu`, `pallas.tpu`)? That attribute
     exists only while an import of the module runs, so none may be dropped."""
-    attributes = [*itertools.takewhile(lambda step: step is not None, steps)]
+    attributes: list[str] = []
+    for step in steps:
+        if step is None:
+            break
+        attributes.append(step)
     dotted = ".".join([qualname, *attributes])
     return loads.startswith(qualname + ".") and (dotted == loads or dotted.startswith(loads + "."))
 
@@ -300,8 +305,12 @@ def edit_imports(
             declared.replace(statement, [cut] if cut.names else [], site.holder)
         at_module = site.body is tree.body  # not under an `if` or a `try`, nor in a function
         local = add and site.local
-        swap = add and at_module and not new_text and not placed and _sorted_in_place(
-            module, statement, request.symbol, dropped
+        swap = (
+            add
+            and at_module
+            and not new_text
+            and not placed
+            and _sorted_in_place(module, statement, request.symbol, dropped)
         )
         if at_module and not new_text and not swap:
             unswapped.append(statement)
@@ -310,7 +319,7 @@ def edit_imports(
             index = next(i for i, s in enumerate(site.body) if s is statement)
             # libcst drops the lines (blank or comments) above the last statement of a block with
             # it, which a text edit of the statement's lines keeps
-            gap = index == 0 or site.body[index - 1].end_lineno + 1 != statement.lineno  # type: ignore[operator]
+            gap = index == 0 or end_of(site.body[index - 1])[0] + 1 != statement.lineno
             if emptied[id(site.body)] == len(site.body) or (index == len(site.body) - 1 and gap):
                 raise Unsure(f"an import dropped at the end of a block, at line {statement.lineno}")
         if local or swap:
@@ -335,10 +344,10 @@ def edit_imports(
 
 def _own_lines(lines: Text, statement: ast.stmt) -> tuple[int, int] | None:
     """The statement's lines (with the line break); None if it shares them."""
-    last: int = statement.end_lineno  # type: ignore[assignment]
+    last, last_column = end_of(statement)
     text, start, end = lines.text, lines.starts[statement.lineno - 1], lines.after(last)
     before = text[start : start + statement.col_offset]
-    after = text[lines.starts[last - 1] + statement.end_col_offset : end]  # type: ignore[operator]
+    after = text[lines.starts[last - 1] + last_column : end]
     if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
         return None
     return start, end
@@ -354,12 +363,14 @@ def _insert_sorted(
 
     def imported(i: int) -> bool:
         s = body[i]
-        return isinstance(s, (ast.Import, ast.ImportFrom)) and s.names[0].name != "*" and _own_lines(
-            module.text, s
-        ) is not None
+        return (
+            isinstance(s, (ast.Import, ast.ImportFrom))
+            and s.names[0].name != "*"
+            and _own_lines(module.text, s) is not None
+        )
 
     def gap(i: int) -> bool:  # a blank line between body[i - 1] and body[i]
-        between = range(body[i - 1].end_lineno + 1, body[i].lineno)  # type: ignore[operator]
+        between = range(end_of(body[i - 1])[0] + 1, body[i].lineno)
         return any(not text[starts[n - 1] : starts[n]].strip() for n in between)
 
     start = end = body.index(anchor)
@@ -367,10 +378,12 @@ def _insert_sorted(
         start -= 1
     while end + 1 < len(body) and imported(end + 1) and not gap(end + 1):
         end += 1
+    # the ignore below: the block: imports (`imported`)
     first = (i + 1 for i in range(start, end + 1) if _sorts_first(body[i], request.symbol))  # type: ignore[arg-type]
     at = max(first, default=start)
     before = at == start  # nothing in the block sorts first
     neighbour = body[start] if before else body[at - 1]
+    # the ignore below: own lines (`imported`)
     offset = starts[neighbour.lineno - 1] if before else _own_lines(module.text, neighbour)[1]  # type: ignore[index]
     declared.add(neighbour, request.symbol.statement(request.alias), module.tree, before=before)
     return at, (offset, offset, new_import)
@@ -387,7 +400,8 @@ def _sorts_first(statement: ast.Import | ast.ImportFrom, symbol: Symbol) -> bool
     if statement.level:
         return False
     return module == "__future__" or (module.lower(), _member(statement.names[0].name)) < (
-        symbol.parent.lower(), _member(symbol.name)
+        symbol.parent.lower(),
+        _member(symbol.name),
     )
 
 
@@ -405,14 +419,15 @@ def _sorted_in_place(module: _Module, statement: ast.stmt, symbol: Symbol, dropp
     def neighbour(index: int, step: int) -> ast.Import | ast.ImportFrom | None:
         while 0 <= index + step < len(body):
             before, after = (body[index + step], body[index]) if step < 0 else (body[index], body[index + step])
-            between = range(before.end_lineno + 1, after.lineno)  # type: ignore[operator]
+            between = range(end_of(before)[0] + 1, after.lineno)
             if any(not text[starts[n - 1] : starts[n]].strip() for n in between):
                 return None  # a blank line ends the block
             index += step
-            if not isinstance(body[index], (ast.Import, ast.ImportFrom)):
+            statement = body[index]
+            if not isinstance(statement, (ast.Import, ast.ImportFrom)):
                 return None
-            if id(body[index]) not in dropped:
-                return body[index]  # type: ignore[return-value]
+            if id(statement) not in dropped:
+                return statement
         return None
 
     index = body.index(statement)
@@ -427,11 +442,11 @@ def without_unused(snippet: str, keep: list[bool]) -> str:
 
     statement = snippet.rstrip("\r\n")
     parsed = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
-    line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]
-    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]
-    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]
+    line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]  # one import statement
+    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]  # one import statement
+    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]  # never a star import
     parenthesized = isinstance(small, cst.ImportFrom) and small.lpar
-    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]
+    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]  # never a star import
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     kept = line.with_changes(body=[small.with_changes(names=names)])
     return parsed.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]

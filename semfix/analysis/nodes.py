@@ -15,6 +15,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
+from typing import Protocol, TypeGuard
 
 from semfix.errors import SourceError
 from semfix.rewrite.text import line_starts
@@ -23,7 +24,23 @@ _LONE_CR = re.compile(r"\r(?!\n)")
 LINE_BREAK = re.compile(r"[\r\n]")
 
 
-Steps = tuple  # the attribute names of `a.b[i].c` after `a`; None for a subscript
+class Located(Protocol):
+    """A node with a position in the source: an expression, a statement, an argument, a keyword..."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int | None
+    end_col_offset: int | None
+
+
+def end_of(node: Located) -> tuple[int, int]:
+    """Where the node ends (line, byte column): the stubs allow None, but CPython's parser sets
+    both on every node it makes, and semfix only positions parsed nodes."""
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    return node.end_lineno, node.end_col_offset
+
+
+Steps = tuple[str | None, ...]  # the attribute names of `a.b[i].c` after `a`; None for a subscript
 
 
 def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
@@ -36,7 +53,7 @@ def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
     return node, steps, [link for link in chain if isinstance(link, ast.Subscript)]
 
 
-def is_at(node: ast.expr) -> bool:
+def is_at(node: ast.expr) -> TypeGuard[ast.Attribute]:
     return isinstance(node, ast.Attribute) and node.attr == "at"
 
 
@@ -62,17 +79,19 @@ def content_read(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Subscript) and not is_at(node.value)
 
 
-def has_slice(node: ast.expr | None) -> bool:
+def has_slice(node: ast.expr | None) -> TypeGuard[ast.Subscript]:
     return isinstance(node, ast.Subscript) and any(isinstance(e, ast.Slice) for e in _elements(node))
 
 
 def keyed_by_text(node: ast.Subscript) -> bool:
     """`sems["load"]`: an index holds a string, which no array Ref takes (a dict of Refs does)."""
-    return any(isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
-               for e in _elements(node))
+    return any(
+        isinstance(e, ast.JoinedStr) or isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
+        for e in _elements(node)
+    )
 
 
-def element_read(node: ast.expr) -> bool:
+def element_read(node: ast.expr) -> TypeGuard[ast.Subscript]:
     if not isinstance(node, ast.Subscript) or is_at(node.value) or read_target(node) is not None:
         return False
     return not any(
@@ -96,14 +115,15 @@ class Text:
         row = self.line(line)
         return byte_column if row.isascii() else len(row.encode("utf-8")[:byte_column].decode("utf-8"))
 
-    def start(self, node: ast.AST) -> tuple[int, int, int]:
+    def start(self, node: Located) -> tuple[int, int, int]:
         """(line, 0-based character column, offset) where the node starts."""
-        column = self.column(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        return node.lineno, column, self.starts[node.lineno - 1] + column  # type: ignore[attr-defined]
+        column = self.column(node.lineno, node.col_offset)
+        return node.lineno, column, self.starts[node.lineno - 1] + column
 
-    def end(self, node: ast.AST) -> tuple[int, int, int]:
-        column = self.column(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-        return node.end_lineno, column, self.starts[node.end_lineno - 1] + column  # type: ignore[attr-defined]
+    def end(self, node: Located) -> tuple[int, int, int]:
+        line, byte_column = end_of(node)
+        column = self.column(line, byte_column)
+        return line, column, self.starts[line - 1] + column
 
     def line(self, number: int) -> str:
         """The text of a line (1-based), with its line break."""
@@ -112,7 +132,7 @@ class Text:
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
 
-    def of(self, node: ast.AST) -> str:
+    def of(self, node: Located) -> str:
         return self.text[self.start(node)[2] : self.end(node)[2]]
 
 
@@ -147,7 +167,8 @@ class Rewrite:
 
 
 def first_line(statement: ast.stmt) -> int:
-    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
 def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> list[ast.stmt]:
@@ -164,13 +185,15 @@ def enclosing(module: ast.Module, line: int, bodies: dict[int, tuple[list[ast.st
             bodies[id(owner)] = (inner, [first_line(s) for s in inner])
         body, firsts = bodies[id(owner)]
         index = bisect.bisect_right(firsts, line) - 1
-        if index < 0 or body[index].end_lineno < line:  # type: ignore[operator]
+        if index < 0 or end_of(body[index])[0] < line:
             return chain
         owner = body[index]
-        chain.append(owner)  # type: ignore[arg-type]
+        chain.append(owner)
 
 
-def holder(module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list[ast.stmt], list[int]]]) -> tuple[ast.AST, list[ast.stmt]]:
+def holder(
+    module: ast.Module, statement: ast.stmt, bodies: dict[int, tuple[list[ast.stmt], list[int]]]
+) -> tuple[ast.AST, list[ast.stmt]]:
     """The node whose statement list holds `statement` (an `except` or `case` clause for the
     statements in it), and that list: looked for from the innermost statement around its line."""
     for owner in reversed([module, *enclosing(module, statement.lineno, bodies)]):
@@ -188,13 +211,13 @@ def alone_on_its_lines(statement: ast.stmt, old: Text, trailer: re.Pattern[str] 
     """Does the statement start its first line (after indentation, or `@`) and end its last
     (before a comment), and not continue a line before it with a backslash?"""
     head = min([statement, *getattr(statement, "decorator_list", [])], key=lambda node: node.lineno)
-    first, last = head.lineno, statement.end_lineno
+    first, (last, last_column) = head.lineno, end_of(statement)
     if first > 1 and old.line(first - 1).rstrip(" \t\r\n").endswith("\\"):
         return False
     prefix = old.line(first)[: old.column(first, head.col_offset)]
     if prefix.strip(" \t") != ("@" if head is not statement else ""):
         return False
-    ending = old.line(last)[old.column(last, statement.end_col_offset) :]  # type: ignore[arg-type]
+    ending = old.line(last)[old.column(last, last_column) :]
     return trailer.match(ending) is not None
 
 
@@ -207,10 +230,10 @@ def tokens(text: str) -> list[tokenize.TokenInfo]:
         raise SourceError(f"cannot tokenize: {error}") from None
 
 
-def source_order(call: ast.Call) -> list[ast.AST]:
+def source_order(call: ast.Call) -> list[ast.expr | ast.keyword]:
     """Positional and keyword arguments in the order they are written, as libcst lists them."""
-    items: list[ast.AST] = [*call.args, *call.keywords]
-    return sorted(items, key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+    items: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    return sorted(items, key=lambda a: (a.lineno, a.col_offset))
 
 
 def parse(text: str) -> ast.Module:

@@ -76,7 +76,7 @@ class Resolution:
         if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):
             return False  # a qualified name ends in the attribute itself: no need to resolve
         names = self.qualified(node, scope)
-        return bool(names) and names <= targets  # type: ignore[operator]
+        return names is not None and bool(names) and names <= targets
 
     def operation(self, call: ast.Call) -> Operation | None:
         """The catalog operation the call runs: called by its JAX name, by a name bound once to
@@ -99,7 +99,7 @@ class Resolution:
         if alias and isinstance(node, ast.Name):
             owner, bindings = scope.lookup(node.id)
             if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
-                return self._catalog_function(bindings[0].node.value, owner, alias=False)  # type: ignore[union-attr]
+                return self._catalog_function(bindings[0].value, owner, alias=False)
         operations = {lookup(name) for name in self.qualified(node, scope) or ()}
         return operations.pop() if len(operations) == 1 and None not in operations else None
 
@@ -128,7 +128,7 @@ class Resolution:
         """What a name, or a slice of one, holds: a tuple of Refs if any binding makes it one, an
         array only if all do. `seen`: the assignments followed so far (`refs = refs[1:]`)."""
         if has_slice(node):  # a slice of a tuple is a tuple
-            return self._tuple(node.value, scope, seen)  # type: ignore[attr-defined]
+            return self._tuple(node.value, scope, seen)
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
         found, bindings = scope.lookup(node.id)
@@ -141,8 +141,8 @@ class Resolution:
             elif binding.kind == "param":
                 kinds.add(self.param_kinds.get(id(binding.node), Kind.UNKNOWN))
             elif binding.kind in ("assign", "read") and id(binding) not in seen:  # `bufs = refs[0:2]`, `alias = refs`
-                value = binding.node.value  # type: ignore[union-attr]
-                kinds.add(self._tuple(value, found, seen | {id(binding)}))  # type: ignore[arg-type]
+                assert found is not None  # the scope `binding` was found in
+                kinds.add(self._tuple(binding.value, found, seen | {id(binding)}))
             else:
                 kinds.add(Kind.UNKNOWN)
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
@@ -159,7 +159,7 @@ class Resolution:
             self.proven = set()
             for subscript in self.scopes.subscripts:
                 scope = self.scopes.scope_of[id(subscript)]
-                target = subscript.value.value if is_at(subscript.value) else read_target(subscript)  # type: ignore[attr-defined]
+                target = subscript.value.value if is_at(subscript.value) else read_target(subscript)
                 proof = self.key(target, scope) if target is not None else None
                 if proof is not None:
                     self.proven.add(proof)

@@ -25,6 +25,20 @@ class Binding:
     node: ast.AST | None = None  # the def, the parameter, the Assign (AnnAssign: a read) or the import statement
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
 
+    @property
+    def assignment(self) -> ast.Assign | ast.AnnAssign:
+        """The statement of an "assign", "tuple_literal" or "read" binding: `x = v`, or for a read
+        `x: T = X[...]` too; `ScopeBuilder` makes those kinds from nothing else."""
+        assert isinstance(self.node, (ast.Assign, ast.AnnAssign)), self.kind
+        return self.node
+
+    @property
+    def value(self) -> ast.expr:
+        """The value such a binding's statement assigns (a read's `x: T = X[...]` has one)."""
+        value = self.assignment.value
+        assert value is not None, self.kind
+        return value
+
 
 @dataclass(eq=False)
 class Scope:
@@ -38,7 +52,8 @@ class Scope:
     def _owner(self, name: str) -> Scope:
         """Where a `global` or `nonlocal` declaration sends the name: the module, or the nearest
         enclosing function. Never called on the module, which declares nothing."""
-        scope: Scope = self.parent  # type: ignore[assignment]
+        scope = self.parent
+        assert scope is not None  # the module, the only scope without a parent, declares nothing
         while scope.parent is not None and (self.declared[name] == "global" or scope.kind == "class"):
             scope = scope.parent
         return scope
@@ -67,7 +82,10 @@ class Scope:
 
     def function_scope(self) -> Scope:
         """Where a walrus or a declaration in a comprehension binds: comprehensions are transparent."""
-        return self.parent.function_scope() if self.kind == "comprehension" else self  # type: ignore[union-attr]
+        if self.kind != "comprehension":
+            return self
+        assert self.parent is not None  # a comprehension is always inside another scope
+        return self.parent.function_scope()
 
 
 class ScopeBuilder:
@@ -102,8 +120,9 @@ class ScopeBuilder:
             for bindings in self.module.bindings.values():
                 bindings.append(Binding("star"))
 
-    def visit(self, node: ast.AST, scope: Scope) -> None:
-        """Dispatch on the node's exact type; most nodes only pass their scope down."""
+    def visit(self, node: ast.AST | None, scope: Scope) -> None:
+        """Dispatch on the node's exact type; most nodes only pass their scope down. None (a missing
+        node: `x: int`'s value) is a leaf."""
         kind = type(node)
         handler = self._handlers.get(kind)
         if handler is not None:
@@ -114,6 +133,7 @@ class ScopeBuilder:
             return
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
+            assert node is not None  # type(None) is a leaf
             fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _SCALAR_FIELDS)
         visit = self.visit
         for name in fields:
@@ -162,9 +182,11 @@ class ScopeBuilder:
 
     def _type_alias(self, node: ast.AST, scope: Scope) -> None:
         """`type X[T] = value`: binds X; the value is evaluated lazily, in an annotation scope."""
-        scope.bind(node.name.id, Binding("other"))  # type: ignore[attr-defined]
+        # `node` is an ast.TypeAlias, which the Python 3.10 stubs mypy checks against do not have (3.12+).
+        scope.bind(node.name.id, Binding("other"))  # type: ignore[attr-defined]  # ast.TypeAlias: 3.12+
         inner = self._type_parameters(node, scope)
-        self.visit(node.value, inner if inner is not scope else Scope("annotation", scope))  # type: ignore[attr-defined]
+        annotation = inner if inner is not scope else Scope("annotation", scope)
+        self.visit(node.value, annotation)  # type: ignore[attr-defined]  # ast.TypeAlias: 3.12+
 
     def _lambda(self, node: ast.Lambda, scope: Scope) -> None:
         for default in (*node.args.defaults, *node.args.kw_defaults):
@@ -175,8 +197,8 @@ class ScopeBuilder:
         for child in node.decorator_list:
             self.visit(child, scope)
         outer = self._type_parameters(node, scope)
-        for child in (*node.bases, *node.keywords):
-            self.visit(child, outer)
+        for base in (*node.bases, *node.keywords):
+            self.visit(base, outer)
         scope.bind(node.name, Binding("other", node=node))
         inner = Scope("class", outer)
         for statement in node.body:
@@ -240,7 +262,7 @@ class ScopeBuilder:
 
     def _with_item(self, node: ast.withitem, scope: Scope) -> None:
         self.visit(node.context_expr, scope)
-        self._target(node.optional_vars, scope, "other")  # type: ignore[arg-type]
+        self._target(node.optional_vars, scope, "other")
 
     def _walrus(self, node: ast.NamedExpr, scope: Scope) -> None:
         self.visit(node.value, scope)
@@ -267,9 +289,9 @@ class ScopeBuilder:
             inner.bind(argument.arg, Binding(kind, node=argument))
         return inner
 
-    def _comprehension(self, node: ast.AST, scope: Scope) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: Scope) -> None:
         inner = Scope("comprehension", scope)
-        for index, generator in enumerate(node.generators):  # type: ignore[attr-defined]
+        for index, generator in enumerate(node.generators):
             self.visit(generator.iter, inner if index else scope)  # the first is evaluated outside
             self._target(generator.target, inner, "other")
             for condition in generator.ifs:
@@ -277,7 +299,7 @@ class ScopeBuilder:
         for part in ("elt", "key", "value"):
             self.visit(getattr(node, part, None), inner)
 
-    def _target(self, target: ast.expr, scope: Scope, kind: str) -> None:
+    def _target(self, target: ast.expr | None, scope: Scope, kind: str) -> None:
         if isinstance(target, ast.Name):
             scope.bind(target.id, Binding(kind))
         elif isinstance(target, (ast.Tuple, ast.List)):  # an assignment's, or a loop's (`for`, `with`, ...)
@@ -314,7 +336,9 @@ _LEAVES = frozenset(
 )
 _LEAVES_AND_NAMES = _LEAVES | {ast.Name}  # out of a target (see `_target`), a Name only reads
 # Fields that never hold a node or a bound name (names read, operators, contexts, flags).
-_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"})
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "ctx", "op", "kind", "type_comment", "conversion", "is_async", "level", "module", "str"}
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -368,7 +392,7 @@ class Tracking(ScopeBuilder):
         return [a for a in self.accesses.get(name, ()) if a.scope.lookup(name)[1] is bindings]
 
 
-_TRACKING_HANDLERS = {
+_TRACKING_HANDLERS: dict[type, Callable[..., None]] = {
     **_HANDLERS,
     ast.Call: Tracking._track_call,
     **dict.fromkeys((ast.Name, ast.Attribute, ast.Subscript), Tracking._track_chain),

@@ -20,7 +20,28 @@ _F_STRING = "an f-string with quotes, backslashes or comments inside `{}`"
 _NOISE = (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING)
 _EDGE = tokenize.TokenInfo(tokenize.ENDMARKER, "\0", (0, 0), (0, 0), "")  # around the tokens: matches no test
 _KEYWORDS = frozenset(
-    ["and", "as", "assert", "async", "await", "del", "elif", "else", "for", "from", "if", "in", "is", "lambda", "not", "or", "return", "while", "with", "yield"]
+    [
+        "and",
+        "as",
+        "assert",
+        "async",
+        "await",
+        "del",
+        "elif",
+        "else",
+        "for",
+        "from",
+        "if",
+        "in",
+        "is",
+        "lambda",
+        "not",
+        "or",
+        "return",
+        "while",
+        "with",
+        "yield",
+    ]
 )
 
 
@@ -66,7 +87,9 @@ def _constructs(text: str, error: SyntaxError) -> list[tuple[str, str, int]]:
             hits.append(("a `type` alias statement", "3.12", line))
         elif token.type == tokenize.STRING and _F_PREFIX.match(token.string) and _open_brace(token.string):
             hits.append((_F_STRING, "3.12", line))
-        line_start = token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) or (token.type == tokenize.OP and token.string == ";")
+        line_start = token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) or (
+            token.type == tokenize.OP and token.string == ";"
+        )
     if "f-string" in str(error.msg) and ("backslash" in str(error.msg) or "'#'" in str(error.msg)):
         hits.append((_F_STRING, "3.12", error.lineno or 1))
     return hits

@@ -31,7 +31,12 @@ def index_reads(node: ast.expr) -> list[ast.expr]:
     view `X.at[i]`) inside an index, nested ones too (`slot_ref` in `sems.at[slot_ref[0]][...]`).
     A Python container indexed there (`offsets[k]`) counts too: nothing tells it from a Ref."""
     indices = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)]
-    found = {id(n.value): n.value for index in indices for n in ast.walk(index) if content_read(n)}
+    found = {
+        id(n.value): n.value
+        for index in indices
+        for n in ast.walk(index)
+        if isinstance(n, ast.Subscript) and content_read(n)
+    }
     return sorted(found.values(), key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -56,32 +61,35 @@ def written(ctx: Context, ref: ast.expr, scope: Scope, carrier: ast.stmt, uses: 
         )
     if owner is not scope:  # a closure's read: what its caller runs before the use is not seen
         return (
-            f"the read is not in the function whose parameter `{root.id}` is, "
-            "and what runs around it is not followed"
+            f"the read is not in the function whose parameter `{root.id}` is, and what runs around it is not followed"
         )
 
     accesses = {id(a.top): a for a in ctx.tracking().references(root.id, scope)}
     into = {id(node) for argument in ctx.destinations for node in _written_names(argument)}
     sources = {id(argument) for argument in ctx.sources}  # the whole argument: not `f(x_ref)` in it
     again = f"and {shown} is read again at the use"
-    for node in ast.walk(scope.node):  # type: ignore[arg-type]
+    assert scope.node is not None  # the scope binding a parameter is its def's or lambda's
+    for node in ast.walk(scope.node):
         where = f"at line {getattr(node, 'lineno', '?')}"
-        access = accesses.get(id(node))
+        access = accesses.get(id(node))  # then `node` is `access.top`
         if access is not None and id(access.name) in into:
-            return f"`{messages.one_line(ctx.text.of(node))}` {where} is a DMA destination, {again}"
+            return f"`{messages.one_line(ctx.text.of(access.top))}` {where} is a DMA destination, {again}"
         if access is not None and not _reads(access) and id(node) not in sources:
-            return f"`{messages.one_line(ctx.text.of(node))}` {where} may write {shown}, {again}"
+            return f"`{messages.one_line(ctx.text.of(access.top))}` {where} may write {shown}, {again}"
         if node is not scope.node and isinstance(node, _DEFINITIONS):
             return f"the function {where} may write {shown} under another name, and it is not followed"
         stored = isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del))
-        if stored and not _parameter(node, scope):  # type: ignore[arg-type]
+        if isinstance(node, ast.Subscript) and stored and not _parameter(node, scope):
             return f"`{messages.one_line(ctx.text.of(node))}` {where} writes a Ref, maybe {shown} under another name"
         if isinstance(node, ast.Call) and not _writes_nothing(ctx, node, scope, uses):
             return f"`{messages.one_line(ctx.text.of(node.func))}(...)` {where} may write {shown} under another name"
         if (
-            isinstance(node, ast.Assign) and node is not carrier
-            and not _stored(node, scope) and _may_alias(node.value, scope)
-            or isinstance(node, (ast.For, ast.AsyncFor)) and not isinstance(node.iter, ast.Call)
+            isinstance(node, ast.Assign)
+            and node is not carrier
+            and not _stored(node, scope)
+            and _may_alias(node.value, scope)
+            or isinstance(node, (ast.For, ast.AsyncFor))
+            and not isinstance(node.iter, ast.Call)
         ):
             return f"line {node.lineno} may give a Ref another name, and writes through it are not followed"
     return None
@@ -129,30 +137,101 @@ def _may_alias(value: ast.expr, scope: Scope) -> bool:
     root, steps, _ = unchain(value)
     if not isinstance(root, ast.Name) or read_target(value) is not None:
         return False  # a call's result, a constant, a read `X[...]`
-    if _METADATA.intersection(steps):  # type: ignore[arg-type]
+    if _METADATA.intersection(steps):
         return False  # `x_ref.shape[0]`
     return not any(b.kind == "import" for b in scope.lookup(root.id)[1])
 
 
 #: Builtins a kernel uses for indices; and JAX's functions that write a Ref they are given.
-_BUILTINS = frozenset({
-    "range", "len", "min", "max", "int", "float", "bool", "abs", "slice", "tuple", "list", "enumerate", "zip", "divmod",
-})
-_WRITERS = frozenset({
-    "store", "swap", "addupdate", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
-    "atomic_xchg", "atomic_cas",
-})
+_BUILTINS = frozenset(
+    {
+        "range",
+        "len",
+        "min",
+        "max",
+        "int",
+        "float",
+        "bool",
+        "abs",
+        "slice",
+        "tuple",
+        "list",
+        "enumerate",
+        "zip",
+        "divmod",
+    }
+)
+_WRITERS = frozenset(
+    {
+        "store",
+        "swap",
+        "addupdate",
+        "atomic_add",
+        "atomic_and",
+        "atomic_or",
+        "atomic_xor",
+        "atomic_max",
+        "atomic_min",
+        "atomic_xchg",
+        "atomic_cas",
+    }
+)
 #: JAX's functions that call a function they are given, which may write the Ref: a body this
 #: file defines is seen (and refused) as one, but a parameter or an import is any code at all.
-_CALLS_BACK = frozenset({
-    "fori_loop", "while_loop", "cond", "switch", "scan", "map", "associative_scan", "reduce", "reduce_window",
-    "custom_root", "custom_linear_solve", "platform_dependent", "when", "loop", "run_scoped", "run_state",
-    "core_map", "kernel", "pallas_call", "emit_pipeline", "emit_pipeline_with_allocations", "run_on_first_core",
-    "jit", "vmap", "pmap", "shard_map", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-    "hessian", "checkpoint", "remat", "named_call", "pure_callback", "io_callback", "callback", "tree_map",
-    "eval_shape", "make_jaxpr", "custom_vjp", "custom_jvp", "piecewise", "apply_along_axis", "apply_over_axes",
-    "vectorize", "frompyfunc",
-})
+_CALLS_BACK = frozenset(
+    {
+        "fori_loop",
+        "while_loop",
+        "cond",
+        "switch",
+        "scan",
+        "map",
+        "associative_scan",
+        "reduce",
+        "reduce_window",
+        "custom_root",
+        "custom_linear_solve",
+        "platform_dependent",
+        "when",
+        "loop",
+        "run_scoped",
+        "run_state",
+        "core_map",
+        "kernel",
+        "pallas_call",
+        "emit_pipeline",
+        "emit_pipeline_with_allocations",
+        "run_on_first_core",
+        "jit",
+        "vmap",
+        "pmap",
+        "shard_map",
+        "grad",
+        "value_and_grad",
+        "vjp",
+        "jvp",
+        "linearize",
+        "jacfwd",
+        "jacrev",
+        "hessian",
+        "checkpoint",
+        "remat",
+        "named_call",
+        "pure_callback",
+        "io_callback",
+        "callback",
+        "tree_map",
+        "eval_shape",
+        "make_jaxpr",
+        "custom_vjp",
+        "custom_jvp",
+        "piecewise",
+        "apply_along_axis",
+        "apply_over_axes",
+        "vectorize",
+        "frompyfunc",
+    }
+)
 _NOT_INERT = _WRITERS | _CALLS_BACK
 
 
@@ -171,7 +250,8 @@ def _writes_nothing(ctx: Context, call: ast.Call, scope: Scope, uses: set[int]) 
         return bool(values) and all(isinstance(v, ast.Call) and _jax(ctx, v, scope) for v in values)
     if isinstance(func, ast.Attribute) and (
         read_target(func.value) is not None
-        or isinstance(func.value, ast.Call) and _writes_nothing(ctx, func.value, scope, uses)
+        or isinstance(func.value, ast.Call)
+        and _writes_nothing(ctx, func.value, scope, uses)
     ):
         return True  # `x_ref[...].astype(int)`: a method of an array, which writes nothing
     names = _jax(ctx, call, scope)

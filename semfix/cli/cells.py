@@ -56,8 +56,10 @@ class Notebook:
     @staticmethod
     def json(texts: list[str]) -> bytes:
         """The cells as a notebook file holds them, for `fix_notebook` and `join_cells`."""
-        cells = [{"cell_type": "code", "metadata": {}, "source": text, "outputs": [], "execution_count": None}
-                 for text in texts]
+        cells: list[dict[str, object]] = [
+            {"cell_type": "code", "metadata": {}, "source": text, "outputs": [], "execution_count": None}
+            for text in texts
+        ]
         python = {"language_info": {"name": "python"}}
         notebook = {"cells": cells, "metadata": python, "nbformat": 4, "nbformat_minor": 5}
         return json.dumps(notebook).encode("utf-8")
@@ -87,7 +89,7 @@ class Notebook:
                 identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=cell.uri, version=cell.version)
                 edit = lsp.TextEdit(cell.lines.range_of(start, end), replacement)
                 changes.append(lsp.TextDocumentEdit(identifier, [edit]))
-        return lsp.WorkspaceEdit(document_changes=changes) if changes else None  # type: ignore[arg-type]
+        return lsp.WorkspaceEdit(document_changes=changes) if changes else None
 
     def fix_all(self) -> lsp.CodeAction | None:
         try:

@@ -231,8 +231,11 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
     try:
         known = ERRORS_BY_KEY[result.kind or ""]
         result.blame = blame(
-            notebook.module.encode("utf-8"), start + frame.line - 1, known.suspects,
-            where=lambda line: _cell_line(notebook, line), wrong_kind=known.wrong_kind,
+            notebook.module.encode("utf-8"),
+            start + frame.line - 1,
+            known.suspects,
+            where=lambda line: _cell_line(notebook, line),
+            wrong_kind=known.wrong_kind,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")

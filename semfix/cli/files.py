@@ -20,9 +20,27 @@ SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 #: Folder names never searched when walking a tree (as ruff and black skip them).
 EXCLUDED_DIRS = frozenset(
     {
-        ".bzr", ".direnv", ".eggs", ".git", ".hg", ".mypy_cache", ".nox", ".pytest_cache",
-        ".ruff_cache", ".svn", ".tox", ".venv", "__pycache__", "__pypackages__", "_build",
-        "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+        ".bzr",
+        ".direnv",
+        ".eggs",
+        ".git",
+        ".hg",
+        ".mypy_cache",
+        ".nox",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".svn",
+        ".tox",
+        ".venv",
+        "__pycache__",
+        "__pypackages__",
+        "_build",
+        "buck-out",
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        "venv",
     }
 )
 
@@ -128,9 +146,7 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
             raise FileError("deleted while semfix ran; not recreated") from None
         if not mode & stat.S_IWUSR:
             raise FileError(f"read-only file (mode {mode:04o}); not rewritten: make it writable to fix it")
-        descriptor, temporary = tempfile.mkstemp(
-            dir=real.parent, prefix=f".{real.name}.", suffix=".semfix-tmp"
-        )
+        descriptor, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".semfix-tmp")
     except OSError as error:
         raise FileError(f"cannot write: {error.strerror or error}") from None
     try:

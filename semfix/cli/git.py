@@ -10,9 +10,7 @@ from pathlib import Path
 
 def _git(folder: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120
-        )
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
@@ -155,7 +153,9 @@ def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     root = toplevel(folder)
     if root is None:
         return None
-    diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
+    diff = _git(
+        root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--"
+    )
     if diff is None:
         return None
     changed: dict[Path, set[int]] = {}

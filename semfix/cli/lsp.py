@@ -100,7 +100,8 @@ def wants(only: Sequence[str] | None, kind: str) -> bool:
 class Target(Protocol):
     """A text document or a notebook: what its code actions are made of."""
 
-    settings: Settings
+    @property
+    def settings(self) -> Settings: ...
 
     def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None: ...
     def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None: ...
@@ -182,10 +183,10 @@ class Document:
     def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
         """Edits tied to the version they were made for: a client drops them if the text moved on."""
         identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
-        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])  # type: ignore[list-item]
+        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])
 
     def fix_all(self) -> lsp.CodeAction | None:
-        """"Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
+        """ "Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
         try:
             new = fix_source(self.text, settings=self.settings).source
         except SourceError:
@@ -257,6 +258,7 @@ def client_settings(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return {}
     for key in ("settings", SOURCE):
-        if isinstance(raw.get(key), dict):
-            return raw[key]
+        value = raw.get(key)
+        if isinstance(value, dict):
+            return value
     return raw

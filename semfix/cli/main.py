@@ -58,14 +58,20 @@ from semfix.settings import (
 _QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
 _STDIN = Path("-")
 _STDIN_FILENAME = click.option(
-    "--stdin-filename", type=click.Path(path_type=Path), default=None,
+    "--stdin-filename",
+    type=click.Path(path_type=Path),
+    default=None,
     help="With PATH '-': the name of the file on stdin (for settings, excludes, messages and notebooks).",
 )
 
 
 def _format(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option(
-        "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default="text",
+        show_default=True,
         help=f"How to print findings: text ({text_means}), json, github, sarif, rdjson.",
     )
 
@@ -94,12 +100,22 @@ class RunOptions:
         """The run over PATHS, or over the source on stdin (then nothing is written)."""
         if self.stdin:
             return run_stdin(
-                self.stdin_name, self.stdin_data, settings=self.settings, apply_fixes=apply_fixes,
-                excludes=self.excludes, force_exclude=self.force_exclude,
+                self.stdin_name,
+                self.stdin_data,
+                settings=self.settings,
+                apply_fixes=apply_fixes,
+                excludes=self.excludes,
+                force_exclude=self.force_exclude,
             )
         return run(
-            self.paths, settings=self.settings, apply_fixes=apply_fixes, write=write, jobs=self.jobs,
-            excludes=self.excludes, force_exclude=self.force_exclude, allow_dirty=allow_dirty,
+            self.paths,
+            settings=self.settings,
+            apply_fixes=apply_fixes,
+            write=write,
+            jobs=self.jobs,
+            excludes=self.excludes,
+            force_exclude=self.force_exclude,
+            allow_dirty=allow_dirty,
             progress=sys.stderr.isatty(),
         )
 
@@ -114,15 +130,44 @@ def _common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Rule selection, file selection and parallelism, gathered into `options`."""
 
     @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-    @click.option("--select", multiple=True, help="Rules to run instead of the defaults: codes or prefixes (`semfix rules` lists them), comma-separated.")
+    @click.option(
+        "--select",
+        multiple=True,
+        help="Rules to run instead of the defaults: codes or prefixes (`semfix rules` lists them), comma-separated.",
+    )
     @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
     @click.option("--ignore", multiple=True, help="Rules not to run.")
-    @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable: `fix` then applies them.")
-    @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).")
-    @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude.")
+    @click.option(
+        "--unsafe-fixes/--no-unsafe-fixes",
+        default=None,
+        help=(
+            "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable: "
+            "`fix` then applies them."
+        ),
+    )
+    @click.option(
+        "--config",
+        "config_path",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).",
+    )
+    @click.option(
+        "--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude."
+    )
     @click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too.")
-    @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: the number of cores).")
-    @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report of every change and finding to this file.")
+    @click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes (default: the number of cores).",
+    )
+    @click.option(
+        "--report",
+        "report_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Write a JSON report of every change and finding to this file.",
+    )
     @wraps(command)
     def wrapper(
         paths: tuple[Path, ...],
@@ -175,7 +220,9 @@ def _finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bo
         except OSError as error:
             _usage_error(f"{options.report}: cannot write the report: {error.strerror}")
     if not quiet:
-        click.echo(line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True)
+        click.echo(
+            line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True
+        )
     sys.exit(outcome.exit_code)
 
 
@@ -249,7 +296,9 @@ def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, qu
         sys.stdout.flush()
         for finding in result.findings:
             fixed = finding.applied and outcome.written and result.error is None
-            line = finding_line(result.path, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=options.settings.unsafe_fixes))
+            line = finding_line(
+                result.path, finding, fix_mark(finding, fixed=fixed, unsafe_fixes=options.settings.unsafe_fixes)
+            )
             if not (diff or options.stdin):
                 click.echo(line)
             elif options.stdin or not (finding.applied and result.changed):  # a diff shows the applied ones
@@ -276,7 +325,14 @@ def check(options: RunOptions, output_format: str, quiet: bool) -> None:
 
 @main.command()
 @_common_options
-@click.option("--base", default=None, help="Revision to compare with, or A...B for their merge base (default: the merge base with the trunk: the CI's target branch, origin/HEAD, main, master or init.defaultBranch; else HEAD, with a warning).")
+@click.option(
+    "--base",
+    default=None,
+    help=(
+        "Revision to compare with, or A...B for their merge base (default: the merge base with the trunk: "
+        "the CI's target branch, origin/HEAD, main, master or init.defaultBranch; else HEAD, with a warning)."
+    ),
+)
 @_format("each finding with a diff of its suggestion")
 @_QUIET
 def review(options: RunOptions, base: str | None, output_format: str, quiet: bool) -> None:
@@ -313,11 +369,18 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     selected = [
         Path(os.path.relpath(path, here))
         for path in sorted(changed)
-        if path.suffix in SOURCE_SUFFIXES and path.exists() and any(path == root or root in path.parents for root in roots)
+        if path.suffix in SOURCE_SUFFIXES
+        and path.exists()
+        and any(path == root or root in path.parents for root in roots)
     ]
     outcome = run(
-        selected, settings=options.settings, apply_fixes=False, write=False, excludes=options.excludes,
-        force_exclude=True, jobs=options.jobs,
+        selected,
+        settings=options.settings,
+        apply_fixes=False,
+        write=False,
+        excludes=options.excludes,
+        force_exclude=True,
+        jobs=options.jobs,
     )
     for result in outcome.files:
         lines = changed.get(Path(os.path.abspath(result.path)), set())
@@ -340,7 +403,9 @@ def _print_findings(outcome: RunOutcome, output_format: str, options: RunOptions
     else:
         texts: dict[Path, str] = {}
         for path, finding in findings:
-            click.echo(finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes)))
+            click.echo(
+                finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes))
+            )
             if with_diffs:
                 if path not in texts:
                     texts[path] = options.text(path)
@@ -349,9 +414,18 @@ def _print_findings(outcome: RunOutcome, output_format: str, options: RunOptions
 
 @main.command()
 @click.argument("log", type=click.File("r"), default="-")
-@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."), help="Where to look for files named in the traceback, and the only folder written to (default: the current folder).")
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("."),
+    help=(
+        "Where to look for files named in the traceback, and the only folder written to (default: the current folder)."
+    ),
+)
 @click.option("--fix", "apply", is_flag=True, help="Apply the fix (atomically, with the usual checks).")
-@click.option("--allow-dirty", is_flag=True, help="With --fix: rewrite files even if they have unstaged changes in git.")
+@click.option(
+    "--allow-dirty", is_flag=True, help="With --fix: rewrite files even if they have unstaged changes in git."
+)
 def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     """Read a JAX traceback (a file, or stdin) and explain and fix the semaphore argument behind it.
 

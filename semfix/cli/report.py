@@ -117,7 +117,10 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
         if finding.replacement is not None and finding.cell is None:
             new = finding.replacement
             described = f"Replace with `{new.strip()}`" if new.strip() else "Remove"
-            change = {"artifactLocation": {"uri": uri}, "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}]}
+            change = {
+                "artifactLocation": {"uri": uri},
+                "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}],
+            }
             result["fixes"] = [{"description": {"text": described}, "artifactChanges": [change]}]
         results.append(result)
     rules = [
@@ -140,7 +143,10 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
     ]
     invocation = {"executionSuccessful": not notices, "toolExecutionNotifications": notices}
     run = {
-        "tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints", "results": results
+        "tool": {"driver": driver},
+        "invocations": [invocation],
+        "columnKind": "unicodeCodePoints",
+        "results": results,
     }
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
@@ -277,7 +283,8 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
 
 def review_summary(outcome: RunOutcome, base: str) -> str:
     files = sum(1 for f in outcome.files if f.findings)
-    return f"{_plural(len(outcome.findings), 'finding')} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
+    findings = _plural(len(outcome.findings), "finding")
+    return f"{findings} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
 
 
 def json_report(outcome: RunOutcome, *, command: str) -> str:

@@ -207,8 +207,14 @@ def run(
 
 
 _REFUSED = {  # by whether the file is untracked
-    True: "is not tracked by git, so semfix's edits could not be reviewed apart from the file; not rewritten: `git add` it first",
-    False: "has unstaged changes, so semfix's edits could not be reviewed apart from them; not rewritten: stage or commit them first",
+    True: (
+        "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
+        "not rewritten: `git add` it first"
+    ),
+    False: (
+        "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
+        "not rewritten: stage or commit them first"
+    ),
 }
 
 
@@ -228,7 +234,13 @@ def _write_one(result: FileOutcome) -> None:
 
 
 def run_stdin(
-    name: Path, data: bytes, *, settings: Settings, apply_fixes: bool, excludes: Sequence[str] = (), force_exclude: bool = False
+    name: Path,
+    data: bytes,
+    *,
+    settings: Settings,
+    apply_fixes: bool,
+    excludes: Sequence[str] = (),
+    force_exclude: bool = False,
 ) -> RunOutcome:
     """Source that came on stdin, as the file `name` (its suffix, and the excludes under
     `force_exclude`, as for a file named on the command line). Nothing is written."""

@@ -87,7 +87,8 @@ class SemfixServer(LanguageServer):
         """The document's `[tool.semfix]`, with the client's settings over it; the file's alone,
         or the defaults, where the client's or the file's mean nothing (the error is logged).
         Kept by folder until the settings change or a pyproject.toml is saved."""
-        folder = Path(to_fs_path(uri)).parent if uri.startswith("file:") else None
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        folder = Path(path).parent if path else None
         if folder not in self.state.settings:
             try:
                 pyproject = find_pyproject([folder]) if folder else None
@@ -105,8 +106,11 @@ class SemfixServer(LanguageServer):
         unsafe = options.get("unsafeFixes")
         try:
             return load_settings(
-                pyproject, select=strings("select") or None, extend_select=strings("extendSelect"),
-                ignore=strings("ignore"), unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
+                pyproject,
+                select=strings("select") or None,
+                extend_select=strings("extendSelect"),
+                ignore=strings("ignore"),
+                unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
             )
         except SettingsError as error:
             self.log(f"semfix: {error}; using the project's settings alone")
@@ -213,12 +217,14 @@ class SemfixServer(LanguageServer):
             findings = () if result is None else result.findings
             return await self.on_worker(lambda: code_actions(document, findings, params.context, lazy=lazy))
         data, known = self.state.notebooks.get(notebook.uri, (None, None))
-        result = known if data == notebook.data else await self.on_worker(lambda: self.analyse(notebook))
+        joined: FixResult[bytes] | None = (
+            known if data == notebook.data else await self.on_worker(lambda: self.analyse(notebook))
+        )
         index = notebook.cell_of(uri)
-        if result is None or index is None:
+        cell = None if joined is None or index is None else notebook.of_cell(joined, index)
+        if joined is None or cell is None:
             return []
-        mine = notebook.of_cell(result, index).findings  # type: ignore[union-attr]
-        work = partial(code_actions, notebook, mine, params.context, lazy=lazy, every=result.findings)
+        work = partial(code_actions, notebook, cell.findings, params.context, lazy=lazy, every=joined.findings)
         return await self.on_worker(work)
 
     def resolves_edits(self) -> bool:

@@ -15,6 +15,7 @@ from semfix.analysis.nodes import (
     alone_on_its_lines,
     element_read,
     enclosing,
+    end_of,
     first_line,
     has_slice,
     parse,
@@ -125,13 +126,14 @@ def _prove_statements(
 def _parses_back(statement: ast.stmt, new_text: str, new_start: Callable[[int], int]) -> bool:
     """Do the statement's lines of the new text parse, alone, to exactly the declared statement?
     An indented statement is parsed as the body of an `if 1:`."""
-    first, last = first_line(statement), statement.end_lineno
-    lines = new_text[new_start(first) : new_start(last + 1)]  # type: ignore[operator]
+    first, last = first_line(statement), end_of(statement)[0]
+    lines = new_text[new_start(first) : new_start(last + 1)]
     indented = lines[:1] in (" ", "\t")
     try:
         tree = parse("if 1:\n" + lines if indented else lines)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False  # e.g. a `__future__` import that changes the grammar: parse more
+    # the ignore below: the `if 1:` wrapping it
     body = tree.body[0].body if indented and len(tree.body) == 1 else tree.body  # type: ignore[attr-defined]
     return len(body) == 1 and _same_tree(body[0], statement)
 
@@ -146,15 +148,17 @@ def _same_tree(first: object, second: object) -> bool:
         if isinstance(a, ast.AST):
             stack.extend((getattr(a, name, None), getattr(b, name, None)) for name in a._fields)
         elif type(a) is list:
-            if len(a) != len(b):  # type: ignore[arg-type]
+            if len(a) != len(b):  # type: ignore[arg-type]  # type(b) is type(a): a list
                 return False
-            stack.extend(zip(a, b))  # type: ignore[call-overload]
+            stack.extend(zip(a, b))  # type: ignore[call-overload]  # type(b) is type(a): a list
         elif a != b and a == a:  # noqa: PLR0124 - a NaN constant is the same NaN
             return False
     return True
 
 
-def _prove_whole(expected: ast.Module, old_text: str, new_text: str, changed_lines: set[int], *, shifted: bool) -> ast.Module:
+def _prove_whole(
+    expected: ast.Module, old_text: str, new_text: str, changed_lines: set[int], *, shifted: bool
+) -> ast.Module:
     """The new text parses to the declared tree: compared at the edited statements, or whole
     when an edit removed line breaks and so moved every line after it."""
     try:
@@ -174,7 +178,7 @@ def _prove_whole(expected: ast.Module, old_text: str, new_text: str, changed_lin
         if span != (new.lineno, new.end_lineno, new.col_offset):
             raise SafetyError("the rewritten source differs from the declared rewrites")
         first = bisect.bisect_left(edited, first_line(old))  # decorators come first
-        edits_it = first < len(edited) and edited[first] <= old.end_lineno  # type: ignore[operator]
+        edits_it = first < len(edited) and edited[first] <= end_of(old)[0]
         if edits_it and not _same_tree(old, new):
             raise SafetyError("the rewritten source differs from the declared rewrites")
     return actual

@@ -123,7 +123,7 @@ def split_bracket(data: bytes, open_at: int) -> tuple[list[bytes], int]:
         elif char in b")]}":
             depth -= 1
         elif char == b"#":
-            end = _LINE_END.search(data, index).start()  # type: ignore[union-attr]
+            end = _LINE_END.search(data, index).start()  # type: ignore[union-attr]  # matches: `\Z`
             pieces.append(data[start:index])
             start = position = end
         elif char == b"\\":
@@ -133,7 +133,7 @@ def split_bracket(data: bytes, open_at: int) -> tuple[list[bytes], int]:
 
 
 def _string_end(data: bytes, quote_at: int) -> int:
-    prefix = _PREFIX.search(data, max(0, quote_at - 3), quote_at).group()  # type: ignore[union-attr]
+    prefix = _PREFIX.search(data, max(0, quote_at - 3), quote_at).group()  # type: ignore[union-attr]  # matches: `\Z`
     if prefix.lower() not in _PLAIN_PREFIXES:  # three letters: a longer prefix, or a name
         raise GiveUp("an f-string, or a quote after a name")
     quote = data[quote_at : quote_at + 3]

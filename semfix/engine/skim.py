@@ -55,9 +55,7 @@ _GAP = rb"(?:[ \t\f\r\n)\\]|" + _COMMENT + rb")*"
 # A `[` after the name opens type parameters (`def f[T](...)`): not modelled, see `_signatures`.
 _HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + scan.IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
 _READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
-_OPEN_CATALOG_CALL = re.compile(
-    rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z"
-)
+_OPEN_CATALOG_CALL = re.compile(rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z")
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
 _ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 # Backwards from a name: the dotted chain it ends (`pl.`), then parentheses, blanks and
@@ -207,8 +205,8 @@ class _Skim:
         it can only over-report.
         """
         for _, arguments in self._calls(frozenset({"partial"})):
-            body = scan.NAME.search(arguments[0]) if arguments else None  # arguments are stripped
-            if body is not None and _ALLOCATORS & self.meanings.get(body.group().decode(), set()):
+            wrapped = scan.NAME.search(arguments[0]) if arguments else None  # arguments are stripped
+            if wrapped is not None and _ALLOCATORS & self.meanings.get(wrapped.group().decode(), set()):
                 raise GiveUp("an allocator through functools.partial")
         for _, arguments in self._calls(frozenset({"core_map"})):
             if any(a.startswith((b"*", b"scratch_shapes")) for a in arguments):
@@ -228,7 +226,9 @@ class _Skim:
                             yield from ((name, None) for name in (*params, *keyword_only))
                         yield from zip(params, positional[1:])
 
-    def _scratch_pairs(self, positional: list[bytes], keywords: dict[bytes, bytes]) -> Iterator[tuple[bytes, bytes | None]]:
+    def _scratch_pairs(
+        self, positional: list[bytes], keywords: dict[bytes, bytes]
+    ) -> Iterator[tuple[bytes, bytes | None]]:
         kernel = keywords.get(b"kernel", positional[0] if positional else None)
         scratch = keywords.get(b"scratch_shapes")
         grid_spec = keywords.get(b"grid_spec")

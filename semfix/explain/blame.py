@@ -96,7 +96,11 @@ def blame(
     result.lines += [f"At {where(f.line)}, {_said(f)}" for f in proven + safe]
     for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
         note = f"; the traceback proves `{_base(finding)}` is a Ref" if finding.safety != "safe" else ""
-        edit = f"`{finding.original}` -> `{finding.replacement}`" if finding.replacement else f"remove `{finding.original.strip()}`"
+        edit = (
+            f"`{finding.original}` -> `{finding.replacement}`"
+            if finding.replacement
+            else f"remove `{finding.original.strip()}`"
+        )
         result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{note})")
     return result
 
@@ -114,15 +118,17 @@ def _calls_at(scopes: Tracking, line: int) -> list[ast.Call]:
 def _descriptor_calls(scopes: Tracking, line: int) -> tuple[list[ast.Call], str | None]:
     """For a DMA error raised at `.start()` / `.wait()`: the calls that built the descriptor."""
     for call in _calls_at(scopes, line):
-        owner = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in ("start", "wait") else None
+        owner = (
+            call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in ("start", "wait") else None
+        )
         if isinstance(owner, ast.Call):
             return [owner], None
         if isinstance(owner, ast.Name):
             bindings = scopes.scope_of[id(call)].function_scope().bindings.get(owner.id, [])
             built = [
-                b.node.value  # type: ignore[union-attr]
+                b.value
                 for b in bindings
-                if b.kind == "assign" and isinstance(b.node.value, ast.Call) and b.node.lineno <= line  # type: ignore[union-attr]
+                if b.kind == "assign" and isinstance(b.value, ast.Call) and b.assignment.lineno <= line
             ]
             problem = f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
             return built[-1:], None if built else problem
@@ -145,7 +151,9 @@ def _bound_at(finding: Finding, at: dict[tuple[int, int], Scope]) -> int | None:
 def _kinds_here(name: str, scope: Scope) -> list[str] | None:
     """How the function of `scope` binds `name` (["param"]: as a parameter, once); None if it does not."""
     found, bindings = scope.lookup(name)
-    return [b.kind for b in bindings] if found is not None and found.function_scope() is scope.function_scope() else None
+    return (
+        [b.kind for b in bindings] if found is not None and found.function_scope() is scope.function_scope() else None
+    )
 
 
 def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
@@ -155,7 +163,7 @@ def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
     is not plain; nor is an attribute assigned or deleted where the name is seen.
     """
     while isinstance(node, ast.Subscript) and is_at(node.value):
-        node = node.value.value  # type: ignore[attr-defined]
+        node = node.value.value
     root, steps, _ = unchain(node)
     if not isinstance(root, ast.Name) or None in steps or "at" in steps:
         return False
@@ -168,7 +176,10 @@ def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
 def _within(finding: Finding, node: ast.expr, text: Text) -> bool:
     """Whether the finding lies inside the node (in characters, as the engine counts them)."""
     start, end = text.start(node), text.end(node)
-    return (start[0], start[1] + 1) <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= (end[0], end[1] + 1)
+    return (start[0], start[1] + 1) <= (finding.line, finding.column) and (finding.end_line, finding.end_column) <= (
+        end[0],
+        end[1] + 1,
+    )
 
 
 def _said(finding: Finding) -> str:
@@ -196,7 +207,11 @@ def _dma_evidence(
     )
     suspects = [(p, a) for p, a, scope in arguments if p in about and not _plainly_ref(a, scope, evidence)]
     if not suspects:
-        why = "every argument the error is about looks like a Ref there" if arguments else "no DMA call there whose arguments semfix can read"
+        why = (
+            "every argument the error is about looks like a Ref there"
+            if arguments
+            else "no DMA call there whose arguments semfix can read"
+        )
         result.lines.append(f"Cannot fix it automatically: {why}.")
         return [], []
     one = len(suspects) == 1
@@ -211,7 +226,9 @@ def _dma_evidence(
             open_.append(f"`{ast.unparse(argument)}` ({parameter}){''.join(reported[:1])}")
     if not one:
         names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a in suspects)
-        result.lines.append(f"The error does not say which of these is not a Ref ({names}): only fixes safe on their own are made.")
+        result.lines.append(
+            f"The error does not say which of these is not a Ref ({names}): only fixes safe on their own are made."
+        )
     if open_:
         result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
     for parameter, argument, _ in arguments:

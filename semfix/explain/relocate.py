@@ -41,7 +41,8 @@ def _function_lines(text: str, function: str) -> tuple[int, int, str] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defs = [
-        node for node in ast.walk(tree)
+        node
+        for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
     ]
     if len(defs) != 1:

@@ -55,7 +55,10 @@ class Rule:
 
     def spelled_in(self, text: str | bytes) -> bool:
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""
-        return bool(self.text_gate) and all(_pattern(p, type(text)).search(text) for p in self.text_gate)  # type: ignore[arg-type]
+        return bool(self.text_gate) and all(
+            _pattern(p, type(text)).search(text)  # type: ignore[arg-type]  # both str, or both bytes
+            for p in self.text_gate
+        )
 
 
 @cache

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from semfix.analysis.context import Context
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Rewrite, element_read, read_target
+from semfix.analysis.nodes import Rewrite, element_read, end_of, read_target
 from semfix.analysis.scopes import Scope
 from semfix.catalog import Operation, SemParam
 from semfix.rewrite.text import apply_edits
@@ -32,14 +32,14 @@ from semfix.rules import (
 )
 
 
-def start(ctx: Context) -> object:
+def start(ctx: Context) -> sem101.Renames:
     """Before the first call: what the renames (the migration to `pl.`) work out once per file."""
     return sem101.renames(ctx)
 
 
-def before_call(ctx: Context, state: object, call: ast.Call) -> None:
+def before_call(ctx: Context, state: sem101.Renames, call: ast.Call) -> None:
     """Before a call's arguments: the references renamed up to its end, in libcst's order."""
-    sem101.rename(ctx, state, (call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+    sem101.rename(ctx, state, end_of(call))
 
 
 def after_arguments(
@@ -53,10 +53,10 @@ def after_arguments(
         sem102.check(ctx, call, operation.partial)
 
 
-def finish(ctx: Context, state: object) -> None:
+def finish(ctx: Context, state: sem101.Renames) -> None:
     """After the last call: the remaining references renamed, and the renames' import edits."""
-    sem101.rename(ctx, state)  # type: ignore[arg-type]
-    sem101.finish(ctx, state)  # type: ignore[arg-type]
+    sem101.rename(ctx, state)
+    sem101.finish(ctx, state)
 
 
 def semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope) -> None:
@@ -88,12 +88,12 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
             return
         rewrite: Rewrite | None = None
         current = read_target(argument) or argument  # `X` in `X[...]`
-        if current is not argument:
-            rewrite = sem001.check(ctx, call, argument)  # type: ignore[arg-type]
+        if isinstance(argument, ast.Subscript) and current is not argument:
+            rewrite = sem001.check(ctx, call, argument)
             if rewrite is None:
                 return
         if element_read(current):
-            rewrite = sem002.check(ctx, call, current, scope, rewrite)  # type: ignore[arg-type]
+            rewrite = sem002.check(ctx, call, current, scope, rewrite)
         if rewrite is not None:
             _make(ctx, rewrite)
 
@@ -139,21 +139,28 @@ def _judge(rule: Callable[..., None]) -> sem003.Judge:
 
 def _unusual(argument: ast.expr) -> str | None:
     """`x[0,]`, `x[(0,)]`, `x[*i]`: reported, never rewritten."""
-    unusual = isinstance(argument, ast.Subscript) and isinstance(argument.slice, ast.Tuple) and (
-        any(isinstance(e, ast.Starred) for e in argument.slice.elts)
-        or (len(argument.slice.elts) == 1 and isinstance(argument.slice.elts[0], ast.Constant))
+    unusual = (
+        isinstance(argument, ast.Subscript)
+        and isinstance(argument.slice, ast.Tuple)
+        and (
+            any(isinstance(e, ast.Starred) for e in argument.slice.elts)
+            or (len(argument.slice.elts) == 1 and isinstance(argument.slice.elts[0], ast.Constant))
+        )
     )
     return "an unusual subscript" if unusual else None
 
 
 def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope, rule: Callable[..., None]) -> None:
-    """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold the Ref
-    instead of the value read, so it is applied only when nothing can read `s`."""
+    """`f(s := sem[...])`: the rules (`rule`: `_semaphore` or `_buffer`) apply to the value. The fix makes `s` hold
+    the Ref instead of the value read, so it is applied only when nothing can read `s`."""
     count = len(ctx.fixes)
     target = original.target
     if scope.kind != "function":
-        blocker: str | None = f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
-    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]  # by spelling: `global s`, nested reads, loops
+        blocker: str | None = (
+            f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
+        )
+    # by spelling: `global s`, nested reads, loops
+    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]  # a function scope's node: its def
         blocker = f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
     else:
         blocker = None
@@ -168,10 +175,23 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
 
 # Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).
 _SPELLINGS = {
-    "Name": "id", "Attribute": "attr", "keyword": "arg", "arg": "arg", "Global": "names", "Nonlocal": "names",
-    "FunctionDef": "name", "AsyncFunctionDef": "name", "ClassDef": "name", "ExceptHandler": "name",
-    "MatchAs": "name", "MatchStar": "name", "MatchMapping": "rest", "MatchClass": "kwd_attrs",
-    "TypeVar": "name", "ParamSpec": "name", "TypeVarTuple": "name",
+    "Name": "id",
+    "Attribute": "attr",
+    "keyword": "arg",
+    "arg": "arg",
+    "Global": "names",
+    "Nonlocal": "names",
+    "FunctionDef": "name",
+    "AsyncFunctionDef": "name",
+    "ClassDef": "name",
+    "ExceptHandler": "name",
+    "MatchAs": "name",
+    "MatchStar": "name",
+    "MatchMapping": "rest",
+    "MatchClass": "kwd_attrs",
+    "TypeVar": "name",
+    "ParamSpec": "name",
+    "TypeVarTuple": "name",
 }
 
 
@@ -182,10 +202,10 @@ def _spelled(node: ast.AST, name: str) -> int:
     count = 0
     for current in ast.walk(node):
         kind = type(current).__name__
-        if kind == "alias":
-            count += current.name.split(".").count(name) + (current.asname == name)  # type: ignore[attr-defined]
-        elif kind == "ImportFrom":
-            count += (current.module or "").split(".").count(name)  # type: ignore[attr-defined]
+        if isinstance(current, ast.alias):
+            count += current.name.split(".").count(name) + (current.asname == name)
+        elif isinstance(current, ast.ImportFrom):
+            count += (current.module or "").split(".").count(name)
         elif kind in _SPELLINGS:
             spelled = getattr(current, _SPELLINGS[kind])
             count += spelled.count(name) if isinstance(spelled, list) else spelled == name

@@ -1,4 +1,4 @@
-'''SEM001 value-read-passed-as-semaphore
+"""SEM001 value-read-passed-as-semaphore
 
 ## What it does
 Flags a semaphore argument written `sem[...]` or `sem[()]` (also `sems.at[i][...]`) and
@@ -22,7 +22,7 @@ pl.semaphore_wait(sem, 1)
 Safe: dropping the read passes the very Ref the read came from. `sem.at[...]` is already a view
 and is left alone. A comment inside the brackets makes the finding report-only, since the
 rewrite would drop it.
-'''
+"""
 
 from __future__ import annotations
 
@@ -101,12 +101,18 @@ def ping_kernel(x_ref, o_ref, sem):
 
 
 def check(
-    ctx: Context, call: ast.Call, read: ast.Subscript, *, code: str = CODE, words: Callable[[str, str], str] = messages.value_read
+    ctx: Context,
+    call: ast.Call,
+    read: ast.Subscript,
+    *,
+    code: str = CODE,
+    words: Callable[[str, str], str] = messages.value_read,
 ) -> Rewrite | None:
     """`X[...]` (a `read`, see nodes.read_target) to `X`: the rewrite, if its fix is accepted.
     Else None, and the read is reported (or the rule is off there): without a fix when X is
     read again (`X[...][...]`: stripping one read leaves another) or a comment would be lost."""
-    whole: ast.expr = read_target(read)  # type: ignore[assignment]
+    whole = read_target(read)
+    assert whole is not None  # `read` is one: its caller checked read_target
     innermost = whole
     while (inner := read_target(innermost)) is not None:
         innermost = inner

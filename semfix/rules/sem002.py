@@ -1,4 +1,4 @@
-'''SEM002 element-read-passed-as-semaphore
+"""SEM002 element-read-passed-as-semaphore
 
 ## What it does
 Flags `sems[i]` passed as a semaphore, where `sems` is an array of semaphores, and rewrites
@@ -35,7 +35,7 @@ parameter that any allocation makes a tuple), or a string index (`sems["load"]`:
 Refs). A name an assignment unpacks (`buf, sems = refs`) may hold a tuple too: fixed only where
 the file proves it a Ref (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`)
 may differ at each pass, so never.
-'''
+"""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def _type_tested(ctx: Context, key: object) -> bool:
             for c in ctx.scopes.calls
             if isinstance(c.func, ast.Name) and c.func.id in _TYPE_TESTS and c.args
         }
-    return key in ctx.memo[_TYPE_TESTED]  # type: ignore[operator]
+    return key in ctx.memo[_TYPE_TESTED]  # type: ignore[operator]  # memo: a set here
 
 
 def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
@@ -159,8 +159,14 @@ def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
 
 
 def check(
-    ctx: Context, call: ast.Call, element: ast.Subscript, scope: Scope, previous: Rewrite | None,
-    *, code: str = CODE, words: Callable[..., str] = messages.element_read,
+    ctx: Context,
+    call: ast.Call,
+    element: ast.Subscript,
+    scope: Scope,
+    previous: Rewrite | None,
+    *,
+    code: str = CODE,
+    words: Callable[..., str] = messages.element_read,
 ) -> Rewrite | None:
     """`X[i]` to `X.at[i]`, with the safety the docs give. After SEM001's rewrite `previous`
     (`X[i][...]`) the view joins it: one rewrite, one finding."""
@@ -181,12 +187,18 @@ def check(
     replacement = copy.deepcopy(element)
     replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
     if previous is None:
-        return Rewrite(call, element, replacement, [insert]) if ctx.report(code, element, message, view, safe=safe) else None
+        return (
+            Rewrite(call, element, replacement, [insert])
+            if ctx.report(code, element, message, view, safe=safe)
+            else None
+        )
     if not ctx.accepts(code, element, safe, finding=previous.argument):  # the finding it joins is the read's
         ctx.report(code, element, message, view, safe=safe)
         return previous
     edits = sorted([*previous.edits, insert])
-    suggestion = apply_edits(ctx.text.text, ctx.text.start(previous.argument)[2], ctx.text.end(previous.argument)[2], edits)
+    suggestion = apply_edits(
+        ctx.text.text, ctx.text.start(previous.argument)[2], ctx.text.end(previous.argument)[2], edits
+    )
     last = ctx.findings[-1]
     joined = messages.read_then_view(last.message, suggestion, safe=safe)
     applicability = last.fix.applicability if safe and last.fix is not None else "unsafe"

@@ -1,4 +1,4 @@
-'''SEM003 value-carried-through-variable
+"""SEM003 value-carried-through-variable
 
 ## What it does
 Flags a variable that holds a value read from a semaphore Ref (`done = sem[...]`,
@@ -35,7 +35,7 @@ the same data there: it must be a parameter of the function holding the read, wr
 in it in any way (a store through any chain of views, `pl.store` or an atomic, a DMA into it or
 a view of it, a call or another name given it), checked exactly as SEM005 checks its buffer.
 Otherwise every use is reported with the line of the read.
-'''
+"""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ from semfix.analysis.nodes import (
     Rewrite,
     alone_on_its_lines,
     enclosing,
+    end_of,
     first_line,
     holder,
     read_target,
@@ -189,8 +190,16 @@ class Carried:
 
 
 def check(
-    ctx: Context, call: ast.Call, use: ast.Name, scope: Scope, judge: Judge,
-    *, code: str = CODE, words: tuple[str, str] = WORDS, arguments: set[int] | None = None, guard: Guard | None = None,
+    ctx: Context,
+    call: ast.Call,
+    use: ast.Name,
+    scope: Scope,
+    judge: Judge,
+    *,
+    code: str = CODE,
+    words: tuple[str, str] = WORDS,
+    arguments: set[int] | None = None,
+    guard: Guard | None = None,
 ) -> bool:
     """`v = X[...]` then `f(v)`: pass what `f(X[...])` is fixed to (`judge` says), and drop the
     assignment with its line. False when no read plans for `v`, or the read passed directly
@@ -217,21 +226,29 @@ def check(
         ctx.report(code, use, message, verdict.fix, made=False)
     elif ctx.report(code, use, message, verdict.fix):
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
-        replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]
-        plan.fix = ctx.join(plan.fix, Rewrite(call, use, replacement, [(start, end, verdict.fix)]))  # type: ignore[arg-type,list-item]
+        replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]  # set with verdict.fix
+        rewrite = Rewrite(call, use, replacement, [(start, end, verdict.fix)])  # type: ignore[list-item]  # accepted
+        plan.fix = ctx.join(plan.fix, rewrite)  # type: ignore[arg-type]  # set by `_plan` once accepted
     return True
 
 
 def _plan(
-    ctx: Context, call: ast.Call, binding: Binding, code: str, words: tuple[str, str], arguments: set[int],
-    guard: Guard | None, judge: Judge,
+    ctx: Context,
+    call: ast.Call,
+    binding: Binding,
+    code: str,
+    words: tuple[str, str],
+    arguments: set[int],
+    guard: Guard | None,
+    judge: Judge,
 ) -> Carried | None:
     """The plan for one `v = X[...]`, shared by its uses; None if none of `arguments` uses it,
     or the read passed directly (as the argument of `call`, the first use's) has no finding."""
     if (code, id(binding)) not in ctx.memo:
         tracking = ctx.tracking()
-        assign: ast.Assign | ast.AnnAssign = binding.node  # type: ignore[assignment]
+        assign = binding.assignment
         target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
+        # the ignore below: a read binding's target: a Name
         scope, name = tracking.scope_of_read[id(assign)], target.id  # type: ignore[attr-defined]
         references = [] if name in scope.declared else tracking.references(name, scope)
         end = (assign.end_lineno, assign.end_col_offset)
@@ -240,20 +257,22 @@ def _plan(
             for a in references
             if id(a.name) in arguments and (a.scope is not scope or (a.name.lineno, a.name.col_offset) >= end)
         ]
-        verdict = judge(ctx, call, assign.value, scope) if uses else None  # type: ignore[arg-type]
+        verdict = judge(ctx, call, binding.value, scope) if uses else None
         plan = None
         if verdict is not None and verdict.findings:
             bodies: dict[int, tuple[list[ast.stmt], list[int]]] = {}
             chain = enclosing(tracking.tree, assign.lineno, bodies)
             # None when the assignment shares a line with a statement that holds it (`if x: v = ...`)
             body = holder(tracking.tree, assign, bodies)[1] if chain and chain[-1] is assign else None
-            plan = Carried(assign, assign.value, uses, body, code, words, verdict)  # type: ignore[arg-type]
+            read = binding.value
+            assert isinstance(read, ast.Subscript)  # the value of a "read" binding: `X[...]`
+            plan = Carried(assign, read, uses, body, code, words, verdict)
             if verdict.fix is None:
                 plan.blocker = _refused(ctx, plan)
             else:
                 plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
         ctx.memo[code, id(binding)] = plan
-    return ctx.memo[code, id(binding)]  # type: ignore[return-value]
+    return ctx.memo[code, id(binding)]  # type: ignore[return-value]  # memo: Carried | None here
 
 
 def _refused(ctx: Context, plan: Carried) -> str:
@@ -276,6 +295,7 @@ def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: l
         return f"`{name}` is also used for something else"
     if any(access.scope is not scope for access in references):
         return f"`{name}` is used in a nested scope"
+    # the ignore below: a function scope's node: its def
     if (unseen := _seen_by_name(scope.node, name)) is not None:  # type: ignore[arg-type]
         return unseen
     if plan.body is None or not alone_on_its_lines(assign, ctx.text, _SOLE_END):
@@ -315,17 +335,17 @@ def _seen_by_name(function: ast.AST, name: str) -> str | None:
     return None
 
 
-def _commented(ctx: Context, assign: ast.Assign, body: list[ast.stmt]) -> bool:
+def _commented(ctx: Context, assign: ast.Assign | ast.AnnAssign, body: list[ast.stmt]) -> bool:
     """A comment on the assignment's lines, or on the lines just above it that libcst
     gives it (those not indented deeper than it after a block, which that block keeps)."""
-    own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(assign.end_lineno)]  # type: ignore[arg-type]
+    own = ctx.text.text[ctx.text.starts[assign.lineno - 1] : ctx.text.after(end_of(assign)[0])]
     if "#" in own and any(t.type == tokenize.COMMENT for t in tokens(own)):
         return True
     index = next(i for i, s in enumerate(body) if s is assign)
     previous = body[index - 1] if index else None
-    floor = previous.end_lineno if previous is not None else 0
+    floor = (previous.end_lineno or 0) if previous is not None else 0  # a parsed statement's is never None
     above: list[int] = []  # the indentation of each comment line just above, up to code
-    for number in range(assign.lineno - 1, floor, -1):  # type: ignore[operator]
+    for number in range(assign.lineno - 1, floor, -1):
         line = ctx.text.line(number)
         stripped = line.lstrip(" \t")
         if stripped.startswith("#"):
@@ -344,15 +364,19 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
         assign, text = plan.assign, ctx.text
         applied = None
         if not ctx.off(plan.code, {u.lineno for u in plan.uses} | {assign.lineno}):
-            end = text.after(assign.end_lineno)  # type: ignore[arg-type]
+            end = text.after(end_of(assign)[0])
             end_line = text.line_of(end)
-            span = ((assign.lineno, 0, text.starts[assign.lineno - 1]), (end_line, end - text.starts[end_line - 1], end))
+            span = (
+                (assign.lineno, 0, text.starts[assign.lineno - 1]),
+                (end_line, end - text.starts[end_line - 1], end),
+            )
             message = plan.words[1].format(assign=messages.one_line(text.of(assign)))
             # explain chooses fixes by place: the plan is made only if every use of it is chosen
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
             applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
             if applied:  # the plan's one fix: the assignment removed, then each use rewritten (`check`)
-                removal = Decision(plan.code, ((span[0][2], end, ""),), (Removal(plan.body, assign),), settles=False)  # type: ignore[arg-type]
+                removed = Removal(plan.body, assign)  # type: ignore[arg-type]  # body: set, or a blocker
+                removal = Decision(plan.code, ((span[0][2], end, ""),), (removed,), settles=False)
                 plan.fix = ctx.make(removal)
         plan.decision = applied
-    return plan.decision  # type: ignore[return-value]
+    return plan.decision  # type: ignore[return-value]  # decided above

@@ -1,4 +1,4 @@
-'''SEM004 non-scalar-semaphore
+"""SEM004 non-scalar-semaphore
 
 ## What it does
 Flags a slice (`sems.at[0:2]`, `sems[1:]`) or a whole semaphore array passed where one
@@ -20,7 +20,7 @@ pl.semaphore_signal(sems.at[1], 1)
 
 ## Fix safety
 No fix: which semaphore was meant (or whether a loop was) is the author's call.
-'''
+"""
 
 from __future__ import annotations
 
@@ -75,7 +75,11 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     """Is the argument a slice, or a whole semaphore array (read or not)? Reported if so."""
     whole = read_target(argument)
     sliced = has_slice(argument) or has_slice(whole)  # `sems.at[0:2][...]` reads two
-    if sliced or ctx.kind(argument, scope) is Kind.ARRAY or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY):
+    if (
+        sliced
+        or ctx.kind(argument, scope) is Kind.ARRAY
+        or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
+    ):
         ctx.report(CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None)
         return True
     return False

@@ -1,4 +1,4 @@
-'''SEM005 value-passed-as-dma-buffer
+"""SEM005 value-passed-as-dma-buffer
 
 ## What it does
 Flags a DMA source or destination given a value read from a Ref (`x_ref[...]`, `x_ref[i]`,
@@ -52,7 +52,7 @@ function's), and that function must hold (semfix/analysis/writes.py checks it, f
 Two parameter Refs that alias one buffer (`input_output_aliases`) are not modelled. Whole Refs
 are the usual buffers: SEM004 does not apply here. A read given to `functools.partial` of a DMA
 is reported, not fixed: the partial reads it when it is made, the copy would read the Ref later.
-'''
+"""
 
 from __future__ import annotations
 
@@ -144,8 +144,8 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, judge:
         return None
     rewrite: Rewrite | None = None
     current = read_target(argument) or argument  # `X` in `X[...]`
-    if current is not argument:
-        rewrite = sem001.check(ctx, call, argument, code=CODE, words=messages.buffer_read)  # type: ignore[arg-type]
+    if isinstance(argument, ast.Subscript) and current is not argument:
+        rewrite = sem001.check(ctx, call, argument, code=CODE, words=messages.buffer_read)
         if rewrite is None:
             return None
     if isinstance(current, ast.Subscript) and not is_at(current.value) and read_target(current) is None:

@@ -1,4 +1,4 @@
-'''SEM006 wrong-semaphore-kind
+"""SEM006 wrong-semaphore-kind
 
 ## What it does
 Flags a semaphore argument whose kind (`SemaphoreType.REGULAR`, `DMA` or `BARRIER`) the file
@@ -37,7 +37,7 @@ pl.pallas_call(kernel, ..., scratch_shapes=[pltpu.SemaphoreType.DMA])
 ## Fix safety
 No fix: whether the allocation or the operation is wrong, and what else uses the semaphore,
 is the author's call. On by default: it reports only what the allocation proves, never a guess.
-'''
+"""
 
 from __future__ import annotations
 

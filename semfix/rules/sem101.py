@@ -1,20 +1,22 @@
-'''SEM101 deprecated-tpu-semaphore-op
+"""SEM101 deprecated-tpu-semaphore-op
 
 ## What it does
 Rewrites every name JAX 0.10 deprecated on `pltpu` in this family to `pl`'s name:
 `pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the dtype),
 `pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
 `pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas
-import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu` through a parent package,
-which only an import of the TPU module makes exist). Off by default: select it (`--select SEM101` or `extend-select`).
+import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu`
+through a parent package, which only an import of the TPU module makes exist). Off by default: select it
+(`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
 The `pltpu` names were deprecated in JAX 0.10, and all but `HOST` were removed in 0.11, where
 the kernel fails with `AttributeError` when it is traced (or the module, on import). The list
 is JAX's own: `_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly
 these six, each "use pl.<name> instead"; at 0.11.0 the same table maps the five others to
-None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed. (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from
-0.10 already: a file that still reads them fails there, before any migration.)
+None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed.
+(`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from 0.10 already:
+a file that still reads them fails there, before any migration.)
 
 ## Example
 ```python
@@ -56,7 +58,7 @@ of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f
 where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
 body; each reason names the line that causes it. A name bound otherwise in another scope
 (`pltpu = 1` in another function) is another variable, and changes nothing.
-'''
+"""
 
 from __future__ import annotations
 
@@ -66,7 +68,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from semfix.analysis.context import Context
-from semfix.analysis.fixes import Decision
+from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.importer import (
     ImportChanges,
     Request,
@@ -174,9 +176,13 @@ class Reference:
     fallback: int | None = None  # the line of a `pltpu = None` the name may also be bound by
 
     @property
-    def read(self) -> ast.expr:
+    def read(self) -> ast.Name | ast.Attribute:
         """What the rename stops reading: the reference, or the module `getattr` is given."""
-        return self.node.args[0] if isinstance(self.node, ast.Call) else self.node
+        if not isinstance(self.node, ast.Call):
+            return self.node
+        module = self.node.args[0]
+        assert isinstance(module, (ast.Name, ast.Attribute))  # `_getattr_name` took only such calls
+        return module
 
 
 @dataclass
@@ -211,18 +217,22 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         removed = " and removed in 0.11" if reference.function in TPU_REMOVED_IN_0_11 else ""
         message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10{removed}; use `{new_text}`"
         owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = not bindings if renames.alias is None else owner is not None and owner.kind == "module" and [
-            b.qualname for b in bindings
-        ] == [PALLAS.module]  # a function's own pallas import may come below the reference
+        usable = (
+            not bindings
+            if renames.alias is None
+            else owner is not None and owner.kind == "module" and [b.qualname for b in bindings] == [PALLAS.module]
+        )  # a function's own pallas import may come below the reference
         if not usable:
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
         if reference.fallback is not None:
-            root = unchain(reference.read)[0].id  # type: ignore[attr-defined]
+            root = unchain(reference.read)[0].id  # type: ignore[attr-defined]  # a fallback's root: a Name
             why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
             ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
             continue
-        tree: ast.Module = ctx.tree  # type: ignore[assignment]
+        tree = ctx.tree
+        assert tree is not None  # SEM101 runs on a parsed tree (`renames`)
+        # the ignore below: a module-level import
         at = tree.body.index(bindings[0].node) if renames.alias is not None else None  # type: ignore[arg-type]
         if at is not None and runs_first(tree, reference.node, reference.scope, at):
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
@@ -232,8 +242,9 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             where = "in an f-string" if reference.formatted else "a reference over several lines"
             ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
         elif ctx.report(CODE, reference.node, message, new_text):
-            renames.taken.append(reference.read)  # type: ignore[arg-type]
+            renames.taken.append(reference.read)
             edit = (start, end, new_text)
+            # the ignore below: a rename has no call
             renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
             renames.findings.append(len(ctx.findings) - 1)
             renames.declared = renames.declared or ImportChanges()
@@ -251,23 +262,28 @@ def finish(ctx: Context, renames: Renames) -> None:
             PALLAS,
             renames.alias or DEFAULT_PALLAS_ALIAS,
             add=renames.alias is None,
-            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]
+            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]  # roots of taken reads: Names
             loads=TPU,
             exported=ctx.settings.package_init,
         )
-        tree: ast.Module = ctx.tree  # type: ignore[assignment]
+        tree = ctx.tree
+        assert tree is not None and renames.declared is not None  # both set once a rename is taken (`renames`)
         try:
             accesses = ctx.tracking().accesses
             edits = edit_imports(
-                tree, ctx.text, accesses, request, renames.declared  # type: ignore[arg-type]
+                tree,
+                ctx.text,
+                accesses,
+                request,
+                renames.declared,
             )
         except Unsure as reason:
             ctx.hold(str(reason), CODE)
             return
         renamed = [edit for rewrite in renames.made for edit in rewrite.edits]
         # one decision: every rename with the import edits, the tree declared in `renames.declared`
-        changes = (*renames.made, renames.declared)
-        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))  # type: ignore[arg-type]
+        changes: tuple[Change, ...] = (*renames.made, renames.declared)
+        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"
@@ -291,18 +307,29 @@ def _references(ctx: Context, found: Renames) -> Iterator[Reference]:
         alias.asname or alias.name
         for node in imports
         for alias in node.names
-        if alias.name == TPU and alias.asname
-        or isinstance(node, ast.ImportFrom) and node.module == PALLAS.module and alias.name == "tpu"
+        if alias.name == TPU
+        and alias.asname
+        or isinstance(node, ast.ImportFrom)
+        and node.module == PALLAS.module
+        and alias.name == "tpu"
     }
     nodes = _near(ctx, FUNCTIONS | imported)
-    candidates: list[ast.Name | ast.Attribute | ast.Call] = [
-        node for node in nodes
-        if isinstance(node, (ast.Name, ast.Attribute))
-        and (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
-        and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
-        and _may_be_tpu(node, modules)
-        or _getattr_name(node) is not None and _may_be_tpu(node.args[0], modules)  # type: ignore[attr-defined]
-    ]
+    candidates: list[ast.Name | ast.Attribute | ast.Call] = []
+    for node in nodes:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            if (
+                (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
+                and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
+                and _may_be_tpu(node, modules)
+            ):
+                candidates.append(node)
+        elif (
+            isinstance(node, ast.Call)
+            and _getattr_name(node) is not None
+            and isinstance(getter := node.args[0], (ast.Name, ast.Attribute))  # as `_getattr_name` checked
+            and _may_be_tpu(getter, modules)
+        ):
+            candidates.append(node)
     if not candidates:
         return
     scopes: dict[int, Scope] = {}  # by id() of a candidate's root name
@@ -356,10 +383,14 @@ def _holding(body: list[ast.stmt], line: int, chosen: dict[int, ast.stmt]) -> No
     for statement in body:
         if not first_line(statement) <= line <= statement.end_lineno:  # type: ignore[operator]
             continue
-        inner = [*getattr(statement, "body", ()), *getattr(statement, "orelse", ()), *getattr(statement, "finalbody", ())]
+        inner = [
+            *getattr(statement, "body", ()),
+            *getattr(statement, "orelse", ()),
+            *getattr(statement, "finalbody", ()),
+        ]
         for clause in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
             inner += clause.body
-        if line != statement.lineno and any(first_line(s) <= line <= s.end_lineno for s in inner):  # type: ignore[operator]
+        if line != statement.lineno and any(first_line(s) <= line <= s.end_lineno for s in inner):
             _holding(inner, line, chosen)
         else:
             chosen[id(statement)] = statement
@@ -383,11 +414,11 @@ def _with_fallback(node: ast.expr, scope: Scope) -> tuple[set[str] | None, int |
         return None, None
     bindings = scope.lookup(root.id)[1]
     imports = [b for b in bindings if b.kind == "import"]
-    nones = [b.node for b in bindings if b.kind == "assign" and _assigns_none(b.node)]
+    nones = [b.assignment for b in bindings if b.kind == "assign" and _assigns_none(b.node)]
     if not imports or len(imports) + len(nones) != len(bindings):
         return None, None
     suffix = "".join(f".{step}" for step in steps)
-    return {f"{b.qualname}{suffix}" for b in imports}, min(n.lineno for n in nones)  # type: ignore[union-attr]
+    return {f"{b.qualname}{suffix}" for b in imports}, min(n.lineno for n in nones)
 
 
 def _assigns_none(node: ast.AST | None) -> bool:
@@ -403,5 +434,6 @@ def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
     return not steps or steps[-2:-1] == ("tpu",) or (len(steps) == 1 and root.id in modules)
 
 
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined,return-value]
+def _end(node: ast.expr) -> tuple[int, int]:
+    assert node.end_lineno is not None and node.end_col_offset is not None  # set on every parsed node
+    return node.end_lineno, node.end_col_offset

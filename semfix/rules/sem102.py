@@ -1,4 +1,4 @@
-'''SEM102 semaphore-wait-dec-keyword
+"""SEM102 semaphore-wait-dec-keyword
 
 ## What it does
 Renames `semaphore_wait`'s `dec=` keyword to `value=`. Off by default: select it
@@ -19,7 +19,7 @@ pl.semaphore_wait(sem, value=2)
 
 ## Fix safety
 Safe: the keyword names the same parameter. Report-only where `value` is also given.
-'''
+"""
 
 from __future__ import annotations
 
