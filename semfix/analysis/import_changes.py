@@ -1,0 +1,103 @@
+"""What an import edit is made of: the request (`Symbol`, `Request`), the changes declared for
+the proof (`ImportChanges`), the module the edits look at, and `Unsure` for what they cannot
+make sure of (semfix/analysis/importer.py puts them together)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from semfix.analysis.nodes import Text, end_of
+from semfix.analysis.scopes import Access
+
+Edit = tuple[int, int, str]
+
+
+class Unsure(Exception):
+    """The import edits are not sure here: the caller reports without fixing."""
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A module imported from its parent package: `from {parent} import {name} as <alias>`."""
+
+    parent: str  # jax.experimental
+    name: str  # pallas
+
+    @property
+    def module(self) -> str:
+        return f"{self.parent}.{self.name}"
+
+    def statement(self, alias: str) -> ast.ImportFrom:
+        return ast.ImportFrom(self.parent, [ast.alias(self.name, alias)], 0)
+
+    def text(self, alias: str, newline: str) -> str:
+        return f"from {self.parent} import {self.name} as {alias}{newline}"
+
+
+@dataclass
+class Request:
+    """What the renames need: `symbol` bound to `alias` (`add`: no import binds it yet, one is
+    added), and the imports the `taken` reads (the root names of the renamed references)
+    resolved to pruned of the names nothing else reads. Every import pruned loads `loads`.
+    `exported`: the module's names are read by its importers (a package's `__init__.py`), so
+    no module-level import is pruned."""
+
+    symbol: Symbol
+    alias: str
+    add: bool
+    taken: list[ast.Name]
+    loads: str
+    exported: bool = False
+
+
+@dataclass
+class ImportChanges:
+    """The fix as the proof sees it: each node whose id is a key becomes the nodes given (a
+    reference its new spelling; an import statement none, itself cut down, or the new import
+    beside it). `declare` turns the old tree into the declared one."""
+
+    replaced: dict[int, tuple[ast.AST, list[ast.AST]]] = field(default_factory=dict)  # old node kept: its id stays its
+    holders: dict[int, ast.AST] = field(default_factory=dict)  # the nodes holding them, by id
+
+    def replace(self, node: ast.AST, new: list[ast.AST], holder: ast.AST) -> None:
+        self.replaced[id(node)] = node, new
+        self.holders[id(holder)] = holder
+
+    def add(self, statement: ast.stmt, new: ast.stmt, holder: ast.AST, *, before: bool) -> None:
+        now = self._now(statement)
+        self.replace(statement, [new, *now] if before else [*now, new], holder)
+
+    def _now(self, node: ast.AST) -> list[ast.AST]:
+        return self.replaced.get(id(node), (node, [node]))[1]
+
+    def declare(self) -> None:
+        """Make the declared tree, in place: each replaced node swapped in its holder."""
+        for node in self.holders.values():
+            for name, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    value[:] = [new for item in value for new in self._now(item)]
+                elif id(value) in self.replaced:
+                    setattr(node, name, self.replaced[id(value)][1][0])
+
+
+@dataclass
+class ModuleView:
+    """What the edits look at: the tree, its text, its every node, the accesses to names."""
+
+    tree: ast.Module
+    text: Text
+    nodes: list[ast.AST]
+    accesses: dict[str, list[Access]]
+
+
+def own_lines(lines: Text, statement: ast.stmt) -> tuple[int, int] | None:
+    """The statement's lines (with the line break); None if it shares them."""
+    last, last_column = end_of(statement)
+    text, start, end = lines.text, lines.starts[statement.lineno - 1], lines.after(last)
+    before = text[start : start + statement.col_offset]
+    after = text[lines.starts[last - 1] + last_column : end]
+    if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
+        return None
+    return start, end

@@ -1,0 +1,139 @@
+"""Which imports a migration may drop.
+
+Pruning. An imported name goes only when nothing but the taken reads reads it: not another
+read, not a string other than a docstring (a string annotation may read it), not a doctest in
+a docstring, not a line of code masked as a comment (`OPAQUE_CODE`: a notebook's magics), not
+the importers of a package's `__init__.py` (`Request.exported`), not a read of the loaded
+module through a parent package (`jax.experimental.pallas.tpu.X` after `import jax`: only an
+import of the module makes that attribute exist). A statement left with no name goes, its
+blank lines and comments handed to the next.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from semfix.analysis.import_changes import ModuleView, Request, Unsure
+from semfix.analysis.nodes import holder
+from semfix.analysis.scopes import Scope
+
+
+def _bound(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str:
+    if alias.asname is not None:
+        return alias.asname
+    return alias.name if isinstance(statement, ast.ImportFrom) else alias.name.split(".")[0]
+
+
+@dataclass
+class Site:
+    """An import statement a taken read resolves to: where it sits, what of it stays."""
+
+    statement: ast.Import | ast.ImportFrom
+    local: bool  # in a function (else at module level, perhaps under an `if` or a `try`)
+    holder: ast.AST  # the node whose statement list holds it
+    body: list[ast.stmt]  # that list
+    keep: list[bool]  # per name it binds: False when only taken reads read it
+
+
+def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[ast.Name, Scope]]) -> list[Site]:
+    """The imports the taken reads resolve to, in source order (the taken reads of module-level
+    ones noted in `at_module`). A read of one of their names bound otherwise there reads
+    another variable. Unsure where one is imported in a class body or declared global or
+    nonlocal (the reason names the line). A name a string spells (other than a docstring: a
+    string annotation may read it) keeps its import."""
+    names, taken = {root.id for root in request.taken}, {id(root) for root in request.taken}
+    resolved: dict[int, tuple[ast.Import | ast.ImportFrom, bool]] = {}
+    used: set[tuple[str, int]] = set()
+    for name in names:
+        for access in module.accesses.get(name, ()):
+            owner, bindings = access.scope.lookup(name)
+            if owner is None or any(b.kind != "import" for b in bindings):
+                continue  # another variable (`del` binds too): a taken read resolves only to imports
+            if owner.kind == "class":
+                raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
+            for binding in bindings:
+                if id(access.name) in taken:
+                    # the ignore below: an import binding: its import
+                    resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[assignment]
+                    if owner.kind == "module":
+                        at_module.append((access.name, access.scope))
+                else:
+                    used.add((name, id(binding.node)))
+    strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing...
+    named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+    spelled = set(named.findall(_unseen_code(module.text.text)))  # the names read unseen: their imports stay
+    for node in module.nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
+            name = min(names.intersection(node.names))
+            raise Unsure(f"`{name}` is declared global or nonlocal at line {node.lineno}")
+        if isinstance(node, ast.Expr):
+            strings.add(id(node.value))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            spelled.update(named.findall(_doctests(node.value) if id(node) in strings else node.value))
+    loaded = any(  # the module read through a parent package: it must stay imported
+        # the ignore below: an import's qualname is set
+        _through_parent(binding.qualname, access.steps, request.loads)  # type: ignore[arg-type]
+        for name, found in module.accesses.items()
+        for access in found
+        if id(access.name) not in taken
+        for binding in access.scope.lookup(name)[1]
+        if binding.kind == "import"
+    )
+    cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
+    sites = []
+    for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
+        bound = [_bound(alias, statement) for alias in statement.names]
+        exported = request.exported and not local  # importers of the package may read it
+        keep = [loaded or exported or n not in names or n in spelled or (n, id(statement)) in used for n in bound]
+        sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep))
+    return sites
+
+
+#: Marks a line of code semfix cannot read, kept as a comment: an IPython magic or shell line
+#: the notebook layer masks (`pass  #semfix-magic#%time f(x)`). The names it spells may be read.
+OPAQUE_CODE = "#semfix-magic#"
+_OPAQUE_LINE = re.compile(re.escape(OPAQUE_CODE) + r"[^\r\n]*")
+# A doctest's source lines in a docstring: `>>> code` and its `... more` lines.
+_DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)(?: [^\r\n]*)?$", re.MULTILINE)
+
+
+def _unseen_code(text: str) -> str:
+    """The masked lines of code, which the tree does not hold (cheap when there are none)."""
+    return "\n".join(_OPAQUE_LINE.findall(text)) if OPAQUE_CODE in text else ""
+
+
+def _doctests(docstring: str) -> str:
+    """A docstring's doctest lines: code that `doctest` runs with the module's names."""
+    return "\n".join(_DOCTEST_LINE.findall(docstring)) if ">>>" in docstring else ""
+
+
+def _through_parent(qualname: str, steps: tuple[str | None, ...], loads: str) -> bool:
+    """Does `qualname` followed by the attribute `steps` reach the module `loads` as an
+    attribute of a parent package (`jax.experimental.pallas.tpu`, `pallas.tpu`)? That attribute
+    exists only while an import of the module runs, so none may be dropped."""
+    attributes: list[str] = []
+    for step in steps:
+        if step is None:
+            break
+        attributes.append(step)
+    dotted = ".".join([qualname, *attributes])
+    return loads.startswith(qualname + ".") and (dotted == loads or dotted.startswith(loads + "."))
+
+
+def without_unused(snippet: str, keep: list[bool]) -> str:
+    """One import statement's text, from its first token through its line break, keeping the
+    names `keep` marks (at least one): libcst fixes the commas and keeps the comments."""
+    import libcst as cst  # only files whose imports are pruned pay for it
+
+    statement = snippet.rstrip("\r\n")
+    parsed = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
+    line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]  # one import statement
+    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]  # one import statement
+    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]  # never a star import
+    parenthesized = isinstance(small, cst.ImportFrom) and small.lpar
+    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]  # never a star import
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    kept = line.with_changes(body=[small.with_changes(names=names)])
+    return parsed.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]

@@ -1,0 +1,222 @@
+"""What the file-processing commands share: their options, the run they make, and how it ends."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from functools import cached_property, wraps
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from semfix.cli.files import FileError, check_writable, decode_source, read_source
+from semfix.cli.git import toplevel
+from semfix.cli.report import (
+    FORMATS,
+    as_github,
+    as_json,
+    as_rdjson,
+    as_sarif,
+    finding_line,
+    fix_mark,
+    json_report,
+    suggestion_diff,
+    summary,
+)
+from semfix.cli.runner import EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
+
+QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
+STDIN = Path("-")
+STDIN_FILENAME = click.option(
+    "--stdin-filename",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With PATH '-': the name of the file on stdin (for settings, excludes, messages and notebooks).",
+)
+
+
+def format_option(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default="text",
+        show_default=True,
+        help=f"How to print findings: text ({text_means}), json, github, sarif, rdjson.",
+    )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every file-processing command shares: the rules, the file set, the parallelism."""
+
+    paths: tuple[Path, ...]
+    settings: Settings
+    excludes: tuple[str, ...]
+    force_exclude: bool
+    jobs: int | None  # None: the number of cores
+    report: Path | None
+    stdin_name: Path  # with PATH '-': the name the source on stdin goes by
+
+    @property
+    def stdin(self) -> bool:
+        return self.paths == (STDIN,)
+
+    @cached_property
+    def stdin_data(self) -> bytes:
+        return sys.stdin.buffer.read()
+
+    def run(self, *, apply_fixes: bool, write: bool = False, allow_dirty: bool = True) -> RunOutcome:
+        """The run over PATHS, or over the source on stdin (then nothing is written)."""
+        if self.stdin:
+            return run_stdin(
+                self.stdin_name,
+                self.stdin_data,
+                settings=self.settings,
+                apply_fixes=apply_fixes,
+                excludes=self.excludes,
+                force_exclude=self.force_exclude,
+            )
+        return run(
+            self.paths,
+            settings=self.settings,
+            apply_fixes=apply_fixes,
+            write=write,
+            jobs=self.jobs,
+            excludes=self.excludes,
+            force_exclude=self.force_exclude,
+            allow_dirty=allow_dirty,
+            progress=sys.stderr.isatty(),
+        )
+
+    def text(self, path: Path) -> str:
+        """A file's text as Python decodes it (for '-', the source on stdin); '' if unreadable."""
+        with suppress(FileError):
+            return decode_source(self.stdin_data if self.stdin else read_source(path))
+        return ""
+
+
+def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Rule selection, file selection and parallelism, gathered into `options`."""
+
+    @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+    @click.option(
+        "--select",
+        multiple=True,
+        help="Rules to run instead of the defaults: codes or prefixes (`semfix rules` lists them), comma-separated.",
+    )
+    @click.option("--extend-select", multiple=True, help="Rules to run on top of the selection.")
+    @click.option("--ignore", multiple=True, help="Rules not to run.")
+    @click.option(
+        "--unsafe-fixes/--no-unsafe-fixes",
+        default=None,
+        help=(
+            "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable: "
+            "`fix` then applies them."
+        ),
+    )
+    @click.option(
+        "--config",
+        "config_path",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).",
+    )
+    @click.option(
+        "--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude."
+    )
+    @click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too.")
+    @click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes (default: the number of cores).",
+    )
+    @click.option(
+        "--report",
+        "report_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Write a JSON report of every change and finding to this file.",
+    )
+    @wraps(command)
+    def wrapper(
+        paths: tuple[Path, ...],
+        select: tuple[str, ...],
+        extend_select: tuple[str, ...],
+        ignore: tuple[str, ...],
+        unsafe_fixes: bool | None,
+        config_path: Path | None,
+        exclude: tuple[str, ...],
+        force_exclude: bool,
+        jobs: int | None,
+        report_path: Path | None,
+        **kwargs: Any,
+    ) -> Any:
+        paths = paths or (Path("."),)
+        if STDIN in paths and len(paths) > 1:
+            usage_error("'-' (source on stdin) cannot be given with other paths")
+        stdin_name = kwargs.pop("stdin_filename", None)
+        located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
+        try:
+            pyproject = config_path or find_pyproject(located)
+            settings = load_settings(
+                pyproject, select=select or None, extend_select=extend_select, ignore=ignore, unsafe_fixes=unsafe_fixes
+            )
+            excludes = (*load_excludes(pyproject), *exclude)
+            if report_path is not None:
+                check_writable(report_path)
+        except SettingsError as error:
+            usage_error(str(error))
+        except FileError as error:
+            usage_error(f"{report_path}: cannot write the report: {error}")
+        options = RunOptions(paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN)
+        return command(options=options, **kwargs)
+
+    return wrapper
+
+
+def usage_error(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "") -> None:
+    """Print the errors, write the report, print the summary `line` (by default the usual one), exit."""
+    for failed in outcome.errors:
+        click.echo(f"error: {failed.path}: {failed.error}", err=True)
+    if options.report is not None:
+        try:
+            options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
+        except OSError as error:
+            usage_error(f"{options.report}: cannot write the report: {error.strerror}")
+    if not quiet:
+        click.echo(
+            line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True
+        )
+    sys.exit(outcome.exit_code)
+
+
+def print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:
+    findings = outcome.findings
+    errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by finish
+    if output_format == "json":
+        click.echo(as_json(findings, errors), nl=False)
+    elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them
+        root = toplevel(Path.cwd()) or Path.cwd()
+        click.echo((as_github if output_format == "github" else as_sarif)(findings, root, errors), nl=False)
+    elif output_format == "rdjson":
+        click.echo(as_rdjson(findings, options.text, errors), nl=False)
+    else:
+        texts: dict[Path, str] = {}
+        for path, finding in findings:
+            click.echo(
+                finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes))
+            )
+            if with_diffs:
+                if path not in texts:
+                    texts[path] = options.text(path)
+                click.echo(suggestion_diff(path, texts[path], finding, color=sys.stdout.isatty()), nl=False)

@@ -1,0 +1,81 @@
+"""`semfix review`: the findings on the lines a branch changed, with suggestions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from semfix.cli.files import SOURCE_SUFFIXES
+from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base
+from semfix.cli.options import QUIET, RunOptions, common_options, finish, format_option, print_findings, usage_error
+from semfix.cli.report import github_error, review_summary
+from semfix.cli.runner import run
+
+
+@click.command()
+@common_options
+@click.option(
+    "--base",
+    default=None,
+    help=(
+        "Revision to compare with, or A...B for their merge base (default: the merge base with the trunk: "
+        "the CI's target branch, origin/HEAD, main, master or init.defaultBranch; else HEAD, with a warning)."
+    ),
+)
+@format_option("each finding with a diff of its suggestion")
+@QUIET
+def review(options: RunOptions, base: str | None, output_format: str, quiet: bool) -> None:
+    """Review what a branch changed: findings on changed lines only, with suggestions.
+
+    Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
+    written. A finding on an untouched line of a changed file is not the author's doing, so it
+    is left out; a notebook's lines are cell-relative, so a changed notebook keeps them all.
+    Exit status: 1 if a finding touches a changed line, else 0; 2 on an error, and when what to
+    compare with cannot be found (the CI's target branch missing, a shallow clone): never a pass.
+    """
+    if options.stdin:
+        usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
+    here = Path.cwd()
+    try:
+        named = base or default_base(here)
+        if named is None:
+            named = "HEAD"
+            click.echo(
+                "semfix review: no trunk found (the CI's target branch, origin/HEAD, main, master or "
+                "init.defaultBranch): comparing with HEAD, so only uncommitted changes are reviewed; "
+                "pass --base to name the branch this one started from",
+                err=True,
+            )
+        base = resolve_base(here, named)
+    except BaseError as error:  # never review against something else and pass
+        if output_format == "github":
+            click.echo(github_error(str(error), "semfix review"), nl=False)
+        usage_error(str(error))
+    changed = changed_lines(here, base)
+    if changed is None:
+        usage_error(f"cannot compare with {named!r}: `git diff` failed")
+    roots = [Path(os.path.abspath(p)) for p in options.paths]
+    selected = [
+        Path(os.path.relpath(path, here))
+        for path in sorted(changed)
+        if path.suffix in SOURCE_SUFFIXES
+        and path.exists()
+        and any(path == root or root in path.parents for root in roots)
+    ]
+    outcome = run(
+        selected,
+        settings=options.settings,
+        apply_fixes=False,
+        write=False,
+        excludes=options.excludes,
+        force_exclude=True,
+        jobs=options.jobs,
+    )
+    for result in outcome.files:
+        lines = changed.get(Path(os.path.abspath(result.path)), set())
+        if result.path.suffix != ".ipynb":
+            result.findings = tuple(f for f in result.findings if not lines.isdisjoint(range(f.line, f.end_line + 1)))
+    print_findings(outcome, output_format, options, with_diffs=True)
+    finish(outcome, options, command="review", quiet=quiet, line=review_summary(outcome, base))

@@ -1,0 +1,266 @@
+"""The language server's session: what it knows of each document (settings, the last
+analysis, the pending one) and how it checks and publishes; the LSP handlers that call it are
+server.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from semfix import __version__
+from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.cli.cells import Cell, Notebook
+from semfix.cli.lsp import (
+    Document,
+    Lines,
+    client_settings,
+    code_actions,
+    diagnostics,
+)
+from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
+
+T = TypeVar("T")
+_CONFIGURATION_WAIT = 5.0  # seconds
+
+
+@dataclass
+class Analysed:
+    """The last analysis of a document: its version, text and result (None: nothing to show)."""
+
+    version: int | None
+    text: str
+    result: FixResult[str] | None
+
+
+@dataclass
+class State:
+    options: dict[str, Any] = field(default_factory=dict)
+    settings: dict[Path | None, Settings] = field(default_factory=dict)  # by the document's folder
+    analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
+    notebooks: dict[str, tuple[bytes, FixResult[bytes] | None]] = field(default_factory=dict)  # data, result
+    pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
+    #: before, so that no diagnostics are published under settings about to change.
+    configured: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class SemfixServer(LanguageServer):
+    def __init__(self) -> None:
+        cells = lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")])
+        super().__init__("semfix", __version__, notebook_document_sync=lsp.NotebookDocumentSyncOptions([cells]))
+        self.state = State()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Error) -> None:
+        self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls's own errors go to the log too, never end the session."""
+        self.log(f"semfix server: {error!r}")
+
+    async def on_worker(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, work)
+
+    def settings_for(self, uri: str) -> Settings:
+        """The document's `[tool.semfix]`, with the client's settings over it; the file's alone,
+        or the defaults, where the client's or the file's mean nothing (the error is logged).
+        Kept by folder until the settings change or a pyproject.toml is saved."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        folder = Path(path).parent if path else None
+        if folder not in self.state.settings:
+            try:
+                pyproject = find_pyproject([folder]) if folder else None
+            except SettingsError as error:
+                self.log(f"semfix: {error}")
+                pyproject = None
+            self.state.settings[folder] = self._settings(pyproject, self.state.options)
+        return self.state.settings[folder]
+
+    def _settings(self, pyproject: Path | None, options: dict[str, Any]) -> Settings:
+        def strings(key: str) -> list[str]:
+            value = options.get(key) or []
+            return [value] if isinstance(value, str) else [str(v) for v in value]
+
+        unsafe = options.get("unsafeFixes")
+        try:
+            return load_settings(
+                pyproject,
+                select=strings("select") or None,
+                extend_select=strings("extendSelect"),
+                ignore=strings("ignore"),
+                unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
+            )
+        except SettingsError as error:
+            self.log(f"semfix: {error}; using the project's settings alone")
+        try:
+            return load_settings(pyproject)
+        except SettingsError as error:
+            self.log(f"semfix: {error}; using the default settings")
+            return Settings()
+
+    def document(self, uri: str) -> Document:
+        text_document = self.workspace.get_text_document(uri)
+        text = text_document.source
+        lines = Lines(text, self.workspace.position_codec)
+        settings = self.settings_for(uri)
+        if uri.endswith("/__init__.py"):  # as `semfix fix` runs it: its module-level names are its API
+            settings = replace(settings, package_init=True)
+        return Document(uri, text_document.version, text, lines, settings)
+
+    def notebook(self, uri: str) -> Notebook | None:
+        """The notebook `uri` names, or the one whose cell it is; None for a plain text document."""
+        found = self.workspace.get_notebook_document(notebook_uri=uri) or self.workspace.get_notebook_document(
+            cell_uri=uri
+        )
+        if found is None:
+            return None
+        cells = []
+        for cell in found.cells:
+            document = self.workspace.get_text_document(cell.document)
+            if cell.kind == lsp.NotebookCellKind.Code and document.language_id in (None, "python"):
+                lines = Lines(document.source, self.workspace.position_codec)
+                cells.append(Cell(cell.document, document.version, document.source, lines))
+        return Notebook(found.uri, tuple(cells), self.settings_for(found.uri))
+
+    def analyse(self, document: Document | Notebook) -> Any:
+        """Check the text (or the notebook's cells); None where it does not parse (no stale
+        diagnostics) or on any error."""
+        try:
+            if isinstance(document, Notebook):
+                return document.analyse()
+            return fix_source(document.text, settings=document.settings, apply_fixes=False)
+        except (SourceError, SafetyError):
+            return None  # an unsaved buffer mid-edit: semfix is not a syntax checker
+        except Exception:  # noqa: BLE001 - a bug in semfix must not end the session
+            self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
+            return None
+
+    def schedule(self, uri: str, delay: float = 0.0) -> None:
+        """Analyse and publish the document's newest text, replacing any analysis not yet published."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        uri = uri if notebook is None else notebook.uri
+        old = self.state.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.state.pending[uri] = asyncio.get_running_loop().create_task(self._publish(uri, delay))
+
+    async def settled(self) -> None:
+        """Wait for the client's settings, a few seconds at most (a client may never answer)."""
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.state.configured.wait(), _CONFIGURATION_WAIT)
+
+    async def _publish(self, uri: str, delay: float) -> None:
+        try:
+            await self.settled()
+            if delay:
+                await asyncio.sleep(delay)
+            notebook = self.notebook(uri)
+            if notebook is not None:
+                await self._publish_notebook(notebook)
+                return
+            document = self.document(uri)
+            result = await self.on_worker(lambda: self.analyse(document))
+            if self.workspace.get_text_document(uri).version != document.version:
+                return  # a newer change has its own analysis coming
+            self.state.analysed[uri] = Analysed(document.version, document.text, result)
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri, diagnostics(result, document.lines), document.version)
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001
+            self.log(f"semfix: publishing diagnostics for {uri} failed:\n{traceback.format_exc()}")
+        finally:
+            if self.state.pending.get(uri) is asyncio.current_task():
+                del self.state.pending[uri]
+
+    async def _publish_notebook(self, notebook: Notebook) -> None:
+        result = await self.on_worker(lambda: self.analyse(notebook))
+        if self.notebook(notebook.uri) != notebook:
+            return  # a newer change has its own analysis coming
+        self.state.notebooks[notebook.uri] = (notebook.data, result)
+        for index, cell in enumerate(notebook.cells):
+            self.state.analysed[cell.uri] = Analysed(cell.version, cell.text, notebook.of_cell(result, index))
+            found = notebook.diagnostics(result, index)
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, found, cell.version))
+
+    async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
+        """The code actions for the document (or notebook cell) the request names."""
+        await self.settled()
+        uri = params.text_document.uri
+        notebook = self.notebook(uri)
+        if notebook is None:
+            document = self.document(uri)
+            result = await self.result_for(document)
+            findings = () if result is None else result.findings
+            return await self.on_worker(lambda: code_actions(document, findings, params.context, lazy=lazy))
+        data, known = self.state.notebooks.get(notebook.uri, (None, None))
+        joined: FixResult[bytes] | None = (
+            known if data == notebook.data else await self.on_worker(lambda: self.analyse(notebook))
+        )
+        index = notebook.cell_of(uri)
+        cell = None if joined is None or index is None else notebook.of_cell(joined, index)
+        if joined is None or cell is None:
+            return []
+        work = partial(code_actions, notebook, cell.findings, params.context, lazy=lazy, every=joined.findings)
+        return await self.on_worker(work)
+
+    def resolves_edits(self) -> bool:
+        """Does the client resolve a code action's edit (`codeAction/resolve`)?"""
+        document = self.client_capabilities.text_document
+        action = document.code_action if document else None
+        support = action.resolve_support if action else None
+        return support is not None and "edit" in support.properties
+
+    async def result_for(self, document: Document) -> FixResult[str] | None:
+        """The analysis of exactly this text: the published one if it is current."""
+        known = self.state.analysed.get(document.uri)
+        if known is not None and known.text == document.text:
+            return known.result
+        return await self.on_worker(lambda: self.analyse(document))
+
+    def refresh(self) -> None:
+        """Settings changed: forget them and publish every open document again."""
+        self.state.settings.clear()
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri)
+
+    async def watch_pyprojects(self) -> None:
+        """Ask the client to say when a pyproject.toml changes, where it can (as ruff does)."""
+        workspace = self.client_capabilities.workspace
+        watching = workspace.did_change_watched_files if workspace else None
+        if not (watching and watching.dynamic_registration):
+            return
+        watchers = lsp.DidChangeWatchedFilesRegistrationOptions([lsp.FileSystemWatcher("**/pyproject.toml")])
+        registration = lsp.Registration("semfix-pyproject", lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, watchers)
+        try:
+            await self.client_register_capability_async(lsp.RegistrationParams([registration]))
+        except Exception as error:  # noqa: BLE001 - then a saved pyproject.toml is seen only when open
+            self.log(f"semfix: cannot watch pyproject.toml files: {error}", lsp.MessageType.Warning)
+
+    async def pull_configuration(self) -> None:
+        """Ask the client for its `semfix` section, where it can answer."""
+        capabilities = self.client_capabilities.workspace
+        if not (capabilities and capabilities.configuration):
+            return
+        try:
+            answer = await self.workspace_configuration_async(
+                lsp.ConfigurationParams([lsp.ConfigurationItem(section="semfix")])
+            )
+        except Exception as error:  # noqa: BLE001 - a client that cannot answer keeps its initializationOptions
+            self.log(f"semfix: workspace/configuration failed: {error}", lsp.MessageType.Warning)
+            return
+        if answer and isinstance(answer[0], dict):
+            self.state.options = {**self.state.options, **client_settings(answer[0])}
+        self.refresh()

@@ -1,0 +1,185 @@
+"""SEM101's references: every read of a deprecated TPU semaphore name that resolves to the TPU
+module (an attribute, an imported name, `getattr`'s string), found near the lines that spell
+one; sem101.py renames them and makes the import edits."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from semfix.analysis.context import Context
+from semfix.analysis.importer import Symbol
+from semfix.analysis.nodes import first_line, unchain
+from semfix.analysis.scopes import Scope
+from semfix.catalog import TPU_MOVED_TO_PALLAS
+
+PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
+TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
+DEPRECATED_TPU = {f"{TPU}.{name}": name for name in TPU_MOVED_TO_PALLAS}  # the qualified name: `pl`'s name
+FUNCTIONS = frozenset(TPU_MOVED_TO_PALLAS)
+
+
+@dataclass
+class Reference:
+    node: ast.Name | ast.Attribute | ast.Call  # the Call of `getattr(pltpu, "semaphore_wait")`
+    scope: Scope
+    function: str  # its name in `pl` (catalog.TPU_MOVED_TO_PALLAS)
+    holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
+    formatted: bool = False  # in an f-string, whose text the edits do not model
+    fallback: int | None = None  # the line of a `pltpu = None` the name may also be bound by
+
+    @property
+    def read(self) -> ast.Name | ast.Attribute:
+        """What the rename stops reading: the reference, or the module `getattr` is given."""
+        if not isinstance(self.node, ast.Call):
+            return self.node
+        module = self.node.args[0]
+        assert isinstance(module, (ast.Name, ast.Attribute))  # `_getattr_name` took only such calls
+        return module
+
+
+def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
+    """Every reference that resolves to a deprecated TPU semaphore function: a call's callee or
+    argument, or a value anywhere else (`WAIT = pltpu.semaphore_wait`, a dict of them). Other
+    names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`) are not references to it.
+    One that is assigned or deleted (`pltpu.semaphore_wait = f`) may make the others mean
+    something else: its line goes in `unsure`, and nothing is fixed."""
+    imports = ctx.scopes.imports
+    imported = {  # `from jax.experimental.pallas.tpu import semaphore_read as read_sem`
+        alias.asname or alias.name
+        for node in imports
+        if isinstance(node, ast.ImportFrom) and node.module == TPU
+        for alias in node.names
+        if alias.name in FUNCTIONS
+    }
+    modules = {  # `pltpu`: what the TPU module is imported as, in any scope
+        alias.asname or alias.name
+        for node in imports
+        for alias in node.names
+        if alias.name == TPU
+        and alias.asname
+        or isinstance(node, ast.ImportFrom)
+        and node.module == PALLAS.module
+        and alias.name == "tpu"
+    }
+    nodes = _near(ctx, FUNCTIONS | imported)
+    candidates: list[ast.Name | ast.Attribute | ast.Call] = []
+    for node in nodes:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            if (
+                (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
+                and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
+                and _may_be_tpu(node, modules)
+            ):
+                candidates.append(node)
+        elif (
+            isinstance(node, ast.Call)
+            and _getattr_name(node) is not None
+            and isinstance(getter := node.args[0], (ast.Name, ast.Attribute))  # as `_getattr_name` checked
+            and _may_be_tpu(getter, modules)
+        ):
+            candidates.append(node)
+    if not candidates:
+        return
+    scopes: dict[int, Scope] = {}  # by id() of a candidate's root name
+    for call in ctx.scopes.calls:  # most are calls or their arguments: no need to track accesses
+        for node in (call.func, *call.args, *(k.value for k in call.keywords)):
+            scopes[id(unchain(node)[0])] = ctx.scopes.scope_of[id(call)]
+    roots = [unchain(node.args[0] if isinstance(node, ast.Call) else node)[0] for node in candidates]
+    if any(id(root) not in scopes for root in roots):
+        scopes.update((id(a.name), a.scope) for accesses in ctx.tracking().accesses.values() for a in accesses)
+    wanted = {id(node) for node in candidates}
+    holders = {id(child): parent for parent in nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
+    formatted = {id(n) for s in nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    for node, root in zip(candidates, roots):
+        scope = scopes[id(root)]
+        if isinstance(node, ast.Call):
+            if scope.lookup("getattr")[1]:
+                continue  # not the builtin
+            modules_read, suffix = ctx.qualified(node.args[0], scope), f".{_getattr_name(node)}"
+        else:
+            modules_read, suffix = ctx.qualified(node, scope), ""
+        fallback = None
+        if modules_read is None:
+            modules_read, fallback = _with_fallback(node.args[0] if isinstance(node, ast.Call) else node, scope)
+        names = {f"{name}{suffix}" for name in modules_read or ()}
+        if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
+            continue
+        if not isinstance(node, ast.Call) and type(node.ctx) is not ast.Load:
+            unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
+        else:
+            yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+
+
+def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:
+    """The nodes of the innermost statements whose lines spell one of `words` whole: every
+    reference (an attribute, an imported name, `getattr`'s string) spells its name inside its
+    own statement, with its holder and any f-string around it. Most files that pass the text
+    gate read only `pl`'s names, and walking every node of each was SEM101's largest cost."""
+    spelled = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, words))) + r")(?!\w)")
+    chosen: dict[int, ast.stmt] = {}
+    for line in {ctx.text.line_of(match.start()) for match in spelled.finditer(ctx.text.text)}:
+        _holding(ctx.tree.body, line, chosen)  # type: ignore[union-attr]
+    nodes: dict[int, ast.AST] = {}  # a statement chosen for one line may hold one chosen for another
+    for statement in chosen.values():
+        nodes.update((id(node), node) for node in ast.walk(statement))
+    return list(nodes.values())
+
+
+def _holding(body: list[ast.stmt], line: int, chosen: dict[int, ast.stmt]) -> None:
+    """Every statement of `body` whose lines hold `line` (two may share it: `a; b`), or the
+    statements inside it that do, when the line is not one of its own (a header, a decorator)."""
+    for statement in body:
+        if not first_line(statement) <= line <= statement.end_lineno:  # type: ignore[operator]
+            continue
+        inner = [
+            *getattr(statement, "body", ()),
+            *getattr(statement, "orelse", ()),
+            *getattr(statement, "finalbody", ()),
+        ]
+        for clause in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+            inner += clause.body
+        if line != statement.lineno and any(first_line(s) <= line <= s.end_lineno for s in inner):
+            _holding(inner, line, chosen)
+        else:
+            chosen[id(statement)] = statement
+
+
+def _getattr_name(node: ast.AST) -> str | None:
+    """`getattr(x, "semaphore_wait")`: the constant name read (a deprecated one), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
+        return None
+    if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], (ast.Name, ast.Attribute)):
+        return None
+    name = node.args[1]
+    return name.value if isinstance(name, ast.Constant) and name.value in FUNCTIONS else None
+
+
+def _with_fallback(node: ast.expr, scope: Scope) -> tuple[set[str] | None, int | None]:
+    """`pltpu.f` where `pltpu` is imported, or else assigned None (`except ImportError: pltpu =
+    None`): what the imports make it, and the line of the first `= None`."""
+    root, steps, _ = unchain(node)
+    if not isinstance(root, ast.Name) or None in steps:
+        return None, None
+    bindings = scope.lookup(root.id)[1]
+    imports = [b for b in bindings if b.kind == "import"]
+    nones = [b.assignment for b in bindings if b.kind == "assign" and _assigns_none(b.node)]
+    if not imports or len(imports) + len(nones) != len(bindings):
+        return None, None
+    suffix = "".join(f".{step}" for step in steps)
+    return {f"{b.qualname}{suffix}" for b in imports}, min(n.lineno for n in nones)
+
+
+def _assigns_none(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
+
+
+def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
+    """Could `node` name a function of the TPU module: a name imported from it (the caller
+    checks), `pltpu.f` with `pltpu` a name of the TPU module, or `<...>.tpu.f`?"""
+    root, steps, _ = unchain(node)
+    if not isinstance(root, ast.Name) or None in steps:
+        return False  # `f().semaphore_wait`, `x[0].semaphore_wait`: no import's
+    return not steps or steps[-2:-1] == ("tpu",) or (len(steps) == 1 and root.id in modules)
