@@ -81,10 +81,7 @@ def did_save(ls: SemfixServer, params: lsp.DidSaveTextDocumentParams) -> None:
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: SemfixServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    pending = ls.state.pending.pop(uri, None)
-    if pending is not None:
-        pending.cancel()
-    ls.state.analysed.pop(uri, None)
+    ls.state.close(uri)
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
 
@@ -155,11 +152,7 @@ def notebook_saved(ls: SemfixServer, params: lsp.DidSaveNotebookDocumentParams) 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def notebook_closed(ls: SemfixServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
-    uri = params.notebook_document.uri
-    pending = ls.state.pending.pop(uri, None)
-    if pending is not None:
-        pending.cancel()
-    ls.state.notebooks.pop(uri, None)
+    ls.state.close(params.notebook_document.uri)
     for cell in params.cell_text_documents:
         ls.state.analysed.pop(cell.uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, []))

@@ -54,6 +54,14 @@ class State:
     #: before, so that no diagnostics are published under settings about to change.
     configured: asyncio.Event = field(default_factory=asyncio.Event)
 
+    def close(self, uri: str) -> None:
+        """A document (or notebook) closed: its pending check is cancelled and its results dropped."""
+        pending = self.pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self.analysed.pop(uri, None)
+        self.notebooks.pop(uri, None)
+
 
 class SemfixServer(LanguageServer):
     def __init__(self) -> None:
