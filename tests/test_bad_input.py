@@ -176,7 +176,7 @@ def test_a_five_megabyte_file_finishes(tmp_path: Path) -> None:
     started = time.perf_counter()
     result = cli("fix", "-q", "huge.py", cwd=tmp_path)
     elapsed = time.perf_counter() - started
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 0, result.stderr
     assert (tmp_path / "huge.py").read_text() == body.replace("sem[...]", "sem")
     print(f"5 MB file ({body.count(chr(10))} lines) fixed in {elapsed:.1f} s")
 

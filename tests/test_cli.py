@@ -40,7 +40,7 @@ def tree(tmp_path: Path) -> Path:
 
 def test_fix_rewrites_in_place_then_settles(tree: Path) -> None:
     first = semfix("fix", cwd=tree)
-    assert first.returncode == 1, first.stderr
+    assert first.returncode == 0, first.stderr  # everything fixed, nothing left
     assert first.stdout.splitlines() == [
         f"{Path('pkg/kernel.py')}:5:25: SEM001 [fixed] `sem[...]` reads a value out of the semaphore Ref; pass the Ref `sem`",
         f"{Path('pkg/kernel.py')}:6:23: SEM001 [fixed] `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
@@ -128,7 +128,7 @@ def test_a_bad_file_is_named_and_the_rest_still_fixed(tree: Path) -> None:
 def test_permission_bits_are_kept(tree: Path) -> None:
     target = tree / "pkg" / "kernel.py"
     target.chmod(0o754)
-    assert semfix("fix", "pkg", cwd=tree).returncode == 1
+    assert semfix("fix", "pkg", cwd=tree).returncode == 0
     assert stat.S_IMODE(target.stat().st_mode) == 0o754
     assert [p.name for p in (tree / "pkg").iterdir() if p.name.startswith(".")] == []
 
@@ -168,12 +168,12 @@ def test_unsafe_fixes_and_selection_on_the_command_line(tmp_path: Path) -> None:
     assert "1 more with `--unsafe-fixes`" in reported.stderr
     assert semfix("check", "k.py", "--ignore", "SEM0", cwd=tmp_path).returncode == 0
     migrated = semfix("fix", "k.py", "--select", "SEM1", cwd=tmp_path)
-    assert migrated.returncode == 1, migrated.stderr
+    assert migrated.returncode == 0, migrated.stderr
     assert target.read_text() == UNPROVEN.replace("import jax.experimental.pallas.tpu as pltpu\n", "").replace(
         "pltpu.semaphore_wait(sem, dec=1)", "pl.semaphore_wait(sem, value=1)"
     )
     fixed = semfix("fix", "k.py", "--unsafe-fixes", cwd=tmp_path)
-    assert fixed.returncode == 1 and "sems.at[i], 1)" in target.read_text()
+    assert fixed.returncode == 0 and "sems.at[i], 1)" in target.read_text()
     assert semfix("fix", "k.py", "--unsafe-fixes", "--select", "SEM", cwd=tmp_path).returncode == 0
 
 
@@ -185,7 +185,7 @@ def test_pyproject_settings_are_found_from_the_paths(tmp_path: Path) -> None:
     target.write_text(UNPROVEN)
     elsewhere = tmp_path / "pkg"
     result = semfix("fix", "k.py", cwd=elsewhere)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "pl.semaphore_signal(sems.at[i], 1)" in target.read_text()
     assert "pltpu.semaphore_wait(sem, value=1)" in target.read_text()
     overridden = semfix("check", "k.py", "--no-unsafe-fixes", "--select", "SEM002", cwd=elsewhere)
@@ -239,7 +239,7 @@ def test_stdin_round_trip_uses_the_named_files_settings(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     )
-    assert plain.returncode == 1 and plain.stdout == FIXED and "k.py:5:25: SEM001" in plain.stderr
+    assert plain.returncode == 0 and plain.stdout == FIXED and "k.py:5:25: SEM001" in plain.stderr
     ignored = subprocess.run(
         [sys.executable, "-m", "semfix", "fix", "-", "--stdin-filename", "proj/k.py"],
         cwd=tmp_path,
@@ -375,7 +375,7 @@ def test_stdin_diff_and_check_print_a_diff_or_nothing(tmp_path: Path) -> None:
 
 def test_stdin_writes_the_report(tmp_path: Path) -> None:
     result = stdin("fix", "-", "--stdin-filename", "k.py", "--report", "report.json", source=BUGGY, cwd=tmp_path)
-    assert result.returncode == 1 and result.stdout == FIXED
+    assert result.returncode == 0 and result.stdout == FIXED
     report = json.loads((tmp_path / "report.json").read_text())
     assert [entry["path"] for entry in report["files"]] == ["k.py"] and report["totals"]["fixes_applied"] == 2
 
@@ -436,7 +436,7 @@ def test_a_package_init_keeps_the_tpu_names_it_re_exports(tmp_path: Path) -> Non
     )
     for name in ("__init__.py", "module.py"):
         (package / name).write_text(source)
-    assert semfix("fix", "--extend-select", "SEM101", "mypkg", cwd=tmp_path).returncode == 1  # fixed
+    assert semfix("fix", "--extend-select", "SEM101", "mypkg", cwd=tmp_path).returncode == 0  # fixed
     assert (package / "__init__.py").read_text() == source.replace(
         "import jax\n", "import jax\nfrom jax.experimental import pallas as pl\n"
     ).replace("    semaphore_wait(sem", "    pl.semaphore_wait(sem")
@@ -451,3 +451,39 @@ def test_check_and_fix_agree_on_a_file_cpython_will_not_compile(tmp_path: Path) 
     assert (checked.returncode, fixed.returncode) == (2, 2)
     assert "cannot compile" in checked.stderr and "cannot compile" in fixed.stderr
     assert "fixable" not in checked.stdout
+
+
+def test_fix_exits_zero_when_it_fixed_everything(tree: Path) -> None:
+    """As ruff and black: a fix that leaves nothing behind is a success; the old code is opt-in."""
+    fixed = semfix("fix", "pkg", cwd=tree)
+    assert fixed.returncode == 0, fixed.stderr
+    assert (tree / "pkg" / "kernel.py").read_text() == FIXED
+    (tree / "pkg" / "kernel.py").write_text(BUGGY)
+    strict = semfix("fix", "--exit-non-zero-on-fix", "pkg", cwd=tree)
+    assert strict.returncode == 1, strict.stderr
+    assert (tree / "pkg" / "kernel.py").read_text() == FIXED
+    assert semfix("fix", "--exit-non-zero-on-fix", "pkg", cwd=tree).returncode == 0  # nothing changed this time
+    (tree / "pkg" / "kernel.py").write_text(BUGGY)
+    assert semfix("fix", "--check", "pkg", cwd=tree).returncode == 1  # a dry run still fails on what it would fix
+
+
+def test_fix_exits_one_when_findings_are_left(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(
+        BUGGY.replace("sem[...]", "sems[i]").replace("def kernel(sem)", "def kernel(sem, sems, i)")
+    )
+    left = semfix("fix", "k.py", cwd=tmp_path)
+    assert left.returncode == 1, left.stdout + left.stderr
+
+
+def test_exit_zero_on_check_and_fix(tree: Path) -> None:
+    assert semfix("check", "--exit-zero", "pkg", cwd=tree).returncode == 0
+    assert semfix("fix", "--exit-zero", "--exit-non-zero-on-fix", "pkg", cwd=tree).returncode == 0
+    (tree / "pkg" / "bad.py").write_text(BUGGY + "def f(sem:\n")
+    assert semfix("check", "--exit-zero", "pkg", cwd=tree).returncode == 2  # errors still fail
+
+
+def test_the_fixing_hook_fails_when_it_changed_a_file() -> None:
+    """`fix` now exits 0 after fixing everything; the hook must still stop the commit it changed."""
+    hooks = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text()
+    fixing = hooks.split("- id: semfix-check")[0]
+    assert "args: [--exit-non-zero-on-fix]" in fixing

@@ -79,17 +79,23 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files.")
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change.")
 @click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
+@click.option(
+    "--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even with nothing left (pre-commit)."
+)
 @STDIN_FILENAME
 @QUIET
-def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, quiet: bool) -> None:
+def fix(
+    options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, exit_non_zero_on_fix: bool, quiet: bool
+) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
 
     Each finding is printed, [fixed] marking the fixes written. In a git work tree, files
     with unstaged edits or untracked files are not rewritten (unless --allow-dirty), so that
     semfix's changes can be reviewed on their own.
 
-    Exit status: 0 nothing to fix, 1 something was (or would be) fixed or found,
-    2 a file could not be processed.
+    Exit status: 0 nothing left to fix (everything found was fixed), 1 something is left, or
+    would be fixed (--diff, --check), or was fixed (--exit-non-zero-on-fix), 2 a file could
+    not be processed.
     """
     dry = diff or check_only
     outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
@@ -111,7 +117,8 @@ def fix(options: RunOptions, diff: bool, check_only: bool, allow_dirty: bool, qu
             elif options.stdin or not (finding.applied and result.changed):  # a diff shows the applied ones
                 click.echo(line, err=True)
     command = "fix --diff" if diff else "fix --check" if check_only else "fix"
-    finish(outcome, options, command=command, quiet=quiet or options.stdin)
+    code = outcome.fix_exit_code(non_zero_on_fix=exit_non_zero_on_fix)
+    finish(outcome, options, command=command, quiet=quiet or options.stdin, code=code)
 
 
 @main.command()

@@ -26,7 +26,7 @@ from semfix.cli.report import (
     suggestion_diff,
     summary,
 )
-from semfix.cli.runner import EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
 from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
@@ -61,6 +61,7 @@ class RunOptions:
     jobs: int | None  # None: the number of cores
     report: Path | None
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
+    exit_zero: bool = False  # findings do not fail the run; errors still do
 
     @property
     def stdin(self) -> bool:
@@ -137,6 +138,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         help="Worker processes (default: the number of cores).",
     )
     @click.option(
+        "--exit-zero", is_flag=True, help="Exit 0 even when problems are found or fixed (errors still exit 2)."
+    )
+    @click.option(
         "--report",
         "report_path",
         type=click.Path(dir_okay=False, path_type=Path),
@@ -154,6 +158,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         force_exclude: bool,
         jobs: int | None,
         report_path: Path | None,
+        exit_zero: bool,
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
@@ -173,7 +178,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             usage_error(str(error))
         except FileError as error:
             usage_error(f"{report_path}: cannot write the report: {error}")
-        options = RunOptions(paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN)
+        options = RunOptions(
+            paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN, exit_zero=exit_zero
+        )
         return command(options=options, **kwargs)
 
     return wrapper
@@ -184,8 +191,11 @@ def usage_error(message: str) -> NoReturn:
     sys.exit(EXIT_ERROR)
 
 
-def finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "") -> None:
-    """Print the errors, write the report, print the summary `line` (by default the usual one), exit."""
+def finish(
+    outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "", code: int | None = None
+) -> None:
+    """Print the errors, write the report, print the summary `line` (by default the usual one), exit
+    with `code` (by default the outcome's), or with 0 under --exit-zero unless a file had an error."""
     for failed in outcome.errors:
         click.echo(f"error: {failed.path}: {failed.error}", err=True)
     if options.report is not None:
@@ -197,7 +207,8 @@ def finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: boo
         click.echo(
             line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True
         )
-    sys.exit(outcome.exit_code)
+    code = outcome.exit_code if code is None else code
+    sys.exit(EXIT_CLEAN if options.exit_zero and code != EXIT_ERROR else code)
 
 
 def print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:

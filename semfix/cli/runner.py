@@ -71,6 +71,16 @@ class RunOutcome:
     def exit_code(self) -> int:
         return EXIT_ERROR if self.errors else EXIT_FOUND if self.findings else EXIT_CLEAN
 
+    def fix_exit_code(self, *, non_zero_on_fix: bool) -> int:
+        """`fix`'s status, as ruff's and black's: a fix written with nothing left is a success
+        (0), unless `non_zero_on_fix` (pre-commit's hook), where a changed file is 1. A dry run
+        fails on what it would fix, since nothing was fixed."""
+        if self.errors or not self.written:
+            return self.exit_code
+        left = any(not finding.applied for _, finding in self.findings)
+        changed = non_zero_on_fix and any(f.changed for f in self.files)
+        return EXIT_FOUND if left or changed else EXIT_CLEAN
+
 
 @dataclass(frozen=True)
 class _Task:
