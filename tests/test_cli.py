@@ -487,3 +487,34 @@ def test_the_fixing_hook_fails_when_it_changed_a_file() -> None:
     hooks = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text()
     fixing = hooks.split("- id: semfix-check")[0]
     assert "args: [--exit-non-zero-on-fix]" in fixing
+
+
+def test_output_format_is_the_name_and_format_its_alias(tree: Path) -> None:
+    named = semfix("check", "--output-format", "json", "pkg", cwd=tree)
+    alias = semfix("check", "--format", "json", "pkg", cwd=tree)
+    assert named.returncode == alias.returncode == 1 and named.stdout == alias.stdout
+    assert [f["rule"] for f in json.loads(named.stdout)] == ["SEM001", "SEM001"]
+    fixed = semfix("fix", "--output-format", "json", "pkg", cwd=tree)  # fix's findings list too
+    assert fixed.returncode == 0 and [f["rule"] for f in json.loads(fixed.stdout)] == ["SEM001", "SEM001"]
+
+
+def test_statistics_count_by_rule_as_ruff_does(tree: Path) -> None:
+    result = semfix("check", "--statistics", "pkg", cwd=tree)
+    assert result.returncode == 1
+    assert result.stdout.split() == ["2", "SEM001", "[*]", "value-read-passed-as-semaphore"]
+
+
+def test_show_fixes_lists_what_fix_applied(tree: Path) -> None:
+    result = semfix("fix", "--show-fixes", "pkg", cwd=tree)
+    assert result.returncode == 0
+    assert f"Fixed 2 problems:\n- {Path('pkg/kernel.py')}:\n    2 × SEM001" in result.stdout
+
+
+def test_quiet_prints_findings_only_and_silent_nothing(tree: Path) -> None:
+    quiet = semfix("check", "-q", "pkg", cwd=tree)
+    assert quiet.returncode == 1 and quiet.stdout.count("SEM001") == 2 and quiet.stderr == ""
+    silent = semfix("check", "--silent", "pkg", cwd=tree)
+    assert silent.returncode == 1 and silent.stdout == silent.stderr == ""
+    fixed = semfix("fix", "--silent", "--exit-non-zero-on-fix", "pkg", cwd=tree)
+    assert fixed.returncode == 1 and fixed.stdout == fixed.stderr == ""
+    assert (tree / "pkg" / "kernel.py").read_text() == FIXED

@@ -26,10 +26,14 @@ from semfix.cli.report import (
     suggestion_diff,
     summary,
 )
+from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.findings import Finding
 from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
-QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
+QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
+SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")
+STATISTICS = click.option("--statistics", is_flag=True, help="Print counts by rule (as ruff) instead of each finding.")
 STDIN = Path("-")
 STDIN_FILENAME = click.option(
     "--stdin-filename",
@@ -41,6 +45,7 @@ STDIN_FILENAME = click.option(
 
 def format_option(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option(
+        "--output-format",
         "--format",
         "output_format",
         type=click.Choice(FORMATS),
@@ -192,18 +197,25 @@ def usage_error(message: str) -> NoReturn:
 
 
 def finish(
-    outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "", code: int | None = None
+    outcome: RunOutcome,
+    options: RunOptions,
+    *,
+    command: str,
+    quiet: bool,
+    line: str = "",
+    code: int | None = None,
+    silent: bool = False,
 ) -> None:
     """Print the errors, write the report, print the summary `line` (by default the usual one), exit
     with `code` (by default the outcome's), or with 0 under --exit-zero unless a file had an error."""
-    for failed in outcome.errors:
+    for failed in [] if silent else outcome.errors:
         click.echo(f"error: {failed.path}: {failed.error}", err=True)
     if options.report is not None:
         try:
             options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
         except OSError as error:
             usage_error(f"{options.report}: cannot write the report: {error.strerror}")
-    if not quiet:
+    if not (quiet or silent):
         click.echo(
             line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True
         )
@@ -211,8 +223,21 @@ def finish(
     sys.exit(EXIT_CLEAN if options.exit_zero and code != EXIT_ERROR else code)
 
 
-def print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:
+def print_findings(
+    outcome: RunOutcome,
+    output_format: str,
+    options: RunOptions,
+    *,
+    with_diffs: bool,
+    statistics: bool = False,
+    mark: Callable[[Path, Finding], str] | None = None,
+) -> None:
+    """The findings on stdout in `output_format`, or (`statistics`) their counts by rule.
+    `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
     findings = outcome.findings
+    if statistics:
+        click.echo(stats_text((f for _, f in findings), unsafe_fixes=options.settings.unsafe_fixes), nl=False)
+        return
     errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by finish
     if output_format == "json":
         click.echo(as_json(findings, errors), nl=False)
@@ -223,9 +248,12 @@ def print_findings(outcome: RunOutcome, output_format: str, options: RunOptions,
         click.echo(as_rdjson(findings, options.text, errors), nl=False)
     else:
         texts: dict[Path, str] = {}
+        unsafe = options.settings.unsafe_fixes
         for path, finding in findings:
             click.echo(
-                finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes))
+                finding_line(
+                    path, finding, mark(path, finding) if mark else fix_mark(finding, fixed=False, unsafe_fixes=unsafe)
+                )
             )
             if with_diffs:
                 if path not in texts:

@@ -15,6 +15,7 @@ import difflib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,33 @@ def finding_line(path: Path, finding: Finding, mark: str = "") -> str:
     """`path:line:col: CODE [mark] message`, the shape editors and CI log parsers understand."""
     where = f"{path}:cell {finding.cell}" if finding.cell is not None else f"{path}"
     return f"{where}:{finding.line}:{finding.column}: {finding.rule} {mark + ' ' if mark else ''}{finding.message}"
+
+
+def statistics(findings: Iterable[Finding], *, unsafe_fixes: bool) -> str:
+    """`--statistics`, as ruff prints it: `COUNT CODE [*] rule-name` per rule, most frequent first."""
+    findings = list(findings)
+    counts = Counter(f.rule for f in findings)
+    fixable = {f.rule for f in findings if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)}
+    width = len(str(max(counts.values(), default=0)))
+    return "".join(
+        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else ''}{RULES[code].name if code in RULES else ''}\n"
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+
+
+def applied_fixes(fixed: Iterable[tuple[Path, Finding]]) -> str:
+    """`--show-fixes`, as ruff lists them: the fixes written, counted by rule under each file."""
+    by_file: dict[Path, Counter[str]] = {}
+    for path, finding in fixed:
+        by_file.setdefault(path, Counter())[finding.rule] += 1
+    total = sum(sum(counts.values()) for counts in by_file.values())
+    if not total:
+        return ""
+    lines = [f"Fixed {_plural(total, 'problem')}:"]
+    for path, counts in by_file.items():
+        lines.append(f"- {path}:")
+        lines += [f"    {n} × {code} ({RULES[code].name if code in RULES else code})" for code, n in counts.items()]
+    return "\n".join(lines) + "\n"
 
 
 def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
