@@ -208,6 +208,8 @@ def finish(
 ) -> None:
     """Print the errors, write the report, print the summary `line` (by default the usual one), exit
     with `code` (by default the outcome's), or with 0 under --exit-zero unless a file had an error."""
+    for failed in [] if silent else outcome.warnings:
+        click.echo(f"warning: {failed.path}: {failed.error}", err=True)
     for failed in [] if silent else outcome.errors:
         click.echo(f"error: {failed.path}: {failed.error}", err=True)
     if options.report is not None:

@@ -297,8 +297,9 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
     unprocessed = sum(1 for f in outcome.errors if not f.given)
     if unprocessed:
         parts.append(f"{_plural(unprocessed, 'file')} could not be processed")
-    if len(outcome.errors) > unprocessed:
-        parts.append(f"{_plural(len(outcome.errors) - unprocessed, 'path')} not found or empty")
+    given = sum(1 for f in outcome.files if f.given and f.error is not None)
+    if given:
+        parts.append(f"{_plural(given, 'path')} not found or empty")
     if not parts:  # never claimed when a file or path was not checked
         parts.append("no problems found")
     text = "; ".join(parts)
