@@ -106,7 +106,7 @@ def test_check_command_lists_findings_only(tree: Path) -> None:
         f"{Path('pkg/kernel.py')}:6:23",
     ]
     assert all("SEM001 [*] " in line for line in result.stdout.splitlines())
-    assert "Found 2 problems" not in result.stderr and "2 problems found (2 fixable" in result.stderr
+    assert "Found 2 problems" not in result.stderr and "2 problems found; 2 fixable" in result.stderr
     assert (tree / "pkg" / "kernel.py").read_text() == BUGGY
 
 
@@ -165,7 +165,7 @@ def test_unsafe_fixes_and_selection_on_the_command_line(tmp_path: Path) -> None:
     reported = semfix("check", "k.py", cwd=tmp_path)
     assert reported.returncode == 1
     assert reported.stdout.count("\n") == 1 and "SEM002" in reported.stdout and "--unsafe-fixes" in reported.stdout
-    assert "1 more with `--unsafe-fixes`" in reported.stderr
+    assert "1 fixable with `semfix fix --unsafe-fixes`" in reported.stderr
     assert semfix("check", "k.py", "--ignore", "SEM0", cwd=tmp_path).returncode == 0
     migrated = semfix("fix", "k.py", "--select", "SEM1", cwd=tmp_path)
     assert migrated.returncode == 0, migrated.stderr
@@ -286,7 +286,7 @@ def test_findings_survive_a_fix_that_fails_its_checks(tmp_path: Path, monkeypatc
         "k.py:6:23: SEM001 [*] `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
     ]
     assert "error: k.py: internal error, file left unchanged" in result.stderr
-    assert "2 problems left (2 in files with errors, not fixed); 1 file could not be processed" in result.stderr
+    assert "2 problems left; 2 in files with errors, not fixed; 1 file could not be processed" in result.stderr
     assert "No problems found" not in result.stderr and "fixable with `semfix fix`" not in result.stderr
     assert (tmp_path / "k.py").read_text() == BUGGY
 
@@ -303,14 +303,14 @@ def test_check_with_unsafe_fixes_marks_them_fixable(tmp_path: Path) -> None:
     result = semfix("check", "k.py", "--unsafe-fixes", cwd=tmp_path)
     assert result.returncode == 1
     assert "SEM002 [*] " in result.stdout
-    assert "(1 fixable with `semfix fix --unsafe-fixes`)" in result.stderr and "more with" not in result.stderr
+    assert "; 1 fixable with `semfix fix --unsafe-fixes`." in result.stderr and "more with" not in result.stderr
 
 
 def test_help_promises_only_what_each_command_does(tmp_path: Path) -> None:
     check_help = " ".join(semfix("check", "--help", cwd=tmp_path).stdout.split())
     review_help = " ".join(semfix("review", "--help", cwd=tmp_path).stdout.split())
     assert "diff" not in check_help and "with a diff of its suggestion" in review_help
-    assert "Also apply" not in check_help and "`fix` then applies them" in check_help
+    assert "Also apply" not in check_help and "only `semfix fix` with this option applies them" in check_help
 
 
 def test_a_dry_run_report_agrees_with_itself_and_says_it_is_dry(tmp_path: Path) -> None:
@@ -518,3 +518,16 @@ def test_quiet_prints_findings_only_and_silent_nothing(tree: Path) -> None:
     fixed = semfix("fix", "--silent", "--exit-non-zero-on-fix", "pkg", cwd=tree)
     assert fixed.returncode == 1 and fixed.stdout == fixed.stderr == ""
     assert (tree / "pkg" / "kernel.py").read_text() == FIXED
+
+
+def test_summary_wording_cannot_be_misread(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(UNPROVEN)
+    result = semfix("check", "k.py", cwd=tmp_path)
+    assert "1 problem found; 1 fixable with `semfix fix --unsafe-fixes`. " in result.stderr, result.stderr
+    assert "more with" not in result.stderr and "(" not in result.stderr.split(".")[0]
+
+
+def test_check_help_promises_nothing_fix_does(tmp_path: Path) -> None:
+    text = " ".join(semfix("check", "--help", cwd=tmp_path).stdout.split())
+    assert "every change and finding" not in text and "then applies them" not in text
+    assert "check itself changes nothing" in text

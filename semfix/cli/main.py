@@ -158,7 +158,7 @@ def _mark(finding: Finding, result: FileOutcome, outcome: RunOutcome, unsafe_fix
 @QUIET
 @SILENT
 def check(options: RunOptions, output_format: str, statistics: bool, quiet: bool, silent: bool) -> None:
-    """List problems under PATHS without changing anything ([*]: `semfix fix` can fix it).
+    """List problems under PATHS ([*]: `semfix fix` would fix it; check itself changes nothing).
 
     PATH '-' reads the source from stdin. Exit status: 0 nothing found, 1 something found,
     2 a file could not be processed.

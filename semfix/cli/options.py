@@ -121,8 +121,8 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--unsafe-fixes/--no-unsafe-fixes",
         default=None,
         help=(
-            "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable: "
-            "`fix` then applies them."
+            "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable; "
+            "only `semfix fix` with this option applies them."
         ),
     )
     @click.option(
@@ -149,7 +149,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--report",
         "report_path",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="Write a JSON report of every change and finding to this file.",
+        help="Write a JSON report of every finding (and, from `fix`, every change) to this file.",
     )
     @wraps(command)
     def wrapper(

@@ -289,11 +289,13 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
         fixable = [f for f in left if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)] if check else []
         command = "semfix fix --unsafe-fixes" if any(f.safety == "unsafe" for f in fixable) else "semfix fix"
         hidden = 0 if unsafe_fixes else sum(1 for f in left if f.safety == "unsafe")
+        # Each count says what it is, with the whole command: "1 more with `--unsafe-fixes`" was
+        # read as one more problem, and parentheses as part of the count before them.
         hints = [f"{len(fixable)} fixable with `{command}`"] if fixable else []
-        hints += [f"{hidden} more with `--unsafe-fixes`"] if hidden else []
+        hints += [f"{hidden} fixable with `semfix fix --unsafe-fixes`"] if hidden else []
         hints += [f"{len(blocked)} in files with errors, not fixed"] if blocked else []
-        hint = f" ({', '.join(hints)})" if hints else ""
-        parts.append(f"{_plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}{hint}")
+        found = f"{_plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}"
+        parts.append("; ".join([found, *hints]))
     unprocessed = sum(1 for f in outcome.errors if not f.given)
     if unprocessed:
         parts.append(f"{_plural(unprocessed, 'file')} could not be processed")
