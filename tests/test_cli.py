@@ -531,3 +531,12 @@ def test_check_help_promises_nothing_fix_does(tmp_path: Path) -> None:
     text = " ".join(semfix("check", "--help", cwd=tmp_path).stdout.split())
     assert "every change and finding" not in text and "then applies them" not in text
     assert "check itself changes nothing" in text
+
+
+def test_releases_are_pinnable() -> None:
+    """A version scheme and a changelog a user can pin against, and pre-commit docs saying how."""
+    root = Path(__file__).parents[1]
+    readme = (root / "README.md").read_text()
+    assert "tagged `vX.Y.Z`" in readme and "language_version:" in readme and "pre-commit autoupdate" in readme
+    changelog = (root / "CHANGELOG.md").read_text()
+    assert "--exit-non-zero-on-fix" in changelog and "semantic versioning" in changelog
