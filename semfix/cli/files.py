@@ -93,6 +93,12 @@ def _tree(folder: Path, patterns: Sequence[str]) -> list[Path]:
     return sorted(kept, key=lambda p: p.as_posix())
 
 
+def ignored_by_git(folder: Path) -> bool:
+    """Whether git's view of `folder` leaves out source files that are there (.gitignore), so
+    that "no Python files found" would mislead."""
+    return work_tree_files(folder) is not None and next(_walk(folder), None) is not None
+
+
 def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclude: bool = False) -> Discovery:
     """Source files under `paths`, in a stable order, each once (under the first name met).
 

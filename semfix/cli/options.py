@@ -26,10 +26,14 @@ from semfix.cli.report import (
     suggestion_diff,
     summary,
 )
-from semfix.cli.runner import EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.cli.report import statistics as stats_text
+from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.findings import Finding
 from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
-QUIET = click.option("-q", "--quiet", is_flag=True, help="Print no summary line.")
+QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
+SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")
+STATISTICS = click.option("--statistics", is_flag=True, help="Print counts by rule (as ruff) instead of each finding.")
 STDIN = Path("-")
 STDIN_FILENAME = click.option(
     "--stdin-filename",
@@ -41,6 +45,7 @@ STDIN_FILENAME = click.option(
 
 def format_option(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option(
+        "--output-format",
         "--format",
         "output_format",
         type=click.Choice(FORMATS),
@@ -61,6 +66,7 @@ class RunOptions:
     jobs: int | None  # None: the number of cores
     report: Path | None
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
+    exit_zero: bool = False  # findings do not fail the run; errors still do
 
     @property
     def stdin(self) -> bool:
@@ -115,8 +121,8 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--unsafe-fixes/--no-unsafe-fixes",
         default=None,
         help=(
-            "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable: "
-            "`fix` then applies them."
+            "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable; "
+            "only `semfix fix` with this option applies them."
         ),
     )
     @click.option(
@@ -137,10 +143,13 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         help="Worker processes (default: the number of cores).",
     )
     @click.option(
+        "--exit-zero", is_flag=True, help="Exit 0 even when problems are found or fixed (errors still exit 2)."
+    )
+    @click.option(
         "--report",
         "report_path",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="Write a JSON report of every change and finding to this file.",
+        help="Write a JSON report of every finding (and, from `fix`, every change) to this file.",
     )
     @wraps(command)
     def wrapper(
@@ -154,6 +163,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         force_exclude: bool,
         jobs: int | None,
         report_path: Path | None,
+        exit_zero: bool,
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
@@ -173,7 +183,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             usage_error(str(error))
         except FileError as error:
             usage_error(f"{report_path}: cannot write the report: {error}")
-        options = RunOptions(paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN)
+        options = RunOptions(
+            paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN, exit_zero=exit_zero
+        )
         return command(options=options, **kwargs)
 
     return wrapper
@@ -184,24 +196,50 @@ def usage_error(message: str) -> NoReturn:
     sys.exit(EXIT_ERROR)
 
 
-def finish(outcome: RunOutcome, options: RunOptions, *, command: str, quiet: bool, line: str = "") -> None:
-    """Print the errors, write the report, print the summary `line` (by default the usual one), exit."""
-    for failed in outcome.errors:
+def finish(
+    outcome: RunOutcome,
+    options: RunOptions,
+    *,
+    command: str,
+    quiet: bool,
+    line: str = "",
+    code: int | None = None,
+    silent: bool = False,
+) -> None:
+    """Print the errors, write the report, print the summary `line` (by default the usual one), exit
+    with `code` (by default the outcome's), or with 0 under --exit-zero unless a file had an error."""
+    for failed in [] if silent else outcome.warnings:
+        click.echo(f"warning: {failed.path}: {failed.error}", err=True)
+    for failed in [] if silent else outcome.errors:
         click.echo(f"error: {failed.path}: {failed.error}", err=True)
     if options.report is not None:
         try:
             options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
         except OSError as error:
             usage_error(f"{options.report}: cannot write the report: {error.strerror}")
-    if not quiet:
+    if not (quiet or silent):
         click.echo(
             line or summary(outcome, unsafe_fixes=options.settings.unsafe_fixes, check=command == "check"), err=True
         )
-    sys.exit(outcome.exit_code)
+    code = outcome.exit_code if code is None else code
+    sys.exit(EXIT_CLEAN if options.exit_zero and code != EXIT_ERROR else code)
 
 
-def print_findings(outcome: RunOutcome, output_format: str, options: RunOptions, *, with_diffs: bool) -> None:
+def print_findings(
+    outcome: RunOutcome,
+    output_format: str,
+    options: RunOptions,
+    *,
+    with_diffs: bool,
+    statistics: bool = False,
+    mark: Callable[[Path, Finding], str] | None = None,
+) -> None:
+    """The findings on stdout in `output_format`, or (`statistics`) their counts by rule.
+    `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
     findings = outcome.findings
+    if statistics:
+        click.echo(stats_text((f for _, f in findings), unsafe_fixes=options.settings.unsafe_fixes), nl=False)
+        return
     errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by finish
     if output_format == "json":
         click.echo(as_json(findings, errors), nl=False)
@@ -212,9 +250,12 @@ def print_findings(outcome: RunOutcome, output_format: str, options: RunOptions,
         click.echo(as_rdjson(findings, options.text, errors), nl=False)
     else:
         texts: dict[Path, str] = {}
+        unsafe = options.settings.unsafe_fixes
         for path, finding in findings:
             click.echo(
-                finding_line(path, finding, fix_mark(finding, fixed=False, unsafe_fixes=options.settings.unsafe_fixes))
+                finding_line(
+                    path, finding, mark(path, finding) if mark else fix_mark(finding, fixed=False, unsafe_fixes=unsafe)
+                )
             )
             if with_diffs:
                 if path not in texts:

@@ -15,6 +15,7 @@ import difflib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,33 @@ def finding_line(path: Path, finding: Finding, mark: str = "") -> str:
     return f"{where}:{finding.line}:{finding.column}: {finding.rule} {mark + ' ' if mark else ''}{finding.message}"
 
 
+def statistics(findings: Iterable[Finding], *, unsafe_fixes: bool) -> str:
+    """`--statistics`, as ruff prints it: `COUNT CODE [*] rule-name` per rule, most frequent first."""
+    findings = list(findings)
+    counts = Counter(f.rule for f in findings)
+    fixable = {f.rule for f in findings if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)}
+    width = len(str(max(counts.values(), default=0)))
+    return "".join(
+        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else ''}{RULES[code].name if code in RULES else ''}\n"
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+
+
+def applied_fixes(fixed: Iterable[tuple[Path, Finding]]) -> str:
+    """`--show-fixes`, as ruff lists them: the fixes written, counted by rule under each file."""
+    by_file: dict[Path, Counter[str]] = {}
+    for path, finding in fixed:
+        by_file.setdefault(path, Counter())[finding.rule] += 1
+    total = sum(sum(counts.values()) for counts in by_file.values())
+    if not total:
+        return ""
+    lines = [f"Fixed {_plural(total, 'problem')}:"]
+    for path, counts in by_file.items():
+        lines.append(f"- {path}:")
+        lines += [f"    {n} × {code} ({RULES[code].name if code in RULES else code})" for code, n in counts.items()]
+    return "\n".join(lines) + "\n"
+
+
 def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
     """A diff `patch -p1` and `git apply` accept, in the file's own bytes and line endings.
 
@@ -261,16 +289,19 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
         fixable = [f for f in left if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)] if check else []
         command = "semfix fix --unsafe-fixes" if any(f.safety == "unsafe" for f in fixable) else "semfix fix"
         hidden = 0 if unsafe_fixes else sum(1 for f in left if f.safety == "unsafe")
+        # Each count says what it is, with the whole command: "1 more with `--unsafe-fixes`" was
+        # read as one more problem, and parentheses as part of the count before them.
         hints = [f"{len(fixable)} fixable with `{command}`"] if fixable else []
-        hints += [f"{hidden} more with `--unsafe-fixes`"] if hidden else []
+        hints += [f"{hidden} fixable with `semfix fix --unsafe-fixes`"] if hidden else []
         hints += [f"{len(blocked)} in files with errors, not fixed"] if blocked else []
-        hint = f" ({', '.join(hints)})" if hints else ""
-        parts.append(f"{_plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}{hint}")
+        found = f"{_plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}"
+        parts.append("; ".join([found, *hints]))
     unprocessed = sum(1 for f in outcome.errors if not f.given)
     if unprocessed:
         parts.append(f"{_plural(unprocessed, 'file')} could not be processed")
-    if len(outcome.errors) > unprocessed:
-        parts.append(f"{_plural(len(outcome.errors) - unprocessed, 'path')} not found or empty")
+    given = sum(1 for f in outcome.files if f.given and f.error is not None)
+    if given:
+        parts.append(f"{_plural(given, 'path')} not found or empty")
     if not parts:  # never claimed when a file or path was not checked
         parts.append("no problems found")
     text = "; ".join(parts)

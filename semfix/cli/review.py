@@ -9,7 +9,16 @@ import click
 
 from semfix.cli.files import SOURCE_SUFFIXES
 from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base
-from semfix.cli.options import QUIET, RunOptions, common_options, finish, format_option, print_findings, usage_error
+from semfix.cli.options import (
+    QUIET,
+    SILENT,
+    RunOptions,
+    common_options,
+    finish,
+    format_option,
+    print_findings,
+    usage_error,
+)
 from semfix.cli.report import github_error, review_summary
 from semfix.cli.runner import run
 
@@ -26,7 +35,8 @@ from semfix.cli.runner import run
 )
 @format_option("each finding with a diff of its suggestion")
 @QUIET
-def review(options: RunOptions, base: str | None, output_format: str, quiet: bool) -> None:
+@SILENT
+def review(options: RunOptions, base: str | None, output_format: str, quiet: bool, silent: bool) -> None:
     """Review what a branch changed: findings on changed lines only, with suggestions.
 
     Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
@@ -77,5 +87,6 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
         lines = changed.get(Path(os.path.abspath(result.path)), set())
         if result.path.suffix != ".ipynb":
             result.findings = tuple(f for f in result.findings if not lines.isdisjoint(range(f.line, f.end_line + 1)))
-    print_findings(outcome, output_format, options, with_diffs=True)
-    finish(outcome, options, command="review", quiet=quiet, line=review_summary(outcome, base))
+    if not silent:
+        print_findings(outcome, output_format, options, with_diffs=True)
+    finish(outcome, options, command="review", quiet=quiet, silent=silent, line=review_summary(outcome, base))

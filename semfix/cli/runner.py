@@ -21,7 +21,7 @@ import click
 
 from semfix.api import FixResult, fix_notebook, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
-from semfix.cli.files import FileError, discover, excluded, read_source, write_atomic
+from semfix.cli.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.cli.git import dirty
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
@@ -57,7 +57,13 @@ class RunOutcome:
 
     @property
     def errors(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.error is not None]
+        return [f for f in self.files if f.error is not None and not (f.given and self.scanned)]
+
+    @property
+    def warnings(self) -> list[FileOutcome]:
+        """Paths as given that were missing or empty, while something else was checked: as in
+        ruff, a warning that does not fail the run. With nothing checked at all they are errors."""
+        return [f for f in self.files if f.error is not None and f.given and self.scanned]
 
     @property
     def parsed(self) -> int:
@@ -70,6 +76,16 @@ class RunOutcome:
     @property
     def exit_code(self) -> int:
         return EXIT_ERROR if self.errors else EXIT_FOUND if self.findings else EXIT_CLEAN
+
+    def fix_exit_code(self, *, non_zero_on_fix: bool) -> int:
+        """`fix`'s status, as ruff's and black's: a fix written with nothing left is a success
+        (0), unless `non_zero_on_fix` (pre-commit's hook), where a changed file is 1. A dry run
+        fails on what it would fix, since nothing was fixed."""
+        if self.errors or not self.written:
+            return self.exit_code
+        left = any(not finding.applied for _, finding in self.findings)
+        changed = non_zero_on_fix and any(f.changed for f in self.files)
+        return EXIT_FOUND if left or changed else EXIT_CLEAN
 
 
 @dataclass(frozen=True)
@@ -161,7 +177,10 @@ def run(
     outcome.files.extend(FileOutcome(path, error=reason, given=True) for path, reason in found.errors)
     for folder in paths:
         if folder.is_dir() and not any(f == folder or folder in f.parents for f in found.files):
-            outcome.files.append(FileOutcome(folder, error="no Python files found here", given=True))
+            reason = (
+                "its Python files are all ignored by git" if ignored_by_git(folder) else "no Python files found here"
+            )
+            outcome.files.append(FileOutcome(folder, error=reason, given=True))
     slots: list[FileOutcome | _Task] = []
     for path in found.files:
         try:
