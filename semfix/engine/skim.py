@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from semfix.catalog import (
     FUNCTION_NAMES,
@@ -64,6 +64,9 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 # At that `=` backwards: the name assigned, then perhaps another `=` (`a = b = f`).
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
+_WORD = re.compile(rb"[A-Za-z0-9_]")
+_CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
+_OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
 
@@ -150,18 +153,19 @@ class _Skim:
         it too: the engine takes their calls for the function's. Over-reports: any spelling of one
         that is not plainly called and has an `=` before it (keywords too); gives up where no
         name is just before that `=` (`(wait) = f`, `x == f`)."""
-        meanings = {name: found & FUNCTION_NAMES for name, found in self.meanings.items()}
-        spelled = {name: found for name, found in meanings.items() if found and name.encode() in self.data}
-        if not spelled:
-            return
-        for match in _value_pattern(frozenset(spelled)).finditer(self.data):
-            before = self.data[max(0, match.start() - 400) : match.start()][::-1]
+        data = self.data
+        for start, name in self._spelled(name for name, found in self.meanings.items() if found & FUNCTION_NAMES):
+            end = start + len(name)
+            if start and _WORD.match(data, start - 1) or _WORD.match(data, end) or _CALLED_AT.match(data, end):
+                continue  # inside a longer name, or plainly called
+            meaning = self.meanings[name] & FUNCTION_NAMES
+            before = data[max(0, start - 400) : start][::-1]
             value = _ASSIGNED_VALUE_REVERSED.match(before)
             while value is not None:
                 target = _TARGET_REVERSED.match(before, value.end() - 1)
                 if target is None or before[target.end() : target.end() + 1] >= b"\x80":
                     raise GiveUp("a catalog function assigned to something other than an ASCII name")
-                self.meanings.setdefault(target.group(1)[::-1].decode(), set()).update(spelled[match.group().decode()])
+                self.meanings.setdefault(target.group(1)[::-1].decode(), set()).update(meaning)
                 value = _CHAINED_REVERSED.match(before, target.end())
 
     def _partials(self) -> list[tuple[set[str], list[bytes]]]:
@@ -185,19 +189,31 @@ class _Skim:
         lists without strings or comments, nested three deep at most, are cut out in C, by a
         pattern of their own: compiled with the callees, it cost more per file than the scan.
         """
-        present = frozenset(name for name in self.meanings if name.encode() in self.data)
-        if not present:
-            return []
-        calls: dict[tuple[bytes, bytes | int], list[bytes]] = {}
-        plain = _plain_arguments()
-        for match in _call_pattern(present).finditer(self.data):
-            callee = match.group(1)
-            inner = plain.match(self.data, match.end())
+        data, plain = self.data, _plain_arguments()
+        calls: dict[tuple[str, bytes | int], list[bytes]] = {}
+        for start, callee in self._spelled(self.meanings):
+            end = start + len(callee)
+            gap = None if _WORD.match(data, end) else _OPEN_AFTER.match(data, end)
+            if gap is None:
+                continue
+            inner = plain.match(data, gap.end())
             if inner is None:  # not a plain argument list: the scanner reads it
-                calls[callee, match.start()] = scan.split_bracket(self.data, match.end() - 1)[0]
+                calls[callee, start] = scan.split_bracket(data, gap.end() - 1)[0]
             elif (callee, inner.group()) not in calls:  # `inner` holds the closing `)`
                 calls[callee, inner.group()] = scan.items(inner.group()[:-1])
-        return [(self.meanings[callee.decode()], arguments) for (callee, _), arguments in calls.items()]
+        return [(self.meanings[callee], arguments) for (callee, _), arguments in calls.items()]
+
+    def _spelled(self, names: Iterable[str]) -> list[tuple[int, str]]:
+        """(offset, name) of every spelling of each name, in longer names too, in file order.
+        Found by `bytes.find`: a regular expression of the names costs several times more."""
+        data, found = self.data, []
+        for name in names:
+            spelling = name.encode()
+            start = data.find(spelling)
+            while start >= 0:
+                found.append((start, name))
+                start = data.find(spelling, start + 1)
+        return sorted(found)
 
     def _pairs(self) -> Iterator[tuple[bytes, bytes | None]]:
         """(parameter, allocation entry) for every entry that may be bound to a parameter; the
@@ -273,23 +289,10 @@ class _Skim:
             yield scan.parameters(scan.split_bracket(self.data, open_at)[0])
 
 
-@functools.lru_cache(maxsize=64)
-def _call_pattern(names: frozenset[str]) -> re.Pattern[bytes]:
-    """A call's callee, up to its `(`. Its argument list is read from there (`_plain_arguments`),
-    so the next match can start inside it: a call nested in another's arguments is found too."""
-    return re.compile(rb"(" + alternation(names) + rb")(?![A-Za-z0-9_])" + _GAP + rb"\(")
-
-
 @functools.cache
 def _plain_arguments() -> re.Pattern[bytes]:
     """A plain argument list after its `(`, with its closing `)` (see scan.SIMPLE_INNER)."""
     return re.compile(scan.SIMPLE_INNER + rb"\)")
-
-
-@functools.lru_cache(maxsize=64)
-def _value_pattern(spelled: frozenset[str]) -> re.Pattern[bytes]:
-    """A spelling of one of the names that is not plainly a call's callee (`(pl.f)(x)` counts)."""
-    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + alternation(spelled) + rb")(?![A-Za-z0-9_])(?![ \t\f]*\()")
 
 
 def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterator[bytes]:
