@@ -11,6 +11,7 @@ import ast
 import functools
 import itertools
 import re
+import string
 from collections.abc import Sequence
 
 from semfix.analysis.nodes import (
@@ -29,6 +30,8 @@ from semfix.catalog import (
     SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
 )
+
+_NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
 
 
 class Allocations(Resolution):
@@ -202,9 +205,12 @@ class Allocations(Resolution):
         """Is the name read anywhere but at `node`? Not when the text spells it only there and
         before `=` (its one binding, keywords): in ASCII text every access spells it, so most
         files need no access tracking."""
-        spelled = rf"(?<![\w.]){re.escape(node.id)}(?!\w|\s*=(?!=))"
-        if self.text.text.isascii() and len(re.findall(spelled, self.text.text)) <= 1:
-            return False
+        text = self.text.text
+        if text.isascii():  # the name starts the pattern, so the regex engine looks for it fast
+            spellings = re.finditer(rf"{re.escape(node.id)}(?!\w|\s*=(?!=))", text)
+            starts = (m.start() for m in spellings if not m.start() or text[m.start() - 1] not in _NAME_OR_DOT)
+            if next(starts, None) is None or next(starts, None) is None:
+                return False
         return any(a.top is not node for a in self.tracking().references(node.id, scope))
 
     def _allocation(self, node: ast.expr, scope: Scope) -> Kind:

@@ -6,6 +6,7 @@ import io
 import re
 import tokenize
 from collections.abc import Iterable
+from itertools import accumulate
 
 from semfix.errors import SourceError
 from semfix.findings import Finding
@@ -30,7 +31,9 @@ def decode(source: str | bytes) -> tuple[str, str]:
 
 def line_starts(text: str) -> list[int]:
     """Offsets where each line starts, splitting lines where Python's tokenizer does."""
-    return [0] + [match.end() for match in _LINE_END.finditer(text)]
+    if "\r" in text:
+        return [0] + [match.end() for match in _LINE_END.finditer(text)]
+    return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]  # the same, faster
 
 
 def apply_edits(text: str, start: int, end: int, edits: Iterable[tuple[int, int, str]]) -> str:
