@@ -192,8 +192,9 @@ class Allocations(Resolution):
             if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
                 return None
             value = bindings[0].value
-            shared = len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
-            if isinstance(_display(value)[0], ast.List) and shared:
+            if isinstance(_display(value)[0], ast.List) and (
+                len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
+            ):
                 return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
             node = value
         display, times = _display(node)
@@ -202,14 +203,23 @@ class Allocations(Resolution):
         return list(display.elts) * times
 
     def _used_elsewhere(self, node: ast.Name, scope: Scope) -> bool:
-        """Is the name read anywhere but at `node`? Not when the text spells it only there and
-        before `=` (its one binding, keywords): in ASCII text every access spells it, so most
-        files need no access tracking."""
+        """Is the name read anywhere but at `node`? Called for a name with one binding, `x = [...]`.
+        Most files need no access tracking to say no: not when the text spells the name only
+        there and before `=` (in ASCII text every access spells it), nor when the function
+        that binds it holds no other Name of that spelling (a common name such as
+        `scratch_shapes`, bound in several functions)."""
         text = self.text.text
         if text.isascii():  # the name starts the pattern, so the regex engine looks for it fast
             spellings = re.finditer(rf"{re.escape(node.id)}(?!\w|\s*=(?!=))", text)
             starts = (m.start() for m in spellings if not m.start() or text[m.start() - 1] not in _NAME_OR_DOT)
             if next(starts, None) is None or next(starts, None) is None:
+                return False
+        owner, bindings = scope.lookup(node.id)
+        if owner is not None and owner.kind == "function" and owner.node is not None:
+            statement = bindings[0].assignment
+            target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+            names = (n for n in ast.walk(owner.node) if type(n) is ast.Name and n.id == node.id)
+            if all(n is node or n is target for n in names):
                 return False
         return any(a.top is not node for a in self.tracking().references(node.id, scope))
 
