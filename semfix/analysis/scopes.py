@@ -150,9 +150,20 @@ class ScopeBuilder:
     def _call(self, node: ast.Call, scope: Scope) -> None:
         self.scope_of[id(node)] = scope
         self.calls.append(node)
-        self.visit(node.func, scope)
+        visit, leaves = self.visit, self._leaves
+        if type(node.func) not in leaves:
+            visit(node.func, scope)
         for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
-            self.visit(argument, scope)
+            if type(argument) not in leaves:  # most arguments are names and constants
+                visit(argument, scope)
+
+    def _attribute(self, node: ast.Attribute, scope: Scope) -> None:
+        """`a.b.c`: only what the chain starts from can hold a binding or a call."""
+        value = node.value
+        while type(value) is ast.Attribute:
+            value = value.value
+        if type(value) not in self._leaves:
+            self.visit(value, scope)
 
     def _subscript(self, node: ast.Subscript, scope: Scope) -> None:
         self.scope_of[id(node)] = scope
@@ -313,6 +324,7 @@ class ScopeBuilder:
 
 _HANDLERS: dict[type, Callable[..., None]] = {
     ast.Call: ScopeBuilder._call,
+    ast.Attribute: ScopeBuilder._attribute,
     ast.Subscript: ScopeBuilder._subscript,
     **dict.fromkeys((ast.Global, ast.Nonlocal), ScopeBuilder._declaration),
     **dict.fromkeys((ast.FunctionDef, ast.AsyncFunctionDef), ScopeBuilder._function),
