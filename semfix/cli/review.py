@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from semfix.cli.files import SOURCE_SUFFIXES
-from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base
+from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base, toplevel
 from semfix.cli.options import (
     QUIET,
     SILENT,
@@ -48,6 +49,12 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     if options.stdin:
         usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
     here = Path.cwd()
+    if toplevel(here) is None:  # one error, before the search for a trunk warns of a missing one
+        _base_error(
+            "not in a git work tree: review reads the changed lines from git; "
+            "use `semfix check` for files outside one",
+            output_format,
+        )
     try:
         named = base or default_base(here)
         if named is None:
@@ -60,9 +67,7 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
             )
         base = resolve_base(here, named)
     except BaseError as error:  # never review against something else and pass
-        if output_format == "github":
-            click.echo(github_error(str(error), "semfix review"), nl=False)
-        usage_error(str(error))
+        _base_error(str(error), output_format)
     changed = changed_lines(here, base)
     if changed is None:
         usage_error(f"cannot compare with {named!r}: `git diff` failed")
@@ -90,3 +95,10 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     if not silent:
         print_findings(outcome, output_format, options, with_diffs=True)
     finish(outcome, options, command="review", quiet=quiet, silent=silent, line=review_summary(outcome, base))
+
+
+def _base_error(message: str, output_format: str) -> NoReturn:
+    """Nothing to compare with: exit 2, and under `github` an annotation too, so the check shows it."""
+    if output_format == "github":
+        click.echo(github_error(message, "semfix review"), nl=False)
+    usage_error(message)
