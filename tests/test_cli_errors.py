@@ -50,8 +50,14 @@ CONFIG_ERRORS = {
         "[tool.semfix] ignore: unknown rule selector 'XYZ' (see `semfix rules`)",
     ),
     "select-not-a-list": ("[tool.semfix]\nselect = 3\n", "[tool.semfix] select must be a list of rule codes"),
-    "unsafe-fixes-not-a-bool": ('[tool.semfix]\nunsafe-fixes = "yes"\n', "[tool.semfix] unsafe-fixes must be true or false"),
-    "extend-exclude-not-a-list": ("[tool.semfix]\nextend-exclude = 3\n", "[tool.semfix] extend-exclude must be a list of globs"),
+    "unsafe-fixes-not-a-bool": (
+        '[tool.semfix]\nunsafe-fixes = "yes"\n',
+        "[tool.semfix] unsafe-fixes must be true or false",
+    ),
+    "extend-exclude-not-a-list": (
+        "[tool.semfix]\nextend-exclude = 3\n",
+        "[tool.semfix] extend-exclude must be a list of globs",
+    ),
     "semfix-not-a-table": ("[tool]\nsemfix = 3\n", "[tool.semfix] must be a table"),
     "tool-not-a-table": ("tool = 3\n", "`tool` must be a table"),
     "toml-syntax": (

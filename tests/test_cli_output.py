@@ -28,7 +28,9 @@ def semfix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def _shape(value: Any, where: str = "") -> set[str]:
     """Every key path in a JSON value (`files[].findings[].rule`), values left out."""
     if isinstance(value, dict):
-        return {f"{where}.{key}" for key in value} | {p for key, v in value.items() for p in _shape(v, f"{where}.{key}")}
+        return {f"{where}.{key}" for key in value} | {
+            p for key, v in value.items() for p in _shape(v, f"{where}.{key}")
+        }
     if isinstance(value, list):
         return {p for item in value for p in _shape(item, f"{where}[]")}
     return set()

@@ -51,8 +51,7 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     here = Path.cwd()
     if toplevel(here) is None:  # one error, before the search for a trunk warns of a missing one
         _base_error(
-            "not in a git work tree: review reads the changed lines from git; "
-            "use `semfix check` for files outside one",
+            "not in a git work tree: review reads the changed lines from git; use `semfix check` for files outside one",
             output_format,
         )
     try:
