@@ -125,6 +125,19 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
             }
             result["fixes"] = [{"description": {"text": described}, "artifactChanges": [change]}]
         results.append(result)
+    notices = [
+        {
+            "level": "error",
+            "message": {"text": reason},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": from_root(path, root)}}}],
+        }
+        for path, reason in errors
+    ]
+    return _sarif(results, notices)
+
+
+def _sarif(results: list[dict[str, Any]], notices: list[dict[str, Any]]) -> str:
+    """The SARIF log of one run: `results`, and `notices` (errors that make it unsuccessful)."""
     rules = [
         {
             "id": rule.code,
@@ -135,14 +148,6 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
         for rule in RULES.values()
     ]
     driver = {"name": "semfix", "version": __version__, "rules": rules}
-    notices = [
-        {
-            "level": "error",
-            "message": {"text": reason},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": from_root(path, root)}}}],
-        }
-        for path, reason in errors
-    ]
     invocation = {"executionSuccessful": not notices, "toolExecutionNotifications": notices}
     run = {
         "tool": {"driver": driver},
@@ -182,8 +187,31 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Pat
         diagnostics.append(diagnostic)
     for path, reason in errors:  # no range, no code: the whole file
         diagnostics.append({"message": reason, "location": {"path": path.as_posix()}, "severity": "ERROR"})
+    return _rdjson(diagnostics)
+
+
+def _rdjson(diagnostics: list[dict[str, Any]]) -> str:
     report = {"source": {"name": "semfix"}, "severity": "ERROR", "diagnostics": diagnostics}
     return json.dumps(report, indent=2) + "\n"
+
+
+def run_error(message: str, output_format: str, *, title: str) -> str:
+    """A run stopped before any file was checked (a usage or configuration error), in a machine
+    format: stdout is still a document a reader parses, and it names the error, where an empty
+    stdout fails to parse or, read as no findings, passes. Each format says it as it says a file
+    error, without the file: a json entry with `"error": true` and `path` null, a `::error`
+    with no file, a SARIF tool notification with no location (the invocation unsuccessful),
+    an rdjson diagnostic with no location. `text` has nothing here: stderr says it."""
+    if output_format == "json":
+        entry = {"path": None, **dict.fromkeys(_FIELDS), "message": message, "error": True}
+        return json.dumps([entry], indent=2) + "\n"
+    if output_format == "github":
+        return github_error(message, title)
+    if output_format == "sarif":
+        return _sarif([], [{"level": "error", "message": {"text": message}}])
+    if output_format == "rdjson":
+        return _rdjson([{"message": message, "severity": "ERROR"}])
+    return ""
 
 
 def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> str:

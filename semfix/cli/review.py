@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
@@ -20,7 +19,7 @@ from semfix.cli.options import (
     print_findings,
     usage_error,
 )
-from semfix.cli.report import github_error, review_summary
+from semfix.cli.report import review_summary
 from semfix.cli.runner import run
 
 
@@ -47,10 +46,13 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     compare with cannot be found (the CI's target branch missing, a shallow clone): never a pass.
     """
     if options.stdin:
-        usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
+        usage_error(
+            "review reads the changed files from git, not stdin; use `semfix check -` for source on stdin",
+            output_format,
+        )
     here = Path.cwd()
     if toplevel(here) is None:  # one error, before the search for a trunk warns of a missing one
-        _base_error(
+        usage_error(
             "not in a git work tree: review reads the changed lines from git; use `semfix check` for files outside one",
             output_format,
         )
@@ -66,10 +68,10 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
             )
         base = resolve_base(here, named)
     except BaseError as error:  # never review against something else and pass
-        _base_error(str(error), output_format)
+        usage_error(str(error), output_format)
     changed = changed_lines(here, base)
     if changed is None:
-        usage_error(f"cannot compare with {named!r}: `git diff` failed")
+        usage_error(f"cannot compare with {named!r}: `git diff` failed", output_format)
     roots = [Path(os.path.abspath(p)) for p in options.paths]
     selected = [
         Path(os.path.relpath(path, here))
@@ -94,10 +96,3 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     if not silent:
         print_findings(outcome, output_format, options, with_diffs=True)
     finish(outcome, options, command="review", quiet=quiet, silent=silent, line=review_summary(outcome, base))
-
-
-def _base_error(message: str, output_format: str) -> NoReturn:
-    """Nothing to compare with: exit 2, and under `github` an annotation too, so the check shows it."""
-    if output_format == "github":
-        click.echo(github_error(message, "semfix review"), nl=False)
-    usage_error(message)
