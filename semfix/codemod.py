@@ -21,6 +21,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from semfix.api import fix_source
+from semfix.messages import nothing_fixed
 from semfix.settings import SettingsError, expand, find_pyproject, load_settings
 
 
@@ -56,7 +57,8 @@ class SemfixCommand(CodemodCommand):
             if not finding.applied:
                 self.warn(f"{finding.line}:{finding.column}: {finding.rule} {finding.message}")
         if not result.applied:
-            raise SkipFile("semfix found nothing to fix")
+            unsafe = 0 if settings.unsafe_fixes else sum(f.safety == "unsafe" for f in result.findings)
+            raise SkipFile(nothing_fixed(len(result.findings), unsafe, "--unsafe-fixes"))
         return cst.parse_module(result.source)
 
 

@@ -1,4 +1,4 @@
-"""The words of every finding, in one place."""
+"""The words of every finding, in one place, and the counts that summarise them."""
 
 from __future__ import annotations
 
@@ -84,3 +84,24 @@ def wrong_kind(written: str, kind: str, line: int, allocation: str, operation: s
         f"`{one_line(written)}` is a {KIND_WORDS[kind]} semaphore ({where}), "
         f"but `{operation}` needs a {wanted} semaphore (JAX: {jax})"
     )
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def nothing_fixed(found: int, unsafe: int, unsafe_option: str) -> str:
+    """Why a tool that fixes (the libcst codemod) changed nothing, in the words of the CLI's
+    summary (`2 problems found; 1 fixable with ...`): each count says what it is, so "nothing
+    to fix" is never said of a file with problems in it. `unsafe`: those a fix exists for,
+    held back as unsafe; `unsafe_option` the option that would apply them."""
+    if not found:
+        return "no problems found"
+    parts = [f"{plural(found, 'problem')} found"]
+    if unsafe:
+        parts.append(f"{unsafe} fixable with `{unsafe_option}`")
+    if found > unsafe:
+        parts.append(
+            "none can be fixed automatically" if not unsafe else f"{found - unsafe} cannot be fixed automatically"
+        )
+    return "; ".join(parts)

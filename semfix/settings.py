@@ -99,7 +99,7 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
     folder = common if common.is_dir() else common.parent
     for candidate in (folder, *folder.parents):
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "semfix" in _read(pyproject).get("tool", {}):
+        if pyproject.is_file() and "semfix" in _tool(pyproject):
             return pyproject
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
             return None
@@ -111,25 +111,44 @@ def _read(path: Path) -> Mapping[str, Any]:
         with path.open("rb") as handle:
             data: dict[str, Any] = tomllib.load(handle)
             return data
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise SettingsError(f"{path}: cannot read: {error}") from None
+    except OSError as error:
+        raise SettingsError(f"{path}: cannot read: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"{path}: not valid TOML: {error}") from None
+
+
+def _tool(pyproject: Path) -> Mapping[str, Any]:
+    """The file's `[tool]` table: a file where `tool` is something else is named, not a crash."""
+    tool = _read(pyproject).get("tool", {})
+    if not isinstance(tool, dict):
+        raise SettingsError(f"{pyproject}: `tool` must be a table")
+    return tool
 
 
 def _table(pyproject: Path | None) -> Mapping[str, Any]:
-    table: Mapping[str, Any] = _read(pyproject).get("tool", {}).get("semfix", {}) if pyproject else {}
+    table = _tool(pyproject).get("semfix", {}) if pyproject else {}
+    if not isinstance(table, dict):
+        raise SettingsError(f"{pyproject}: [tool.semfix] must be a table")
     unknown = set(table) - _KEYS
     if unknown:
         raise SettingsError(f"{pyproject}: [tool.semfix] has unknown key(s): {', '.join(sorted(unknown))}")
     return table
 
 
-def _strings(pyproject: Path | None, table: Mapping[str, Any], key: str) -> list[str] | None:
+def _strings(pyproject: Path | None, table: Mapping[str, Any], key: str, *, codes: bool = True) -> list[str] | None:
+    """A list of strings (or one string) under `key`; rule `codes` are checked against the rules."""
+    what = "rule codes" if codes else "globs"
     value = table.get(key)
     if isinstance(value, str):
-        return [value]
-    if value is None or isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a list of rule codes")
+        value = [value]
+    elif not (value is None or isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a list of {what}")
+    if value is not None and codes:
+        try:  # checked here, where the file is known: the command line's codes are checked apart
+            expand(value)
+        except SettingsError as error:
+            raise SettingsError(f"{pyproject}: [tool.semfix] {key}: {error}") from None
+    return value
 
 
 def load_settings(
@@ -160,4 +179,4 @@ def load_settings(
 
 def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
     """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
-    return tuple(_strings(pyproject, _table(pyproject), "extend-exclude") or ())
+    return tuple(_strings(pyproject, _table(pyproject), "extend-exclude", codes=False) or ())

@@ -58,6 +58,8 @@ class Client(LanguageClient):
         self.versions: dict[str, int] = {}
         self.registered: list[lsp.Registration] = []
         self.answer_after = 0.0  # seconds before answering workspace/configuration
+        self.refreshes = 0  # workspace/diagnostic/refresh requests: pull the diagnostics again
+        self.server_capabilities: lsp.ServerCapabilities | None = None  # the initialize answer's
 
         @self.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def published(params: lsp.PublishDiagnosticsParams) -> None:
@@ -72,6 +74,12 @@ class Client(LanguageClient):
         @self.feature(lsp.CLIENT_REGISTER_CAPABILITY)
         def register(params: lsp.RegistrationParams) -> None:
             self.registered.extend(params.registrations)
+
+        @self.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
+        async def refresh(params: None) -> None:
+            async with self.arrived:
+                self.refreshes += 1
+                self.arrived.notify_all()
 
         @self.feature(lsp.WORKSPACE_CONFIGURATION)
         async def configure(params: lsp.ConfigurationParams) -> list[Any]:
@@ -110,6 +118,17 @@ class Client(LanguageClient):
         change = lsp.TextDocumentContentChangePartial(range=where, text=text)
         self.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))
         return self.versions[uri]
+
+    async def pull(self, uri: str) -> list[lsp.Diagnostic]:
+        """`textDocument/diagnostic`: the items of the full report the server answers."""
+        params = lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(uri))
+        report = await asyncio.wait_for(self.text_document_diagnostic_async(params), TIMEOUT)
+        assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport), report
+        return list(report.items)
+
+    async def hover(self, uri: str, line: int, character: int) -> lsp.Hover | None:
+        params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, character))
+        return await asyncio.wait_for(self.text_document_hover_async(params), TIMEOUT)
 
     async def actions(
         self, uri: str, diagnostics: list[lsp.Diagnostic], only: list[str] | None = None
@@ -164,11 +183,12 @@ async def session(
         capabilities.workspace = lsp.WorkspaceClientCapabilities(
             configuration=configuration is not None,
             did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+            diagnostics=capabilities.workspace.diagnostics if capabilities.workspace else None,
         )
         params = lsp.InitializeParams(
             capabilities=capabilities, root_uri=root.as_uri(), initialization_options=options, process_id=os.getpid()
         )
-        await asyncio.wait_for(client.initialize_async(params), TIMEOUT)
+        client.server_capabilities = (await asyncio.wait_for(client.initialize_async(params), TIMEOUT)).capabilities
         client.initialized(lsp.InitializedParams())
         yield client
         await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)

@@ -63,3 +63,27 @@ def test_libcst_tool_runs_the_command_by_its_full_name(tmp_path: Path) -> None:
     assert selected.returncode == 0 and kernel.read_text() == example.fixed
     typo = _run([*tool, "--select", "SEM9", "kernel.py"], tmp_path)
     assert typo.returncode == 2 and "unknown rule selector 'SEM9'" in typo.stderr
+
+
+def test_a_file_with_problems_it_cannot_fix_is_not_said_to_have_nothing_to_fix(tmp_path: Path) -> None:
+    """The skip reason counts as the CLI's summary counts: problems found, and what could fix them."""
+    head = "from jax.experimental import pallas as pl\n\n\ndef kernel(sems, i):\n"
+    (tmp_path / "report_only.py").write_text(
+        head + "    pl.semaphore_signal(sems[0:2])\n    pl.semaphore_wait(sems[:])\n"
+    )
+    (tmp_path / "mixed.py").write_text(head + "    pl.semaphore_signal(sems[0:2])\n    pl.semaphore_wait(sems[i])\n")
+    (tmp_path / "clean.py").write_text(head + "    pl.semaphore_wait(sems.at[i])\n")
+    tool = ["libcst.tool", "codemod", "-x", "semfix.codemod.SemfixCommand", "-j", "1", "--no-format", "--hide-progress"]
+    result = _run([*tool, "."], tmp_path)
+    assert result.returncode == 0, result.stderr
+    skipped = {
+        Path(line.split(": ", 1)[0].rsplit(" ", 1)[1]).name: line.split(": ", 1)[1]
+        for line in (result.stdout + result.stderr).splitlines()
+        if line.startswith("Skipped codemodding ")
+    }
+    assert skipped == {
+        "report_only.py": "2 problems found; none can be fixed automatically",
+        "mixed.py": "2 problems found; 1 fixable with `--unsafe-fixes`; 1 cannot be fixed automatically",
+        "clean.py": "no problems found",
+    }
+    assert "nothing to fix" not in result.stdout + result.stderr

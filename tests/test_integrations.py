@@ -68,6 +68,9 @@ def test_sarif_output_validates_against_the_schema(tmp_path: Path, sarif_schema:
     jsonschema.validate(failed, sarif_schema)
     [notice] = failed["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert notice["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
+    command = [sys.executable, "-m", "semfix", "check", "--format", "sarif", "--select", "SEM9", "k.py"]
+    stopped = json.loads(subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False).stdout)
+    jsonschema.validate(stopped, sarif_schema)  # a usage error: a notification without a location
 
 
 @pytest.fixture(scope="module")

@@ -304,9 +304,11 @@ def shallow(branch: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_shallow_checkout_is_an_error_not_a_silent_pass(shallow: Path) -> None:
     for variables in ({"GITHUB_BASE_REF": "main"}, {}):  # a pull request; a push, no trunk to be found
         result = _in_ci(shallow, "review", "--format", "json", **variables)
-        assert result.returncode == 2 and result.stdout == "", (variables, result.stderr)
+        assert result.returncode == 2, (variables, result.stderr)
         [line] = _error_lines(result.stderr)
         assert "fetch-depth: 0" in line and "shallow" in line, line
+        [entry] = json.loads(result.stdout)  # never an empty list a reader takes for a pass
+        assert (entry["error"], entry["path"], entry["message"]) == (True, None, line[len("error: ") :])
     git(shallow, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")  # main, but not its history
     result = _in_ci(shallow, "review", GITHUB_BASE_REF="main")
     [line] = _error_lines(result.stderr)

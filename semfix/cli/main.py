@@ -117,7 +117,9 @@ def fix(
     """
     dry = diff or check_only
     if (diff or options.stdin) and output_format != "text":
-        usage_error("--output-format applies to the findings list; with --diff or '-' they go to stderr as text")
+        usage_error(
+            "--output-format applies to the findings list; with --diff or '-' they go to stderr as text", output_format
+        )
     outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
     if options.stdin:
         outcome.written = not dry  # the fixed source is the output

@@ -23,6 +23,7 @@ from semfix.cli.report import (
     finding_line,
     fix_mark,
     json_report,
+    run_error,
     suggestion_diff,
     summary,
 )
@@ -167,8 +168,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
+        output_format = kwargs.get("output_format", "text")
         if STDIN in paths and len(paths) > 1:
-            usage_error("'-' (source on stdin) cannot be given with other paths")
+            usage_error("'-' (source on stdin) cannot be given with other paths", output_format)
         stdin_name = kwargs.pop("stdin_filename", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
         try:
@@ -180,9 +182,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             if report_path is not None:
                 check_writable(report_path)
         except SettingsError as error:
-            usage_error(str(error))
+            usage_error(str(error), output_format)
         except FileError as error:
-            usage_error(f"{report_path}: cannot write the report: {error}")
+            usage_error(f"{report_path}: cannot write the report: {error}", output_format)
         options = RunOptions(
             paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN, exit_zero=exit_zero
         )
@@ -191,7 +193,14 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def usage_error(message: str) -> NoReturn:
+def usage_error(message: str, output_format: str = "text") -> NoReturn:
+    """Stop the run (exit 2) before it checked anything: the message on stderr, and under a
+    machine `output_format` on stdout too, as that format's document, so a CI reading only
+    stdout sees the error rather than an empty (or unparsable) output. (Errors click finds
+    while parsing the options come before any format is known: stderr alone, as in ruff.)"""
+    if output_format != "text":
+        title = f"semfix {click.get_current_context().info_name}"
+        click.echo(run_error(message, output_format, title=title), nl=False)
     click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 

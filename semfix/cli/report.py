@@ -25,6 +25,7 @@ import click
 from semfix import __version__
 from semfix.cli.runner import RunOutcome
 from semfix.findings import Finding
+from semfix.messages import plural
 from semfix.rewrite.text import splice
 from semfix.rules import RULES
 
@@ -124,6 +125,19 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
             }
             result["fixes"] = [{"description": {"text": described}, "artifactChanges": [change]}]
         results.append(result)
+    notices = [
+        {
+            "level": "error",
+            "message": {"text": reason},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": from_root(path, root)}}}],
+        }
+        for path, reason in errors
+    ]
+    return _sarif(results, notices)
+
+
+def _sarif(results: list[dict[str, Any]], notices: list[dict[str, Any]]) -> str:
+    """The SARIF log of one run: `results`, and `notices` (errors that make it unsuccessful)."""
     rules = [
         {
             "id": rule.code,
@@ -134,14 +148,6 @@ def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Error
         for rule in RULES.values()
     ]
     driver = {"name": "semfix", "version": __version__, "rules": rules}
-    notices = [
-        {
-            "level": "error",
-            "message": {"text": reason},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": from_root(path, root)}}}],
-        }
-        for path, reason in errors
-    ]
     invocation = {"executionSuccessful": not notices, "toolExecutionNotifications": notices}
     run = {
         "tool": {"driver": driver},
@@ -181,8 +187,31 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Pat
         diagnostics.append(diagnostic)
     for path, reason in errors:  # no range, no code: the whole file
         diagnostics.append({"message": reason, "location": {"path": path.as_posix()}, "severity": "ERROR"})
+    return _rdjson(diagnostics)
+
+
+def _rdjson(diagnostics: list[dict[str, Any]]) -> str:
     report = {"source": {"name": "semfix"}, "severity": "ERROR", "diagnostics": diagnostics}
     return json.dumps(report, indent=2) + "\n"
+
+
+def run_error(message: str, output_format: str, *, title: str) -> str:
+    """A run stopped before any file was checked (a usage or configuration error), in a machine
+    format: stdout is still a document a reader parses, and it names the error, where an empty
+    stdout fails to parse or, read as no findings, passes. Each format says it as it says a file
+    error, without the file: a json entry with `"error": true` and `path` null, a `::error`
+    with no file, a SARIF tool notification with no location (the invocation unsuccessful),
+    an rdjson diagnostic with no location. `text` has nothing here: stderr says it."""
+    if output_format == "json":
+        entry = {"path": None, **dict.fromkeys(_FIELDS), "message": message, "error": True}
+        return json.dumps([entry], indent=2) + "\n"
+    if output_format == "github":
+        return github_error(message, title)
+    if output_format == "sarif":
+        return _sarif([], [{"level": "error", "message": {"text": message}}])
+    if output_format == "rdjson":
+        return _rdjson([{"message": message, "severity": "ERROR"}])
+    return ""
 
 
 def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> str:
@@ -237,7 +266,7 @@ def applied_fixes(fixed: Iterable[tuple[Path, Finding]]) -> str:
     total = sum(sum(counts.values()) for counts in by_file.values())
     if not total:
         return ""
-    lines = [f"Fixed {_plural(total, 'problem')}:"]
+    lines = [f"Fixed {plural(total, 'problem')}:"]
     for path, counts in by_file.items():
         lines.append(f"- {path}:")
         lines += [f"    {n} × {code} ({RULES[code].name if code in RULES else code})" for code, n in counts.items()]
@@ -266,10 +295,6 @@ def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
     return bytes(out)
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> str:
     """What was fixed (or would be) and what is left; then what the run scanned and how long.
 
@@ -284,7 +309,7 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
     parts: list[str] = []
     if fixed:
         verb = "Fixed" if outcome.written else "Would fix"
-        parts.append(f"{verb} {_plural(len(fixed), 'problem')} in {_plural(fixed_files, 'file')}")
+        parts.append(f"{verb} {plural(len(fixed), 'problem')} in {plural(fixed_files, 'file')}")
     if left or blocked:
         fixable = [f for f in left if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)] if check else []
         command = "semfix fix --unsafe-fixes" if any(f.safety == "unsafe" for f in fixable) else "semfix fix"
@@ -294,28 +319,28 @@ def summary(outcome: RunOutcome, *, unsafe_fixes: bool, check: bool = False) -> 
         hints = [f"{len(fixable)} fixable with `{command}`"] if fixable else []
         hints += [f"{hidden} fixable with `semfix fix --unsafe-fixes`"] if hidden else []
         hints += [f"{len(blocked)} in files with errors, not fixed"] if blocked else []
-        found = f"{_plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}"
+        found = f"{plural(len(left) + len(blocked), 'problem')} {'found' if check else 'left'}"
         parts.append("; ".join([found, *hints]))
     unprocessed = sum(1 for f in outcome.errors if not f.given)
     if unprocessed:
-        parts.append(f"{_plural(unprocessed, 'file')} could not be processed")
+        parts.append(f"{plural(unprocessed, 'file')} could not be processed")
     given = sum(1 for f in outcome.files if f.given and f.error is not None)
     if given:
-        parts.append(f"{_plural(given, 'path')} not found or empty")
+        parts.append(f"{plural(given, 'path')} not found or empty")
     if not parts:  # never claimed when a file or path was not checked
         parts.append("no problems found")
     text = "; ".join(parts)
-    stats = [f"{_plural(outcome.scanned, 'file')} scanned", f"{outcome.parsed} parsed"]
+    stats = [f"{plural(outcome.scanned, 'file')} scanned", f"{outcome.parsed} parsed"]
     if not check:
         stats.append(f"{fixed_files} {'changed' if outcome.written else 'to change'}")
-    stats += [_plural(len(outcome.errors), "error"), f"{outcome.seconds:.2f} s"]
+    stats += [plural(len(outcome.errors), "error"), f"{outcome.seconds:.2f} s"]
     return f"{text[0].upper()}{text[1:]}. {', '.join(stats)}."
 
 
 def review_summary(outcome: RunOutcome, base: str) -> str:
     files = sum(1 for f in outcome.files if f.findings)
-    findings = _plural(len(outcome.findings), "finding")
-    return f"{findings} on changed lines in {_plural(files, 'file')} (compared with {base[:12]})."
+    findings = plural(len(outcome.findings), "finding")
+    return f"{findings} on changed lines in {plural(files, 'file')} (compared with {base[:12]})."
 
 
 def json_report(outcome: RunOutcome, *, command: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from semfix.cli.files import SOURCE_SUFFIXES
-from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base
+from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base, toplevel
 from semfix.cli.options import (
     QUIET,
     SILENT,
@@ -19,7 +19,7 @@ from semfix.cli.options import (
     print_findings,
     usage_error,
 )
-from semfix.cli.report import github_error, review_summary
+from semfix.cli.report import review_summary
 from semfix.cli.runner import run
 
 
@@ -46,8 +46,16 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     compare with cannot be found (the CI's target branch missing, a shallow clone): never a pass.
     """
     if options.stdin:
-        usage_error("review reads the changed files from git, not stdin; use `semfix check -` for source on stdin")
+        usage_error(
+            "review reads the changed files from git, not stdin; use `semfix check -` for source on stdin",
+            output_format,
+        )
     here = Path.cwd()
+    if toplevel(here) is None:  # one error, before the search for a trunk warns of a missing one
+        usage_error(
+            "not in a git work tree: review reads the changed lines from git; use `semfix check` for files outside one",
+            output_format,
+        )
     try:
         named = base or default_base(here)
         if named is None:
@@ -60,12 +68,10 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
             )
         base = resolve_base(here, named)
     except BaseError as error:  # never review against something else and pass
-        if output_format == "github":
-            click.echo(github_error(str(error), "semfix review"), nl=False)
-        usage_error(str(error))
+        usage_error(str(error), output_format)
     changed = changed_lines(here, base)
     if changed is None:
-        usage_error(f"cannot compare with {named!r}: `git diff` failed")
+        usage_error(f"cannot compare with {named!r}: `git diff` failed", output_format)
     roots = [Path(os.path.abspath(p)) for p in options.paths]
     selected = [
         Path(os.path.relpath(path, here))

@@ -17,12 +17,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-import click
-
 from semfix.api import FixResult, fix_notebook, fix_source, skims_clean
 from semfix.catalog import may_contain_calls
 from semfix.cli.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.cli.git import dirty
+from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.settings import Settings
@@ -128,9 +127,9 @@ def analyse(task: _Task) -> FileOutcome:
 
 def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[FileOutcome]:
     """Results in task order. No pool at all unless there are several files to parse."""
-    bar = None
+    bar: ProgressBar | None = None
     if progress and len(tasks) >= _PROGRESS_FROM:
-        bar = click.progressbar(length=len(tasks), label="semfix", file=sys.stderr)
+        bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
     if jobs <= 1 or len(tasks) <= 1:
         results: Iterable[FileOutcome] = map(analyse, tasks)

@@ -1,6 +1,9 @@
 """`semfix server`: semfix as a language server over stdio (pygls), as ruff's server works.
 
-Diagnostics are published on open, save and change. A change is debounced by coalescing:
+Diagnostics are published on open, save and change, or, to a client that declares pull
+support, answered on `textDocument/diagnostic` and not published (as ruff's server chooses;
+notebooks are published either way, since one cell's edit can change another's findings).
+Hover and pulls answer from the text as it is at the request. A change is debounced by coalescing:
 the analysis runs on one worker thread, and a change that arrives before an analysis is
 published makes it stale, so only the newest text is ever published (`debounceMs` adds a
 quiet period, 0 by default: an analysis of a 2,000-line kernel costs less than a typist's
@@ -18,7 +21,7 @@ import traceback
 
 from lsprotocol import types as lsp
 
-from semfix.cli.lsp import KINDS, Lines, client_settings, place
+from semfix.cli.lsp import KINDS, client_settings, place
 from semfix.cli.session import SemfixServer
 from semfix.rules import RULES, describe
 
@@ -119,15 +122,33 @@ async def resolve_code_action(ls: SemfixServer, action: lsp.CodeAction) -> lsp.C
     return action
 
 
+_PULL = lsp.DiagnosticOptions(identifier="semfix", inter_file_dependencies=False, workspace_diagnostics=False)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, _PULL)
+async def pull_diagnostics(ls: SemfixServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+    """The diagnostics of the text as it is now, whole each time (as ruff's: no result ids)."""
+    try:
+        found = await ls.pull(params.text_document.uri)
+    except Exception:  # noqa: BLE001
+        ls.log(f"semfix: diagnostics for {params.text_document.uri} failed:\n{traceback.format_exc()}")
+        found = []
+    return lsp.RelatedFullDocumentDiagnosticReport(items=found)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-def hover(ls: SemfixServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    """Over a finding: its rule's docs, as `semfix rules CODE` prints them."""
-    known = ls.state.analysed.get(params.text_document.uri)
-    if known is None or known.result is None:
+async def hover(ls: SemfixServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    """Over a finding: its rule's docs, as `semfix rules CODE` prints them. In a notebook
+    cell, the position is the cell's, as the cell's diagnostics are."""
+    try:
+        result, lines = await ls.current(params.text_document.uri)
+    except Exception:  # noqa: BLE001
+        ls.log(f"semfix: hover failed:\n{traceback.format_exc()}")
         return None
-    lines = Lines(known.text, ls.workspace.position_codec)
+    if result is None or lines is None:
+        return None
     at = (params.position.line, params.position.character)
-    for finding in known.result.findings:
+    for finding in result.findings:
         start, end = lines.position(*place(finding)[:2]), lines.position(*place(finding)[2:])
         if (start.line, start.character) <= at <= (end.line, end.character) and finding.rule in RULES:
             text = describe(RULES[finding.rule])

@@ -26,6 +26,7 @@ from semfix.cli.lsp import (
     Lines,
     client_settings,
     code_actions,
+    diagnostic,
     diagnostics,
 )
 from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
@@ -41,6 +42,7 @@ class Analysed:
     version: int | None
     text: str
     result: FixResult[str] | None
+    settings: Settings | None = None  # those it was made under: other settings, another analysis
 
 
 @dataclass
@@ -48,7 +50,8 @@ class State:
     options: dict[str, Any] = field(default_factory=dict)
     settings: dict[Path | None, Settings] = field(default_factory=dict)  # by the document's folder
     analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
-    notebooks: dict[str, tuple[bytes, FixResult[bytes] | None]] = field(default_factory=dict)  # data, result
+    #: By notebook: its data and settings, and the analysis of them.
+    notebooks: dict[str, tuple[bytes, Settings, FixResult[bytes] | None]] = field(default_factory=dict)
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
     #: before, so that no diagnostics are published under settings about to change.
@@ -154,9 +157,19 @@ class SemfixServer(LanguageServer):
             self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
             return None
 
+    def pulls(self) -> bool:
+        """Does the client pull text documents' diagnostics (`textDocument/diagnostic`)? Then,
+        as ruff does, they are only answered, not pushed as well. Notebooks are pushed either
+        way (as ruff's are): a change in one cell can change another's findings, which only a
+        push brings to the other cell."""
+        document = self.client_capabilities.text_document
+        return document is not None and document.diagnostic is not None
+
     def schedule(self, uri: str, delay: float = 0.0) -> None:
         """Analyse and publish the document's newest text, replacing any analysis not yet published."""
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is None and self.pulls() and self.workspace.get_notebook_document(notebook_uri=uri) is None:
+            return  # the client asks when it wants them
         uri = uri if notebook is None else notebook.uri
         old = self.state.pending.pop(uri, None)
         if old is not None:
@@ -181,7 +194,7 @@ class SemfixServer(LanguageServer):
             result = await self.on_worker(lambda: self.analyse(document))
             if self.workspace.get_text_document(uri).version != document.version:
                 return  # a newer change has its own analysis coming
-            self.state.analysed[uri] = Analysed(document.version, document.text, result)
+            self.state.analysed[uri] = Analysed(document.version, document.text, result, document.settings)
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri, diagnostics(result, document.lines), document.version)
             )
@@ -197,11 +210,43 @@ class SemfixServer(LanguageServer):
         result = await self.on_worker(lambda: self.analyse(notebook))
         if self.notebook(notebook.uri) != notebook:
             return  # a newer change has its own analysis coming
-        self.state.notebooks[notebook.uri] = (notebook.data, result)
+        self.state.notebooks[notebook.uri] = (notebook.data, notebook.settings, result)
         for index, cell in enumerate(notebook.cells):
-            self.state.analysed[cell.uri] = Analysed(cell.version, cell.text, notebook.of_cell(result, index))
+            mine = notebook.of_cell(result, index)
+            self.state.analysed[cell.uri] = Analysed(cell.version, cell.text, mine, notebook.settings)
             found = notebook.diagnostics(result, index)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, found, cell.version))
+
+    async def current(self, uri: str) -> tuple[FixResult[str] | None, Lines | None]:
+        """The analysis of the text document (or notebook cell) as it is now, with its lines:
+        the published one while it is current, else one made now (and kept), so that a pull, a
+        hover or a code action never answers from an older text. A cell's findings count lines
+        and columns within the cell, as the client does."""
+        await self.settled()
+        notebook = self.notebook(uri)
+        if notebook is None:
+            document = self.document(uri)
+            result = await self.result_for(document)
+            self.state.analysed[uri] = Analysed(document.version, document.text, result, document.settings)
+            return result, document.lines
+        index = notebook.cell_of(uri)
+        if index is None:  # the notebook itself, or a markdown cell
+            return None, None
+        return notebook.of_cell(await self.notebook_result(notebook), index), notebook.cells[index].lines
+
+    async def pull(self, uri: str) -> list[lsp.Diagnostic]:
+        """`textDocument/diagnostic`: the document's (or cell's) diagnostics, now."""
+        result, lines = await self.current(uri)
+        return [] if result is None or lines is None else [diagnostic(f, lines) for f in result.findings]
+
+    async def notebook_result(self, notebook: Notebook) -> FixResult[bytes] | None:
+        """The analysis of the notebook's cells as they are: the published one if current."""
+        data, settings, known = self.state.notebooks.get(notebook.uri, (None, None, None))
+        return (
+            known
+            if (data, settings) == (notebook.data, notebook.settings)
+            else await self.on_worker(lambda: self.analyse(notebook))
+        )
 
     async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
         """The code actions for the document (or notebook cell) the request names."""
@@ -213,10 +258,7 @@ class SemfixServer(LanguageServer):
             result = await self.result_for(document)
             findings = () if result is None else result.findings
             return await self.on_worker(lambda: code_actions(document, findings, params.context, lazy=lazy))
-        data, known = self.state.notebooks.get(notebook.uri, (None, None))
-        joined: FixResult[bytes] | None = (
-            known if data == notebook.data else await self.on_worker(lambda: self.analyse(notebook))
-        )
+        joined = await self.notebook_result(notebook)
         index = notebook.cell_of(uri)
         cell = None if joined is None or index is None else notebook.of_cell(joined, index)
         if joined is None or cell is None:
@@ -234,15 +276,22 @@ class SemfixServer(LanguageServer):
     async def result_for(self, document: Document) -> FixResult[str] | None:
         """The analysis of exactly this text: the published one if it is current."""
         known = self.state.analysed.get(document.uri)
-        if known is not None and known.text == document.text:
+        if known is not None and (known.text, known.settings) == (document.text, document.settings):
             return known.result
         return await self.on_worker(lambda: self.analyse(document))
 
     def refresh(self) -> None:
-        """Settings changed: forget them and publish every open document again."""
+        """Settings changed: forget them and publish every open document again; a client that
+        pulls is asked to pull again (`workspace/diagnostic/refresh`), where it can be."""
         self.state.settings.clear()
+        self.state.analysed.clear()  # made under the old settings: never an answer again
+        self.state.notebooks.clear()
         for uri in list(self.workspace.text_documents):
-            self.schedule(uri)
+            self.schedule(uri)  # under pull, the notebooks' cells alone
+        workspace = self.client_capabilities.workspace
+        refreshes = workspace.diagnostics if workspace else None
+        if self.pulls() and refreshes and refreshes.refresh_support:
+            self.workspace_diagnostic_refresh(None)
 
     async def watch_pyprojects(self) -> None:
         """Ask the client to say when a pyproject.toml changes, where it can (as ruff does)."""
