@@ -15,6 +15,7 @@ from semfix.analysis.evidence import NeedsAccesses
 from semfix.analysis.nodes import Text
 from semfix.analysis.scopes import ScopeBuilder
 from semfix.engine.run import _run
+from semfix.rewrite.text import line_starts
 from semfix.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -42,3 +43,11 @@ def test_a_list_changed_by_other_code_is_still_asked_of_tracking(case: str) -> N
     """A nested function or the module using the name: only tracking can say whether it is the
     same list, so the shortcut must not answer."""
     assert _needs_tracking((FIXTURES / "sem002" / case / "before.py").read_text())
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "\n\n", "ab\ncd\n\nx", "a\r\nb\rc\n", "é\nü\n", "x\r", "\r\n\r\n"])
+def test_line_starts_split_lines_where_the_tokenizer_does(text: str) -> None:
+    """Without a carriage return the starts are summed from `split`, not found by a pattern:
+    they must be where Python's tokenizer starts each line (after `\\n`, `\\r\\n` or `\\r`)."""
+    expected = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" or c == "\r" and text[i + 1 : i + 2] != "\n"]
+    assert line_starts(text) == expected

@@ -33,7 +33,8 @@ def line_starts(text: str) -> list[int]:
     """Offsets where each line starts, splitting lines where Python's tokenizer does."""
     if "\r" in text:
         return [0] + [match.end() for match in _LINE_END.finditer(text)]
-    return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]  # the same, faster
+    # The same, faster: each line's length with its "\n", summed up, all in C.
+    return [0, *accumulate(map((1).__add__, map(len, text.split("\n")[:-1])))]
 
 
 def apply_edits(text: str, start: int, end: int, edits: Iterable[tuple[int, int, str]]) -> str:
