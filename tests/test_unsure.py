@@ -107,6 +107,10 @@ _RARE_PLACEMENTS = {
         "from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n",
         "`pl` is read where nothing binds it, at line 6",
     ),
+    "continues a line": (  # `import jax; \` joins the import's line: cutting it would cut into that
+        "import jax; \\\nfrom jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
+        "an import that shares its line, at line 2",
+    ),
     "function replaced": (
         "from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
         "`pltpu.semaphore_wait` is assigned or deleted at line 3",

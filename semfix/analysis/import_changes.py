@@ -8,8 +8,11 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from semfix.analysis.nodes import Text, end_of
+from semfix.analysis.nodes import Text, alone_on_its_lines, end_of
 from semfix.analysis.scopes import Access
+
+# After an import alone on its lines: a comment, and the line break its removal takes too.
+_ENDS_ITS_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)\Z")
 
 Edit = tuple[int, int, str]
 
@@ -93,11 +96,8 @@ class ModuleView:
 
 
 def own_lines(lines: Text, statement: ast.stmt) -> tuple[int, int] | None:
-    """The statement's lines (with the line break); None if it shares them."""
-    last, last_column = end_of(statement)
-    text, start, end = lines.text, lines.starts[statement.lineno - 1], lines.after(last)
-    before = text[start : start + statement.col_offset]
-    after = text[lines.starts[last - 1] + last_column : end]
-    if before.strip(" \t\f") or not re.fullmatch(r"[ \t\f]*(#[^\r\n]*)?(\r\n|\r|\n)", after):
+    """The statement's lines (with the line break); None if it shares them (see
+    `alone_on_its_lines`) or ends the file without a line break."""
+    if not alone_on_its_lines(statement, lines, _ENDS_ITS_LINE):
         return None
-    return start, end
+    return lines.starts[statement.lineno - 1], lines.after(end_of(statement)[0])
