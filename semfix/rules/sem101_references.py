@@ -118,7 +118,7 @@ def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:
     reference (an attribute, an imported name, `getattr`'s string) spells its name inside its
     own statement, with its holder and any f-string around it. Most files that pass the text
     gate read only `pl`'s names, and walking every node of each was SEM101's largest cost."""
-    spelled = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, words))) + r")(?!\w)")
+    spelled = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")(?!\w)")
     chosen: dict[int, ast.stmt] = {}
     for line in {ctx.text.line_of(match.start()) for match in spelled.finditer(ctx.text.text)}:
         _holding(ctx.tree.body, line, chosen)  # type: ignore[union-attr]
