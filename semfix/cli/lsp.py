@@ -14,6 +14,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
@@ -31,17 +32,35 @@ _IGNORE_CODES = re.compile(r"#\s*semfix:\s*ignore\[(?P<codes>[A-Za-z0-9,\s]*)\]"
 
 
 class Lines:
-    """One text's lines, to turn semfix's positions into the client's."""
+    """One text's lines, to turn semfix's positions into the client's. They are split when first
+    asked for (on every change, but a text with no findings needs none of them)."""
 
     def __init__(self, text: str, codec: PositionCodec) -> None:
         self.text = text
-        self.starts = line_starts(text)
-        self.lines = [text[a:b] for a, b in zip(self.starts, [*self.starts[1:], len(text)])]
         self.codec = codec
 
+    @cached_property
+    def starts(self) -> list[int]:
+        return line_starts(self.text)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Each line with its line break (the last line's may be empty), split where Python's
+        tokenizer splits them."""
+        if "\r" in self.text:  # a lone CR ends a line too
+            starts = self.starts
+            return [self.text[a:b] for a, b in zip(starts, [*starts[1:], len(self.text)])]
+        *ended, last = self.text.split("\n")
+        return [line + "\n" for line in ended] + [last]
+
     def position(self, line: int, column: int) -> lsp.Position:
-        """The client's position of a 1-based line and character column."""
-        return self.codec.position_to_client_units(self.lines, lsp.Position(line - 1, column - 1))
+        """The client's position of a 1-based line and character column. In an ASCII line a
+        character is one unit in every encoding, so the codec (which counts each character of
+        the line before it) is needed only for the others."""
+        lines, index, character = self.lines, line - 1, column - 1
+        if 0 <= index < len(lines) and 0 <= character <= len(lines[index]) and lines[index].isascii():
+            return lsp.Position(index, character)
+        return self.codec.position_to_client_units(lines, lsp.Position(index, character))
 
     def at(self, offset: int) -> lsp.Position:
         """The client's position of a character offset."""

@@ -62,7 +62,7 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
     findings = _with_their_edits(engine.findings, engine.fixes)
     if not apply_fixes:
         if any(f.replacement is not None for f in findings):  # what `fix` would refuse to write
-            refuse_uncompilable(text)
+            refuse_uncompilable(text, tree)  # the tree is as parsed: only the fix path changes it
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if not any(fix.rewrites for fix in engine.fixes):  # a removal alone is never made
         return Result(text, encoding, tuple(findings))

@@ -1,0 +1,80 @@
+"""The language server's hot path from a change to its diagnostics, in process: positions given
+as the client counts them without asking the codec for every character, and the engine run with
+the cycle collector paused (benchmarks/server_latency.py measures the whole of it)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import re
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types as lsp
+from pygls.workspace.position_codec import PositionCodec
+
+from semfix.cli.lsp import Lines
+from semfix.cli.session import SemfixServer, _uncollected
+
+ENCODINGS = [lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf32]
+
+TEXTS = {
+    "ascii": "import jax\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[0])\n",
+    "no final newline": "x = 1\ny = 2",
+    "empty": "",
+    "crlf": "x = 1\r\ny = 'é'\r\n\r\n",
+    "lone cr": "x = 1\ry = 2\r\nz = 3\n",
+    "wide characters": "s = '日本語'  # é\nt = '😋😋' + sem[0]\nu = 1\n",
+    "form feed and separators": "x = 1\x0c\ny = '\u2028'\nz = '\x1c'\n",
+}
+
+
+def _old_lines(text: str) -> list[str]:
+    """How Lines split a text before: at each line break Python's tokenizer ends a line at."""
+    starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
+
+
+@pytest.mark.parametrize("text", TEXTS.values(), ids=TEXTS.keys())
+def test_lines_split_where_the_tokenizer_does(text: str) -> None:
+    lines = Lines(text, PositionCodec())
+    assert lines.lines == _old_lines(text)
+    assert lines.starts == [sum(len(line) for line in lines.lines[:i]) for i in range(len(lines.lines))]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("text", TEXTS.values(), ids=TEXTS.keys())
+def test_positions_are_the_codecs(text: str, encoding: lsp.PositionEncodingKind) -> None:
+    """Every line and column a finding may name (and some past the end) gives the position
+    pygls's codec gives."""
+    codec = PositionCodec(encoding)
+    lines = Lines(text, codec)
+    split = _old_lines(text)
+    for line in range(1, len(split) + 3):
+        width = len(split[line - 1]) if line <= len(split) else 0
+        for column in range(1, width + 4):
+            expected = codec.position_to_client_units(split, lsp.Position(line - 1, column - 1))
+            assert lines.position(line, column) == expected, (line, column)
+
+
+def test_the_engine_runs_with_the_cycle_collector_paused() -> None:
+    """A check makes no cycles, and the collector walking its young objects cost a tenth of it:
+    the worker runs with the collector paused and gives it back as it found it."""
+    server = SemfixServer()
+    try:
+        assert gc.isenabled()
+        assert asyncio.run(server.on_worker(gc.isenabled)) is False
+        assert gc.isenabled()
+        with pytest.raises(ZeroDivisionError):
+            asyncio.run(server.on_worker(lambda: 1 // 0))
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            assert _uncollected(gc.isenabled) is False
+            assert not gc.isenabled()  # paused by someone else: left so
+        finally:
+            gc.enable()
+    finally:
+        server.worker.shutdown()
