@@ -12,7 +12,7 @@ from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
 from semfix.engine.run import analyse
-from semfix.engine.skim import clears_for
+from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SafetyError, SourceError
 from semfix.explain.blame import Blame, blame
 from semfix.explain.blame import settings_for as chosen_settings
@@ -73,7 +73,7 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     it again must change nothing.
     """
     settings = settings or Settings()
-    if not may_contain_calls(source) or skims_clean(source, settings):
+    if not may_fire(source, settings) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
     result = analyse(source, settings, apply_fixes)
     changed = any(f.applied for f in result.findings)
@@ -111,6 +111,14 @@ def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: boo
     findings = tuple(notebook.locate(f) for f in result.findings)
     new = data if result.source == notebook.module else notebook.rebuild(result.source)
     return FixResult(new, findings, "utf-8", result.parsed)
+
+
+def may_fire(source: str | bytes, settings: Settings) -> bool:
+    """The byte scan: False when the bytes alone show no enabled rule can fire. The rules on
+    semaphore and DMA arguments need a catalog function's name and `pallas` spelled; a rule
+    with a text gate (a migration: `pltpu.DeviceIdType` alone) needs its gate's spelling."""
+    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    return may_contain_calls(raw) or opens_a_gate(raw, settings.enabled)
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:

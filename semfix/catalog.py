@@ -164,10 +164,18 @@ TPU_MOVED_TO_PALLAS: tuple[str, ...] = (
 )
 #: Those JAX 0.11.0 removed (its `_deprecations` maps them to None); `HOST` is still there.
 TPU_REMOVED_IN_0_11 = frozenset(TPU_MOVED_TO_PALLAS) - {"HOST"}
-#: A source that spells none of them as a whole word has nothing to migrate (every reference,
-#: attribute, import or `getattr` string, spells the name whole; `SemaphoreType` is none of them).
-MIGRATION_TEXT = rb"\b(?:semaphore(?:_signal|_wait|_read)?|DeviceIdType|HOST)(?!\w)"
-
+_BLANKS = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))+"  # a comment runs to its line's end: no backtracking
+#: What a source must spell, every pattern, to refer to one of them: the module `tpu` as a whole
+#: word (in an import or an attribute chain), and a name just after a dot or a quote (an attribute,
+#: a `getattr` string), or after a dot and blanks, comments or line breaks, or a from-import of the
+#: module (`...tpu import`). A variable named `semaphore` alone is none of these. Each pattern
+#: starts with a literal, which the regular expression engine scans for fast; a look-behind
+#: first would make it try every offset.
+MIGRATION_GATE = (
+    r"tpu(?<!\wtpu)(?!\w)",
+    "|".join(rf"{name}(?!\w)(?<=[.'\"]{name})" for name in TPU_MOVED_TO_PALLAS)
+    + rf"|tpu(?<!\wtpu)[ \t\f]*(?:\\\r?\n[ \t\f]*)*import\b|\.{_BLANKS}(?:{'|'.join(TPU_MOVED_TO_PALLAS)})(?!\w)",
+)
 
 # A file can hold a finding only if it names a catalog function and spells "pallas" (every
 # module path above contains it, and qualified names come from what the source spells).

@@ -7,10 +7,13 @@ the same either way (tests/fixtures), and here the shortcut is shown to be taken
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from semfix import fix_source
 from semfix.analysis.evidence import NeedsAccesses
 from semfix.analysis.nodes import Text
 from semfix.analysis.scopes import ScopeBuilder
@@ -51,3 +54,46 @@ def test_line_starts_split_lines_where_the_tokenizer_does(text: str) -> None:
     they must be where Python's tokenizer starts each line (after `\\n`, `\\r\\n` or `\\r`)."""
     expected = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" or c == "\r" and text[i + 1 : i + 2] != "\n"]
     assert line_starts(text) == expected
+
+
+_TPU = "from jax.experimental.pallas import tpu as pltpu\n"
+_MIGRATED = {
+    "attribute": _TPU + "pltpu.semaphore_wait(sem, 1)\n",
+    "attribute after a comment and a line break": _TPU + "(pltpu.  # note\n    semaphore_wait)(sem, 1)\n",
+    "getattr string": _TPU + "getattr(pltpu, 'semaphore_read')(sem)\n",
+    "imported in parentheses": "from jax.experimental.pallas.tpu import (\n    semaphore_signal,\n)\n\nsemaphore_signal(sem)\n",
+    "imported after a backslash": "from jax.experimental.pallas.tpu \\\n    import HOST\n\nspace = HOST\n",
+}
+
+
+@pytest.mark.parametrize("source", _MIGRATED.values(), ids=_MIGRATED.keys())
+def test_every_way_to_spell_a_moved_tpu_name_passes_the_migrations_gate(source: str) -> None:
+    found = fix_source(source, settings=Settings.build(select=["SEM101"]), apply_fixes=False)
+    assert [f.rule for f in found.findings] == ["SEM101"]
+
+
+def test_a_variable_named_semaphore_does_not_open_the_migrations_gate() -> None:
+    """The names JAX moved are common words: a file about TPUs with a variable `semaphore` or
+    `self.HOST` spelled nowhere as the TPU module's is not parsed for the migration."""
+    source = "import tpu_tools\nfrom jax.experimental import pallas as pl\n\nsemaphore = tpu_tools.make()\n"
+    assert not fix_source(source, settings=Settings.build(select=["SEM101"]), apply_fixes=False).parsed
+
+
+@pytest.mark.parametrize("name", ["DeviceIdType.MESH", "HOST", "semaphore"])
+def test_a_file_naming_no_catalog_function_is_still_migrated(name: str) -> None:
+    """The byte scan looks for a catalog function's name; a module that only reads
+    `pltpu.DeviceIdType` (or the memory space, or the dtype) must still reach the migration."""
+    source = f"from jax.experimental.pallas import tpu as pltpu\n\nVALUE = pltpu.{name}\n"
+    found = fix_source(source, settings=Settings.build(select=["SEM101"]))
+    assert [f.rule for f in found.findings] == ["SEM101"]
+    assert f"pl.{name}" in found.source and "pltpu" not in found.source
+
+
+def test_the_command_line_migrates_such_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "mesh.py"
+    target.write_text("from jax.experimental.pallas import tpu as pltpu\n\nMESH = pltpu.DeviceIdType.MESH\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "semfix", "fix", "--select", "SEM101", str(target)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pl.DeviceIdType.MESH" in target.read_text()

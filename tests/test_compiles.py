@@ -15,7 +15,7 @@ from conftest import FIXTURES
 
 from semfix import fix_source
 from semfix.analysis.nodes import parse
-from semfix.engine.run import analyse_tree
+from semfix.engine.run import analyse, analyse_tree
 from semfix.errors import SourceError
 from semfix.rewrite.compiles import compile_error, refuse_uncompilable
 from semfix.rewrite.text import decode
@@ -65,23 +65,48 @@ TRICKY: dict[str, str | bytes] = {
 }
 
 
-def _sources() -> list[Any]:
-    fixtures = [pytest.param(path.read_bytes(), id=str(path.relative_to(FIXTURES))) for path in _fixture_files()]
-    return [*fixtures, *(pytest.param(source, id=name) for name, source in TRICKY.items())]
+def _sources(*, parsing: bool = True) -> list[Any]:
+    """Every fixture file and tricky source that parses (or, with `parsing=False`, that does not)."""
+    fixtures = [(path.read_bytes(), str(path.relative_to(FIXTURES))) for path in _fixture_files()]
+    every = [*fixtures, *((source, name) for name, source in TRICKY.items())]
+    return [pytest.param(source, id=name) for source, name in every if (_parse(source) is not None) is parsing]
 
 
 def _fixture_files() -> list[Any]:
     return sorted(FIXTURES.rglob("*.py"))
 
 
-def _parsed(source: str | bytes) -> tuple[str, ast.Module]:
-    """The text and tree the engine has when it checks `source`; skip what it cannot parse
-    (semfix refuses that before it compiles anything)."""
+def _parse(source: str | bytes) -> tuple[str, ast.Module] | None:
+    """The text and tree the engine has when it checks `source`; None if it cannot parse it."""
     try:
         text, _ = decode(source)
         return text, parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, SourceError) as error:
-        pytest.skip(f"does not parse here: {error}")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SourceError):
+        return None
+
+
+def _parsed(source: str | bytes) -> tuple[str, ast.Module]:
+    parsed = _parse(source)
+    assert parsed is not None
+    return parsed
+
+
+@pytest.mark.parametrize("source", _sources(parsing=False))
+def test_a_source_that_does_not_parse_is_refused_before_anything_compiles(source: str | bytes) -> None:
+    """So compiling its tree is never asked: check reports the parse error."""
+    calls: list[object] = []
+    real = builtins.compile
+
+    def spy(code: Any, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("flags", args[2] if len(args) > 2 else 0) & ast.PyCF_ONLY_AST:
+            calls.append(code)
+        return real(code, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(builtins, "compile", spy)
+        with pytest.raises(SourceError):
+            analyse(source, Settings(enabled=frozenset(RULES)), apply_fixes=False)
+    assert calls == []
 
 
 def _refusal(text: str, tree: ast.Module | None = None) -> str | None:
@@ -138,7 +163,11 @@ def test_a_future_import_in_the_tree_applies_to_compiling_it() -> None:
     )
 
 
-@pytest.mark.parametrize("path", _fixture_files(), ids=lambda path: str(path.relative_to(FIXTURES)))
+@pytest.mark.parametrize(
+    "path",
+    [path for path in _fixture_files() if _parse(path.read_bytes()) is not None],
+    ids=lambda path: str(path.relative_to(FIXTURES)),
+)
 def test_checking_leaves_the_tree_as_parsed(path: Any) -> None:
     """Every rule, unsafe fixes included: the check path changes no node (only the fix path's
     `declare` does), so the tree it compiles is the text's."""

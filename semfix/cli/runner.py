@@ -17,8 +17,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from semfix.api import FixResult, fix_notebook, fix_source, skims_clean
-from semfix.catalog import may_contain_calls
+from semfix.api import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.cli.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.cli.git import dirty
 from semfix.cli.progress import ProgressBar
@@ -189,7 +188,7 @@ def run(
             continue
         if b"\0" in data:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
-        elif may_contain_calls(data):
+        elif may_fire(data, settings):
             slots.append(_Task(path, data, settings, apply_fixes))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))

@@ -89,9 +89,13 @@ def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
     """True only if no enabled rule can fire: the skim for the rules on semaphore and DMA
     arguments, and for each rule with a text gate (the migrations) the spelling it needs
     (`Rule.text_gate`)."""
-    if any(RULES[code].spelled_in(data) for code in enabled):
-        return False
-    return clears(data)
+    return not opens_a_gate(data, enabled) and clears(data)
+
+
+def opens_a_gate(data: bytes, enabled: frozenset[str]) -> bool:
+    """Does the source spell what an enabled rule's text gate asks for (`Rule.text_gate`)? Such
+    a rule (a migration) may fire wherever that spelling is, with no catalog call in the file."""
+    return any(RULES[code].spelled_in(data) for code in enabled)
 
 
 class _Skim:

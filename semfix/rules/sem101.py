@@ -76,7 +76,7 @@ from semfix.analysis.importer import (
     runs_first,
 )
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
-from semfix.catalog import MIGRATION_TEXT, TPU_REMOVED_IN_0_11
+from semfix.catalog import MIGRATION_GATE, TPU_REMOVED_IN_0_11
 from semfix.rules.base import Invalid, Rule
 from semfix.rules.sem101_references import PALLAS, TPU, Reference, references
 
@@ -93,9 +93,8 @@ RULE = Rule(
     default=False,
     docs=__doc__ or "",
     # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
-    # (`catalog.TPU_MOVED_TO_PALLAS`): the file spells `tpu` (in the import) and the name (in the
-    # import or the attribute)
-    text_gate=("tpu", MIGRATION_TEXT.decode()),
+    # (`catalog.TPU_MOVED_TO_PALLAS`): see `catalog.MIGRATION_GATE` for what it must spell
+    text_gate=MIGRATION_GATE,
     needs_tree=True,  # it looks at every reference, not only catalog calls' arguments
     valid=(
         """\
