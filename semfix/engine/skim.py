@@ -122,19 +122,16 @@ class _Skim:
             if _OPEN_CATALOG_CALL.search(data, max(0, match.start() - 400), match.start()):
                 raise GiveUp("a value read out of a Ref in a catalog call")
         self._aliases()
-        self.calls = self._read_calls()
+        self.calls: list[tuple[set[str], list[bytes]]] = []
         names: set[bytes] = set()  # the semaphore arguments that are bare names
         # the wrong-kind rule: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
         refused: dict[bytes, set[str]] = {}
-        for functions, arguments in self._calls(FUNCTION_NAMES) + self._partials():
-            kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
-            for argument in _semaphore_arguments(functions, arguments):
-                name = _shape(argument)
-                if name is not None:
-                    names.add(name)
-                base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
-                if base is not None and kinds:
-                    refused.setdefault(base, set()).update(kinds)
+        for meanings, arguments in self._read_calls():  # each catalog call read as soon as it is cut out:
+            self.calls.append((meanings, arguments))  # a kernel with a bug gives up early
+            if meanings & FUNCTION_NAMES:
+                self._note(meanings & FUNCTION_NAMES, arguments, names, refused)
+        for functions, arguments in self._partials():
+            self._note(functions, arguments, names, refused)
         if not names and not refused:
             return True
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
@@ -151,6 +148,19 @@ class _Skim:
             name in names and (entry is None or b"(" in entry) or name in refused and _spells(entry, refused[name])
             for name, entry in self._pairs()
         )
+
+    @staticmethod
+    def _note(functions: set[str], arguments: list[bytes], names: set[bytes], refused: dict[bytes, set[str]]) -> None:
+        """A catalog call's semaphore arguments: the bare names among them, and what the
+        wrong-kind rule asks of names and views; GiveUp on a shape that may be a finding."""
+        kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
+        for argument in _semaphore_arguments(functions, arguments):
+            name = _shape(argument)
+            if name is not None:
+                names.add(name)
+            base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
+            if base is not None and kinds:
+                refused.setdefault(base, set()).update(kinds)
 
     def _aliases(self) -> None:
         """Names a catalog function is assigned to (`wait = pl.semaphore_wait`, `a = b = f`) mean
@@ -186,15 +196,15 @@ class _Skim:
         """(what the callee may be, argument texts) for everything that may call a wanted name."""
         return [(meanings & wanted, arguments) for meanings, arguments in self.calls if meanings & wanted]
 
-    def _read_calls(self) -> list[tuple[set[str], list[bytes]]]:
-        """Every distinct call to a name of interest, read in one pass over the file.
+    def _read_calls(self) -> Iterator[tuple[set[str], list[bytes]]]:
+        """Every distinct call to a name of interest, in file order, each as soon as it is read.
 
         Over-reports on purpose: a longer name ending in a wanted one counts too. Argument
         lists without strings or comments, nested three deep at most, are cut out in C, by a
         pattern of their own: compiled with the callees, it cost more per file than the scan.
         """
         data, plain = self.data, _plain_arguments()
-        calls: dict[tuple[str, bytes | int], list[bytes]] = {}
+        seen: set[tuple[str, bytes]] = set()
         for start, callee in self._spelled(self.meanings):
             end = start + len(callee)
             gap = None if _WORD.match(data, end) else _OPEN_AFTER.match(data, end)
@@ -202,10 +212,10 @@ class _Skim:
                 continue
             inner = plain.match(data, gap.end())
             if inner is None:  # not a plain argument list: the scanner reads it
-                calls[callee, start] = scan.split_bracket(data, gap.end() - 1)[0]
-            elif (callee, inner.group()) not in calls:  # `inner` holds the closing `)`
-                calls[callee, inner.group()] = scan.items(inner.group()[:-1])
-        return [(self.meanings[callee], arguments) for (callee, _), arguments in calls.items()]
+                yield self.meanings[callee], scan.split_bracket(data, gap.end() - 1)[0]
+            elif (callee, inner.group()) not in seen:  # `inner` holds the closing `)`
+                seen.add((callee, inner.group()))
+                yield self.meanings[callee], scan.items(inner.group()[:-1])
 
     def _spelled(self, names: Iterable[str]) -> list[tuple[int, str]]:
         """(offset, name) of every spelling of each name, in longer names too, in file order.
