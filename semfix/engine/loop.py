@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import itertools
 
 from semfix.analysis.context import Context
 from semfix.catalog import SemParam
@@ -25,37 +24,55 @@ class Engine(Context):
         self.gather()
         calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
-        semaphores = [_arguments(operation.sem_params, call) for call, operation in calls]
-        buffers = [_arguments(operation.buffer_params, call) for call, operation in calls]
-        self.semaphore_args = {id(a) for found in semaphores for a in found}
-        self.buffer_args = {id(a) for found in buffers for a in found}
-        for call, operation in calls:  # where a DMA copies from, and where it copies into
+        semaphores = [bound(operation.sem_params, call) for call, operation in calls]
+        buffers = [bound(operation.buffer_params, call) for call, operation in calls]
+        self.semaphore_args = {id(a) for found in semaphores for _, a in found}
+        self.buffer_args = {id(a) for found in buffers for _, a in found}
+        for (_, operation), found in zip(calls, buffers):  # where a DMA copies from, and where it copies into
             for param in operation.buffer_params:
-                (self.sources if param.name.startswith("src") else self.destinations).extend(_arguments((param,), call))
-        arguments = [(call, [*found, *more]) for (call, _), found, more in zip(calls, semaphores, buffers)]
+                into = self.sources if param.name.startswith("src") else self.destinations
+                into.extend(a for p, a in found if p is param)
         state = dispatch.start(self)
-        for (call, operation), (_, found) in zip(calls, arguments):
+        for (call, operation), given, more in zip(calls, semaphores, buffers):
             dispatch.before_call(self, state, call)
             scope = self.scopes.scope_of[id(call)]
-            for argument in sorted(found, key=lambda a: (a.lineno, a.col_offset)):
+            for _, argument in sorted([*given, *more], key=lambda pair: _place(pair[1])):
                 if id(argument) in self.buffer_args:
                     dispatch.buffer(self, call, argument, scope, operation.partial)
                 else:
                     dispatch.semaphore(self, call, argument, scope)
-            given = [(param, a) for param in operation.sem_params for a in _arguments((param,), call)]
-            dispatch.after_arguments(self, call, operation, scope, given)
+            in_order = [(param, a) for param in operation.sem_params for p, a in given if p is param]
+            dispatch.after_arguments(self, call, operation, scope, in_order)
         dispatch.finish(self, state)
-        starts = sorted(self.text.start(call)[2] for call, _ in calls)
-        for low, high in ((self.text.start(a)[2], self.text.end(a)[2]) for _, found in arguments for a in found):
+        # (line, byte column) orders positions as offsets do: no need to count characters
+        starts = sorted(_place(call) for call, _ in calls)
+        every = (a for pairs in (*semaphores, *buffers) for _, a in pairs)
+        for low, high in ((_place(a), (a.end_lineno, a.end_col_offset)) for a in every):
             index = bisect.bisect_right(starts, low)
             if index < len(starts) and starts[index] < high:  # the fixes would nest: none is made
                 self.hold("a semaphore or DMA call inside one of their arguments")
                 return
 
 
-def _arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[ast.expr]:
-    """The call's arguments for `params` in source order: by position (up to a `*args`) and by keyword."""
-    positions, names = {p.position for p in params}, {p.name for p in params}
-    positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
-    found = [a for i, a in enumerate(positional) if i in positions] + [k.value for k in call.keywords if k.arg in names]
-    return sorted(found, key=lambda a: (a.lineno, a.col_offset))
+def bound(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
+    """The call's arguments for `params`, each with its parameter, in source order: by position
+    (up to a `*args`) and by keyword."""
+    by_position = {p.position: p for p in params if p.position is not None}
+    by_name = {p.name: p for p in params}
+    found = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        if index in by_position:
+            found.append((by_position[index], argument))
+    found += [(by_name[k.arg], k.value) for k in call.keywords if k.arg in by_name]
+    return sorted(found, key=lambda pair: _place(pair[1]))
+
+
+def arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[ast.expr]:
+    """The call's arguments for `params`, in source order (see `bound`)."""
+    return [argument for _, argument in bound(params, call)]
+
+
+def _place(node: ast.expr) -> tuple[int, int]:
+    return node.lineno, node.col_offset

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, is_at, parse, unchain
 from semfix.analysis.scopes import Scope, Tracking
-from semfix.engine.loop import _arguments
+from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
 from semfix.explain.errors import ERRORS
 from semfix.findings import Finding
@@ -201,7 +201,7 @@ def _dma_evidence(
             for call in calls
             if (operation := evidence.operation(call)) is not None and operation.buffer_params
             for param in operation.buffer_params + operation.sem_params
-            for argument in _arguments((param,), call)
+            for argument in given_for((param,), call)
         ],
         key=lambda item: (item[1].lineno, item[1].col_offset),
     )
@@ -255,7 +255,7 @@ def _kind_evidence(
         if (operation := evidence.operation(call)) is not None
         for param in operation.sem_params
         if about is None or param.name in about
-        for argument in _arguments((param,), call)
+        for argument in given_for((param,), call)
     ]
     found = [f for f in findings if f.rule in _KIND_RULES and any(_within(f, a, evidence.text) for a in arguments)]
     result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found]
