@@ -133,8 +133,11 @@ def _parses_back(statement: ast.stmt, new_text: str, new_start: Callable[[int], 
         tree = parse("if 1:\n" + lines if indented else lines)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False  # e.g. a `__future__` import that changes the grammar: parse more
-    # the ignore below: the `if 1:` wrapping it
-    body = tree.body[0].body if indented and len(tree.body) == 1 else tree.body  # type: ignore[attr-defined]
+    body = tree.body
+    if indented and len(body) == 1:
+        wrapper = body[0]
+        assert isinstance(wrapper, ast.If)  # the `if 1:` the text parsed starts with
+        body = wrapper.body
     return len(body) == 1 and _same_tree(body[0], statement)
 
 
@@ -148,9 +151,10 @@ def _same_tree(first: object, second: object) -> bool:
         if isinstance(a, ast.AST):
             stack.extend((getattr(a, name, None), getattr(b, name, None)) for name in a._fields)
         elif type(a) is list:
-            if len(a) != len(b):  # type: ignore[arg-type]  # type(b) is type(a): a list
+            assert type(b) is list  # its type is a's (above)
+            if len(a) != len(b):
                 return False
-            stack.extend(zip(a, b))  # type: ignore[call-overload]  # type(b) is type(a): a list
+            stack.extend(zip(a, b))
         elif a != b and a == a:  # noqa: PLR0124 - a NaN constant is the same NaN
             return False
     return True

@@ -100,8 +100,8 @@ def _with_their_edits(findings: list[Finding], decisions: list[Decision]) -> lis
         edits = tuple(sorted(decision.edits))
         for index in decision.findings:
             fix = found[index].fix
-            # the ignore below: a decision's findings have fixes
-            found[index] = replace(found[index], fix=replace(fix, edits=edits))  # type: ignore[type-var]
+            assert fix is not None  # a decision's findings are those whose fix it makes (`Context.make`)
+            found[index] = replace(found[index], fix=replace(fix, edits=edits))
     return found
 
 

@@ -123,9 +123,10 @@ def split_bracket(data: bytes, open_at: int) -> tuple[list[bytes], int]:
         elif char in b")]}":
             depth -= 1
         elif char == b"#":
-            end = _LINE_END.search(data, index).start()  # type: ignore[union-attr]  # matches: `\Z`
+            line_end = _LINE_END.search(data, index)
+            assert line_end is not None  # it matches `\Z` at the latest
             pieces.append(data[start:index])
-            start = position = end
+            start = position = line_end.start()
         elif char == b"\\":
             raise GiveUp("a backslash outside a string")
         elif char != b",":
@@ -133,8 +134,9 @@ def split_bracket(data: bytes, open_at: int) -> tuple[list[bytes], int]:
 
 
 def _string_end(data: bytes, quote_at: int) -> int:
-    prefix = _PREFIX.search(data, max(0, quote_at - 3), quote_at).group()  # type: ignore[union-attr]  # matches: `\Z`
-    if prefix.lower() not in _PLAIN_PREFIXES:  # three letters: a longer prefix, or a name
+    prefix = _PREFIX.search(data, max(0, quote_at - 3), quote_at)
+    assert prefix is not None  # `[A-Za-z]*\Z` matches an empty prefix at `quote_at` at the latest
+    if prefix.group().lower() not in _PLAIN_PREFIXES:  # three letters: a longer prefix, or a name
         raise GiveUp("an f-string, or a quote after a name")
     quote = data[quote_at : quote_at + 3]
     if quote not in _STRING_END:
