@@ -144,7 +144,9 @@ def _type_tested(ctx: Context, key: object) -> bool:
             for c in ctx.scopes.calls
             if isinstance(c.func, ast.Name) and c.func.id in _TYPE_TESTS and c.args
         }
-    return key in ctx.memo[_TYPE_TESTED]  # type: ignore[operator]  # memo: a set here
+    tested = ctx.memo[_TYPE_TESTED]
+    assert isinstance(tested, set)  # what this function keeps under the key, above
+    return key in tested
 
 
 def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:

@@ -225,10 +225,12 @@ def check(
     elif not decision:  # the plan is not made (not every use chosen): no use is rewritten
         ctx.report(code, use, message, verdict.fix, made=False)
     elif ctx.report(code, use, message, verdict.fix):
+        # accepted, so the verdict has a fix, made with its node (`Verdict`), and `decide` made the plan's
+        assert verdict.fix is not None and verdict.replacement is not None and plan.fix is not None
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
-        replacement: ast.expr = copy.deepcopy(verdict.replacement)  # type: ignore[assignment]  # set with verdict.fix
-        rewrite = Rewrite(call, use, replacement, [(start, end, verdict.fix)])  # type: ignore[list-item]  # accepted
-        plan.fix = ctx.join(plan.fix, rewrite)  # type: ignore[arg-type]  # set by `_plan` once accepted
+        replacement = copy.deepcopy(verdict.replacement)
+        rewrite = Rewrite(call, use, replacement, [(start, end, verdict.fix)])
+        plan.fix = ctx.join(plan.fix, rewrite)
     return True
 
 
@@ -248,8 +250,8 @@ def _plan(
         tracking = ctx.tracking()
         assign = binding.assignment
         target = assign.targets[0] if isinstance(assign, ast.Assign) else assign.target
-        # the ignore below: a read binding's target: a Name
-        scope, name = tracking.scope_of_read[id(assign)], target.id  # type: ignore[attr-defined]
+        assert isinstance(target, ast.Name)  # a "read" binding's one target (`ScopeBuilder`)
+        scope, name = tracking.scope_of_read[id(assign)], target.id
         references = [] if name in scope.declared else tracking.references(name, scope)
         end = (assign.end_lineno, assign.end_col_offset)
         uses = [  # as libcst links them: a read before the assignment, in its scope, is not its use
@@ -272,7 +274,9 @@ def _plan(
             else:
                 plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
         ctx.memo[code, id(binding)] = plan
-    return ctx.memo[code, id(binding)]  # type: ignore[return-value]  # memo: Carried | None here
+    kept = ctx.memo[code, id(binding)]
+    assert kept is None or isinstance(kept, Carried)  # what this function keeps under the key, above
+    return kept
 
 
 def _refused(ctx: Context, plan: Carried) -> str:
@@ -295,8 +299,8 @@ def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: l
         return f"`{name}` is also used for something else"
     if any(access.scope is not scope for access in references):
         return f"`{name}` is used in a nested scope"
-    # the ignore below: a function scope's node: its def
-    if (unseen := _seen_by_name(scope.node, name)) is not None:  # type: ignore[arg-type]
+    assert scope.node is not None  # a function scope's node: its def or lambda (`ScopeBuilder`)
+    if (unseen := _seen_by_name(scope.node, name)) is not None:
         return unseen
     if plan.body is None or not alone_on_its_lines(assign, ctx.text, _SOLE_END):
         return "the assignment shares its line with other statements"
@@ -375,8 +379,11 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
             applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
             if applied:  # the plan's one fix: the assignment removed, then each use rewritten (`check`)
-                removed = Removal(plan.body, assign)  # type: ignore[arg-type]  # body: set, or a blocker
+                assert plan.body is not None  # `check` decides only a plan without a blocker (`_blocker`)
+                removed = Removal(plan.body, assign)
                 removal = Decision(plan.code, ((span[0][2], end, ""),), (removed,), settles=False)
                 plan.fix = ctx.make(removal)
         plan.decision = applied
-    return plan.decision  # type: ignore[return-value]  # decided above
+    decision = plan.decision
+    assert decision is None or isinstance(decision, bool)  # decided above
+    return decision
