@@ -140,7 +140,7 @@ class Text:
 class Rewrite:
     """A fix a rule declares: its text edits, and the node the proof expects in the new tree."""
 
-    call: ast.Call
+    call: ast.Call | None  # None for a rename of a reference, which declares its tree elsewhere
     argument: ast.expr  # the original argument node
     replacement: ast.expr  # the node the verified new tree must hold in its place
     edits: list[tuple[int, int, str]]

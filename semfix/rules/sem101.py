@@ -199,14 +199,18 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
             continue
         if reference.fallback is not None:
-            root = unchain(reference.read)[0].id  # type: ignore[attr-defined]  # a fallback's root: a Name
+            root = _root(reference.read).id
             why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
             ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
             continue
         tree = ctx.tree
         assert tree is not None  # SEM101 runs on a parsed tree (`renames`)
-        # the ignore below: a module-level import
-        at = tree.body.index(bindings[0].node) if renames.alias is not None else None  # type: ignore[arg-type]
+        at = None
+        if renames.alias is not None:
+            statement = bindings[0].node
+            # `usable`: the alias's one binding, an import's, whose node is its statement
+            assert isinstance(statement, (ast.Import, ast.ImportFrom))
+            at = tree.body.index(statement)
         if at is not None and runs_first(tree, reference.node, reference.scope, at):
             ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
             continue
@@ -217,8 +221,7 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         elif ctx.report(CODE, reference.node, message, new_text):
             renames.taken.append(reference.read)
             edit = (start, end, new_text)
-            # the ignore below: a rename has no call
-            renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # type: ignore[arg-type]
+            renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # a rename has no call
             renames.findings.append(len(ctx.findings) - 1)
             renames.declared = renames.declared or ImportChanges()
             spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
@@ -235,7 +238,7 @@ def finish(ctx: Context, renames: Renames) -> None:
             PALLAS,
             renames.alias or DEFAULT_PALLAS_ALIAS,
             add=renames.alias is None,
-            taken=[unchain(node)[0] for node in renames.taken],  # type: ignore[misc]  # roots of taken reads: Names
+            taken=[_root(node) for node in renames.taken],
             loads=TPU,
             exported=ctx.settings.package_init,
         )
@@ -260,6 +263,13 @@ def finish(ctx: Context, renames: Renames) -> None:
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"
+
+
+def _root(read: ast.Name | ast.Attribute) -> ast.Name:
+    """The name a renamed reference's read starts from (`pltpu` in `pltpu.semaphore_wait`)."""
+    root = unchain(read)[0]
+    assert isinstance(root, ast.Name)  # only such chains resolve (`Context.qualified`, `_with_fallback`)
+    return root
 
 
 def _end(node: ast.expr) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from semfix.analysis.context import Context
 from semfix.analysis.importer import Symbol
-from semfix.analysis.nodes import first_line, unchain
+from semfix.analysis.nodes import end_of, first_line, unchain
 from semfix.analysis.scopes import Scope
 from semfix.catalog import TPU_MOVED_TO_PALLAS
 
@@ -120,8 +120,10 @@ def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:
     gate read only `pl`'s names, and walking every node of each was SEM101's largest cost."""
     spelled = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")(?!\w)")
     chosen: dict[int, ast.stmt] = {}
+    tree = ctx.tree
+    assert tree is not None  # SEM101 runs on a parsed tree (`sem101.renames`)
     for line in {ctx.text.line_of(match.start()) for match in spelled.finditer(ctx.text.text)}:
-        _holding(ctx.tree.body, line, chosen)  # type: ignore[union-attr]
+        _holding(tree.body, line, chosen)
     nodes: dict[int, ast.AST] = {}  # a statement chosen for one line may hold one chosen for another
     for statement in chosen.values():
         nodes.update((id(node), node) for node in ast.walk(statement))
@@ -132,7 +134,7 @@ def _holding(body: list[ast.stmt], line: int, chosen: dict[int, ast.stmt]) -> No
     """Every statement of `body` whose lines hold `line` (two may share it: `a; b`), or the
     statements inside it that do, when the line is not one of its own (a header, a decorator)."""
     for statement in body:
-        if not first_line(statement) <= line <= statement.end_lineno:  # type: ignore[operator]
+        if not first_line(statement) <= line <= end_of(statement)[0]:
             continue
         inner = [
             *getattr(statement, "body", ()),
