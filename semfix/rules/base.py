@@ -55,12 +55,17 @@ class Rule:
 
     def spelled_in(self, text: str | bytes) -> bool:
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""
-        return bool(self.text_gate) and all(
-            _pattern(p, type(text)).search(text)  # type: ignore[arg-type]  # both str, or both bytes
-            for p in self.text_gate
-        )
+        if isinstance(text, str):
+            return bool(self.text_gate) and all(_pattern(p).search(text) for p in self.text_gate)
+        return bool(self.text_gate) and all(_bytes_pattern(p).search(text) for p in self.text_gate)
 
 
 @cache
-def _pattern(pattern: str, kind: type) -> re.Pattern[str] | re.Pattern[bytes]:
-    return re.compile(pattern.encode("ascii") if kind is bytes else pattern)
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@cache
+def _bytes_pattern(pattern: str) -> re.Pattern[bytes]:
+    """The pattern for the skim's bytes: the gates are ASCII."""
+    return re.compile(pattern.encode("ascii"))
