@@ -155,15 +155,13 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
     the Ref instead of the value read, so it is applied only when nothing can read `s`."""
     count = len(ctx.fixes)
     target = original.target
+    blocker: str | None = None
     if scope.kind != "function":
-        blocker: str | None = (
-            f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
-        )
-    # by spelling: `global s`, nested reads, loops
-    elif _spelled(scope.node, target.id) > 1:  # type: ignore[arg-type]  # a function scope's node: its def
-        blocker = f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
+        blocker = f"`{ctx.text.of(target)}` is not a local name, and would hold the Ref instead of the value"
     else:
-        blocker = None
+        assert scope.node is not None  # a function scope's node: its def or lambda (`ScopeBuilder`)
+        if _spelled(scope.node, target.id) > 1:  # by spelling: `global s`, nested reads, loops
+            blocker = f"`{target.id}` is used elsewhere, and would hold the Ref instead of the value"
     with ctx.holding(blocker):
         rule(ctx, call, original.value, scope, carried=False)
     if len(ctx.fixes) > count:
