@@ -198,8 +198,9 @@ class Context(Evidence):
         as the subscript's): after the outermost `(` that follows `floor`, before its `)`?"""
         text = self.text.text
         if floor is None:  # just past the call's own `(`
-            # the ignore below: a call's `(` follows its callee
-            floor = _OPEN_PAREN.match(text, self.text.end(call.func)[2]).end()  # type: ignore[union-attr]
+            opening = _OPEN_PAREN.match(text, self.text.end(call.func)[2])
+            assert opening is not None  # a call's `(` follows its callee
+            floor = opening.end()
         start, end = self.text.start(subscript)[2], self.text.end(subscript)[2]
         position, outermost, depth = start, start, 0
         while position > floor:  # back over blanks, comments and `(`
@@ -217,7 +218,9 @@ class Context(Evidence):
             return False
         close = end
         for _ in range(depth):
-            close = _CLOSE_PAREN.match(text, close).end()  # type: ignore[union-attr]  # each `(` has its `)`
+            closing = _CLOSE_PAREN.match(text, close)
+            assert closing is not None  # each `(` around the subscript has its `)`
+            close = closing.end()
         return any(outermost <= c < start or end <= c < close for c in comments)
 
 

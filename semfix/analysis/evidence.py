@@ -80,9 +80,11 @@ class Evidence(Allocations):
                 if access.context in (ast.Store, ast.Del):
                     found.append(("write", steps, top))
                     if steps and steps[-1] is None:  # `X[i] = v` runs X's own code
-                        found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]  # a Subscript
+                        assert isinstance(top, ast.Subscript)  # the step a subscript makes: None (`unchain`)
+                        found.append(("handed", steps[:-1], top.value))
                 elif access.called and steps:
-                    found.append(("handed", steps[:-1], top.value))  # type: ignore[attr-defined]  # steps: a chain
+                    assert isinstance(top, (ast.Attribute, ast.Subscript))  # with steps, a chain (`unchain`)
+                    found.append(("handed", steps[:-1], top.value))
                 else:
                     found.append(("handed", steps, top))
             self._changes[id(bindings)] = found

@@ -83,13 +83,20 @@ def insert_sorted(
         start -= 1
     while end + 1 < len(body) and imported(end + 1) and not gap(end + 1):
         end += 1
-    # the ignore below: the block: imports (`imported`)
-    first = (i + 1 for i in range(start, end + 1) if sorts_first(body[i], request.symbol))  # type: ignore[arg-type]
-    at = max(first, default=start)
+    at = start  # above the block, unless an import in it sorts first: then below the last that does
+    for i in range(start, end + 1):
+        statement = body[i]
+        assert isinstance(statement, (ast.Import, ast.ImportFrom))  # `imported`, and `anchor` an import site's
+        if sorts_first(statement, request.symbol):
+            at = i + 1
     before = at == start  # nothing in the block sorts first
     neighbour = body[start] if before else body[at - 1]
-    # the ignore below: own lines (`imported`)
-    offset = starts[neighbour.lineno - 1] if before else own_lines(module.text, neighbour)[1]  # type: ignore[index]
+    if before:
+        offset = starts[neighbour.lineno - 1]
+    else:
+        lines = own_lines(module.text, neighbour)
+        assert lines is not None  # alone on their lines: `imported`, and `anchor` an import site's
+        offset = lines[1]
     declared.add(neighbour, request.symbol.statement(request.alias), module.tree, before=before)
     return at, (offset, offset, new_import)
 

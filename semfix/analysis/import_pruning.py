@@ -55,8 +55,9 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
                 raise Unsure(f"an import in a class body, read at line {access.name.lineno}")
             for binding in bindings:
                 if id(access.name) in taken:
-                    # the ignore below: an import binding: its import
-                    resolved[id(binding.node)] = (binding.node, owner.kind == "function")  # type: ignore[assignment]
+                    statement = binding.node
+                    assert isinstance(statement, (ast.Import, ast.ImportFrom))  # an import binding's node
+                    resolved[id(statement)] = (statement, owner.kind == "function")
                     if owner.kind == "module":
                         at_module.append((access.name, access.scope))
                 else:
@@ -73,13 +74,12 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             spelled.update(named.findall(_doctests(node.value) if id(node) in strings else node.value))
     loaded = any(  # the module read through a parent package: it must stay imported
-        # the ignore below: an import's qualname is set
-        _through_parent(binding.qualname, access.steps, request.loads)  # type: ignore[arg-type]
+        _through_parent(binding.qualname, access.steps, request.loads)
         for name, found in module.accesses.items()
         for access in found
         if id(access.name) not in taken
         for binding in access.scope.lookup(name)[1]
-        if binding.kind == "import"
+        if binding.qualname is not None  # an import's: no other binding has one (`ScopeBuilder`)
     )
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     sites = []
@@ -129,11 +129,15 @@ def without_unused(snippet: str, keep: list[bool]) -> str:
 
     statement = snippet.rstrip("\r\n")
     parsed = cst.parse_module(statement + "\n")  # libcst loses a lone `\r` at the end of a module
-    line: cst.SimpleStatementLine = parsed.body[0]  # type: ignore[assignment]  # one import statement
-    small: cst.Import | cst.ImportFrom = line.body[0]  # type: ignore[assignment]  # one import statement
-    names = [alias for alias, kept in zip(small.names, keep) if kept]  # type: ignore[arg-type]  # never a star import
+    line = parsed.body[0]
+    assert isinstance(line, cst.SimpleStatementLine)  # one import statement
+    small = line.body[0]
+    assert isinstance(small, (cst.Import, cst.ImportFrom))  # one import statement
+    aliases = small.names
+    assert not isinstance(aliases, cst.ImportStar)  # `keep` is per name: a star import is never pruned
+    names = [alias for alias, kept in zip(aliases, keep) if kept]
     parenthesized = isinstance(small, cst.ImportFrom) and small.lpar
-    if names[-1] is not small.names[-1] and not parenthesized:  # type: ignore[index]  # never a star import
+    if names[-1] is not aliases[-1] and not parenthesized:
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     kept = line.with_changes(body=[small.with_changes(names=names)])
     return parsed.with_changes(body=[kept]).code[:-1] + snippet[len(statement) :]

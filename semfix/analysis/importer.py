@@ -64,8 +64,9 @@ def edit_imports(
     unbound = [a.name for a in accesses.get(alias, ()) if not a.scope.lookup(alias)[1]] if add else []
     if unbound:  # the import added could bind it
         raise Unsure(f"`{alias}` is read where nothing binds it, at line {unbound[0].lineno}")
-    newline = re.search(r"\r\n|\r|\n", source + "\n").group()  # type: ignore[union-attr]  # the first line break
-    new_import = request.symbol.text(alias, newline)
+    first_break = re.search(r"\r\n|\r|\n", source + "\n")
+    assert first_break is not None  # the `\n` added at the latest
+    new_import = request.symbol.text(alias, first_break.group())
     edits: list[Edit] = []
     emptied: dict[int, int] = {}
     kept_at_module: list[ast.stmt] = []
