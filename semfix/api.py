@@ -90,8 +90,8 @@ def fix_finding(source: str, finding: Finding, settings: Settings | None = None)
     settings = settings or Settings()
     settings = replace(settings, unsafe_fixes=settings.unsafe_fixes or finding.safety == "unsafe")
     found = fix_source(source, settings=settings, apply_fixes=False).findings
-    mine = [f for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
-    edits = mine[0].fix.edits if mine else ()  # type: ignore[union-attr]
+    mine = [f.fix for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
+    edits = mine[0].edits if mine else ()
     chosen = {_place(f) for f in found if edits and f.fix is not None and f.fix.edits == edits}
     return fix_source(source, settings=replace(settings, chosen=frozenset({_place(finding), *chosen})))
 

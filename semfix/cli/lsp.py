@@ -223,10 +223,10 @@ class Document:
             result = fix_finding(self.text, finding, self.settings)
         except SourceError:
             return None
-        made = [f for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
+        made = [f.fix for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
         if not made or result.source == self.text:
             return None
-        edits: tuple[Edit, ...] = made[0].fix.edits  # type: ignore[union-attr]
+        edits: tuple[Edit, ...] = made[0].edits
         if not edits or apply_edits(self.text, 0, len(self.text), edits) != result.source:
             edits = (one_edit(self.text, result.source),)
         text_edits = [lsp.TextEdit(self.lines.range_of(start, end), new) for start, end, new in edits]
