@@ -17,8 +17,9 @@ times the parse floor (benchmarks/parse_floor.py: read and `ast.parse` each file
 process count), and the dense fix also the proof floor (read, `ast.parse` and `compile` each
 file: what a fix that compiles what it writes pays at least). Peers must be on PATH or in
 this Python's environment: `pip install ast-grep-cli ruff`. Timings are medians of --repeat
-runs, the tools interleaved, so a noisy machine hurts them alike. Last, each real Pallas file is timed in this process under every
-rule against its own `ast.parse`: no file should cost more than a few times its parse.
+runs, the tools interleaved, so a noisy machine hurts them alike. Last, each real Pallas file
+is timed in this process under every rule against its own `ast.parse`: no file should cost
+more than a few times its parse.
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ def restored(target: Path, corpus: list[Planted], copies: int) -> str:
         for item in corpus
         if (target / f"copy{copy:02}" / item.name).read_bytes() == item.clean
     ]
-    return f"{len(back)}/{copies * len(corpus)} files ({sum(i.bugs for i in back)}/{copies * sum(i.bugs for i in corpus)} bugs)"
+    bugs, planted = sum(i.bugs for i in back), copies * sum(i.bugs for i in corpus)
+    return f"{len(back)}/{copies * len(corpus)} files ({bugs}/{planted} bugs)"
 
 
 class Plan:
@@ -275,14 +277,16 @@ class Plan:
 
 def print_table(workloads: list[Workload]) -> None:
     print(
-        f"{'workload':<20} {'copies':>6} {'files':>6} {'lines':>10}  {'tool':<26} {'median s':>9} {'files/s':>8} {'peak MB':>7} {'ratio':>7}  {'vs':<14} fixed"
+        f"{'workload':<20} {'copies':>6} {'files':>6} {'lines':>10}  {'tool':<26} "
+        f"{'median s':>9} {'files/s':>8} {'peak MB':>7} {'ratio':>7}  {'vs':<14} fixed"
     )
     for w in workloads:
         for name, sample in w.samples.items():
             ratio = w.ratio(name, w.baseline)
             print(
                 f"{w.name:<20} {w.copies:>6} {w.files:>6} {w.lines:>10,}  {name:<26} {sample.median:>9.3f} "
-                f"{w.files / sample.median:>8.0f} {sample.peak_kb / 1024:>7.0f} {f'{ratio:.2f}x' if ratio else '-':>7}  "
+                f"{w.files / sample.median:>8.0f} {sample.peak_kb / 1024:>7.0f} "
+                f"{f'{ratio:.2f}x' if ratio else '-':>7}  "
                 f"{w.baseline:<14} {w.fixed.get(name, '')}"
             )
 
@@ -311,7 +315,8 @@ def print_targets(workloads: list[Workload], scale: int) -> None:
             speedup = w.ratio("libcst codemod", "semfix fix")
             if speedup is not None:
                 print(
-                    f"  {w.name}: libcst codemod / semfix fix = {speedup:.1f}x faster (target >= 20x) {'met' if speedup >= 20 else 'NOT met'}"
+                    f"  {w.name}: libcst codemod / semfix fix = {speedup:.1f}x faster (target >= 20x) "
+                    f"{'met' if speedup >= 20 else 'NOT met'}"
                 )
             print(f"  {w.name}: semfix fix restored {w.fixed.get('semfix fix')} (target: all)")
         elif w.name.endswith("pallas check"):
@@ -360,7 +365,8 @@ def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
         print(f"  {seconds:>9.3f} {parse or 0:>8.4f} {ratio:>8} {lines:>6}  {path.relative_to(base)}")
     over = [c for c in costs if c[1] and c[0] > 0.005 and c[0] / c[1] > FEW_TIMES_PARSE]
     print(
-        f"  files over 5 ms costing more than {FEW_TIMES_PARSE:g}x their parse: {len(over)}; total {sum(c[0] for c in costs):.2f} s against {sum(c[1] or 0 for c in costs):.2f} s of parsing"
+        f"  files over 5 ms costing more than {FEW_TIMES_PARSE:g}x their parse: {len(over)}; "
+        f"total {sum(c[0] for c in costs):.2f} s against {sum(c[1] or 0 for c in costs):.2f} s of parsing"
     )
 
 
@@ -393,10 +399,12 @@ def main() -> None:
     compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     plan = Plan(work, args.jobs, {int(s) for s in args.libcst_scales.split(",")})
     print(
-        f"semfix benchmark ({package.__file__}, Python {sys.version.split()[0]}): {args.jobs} jobs, median of {args.repeat}, work folder {work}"
+        f"semfix benchmark ({package.__file__}, Python {sys.version.split()[0]}): "
+        f"{args.jobs} jobs, median of {args.repeat}, work folder {work}"
     )
     print(
-        f"peers: ast-grep={plan.ast_grep or 'missing'} ruff={plan.ruff or 'missing'} libcst codemod=python -m libcst.tool\n"
+        f"peers: ast-grep={plan.ast_grep or 'missing'} ruff={plan.ruff or 'missing'} "
+        "libcst codemod=python -m libcst.tool\n"
     )
 
     bases: dict[str, tuple[Path, list[Planted]]] = {}

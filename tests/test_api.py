@@ -142,7 +142,10 @@ def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest
         return decision
 
     monkeypatch.setattr(semfix.rules.sem003, "decide", greedy)
-    source = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    v = sem[...]\n    n = 1\n    pl.semaphore_wait(v, 1)\n"
+    source = (
+        "from jax.experimental import pallas as pl\n\n"
+        "def k(sem):\n    v = sem[...]\n    n = 1\n    pl.semaphore_wait(v, 1)\n"
+    )
     with pytest.raises(SafetyError, match="differs from the declared"):
         fix_source(source)
     monkeypatch.undo()

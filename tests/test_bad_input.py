@@ -232,7 +232,10 @@ def test_interrupt_leaves_every_file_old_or_new(tmp_path: Path, signum: int) -> 
 def test_a_deleted_current_folder_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
-    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from semfix.cli.main import main; main(['check', 'x.py'])"
+    script = (
+        "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+        "from semfix.cli.main import main; main(['check', 'x.py'])"
+    )
     result = subprocess.run([sys.executable, "-c", script, str(gone)], capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert "current folder no longer exists" in result.stderr and "Traceback" not in result.stderr

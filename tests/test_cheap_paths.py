@@ -61,7 +61,9 @@ _MIGRATED = {
     "attribute": _TPU + "pltpu.semaphore_wait(sem, 1)\n",
     "attribute after a comment and a line break": _TPU + "(pltpu.  # note\n    semaphore_wait)(sem, 1)\n",
     "getattr string": _TPU + "getattr(pltpu, 'semaphore_read')(sem)\n",
-    "imported in parentheses": "from jax.experimental.pallas.tpu import (\n    semaphore_signal,\n)\n\nsemaphore_signal(sem)\n",
+    "imported in parentheses": (
+        "from jax.experimental.pallas.tpu import (\n    semaphore_signal,\n)\n\nsemaphore_signal(sem)\n"
+    ),
     "imported after a backslash": "from jax.experimental.pallas.tpu \\\n    import HOST\n\nspace = HOST\n",
 }
 

@@ -42,8 +42,10 @@ def test_fix_rewrites_in_place_then_settles(tree: Path) -> None:
     first = semfix("fix", cwd=tree)
     assert first.returncode == 0, first.stderr  # everything fixed, nothing left
     assert first.stdout.splitlines() == [
-        f"{Path('pkg/kernel.py')}:5:25: SEM001 [fixed] `sem[...]` reads a value out of the semaphore Ref; pass the Ref `sem`",
-        f"{Path('pkg/kernel.py')}:6:23: SEM001 [fixed] `sem[()]` reads a value out of the semaphore Ref; pass the Ref `sem`",
+        f"{Path('pkg/kernel.py')}:5:25: SEM001 [fixed] `sem[...]` reads a value out of the semaphore Ref; "
+        "pass the Ref `sem`",
+        f"{Path('pkg/kernel.py')}:6:23: SEM001 [fixed] `sem[()]` reads a value out of the semaphore Ref; "
+        "pass the Ref `sem`",
     ]
     assert "Fixed 2 problems in 1 file. 2 files scanned, 1 parsed, 1 changed, 0 errors" in first.stderr
     assert (tree / "pkg" / "kernel.py").read_text() == FIXED

@@ -13,7 +13,13 @@ import pytest
 from conftest import Case, fixture_cases
 
 TRACEBACKS = Path(__file__).parent / "tracebacks"
-RUNNER = "import importlib.util, sys\nspec = importlib.util.spec_from_file_location('k', sys.argv[1])\nmodule = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\nprint(module.run())\n"
+RUNNER = (
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('k', sys.argv[1])\n"
+    "module = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(module)\n"
+    "print(module.run())\n"
+)
 
 
 def cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -149,8 +155,14 @@ def test_the_proof_does_not_spread_to_another_scopes_name(tmp_path: Path) -> Non
 
 # -- a value carried through a variable: the engine's own finding there (SEM003), fixed as `fix` fixes it
 CARRIED = {
-    "carried.log": "def carried_kernel(src, dst, flags):\n    pl.semaphore_signal(flags.at[1], 1)\n    pl.semaphore_wait(flags.at[1], 1)\n",
-    "carried_dma.log": "def carried_dma_kernel(src, dst, sems):\n    copy = pltpu.make_async_copy(src, dst, sems.at[0])\n",
+    "carried.log": (
+        "def carried_kernel(src, dst, flags):\n"
+        "    pl.semaphore_signal(flags.at[1], 1)\n"
+        "    pl.semaphore_wait(flags.at[1], 1)\n"
+    ),
+    "carried_dma.log": (
+        "def carried_dma_kernel(src, dst, sems):\n    copy = pltpu.make_async_copy(src, dst, sems.at[0])\n"
+    ),
 }
 
 
@@ -472,7 +484,11 @@ def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         (tmp_path / f"d{index}").mkdir()
     (tmp_path / "d3" / "kernels.py").write_text("")
     monkeypatch.setattr(module, "SEARCH_LIMIT", 4)
-    log = 'Traceback (most recent call last):\n  File "/ci/kernels.py", line 3, in k\nValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n'
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/ci/kernels.py", line 3, in k\n'
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
     lines = module.explain(parse_log(log)[0], tmp_path).lines
     assert any("the search stopped early, after 4 folders" in line for line in lines), lines
     assert not any("raised from" in line for line in lines)  # a better match may lie beyond: none is chosen
@@ -513,7 +529,8 @@ def test_a_descriptor_is_the_one_last_assigned_before_its_start(tmp_path: Path) 
 
 def test_another_librarys_copy_is_not_blamed(tmp_path: Path) -> None:
     (tmp_path / "kernels.py").write_text(
-        "from torch_kernels import make_async_copy\n\n\ndef kernel(x, buf, sem):\n    make_async_copy(x[...], buf, sem[...])\n"
+        "from torch_kernels import make_async_copy\n\n\n"
+        "def kernel(x, buf, sem):\n    make_async_copy(x[...], buf, sem[...])\n"
     )
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_dma_log(5, "make_async_copy(x[...], buf, sem[...])"))
     assert result.returncode == 1 and "no DMA call there whose arguments semfix can read" in result.stdout, (

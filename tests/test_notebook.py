@@ -36,7 +36,10 @@ def test_a_notebook_that_is_not_json_is_a_clear_error() -> None:
 
 
 def test_a_non_python_notebook_is_left_alone() -> None:
-    data = b'{"cells": [{"cell_type": "code", "source": ["pl.semaphore_wait(s[...])"]}], "metadata": {"language_info": {"name": "julia"}}}'
+    data = (
+        b'{"cells": [{"cell_type": "code", "source": ["pl.semaphore_wait(s[...])"]}], '
+        b'"metadata": {"language_info": {"name": "julia"}}}'
+    )
     assert fix_notebook(data, Settings(), apply_fixes=True).source == data
 
 

@@ -96,7 +96,9 @@ def test_a_buffer_is_never_a_non_scalar_semaphore() -> None:
     """SEM004 is for semaphores: a whole array, or a slice view, is the usual DMA buffer."""
     source = HEADER + (
         "def k(x_hbm, buf, sems):\n    pltpu.make_async_copy(x_hbm.at[0:8], buf, sems.at[0]).start()\n\n\n"
-        "def run(x):\n    return pl.pallas_call(k, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,)), pltpu.SemaphoreType.DMA((2,))])(x)\n"
+        "def run(x):\n"
+        "    return pl.pallas_call(k, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,)), "
+        "pltpu.SemaphoreType.DMA((2,))])(x)\n"
     )
     assert fix_source(source).findings == ()
 

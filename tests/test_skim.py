@@ -96,7 +96,8 @@ LOCALS = [
 ALLOCATIONS = [
     "pl.pallas_call(kernel, out_shape=x, scratch_shapes=[{entries}])(x)",
     "pl.pallas_call(functools.partial(kernel, k=1), out_shape=x, scratch_shapes=({entries},))(x)",
-    "pl.pallas_call(kernel=kernel, out_shape=x, grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=0, scratch_shapes=[{entries}]))(x)",
+    "pl.pallas_call(kernel=kernel, out_shape=x, "
+    "grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=0, scratch_shapes=[{entries}]))(x)",
     "pl.pallas_call(kernel, out_shape=x, scratch_shapes=SHAPES)(x)",
     "pl.run_scoped(kernel, {entries})",
     "pl.run_scoped(kernel, sems={first})",
@@ -332,7 +333,8 @@ def test_non_ascii_names_are_parsed() -> None:
     alias = "from jax.experimental.pallas import semaphore_wait as wäit\n\n\ndef k(s):\n    wäit(s[...])\n"
     kernel = (
         "\n\ndef körnel(x, sems):\n    pl.semaphore_wait(sems, 1)\n\n\n"
-        "def run(x):\n    return pl.pallas_call(körnel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n"
+        "def run(x):\n"
+        "    return pl.pallas_call(körnel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2,))])(x)\n"
     )
     for source in (header + alias, header + kernel):
         findings = analyse(source, NO_MIGRATIONS, apply_fixes=False).findings

@@ -38,12 +38,18 @@ def test_a_star_import_leaves_the_names_it_may_bind_unresolved(star: str) -> Non
 
 
 def test_a_star_import_leaves_local_names_resolved() -> None:
-    source = "from mykernels import *\n\n\ndef k(sem):\n    from jax.experimental import pallas as pl\n    pl.semaphore_wait(sem[...])\n"
+    source = (
+        "from mykernels import *\n\n\n"
+        "def k(sem):\n    from jax.experimental import pallas as pl\n    pl.semaphore_wait(sem[...])\n"
+    )
     assert fix_source(source).source == source.replace("sem[...]", "sem")
 
 
 def test_a_semaphore_call_inside_a_semaphore_argument_fixes_nothing() -> None:
-    source = f"{PL}\n\ndef k(sems, x):\n    pl.semaphore_signal(sems.at[pl.semaphore_read(x[...])], 1)\n    pl.semaphore_wait(x[...])\n"
+    source = (
+        f"{PL}\n\ndef k(sems, x):\n"
+        "    pl.semaphore_signal(sems.at[pl.semaphore_read(x[...])], 1)\n    pl.semaphore_wait(x[...])\n"
+    )
     assert _not_fixed(source, "a semaphore or DMA call inside one of their arguments") == ["SEM001", "SEM001"]
 
 
@@ -88,7 +94,8 @@ def test_an_encoding_that_does_not_round_trip_is_checked_not_fixed() -> None:
 _SEM101 = Settings.build(select=["SEM"])
 _RARE_PLACEMENTS = {
     "only in an if": (
-        "import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n",
+        "import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\n"
+        "def kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n",
         "no import block to put the pallas import in",
     ),
     "one-line function": (
@@ -96,7 +103,8 @@ _RARE_PLACEMENTS = {
         "an import that shares its line, at line 1",
     ),
     "last statement, comment above": (
-        f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n    # old\n    from jax.experimental.pallas import tpu as pltpu\n",
+        f"{PL}\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n"
+        "    # old\n    from jax.experimental.pallas import tpu as pltpu\n",
         "an import dropped at the end of a block, at line 7",
     ),
     "class body import": (
@@ -104,15 +112,18 @@ _RARE_PLACEMENTS = {
         "an import in a class body, read at line 3",
     ),
     "alias read but bound nowhere": (
-        "from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n",
+        "from jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def kernel(sem):\n    pltpu.semaphore_signal(sem, 1)\n    pl.semaphore_wait(sem, 1)\n",
         "`pl` is read where nothing binds it, at line 6",
     ),
     "continues a line": (  # `import jax; \` joins the import's line: cutting it would cut into that
-        "import jax; \\\nfrom jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
+        "import jax; \\\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
         "an import that shares its line, at line 2",
     ),
     "function replaced": (
-        "from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
+        "from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait = print\n\n\n"
+        "def kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n",
         "`pltpu.semaphore_wait` is assigned or deleted at line 3",
     ),
 }
@@ -124,10 +135,16 @@ def test_sem101_rare_import_placements_are_reported_not_fixed(source: str, reaso
 
 
 def test_sem101_a_reference_over_several_lines_is_reported_not_fixed() -> None:
-    source = f"{PL}from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    (pltpu\n     .semaphore_signal)(sem, 1)\n    return pltpu.VMEM\n"
+    source = (
+        f"{PL}from jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def kernel(sem):\n    (pltpu\n     .semaphore_signal)(sem, 1)\n    return pltpu.VMEM\n"
+    )
     assert _not_fixed(source, "a reference over several lines", _SEM101) == ["SEM101"]
 
 
 def test_sem101_a_reference_in_an_f_string_is_reported_not_fixed() -> None:
-    source = f'{PL}from jax.experimental.pallas import tpu as pltpu\n\n\ndef name():\n    return f"{{pltpu.semaphore_wait}}"\n'
+    source = (
+        f"{PL}from jax.experimental.pallas import tpu as pltpu\n\n\n"
+        'def name():\n    return f"{pltpu.semaphore_wait}"\n'
+    )
     assert _not_fixed(source, "in an f-string", _SEM101) == ["SEM101"]
