@@ -1,14 +1,20 @@
 """The JAX Pallas functions that take semaphores or DMA buffers, and where JAX exports them.
 
-Transcribed from the project's API inventory (JAX 0.4.20 to 0.11). A call is in scope only
-when its qualified name resolves, through the file's imports, to one of these entries.
+Read from JAX's own releases, 0.4.35 to 0.12.1 (each release's wheel: its public modules'
+imports and its `jax._src.pallas` signatures). A call is in scope only when its qualified name
+resolves, through the file's imports, to one of these entries. A name added after
+`jax_versions.OLDEST` records the release that added it (`since`), so that what semfix writes
+can be held to a project's JAX floor; tests/test_newest_jax.py holds the catalog to the newest
+JAX's own signatures.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from semfix.jax_versions import Version
 
 
 @dataclass(frozen=True)
@@ -17,6 +23,7 @@ class SemParam:
 
     name: str
     position: int | None  # None: keyword-only
+    since: Version | None = None  # the JAX release that added it (None: every supported release)
 
 
 @dataclass(frozen=True)
@@ -27,18 +34,22 @@ class Operation:
     sem_params: tuple[SemParam, ...]
     buffer_params: tuple[SemParam, ...] = ()
     partial: bool = False  # given to functools.partial: its arguments are read when the partial is made
+    since: Version | None = None  # the JAX release that added it (None: every supported release)
 
     def through_partial(self) -> Operation:
         """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
 
         def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
-            return tuple(SemParam(p.name, None if p.position is None else p.position + 1) for p in params)
+            return tuple(SemParam(p.name, None if p.position is None else p.position + 1, p.since) for p in params)
 
-        return Operation(self.name, shifted(self.sem_params), shifted(self.buffer_params), partial=True)
+        return Operation(self.name, shifted(self.sem_params), shifted(self.buffer_params), True, self.since)
 
 
-def _op(name: str, *params: tuple[str, int | None], buffers: tuple[tuple[str, int | None], ...] = ()) -> Operation:
-    return Operation(name, tuple(SemParam(p, pos) for p, pos in params), tuple(SemParam(p, pos) for p, pos in buffers))
+_Param = tuple[str, int | None] | tuple[str, int | None, Version]
+
+
+def _op(name: str, *params: _Param, buffers: tuple[_Param, ...] = (), since: Version | None = None) -> Operation:
+    return Operation(name, tuple(SemParam(*p) for p in params), tuple(SemParam(*p) for p in buffers), since=since)
 
 
 _COPY = (("src_ref", 0), ("dst_ref", 1))  # TPU DMAs
@@ -51,37 +62,45 @@ _GENERIC: tuple[Operation, ...] = (
     _op("semaphore_read", ("sem_or_view", 0)),
 )
 
+# `src_sem` (0.12.0): a local copy's semaphore for the end of its read from `src_ref`
+_SRC_SEM = ("src_sem", None, (0, 12, 0))
 _TPU: tuple[Operation, ...] = _GENERIC + (
-    _op("make_async_copy", ("sem", 2), buffers=_COPY),
-    _op("async_copy", ("sem", 2), buffers=_COPY),
-    _op("sync_copy", buffers=_COPY),  # src_ref and dst_ref may also be pytrees of Refs
+    _op("make_async_copy", ("sem", 2), _SRC_SEM, buffers=_COPY),  # `sem` optional from 0.12.0
+    _op("async_copy", ("sem", 2), _SRC_SEM, buffers=_COPY),
+    _op("sync_copy", buffers=_COPY, since=(0, 5, 0)),  # src_ref and dst_ref may also be pytrees of Refs
     _op("make_async_remote_copy", ("send_sem", 2), ("recv_sem", 3), buffers=_COPY),
     _op("async_remote_copy", ("send_sem", 2), ("recv_sem", 3), buffers=_COPY),
-    _op("core_barrier", ("sem", 0)),
+    _op("core_barrier", ("sem", 0), since=(0, 5, 1)),
 )
 
 _GPU: tuple[Operation, ...] = (
-    _op("semaphore_signal", ("semaphore", 0)),
-    _op("semaphore_wait", ("semaphore", 0)),
-    _op("semaphore_signal_multicast", ("semaphore", 0)),
-    _op("SemaphoreSignal", ("ref", 0)),
+    _op("semaphore_signal", ("semaphore", 0), since=(0, 10, 1)),
+    _op("semaphore_wait", ("semaphore", 0), since=(0, 10, 1)),
+    _op("semaphore_signal_multicast", ("semaphore", 0), since=(0, 8, 0)),
+    _op("SemaphoreSignal", ("ref", 0), since=(0, 7, 1)),
     _op("barrier_arrive", ("barrier", 0)),
     _op("barrier_wait", ("barrier", 0)),
-    _op("barrier_test", ("barrier", 0)),
+    _op("barrier_test", ("barrier", 0), since=(0, 10, 1)),
+    _op("barrier_arrive_and_wait", ("barrier", 0), since=(0, 12, 0)),
     _op("copy_gmem_to_smem", ("barrier", 2), buffers=_GPU_COPY),
     _op("copy_smem_to_gmem", buffers=_GPU_COPY),
-    _op("tcgen05_mma", ("barrier", 3)),
-    _op("tcgen05_commit_arrive", ("barrier", 0)),
-    _op("try_cluster_cancel", ("barrier", 1)),
+    # a store of a value (`src`) into shared memory (`ref`), its end signalled on `barrier`
+    _op("async_store_smem", ("barrier", 2), buffers=(("ref", 1),), since=(0, 10, 1)),
+    _op("tcgen05_mma", ("barrier", 3), since=(0, 6, 1)),
+    _op("tcgen05_commit_arrive", ("barrier", 0), since=(0, 7, 0)),
+    _op("try_cluster_cancel", ("barrier", 1), since=(0, 8, 0)),
 )
 
 #: Module path -> the semaphore- and buffer-taking functions it exports (public and private paths).
 MODULES: Mapping[str, Mapping[str, Operation]] = {
     module: {op.name: op for op in ops}
     for module, ops in {
-        "jax.experimental.pallas": _GENERIC,
+        "jax.experimental.pallas": tuple(replace(op, since=(0, 6, 0)) for op in _GENERIC),  # on pltpu before
         "jax.experimental.pallas.tpu": _TPU,
         "jax.experimental.pallas.mosaic_gpu": _GPU,
+        "jax.pallas": _GENERIC,  # the preferred paths from 0.12.1 (`MODULES_SINCE`)
+        "jax.pallas.tpu": _TPU,
+        "jax.pallas.mosaic_gpu": _GPU,
         "jax._src.pallas.primitives": _GENERIC,
         "jax._src.pallas.mosaic.primitives": _TPU,
         "jax._src.pallas.mosaic.helpers": _TPU,
@@ -89,9 +108,15 @@ MODULES: Mapping[str, Mapping[str, Operation]] = {
     }.items()
 }
 
+#: The modules above that a release added after `jax_versions.OLDEST`: JAX 0.12.1 made
+#: `jax.pallas` the preferred path, which `jax.experimental.pallas` re-exports.
+MODULES_SINCE: Mapping[str, Version] = {path: (0, 12, 1) for path in MODULES if path.startswith("jax.pallas")}
+#: The pallas module that a public TPU or GPU path is a submodule of, under either spelling.
+_PALLAS_PATHS = ("jax.experimental.pallas", "jax.pallas")
+
 #: Other JAX names the rules need to recognise: kernels, scoped allocations, semaphore types.
-PALLAS_CALL = frozenset({"jax.experimental.pallas.pallas_call", "jax._src.pallas.pallas_call.pallas_call"})
-RUN_SCOPED = frozenset({"jax.experimental.pallas.run_scoped", "jax._src.pallas.primitives.run_scoped"})
+PALLAS_CALL = frozenset({*(f"{p}.pallas_call" for p in _PALLAS_PATHS), "jax._src.pallas.pallas_call.pallas_call"})
+RUN_SCOPED = frozenset({*(f"{p}.run_scoped" for p in _PALLAS_PATHS), "jax._src.pallas.primitives.run_scoped"})
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})
@@ -100,16 +125,15 @@ PARTIAL = frozenset({"functools.partial"})
 _GRID_SPEC = ("grid", "in_specs", "out_specs", "scratch_shapes")
 _PREFETCH_GRID_SPEC = ("num_scalar_prefetch", *_GRID_SPEC)
 GRID_SPECS: Mapping[str, tuple[str, ...]] = {
-    "jax.experimental.pallas.GridSpec": _GRID_SPEC,
+    **{f"{p}.GridSpec": _GRID_SPEC for p in _PALLAS_PATHS},
     "jax._src.pallas.core.GridSpec": _GRID_SPEC,
-    "jax.experimental.pallas.tpu.PrefetchScalarGridSpec": _PREFETCH_GRID_SPEC,
+    **{f"{p}.tpu.PrefetchScalarGridSpec": _PREFETCH_GRID_SPEC for p in _PALLAS_PATHS},
     "jax._src.pallas.mosaic.core.PrefetchScalarGridSpec": _PREFETCH_GRID_SPEC,
 }
 #: `pallas_call`'s parameters that may be given by position after the kernel.
 PALLAS_CALL_POSITIONAL = ("out_shape",)
 SEMAPHORE_TYPE_OWNERS = (
-    "jax.experimental.pallas.tpu.SemaphoreType.",
-    "jax.experimental.pallas.mosaic_gpu.SemaphoreType.",
+    *(f"{p}.{backend}.SemaphoreType." for p in _PALLAS_PATHS for backend in ("tpu", "mosaic_gpu")),
     "jax._src.pallas.mosaic.core.SemaphoreType.",
     "jax._src.pallas.mosaic_gpu.core.SemaphoreType.",
     "jax._src.pallas.core.SemaphoreType.",
@@ -121,7 +145,8 @@ SEMAPHORE_TYPE_OWNERS = (
 #: and wait (`check_sem_avals`) take a regular or barrier semaphore, so does `core_barrier`,
 #: which signals and waits on its own; a DMA waits (`dma_wait`, at `.wait()`) on a DMA
 #: semaphore, and a remote copy's `.wait()` on both. `semaphore_read`, the Mosaic GPU barrier
-#: operations and the DMA's start check no kind: they are not listed.
+#: operations and the DMA's start check no kind: they are not listed. A copy's `src_sem` (0.12)
+#: is waited on as a DMA semaphore too (`.wait()` waits on it first, when given).
 SEMAPHORE_KINDS = ("REGULAR", "DMA", "BARRIER")
 _SIGNALLED = frozenset({"REGULAR", "BARRIER"})
 _DMA = frozenset({"DMA"})
@@ -135,6 +160,8 @@ KINDS_NEEDED: Mapping[tuple[str, str], frozenset[str]] = {
     ("SemaphoreSignal", "ref"): _SIGNALLED,
     ("make_async_copy", "sem"): _DMA,
     ("async_copy", "sem"): _DMA,
+    ("make_async_copy", "src_sem"): _DMA,
+    ("async_copy", "src_sem"): _DMA,
     ("make_async_remote_copy", "send_sem"): _DMA,
     ("make_async_remote_copy", "recv_sem"): _DMA,
     ("async_remote_copy", "send_sem"): _DMA,
