@@ -111,6 +111,53 @@ def test_errors_about_one_semaphore_argument_prove_it(dmalib: Path, log: str, fi
     assert fixed in (dmalib / "dmalib" / "kernels.py").read_text()
 
 
+@pytest.fixture
+def dmalib12(tmp_path: Path) -> Path:
+    """The package the dma12_*.log files (real JAX 0.12.1 runs: tracebacks/capture.py) point into."""
+    shutil.copytree(TRACEBACKS / "dmalib12", tmp_path / "dmalib12")
+    return tmp_path / "dmalib12"  # the folder the logs ran `python -m dmalib12.run` in
+
+
+@pytest.mark.parametrize(
+    ("log", "written", "fixed"),
+    [
+        # 0.10 blamed the buffers and the semaphore together: `sem_list[0]` was a suspect (exit 1)
+        ("dma12_list.log", "make_async_copy(src[...], dst, sem_list[0])", "make_async_copy(src, dst, sem_list[0])"),
+        ("dma12_array.log", "dst.at[0:4], sems[1])", "dst.at[0:4], sems.at[1])"),
+        (
+            "dma12_remote.log",
+            "send_sems.at[0], recv_sems[0], device_id=0)",
+            "send_sems.at[0], recv_sems.at[0], device_id=0)",
+        ),
+        (
+            "dma12_read_sem.log",
+            "sems.at[0], src_sem=sems[1])\n    copy.start()",
+            "sems.at[0], src_sem=sems.at[1])\n    copy.start()",
+        ),
+        ("dma12_wait_read.log", "src_sem=sems[1]).wait()", "src_sem=sems.at[1]).wait()"),
+    ],
+)
+def test_jax_0_12s_dma_texts_prove_their_one_culprit(dmalib12: Path, log: str, written: str, fixed: str) -> None:
+    """Each of JAX 0.12's DMA texts names fewer arguments than 0.10's one: the one culprit
+    among them is proven, fixed, and explain exits 0; nothing else in the file changes."""
+    kernels = dmalib12 / "dmalib12" / "kernels.py"
+    before = kernels.read_text()
+    assert before.count(written) == 1
+    result = _explain_fix(log, dmalib12)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert kernels.read_text() == before.replace(written, fixed)
+
+
+def test_jax_0_12s_buffer_text_leaves_the_semaphore_to_its_own_error(dmalib12: Path) -> None:
+    """`DMA source/destination arguments must be Refs.` is about the buffers alone: the
+    semaphore read beside them is not proven by it and is named, not rewritten."""
+    kernels = dmalib12 / "dmalib12" / "kernels.py"
+    result = _explain_fix("dma12_both_read.log", dmalib12)  # async_copy(src[...], dst, sem[...])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "`sem[...]` (sem): not proven by this error, left alone." in result.stdout
+    assert "pltpu.async_copy(src, dst, sem[...]).wait()" in kernels.read_text()
+
+
 def test_the_proof_does_not_spread_past_a_rebinding(tmp_path: Path) -> None:
     (tmp_path / "kernels.py").write_text(
         "from jax.experimental import pallas as pl\n\n\ndef flag_kernel(flags, pick):\n"

@@ -111,15 +111,21 @@ def settings_for(findings: Iterable[Finding]) -> Settings:
     return replace(_ANALYSIS, chosen=frozenset((f.line, f.column, f.end_line, f.end_column) for f in findings))
 
 
+#: A copy descriptor's methods that raise JAX's DMA errors: its start, and its waits (JAX 0.12's
+#: `.wait()` waits on the read, then the write; `wait_read`/`wait_write` are 0.12's names).
+_DESCRIPTOR_METHODS = frozenset({"start", "wait", "wait_recv", "wait_send", "wait_read", "wait_write"})
+
+
 def _calls_at(scopes: Tracking, line: int) -> list[ast.Call]:
     return [c for c in scopes.calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
 
 
 def _descriptor_calls(scopes: Tracking, line: int) -> tuple[list[ast.Call], str | None]:
-    """For a DMA error raised at `.start()` / `.wait()`: the calls that built the descriptor."""
+    """For a DMA error raised at `.start()` or a wait (`.wait()`, `.wait_recv()`, ...): the calls
+    that built the descriptor."""
     for call in _calls_at(scopes, line):
         owner = (
-            call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in ("start", "wait") else None
+            call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in _DESCRIPTOR_METHODS else None
         )
         if isinstance(owner, ast.Call):
             return [owner], None

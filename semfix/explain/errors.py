@@ -1,9 +1,12 @@
 """Every error JAX raises for this family of mistakes, in one table.
 
-Each row holds JAX's text (0.10.2, as the fixtures and stored tracebacks raise it), the
-pattern `semfix explain` recognises it by and the first words it says, the catalog functions
-that raise it, the rules that find the mistake before anything runs, and what explain does
-with it. `semfix explain` (semfix/cli/explain.py) reads its recogniser from here, and
+Each row holds JAX's text (as the fixtures and stored tracebacks raise it), the releases that
+raise it (read from every release's source, 0.4.35 to 0.12.1), the pattern `semfix explain`
+recognises it by and the first words it says, the catalog functions that raise it, the rules
+that find the mistake before anything runs, and what explain does with it. JAX 0.12 split the
+DMA check's one text in three, each about fewer arguments (`suspects`): explain blames only
+those, so one culprit is proven more often. Before 0.7.2 JAX checked no DMA argument at trace
+time (a value went through to lowering), and before 0.9.1 none at a DMA's wait. `semfix explain` (semfix/cli/explain.py) reads its recogniser from here, and
 `semfix rules --errors` and the README print `markdown()`; tests/test_jax_errors.py holds the
 table to explain, to the catalog and to the README, so none of them drifts.
 """
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from semfix.jax_versions import OLDEST, Version, spelled
 
 _SIGNALS = ("semaphore_signal", "semaphore_wait", "core_barrier", "semaphore_signal_multicast", "SemaphoreSignal")
 _DMAS = ("make_async_copy", "async_copy", "make_async_remote_copy", "async_remote_copy")
@@ -31,6 +36,13 @@ class JaxError:
     explain: str  # what `semfix explain` does with it
     suspects: frozenset[str] | None = None  # a DMA's: the parameters it is about (None: the call's semaphore)
     wrong_kind: bool = False  # about the semaphore's kind: explain names it and its allocation, fixes nothing
+    since: Version = OLDEST  # the first release that raises it (OLDEST: every supported one)
+    until: Version | None = None  # the last one (None: still raised by the newest)
+
+    @property
+    def releases(self) -> str:
+        """The releases that raise it, as the table prints them: `0.7.2 to 0.11.1`, `0.12.0 on`."""
+        return f"{spelled(self.since)} to {spelled(self.until)}" if self.until else f"{spelled(self.since)} on"
 
 
 ERRORS: tuple[JaxError, ...] = (
@@ -74,16 +86,42 @@ ERRORS: tuple[JaxError, ...] = (
         "follows the descriptor from `.start()` back to its copy; fixes the one argument that is not plainly "
         "a Ref, else only the fixes safe on their own, naming every suspect (exit 1 while one is open)",
         suspects=frozenset({"src_ref", "dst_ref", "sem", "recv_sem"}),
+        since=(0, 7, 2),
+        until=(0, 11, 1),
+    ),
+    JaxError(
+        "dma_buffers",
+        "ValueError: DMA source/destination arguments must be Refs.",
+        r"DMA source/destination arguments must be Refs",
+        "A DMA was given a value where it needs a buffer Ref (its source or destination).",
+        _DMAS,
+        ("SEM005",),
+        "as for the older text, among the source and destination alone",
+        suspects=frozenset({"src_ref", "dst_ref"}),
+        since=(0, 12, 0),
+    ),
+    JaxError(
+        "dma_dst_sem",
+        "ValueError: DMA destination semaphore must be a Ref.",
+        r"DMA destination semaphore must be a Ref",
+        "A DMA was given a value where it needs its semaphore Ref (`sem`, or a remote copy's `recv_sem`).",
+        _DMAS,
+        _READS,
+        "follows the descriptor back to its copy; fixes `sem` (`recv_sem`)",
+        suspects=frozenset({"sem", "recv_sem"}),
+        since=(0, 12, 0),
     ),
     JaxError(
         "dma_send",
         "ValueError: DMA source semaphore must be a Ref.",
         r"DMA source semaphore must be a Ref",
-        "A remote DMA was given a value where it needs its send semaphore Ref.",
-        _DMAS[2:],
+        "A DMA was given a value where it needs its source semaphore Ref (a remote copy's `send_sem`, "
+        "or a local copy's `src_sem`).",
+        _DMAS,
         _READS,
-        "follows the descriptor back to its copy; fixes the send semaphore",
-        suspects=frozenset({"send_sem"}),
+        "follows the descriptor back to its copy; fixes `send_sem` (`src_sem`)",
+        suspects=frozenset({"send_sem", "src_sem"}),
+        since=(0, 7, 2),
     ),
     JaxError(
         "dma_wait",
@@ -92,8 +130,22 @@ ERRORS: tuple[JaxError, ...] = (
         "A DMA wait was given a value where it needs the semaphore Ref.",
         _DMAS,
         _READS,
-        "follows the descriptor from `.wait()` back to its copy; fixes the semaphores it waits on",
+        "follows the descriptor from `.wait()` back to its copy; fixes the semaphores it waits on "
+        "(before 0.12 a remote copy's `.wait_send()` said destination too)",
         suspects=frozenset({"sem", "send_sem", "recv_sem"}),
+        since=(0, 9, 1),
+    ),
+    JaxError(
+        "dma_wait_src",
+        "ValueError: Expected the source semaphore to be a reference",
+        r"Expected the source semaphore to be a reference",
+        "A DMA wait was given a value where it needs its source semaphore Ref (`src_sem`, or a remote "
+        "copy's `send_sem`).",
+        _DMAS,
+        _READS,
+        "follows the descriptor from `.wait()` (`.wait_send()`) back to its copy; fixes `src_sem` (`send_sem`)",
+        suspects=frozenset({"src_sem", "send_sem"}),
+        since=(0, 12, 0),
     ),
     JaxError(
         "dma_kind",
@@ -104,8 +156,9 @@ ERRORS: tuple[JaxError, ...] = (
         ("SEM006",),
         "follows the descriptor from `.wait()` back to its copy; names the semaphore and the line of its "
         "allocation (SEM006's finding); no fix, exit 1",
-        suspects=frozenset({"sem", "send_sem", "recv_sem"}),
+        suspects=frozenset({"sem", "src_sem", "send_sem", "recv_sem"}),
         wrong_kind=True,
+        since=(0, 9, 1),
     ),
     JaxError(
         "copy",
@@ -174,11 +227,12 @@ def _cell(text: str) -> str:
 def markdown() -> str:
     """The table as `semfix rules --errors` prints it and the README holds it."""
     lines = [
-        "| JAX error (0.10.2) | raised by | found before running by | `semfix explain` |",
-        "|---|---|---|---|",
+        "| JAX error | JAX releases | raised by | found before running by | `semfix explain` |",
+        "|---|---|---|---|---|",
     ]
     for error in ERRORS:
         operations = ", ".join(f"`{name}`" for name in error.operations)
         text = f"`` {error.text} ``" if "`" in error.text else f"`{error.text}`"
-        lines.append(f"| {_cell(text)} | {operations} | {', '.join(error.rules)} | {_cell(error.explain)} |")
+        rules = ", ".join(error.rules)
+        lines.append(f"| {_cell(text)} | {error.releases} | {operations} | {rules} | {_cell(error.explain)} |")
     return "\n".join(lines) + "\n"
