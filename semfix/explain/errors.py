@@ -6,7 +6,9 @@ recognises it by and the first words it says, the catalog functions that raise i
 that find the mistake before anything runs, and what explain does with it. JAX 0.12 split the
 DMA check's one text in three, each about fewer arguments (`suspects`): explain blames only
 those, so one culprit is proven more often. Before 0.7.2 JAX checked no DMA argument at trace
-time (a value went through to lowering), and before 0.9.1 none at a DMA's wait. `semfix explain` (semfix/cli/explain.py) reads its recogniser from here, and
+time (a value went through to lowering), and before 0.9.1 none at a DMA's wait.
+
+`semfix explain` (semfix/cli/explain.py) reads its recogniser from here, and
 `semfix rules --errors` and the README print `markdown()`; tests/test_jax_errors.py holds the
 table to explain, to the catalog and to the README, so none of them drifts.
 """
