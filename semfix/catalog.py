@@ -84,6 +84,15 @@ _GPU: tuple[Operation, ...] = (
     _op("barrier_arrive_and_wait", ("barrier", 0), since=(0, 12, 0)),
     _op("copy_gmem_to_smem", ("barrier", 2), buffers=_GPU_COPY),
     _op("copy_smem_to_gmem", buffers=_GPU_COPY),
+    # tcgen05 copies into tensor memory, awaited through `tcgen05_commit_arrive`'s barrier
+    *(
+        _op(name, buffers=(("smem_ref", 0), ("tmem_ref", 1)), since=since)
+        for name, since in (
+            ("async_copy_scales_to_tmem", (0, 7, 0)),
+            ("async_copy_sparse_metadata_to_tmem", (0, 7, 1)),
+            ("async_copy_smem_to_tmem", (0, 9, 1)),
+        )
+    ),
     # a store of a value (`src`) into shared memory (`ref`), its end signalled on `barrier`
     _op("async_store_smem", ("barrier", 2), buffers=(("ref", 1),), since=(0, 10, 1)),
     _op("tcgen05_mma", ("barrier", 3), since=(0, 6, 1)),
@@ -106,6 +115,36 @@ MODULES: Mapping[str, Mapping[str, Operation]] = {
         "jax._src.pallas.mosaic.helpers": _TPU,
         "jax._src.pallas.mosaic_gpu.primitives": _GPU,
     }.items()
+}
+
+#: Public Pallas callables whose parameters are named like a semaphore, a barrier or a copy's
+#: buffer but take no Ref a kernel reads (tests/test_newest_jax.py asks every other such
+#: callable of the newest JAX to be in `MODULES`).
+NOT_REF_PARAMETERS: Mapping[str, str] = {
+    "tpu.CompilerParams": "compiler flags (`skip_device_barrier`, ...)",
+    "mosaic_gpu.CompilerParams": "compiler flags (`unsafe_no_auto_barriers`, ...)",
+    "mosaic_gpu.Barrier": "an allocation: `num_barriers` is a count",
+    "mosaic_gpu.ClusterBarrier": "an allocation: `num_barriers` is a count",
+    "mosaic_gpu.emit_pipeline_warp_specialized": "flags (`manual_produced_barriers`, ...)",
+    "tpu.BufferedRef": "the pipeline's own state, which `emit_pipeline` makes, not a kernel",
+}
+#: Each name in the newest JAX's Pallas `_deprecations` tables (module path after `jax.`), and
+#: the migration rule that moves it; None: outside this family (tests/test_newest_jax.py fails
+#: on a name missing here, so a new deprecation is seen the day JAX ships it).
+DEPRECATED_AT_NEWEST: Mapping[str, str | None] = {
+    "experimental.pallas.DeviceIdType": "SEM103",
+    "experimental.pallas.GridSpec": None,
+    "experimental.pallas.pallas_call_p": None,
+    "experimental.pallas.reciprocal": None,
+    "experimental.pallas.core_map": None,
+    "experimental.pallas.dot": None,
+    "experimental.pallas.debug_checks_enabled": None,
+    "experimental.pallas.tpu.BufferedRefBase": None,
+    "experimental.pallas.tpu.create_tensorcore_mesh": None,
+    "experimental.pallas.tpu.HOST": "SEM101",
+    "experimental.pallas.mosaic_gpu.transpose_ref": None,
+    "pallas.GridSpec": None,
+    "pallas.pallas_call_p": None,
 }
 
 #: The modules above that a release added after `jax_versions.OLDEST`: JAX 0.12.1 made

@@ -22,6 +22,7 @@ from semfix.jax_versions import OLDEST, Version, spelled
 
 _SIGNALS = ("semaphore_signal", "semaphore_wait", "core_barrier", "semaphore_signal_multicast", "SemaphoreSignal")
 _DMAS = ("make_async_copy", "async_copy", "make_async_remote_copy", "async_remote_copy")
+_BUFFERED = (*_DMAS, "sync_copy")  # sync_copy's buffers are checked as a DMA's
 _READS = ("SEM001", "SEM002", "SEM003")
 
 
@@ -83,7 +84,7 @@ ERRORS: tuple[JaxError, ...] = (
         "ValueError: DMA source/destination/semaphore arguments must be Refs.",
         r"DMA source/destination/semaphore arguments must be Refs",
         "A DMA was given a value where it needs a Ref (source, destination or semaphore).",
-        _DMAS,
+        _BUFFERED,
         (*_READS, "SEM005"),
         "follows the descriptor from `.start()` back to its copy; fixes the one argument that is not plainly "
         "a Ref, else only the fixes safe on their own, naming every suspect (exit 1 while one is open)",
@@ -96,7 +97,7 @@ ERRORS: tuple[JaxError, ...] = (
         "ValueError: DMA source/destination arguments must be Refs.",
         r"DMA source/destination arguments must be Refs",
         "A DMA was given a value where it needs a buffer Ref (its source or destination).",
-        _DMAS,
+        _BUFFERED,
         ("SEM005",),
         "as for the older text, among the source and destination alone",
         suspects=frozenset({"src_ref", "dst_ref"}),
