@@ -1,31 +1,67 @@
 """Runs kernel modules sent one per line (JSON) on stdin; answers one JSON line each on stdout.
 
 A subprocess so that a kernel that deadlocks (a wait on a semaphore nobody signals) can be
-killed by the parent's watchdog, and so that JAX is imported once for many kernels. Each
-answer is {"ok": digest of the result} or {"error": "Type: message"}; a semaphore left with a
-count at kernel exit (JAX's interpret mode only prints that) counts as an error.
+killed by the parent's watchdog, so that JAX is imported once for many kernels, and so that a
+kernel can run on a JAX in another venv (tests/jax_env.py): this file imports neither semfix
+nor pytest. A request is {"source", "check", "strict"}; each answer is {"ok": digest of the
+result} or {"error": "Type: message"}. A semaphore left with a count at kernel exit (JAX's
+interpret mode only prints that) counts as an error; so, with "check", does a result other than
+the module's expected(), and, with "strict", a Pallas deprecation warning.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import io
 import json
 import os
+import re
 import sys
+import warnings
+from types import ModuleType
+
+# The Pallas modules whose `_deprecations` table (name -> (message, replacement)) lists what moved.
+PALLAS = ["jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.pallas.mosaic_gpu"]
+PALLAS += ["jax.experimental.pallas.triton", "jax.pallas", "jax.pallas.tpu", "jax.pallas.mosaic_gpu"]
 
 
-def run_one(source: str) -> dict[str, str]:
+def pallas_modules() -> list[ModuleType]:
+    """This JAX's Pallas modules (an older JAX lacks some; a GPU one may not load here)."""
+    modules = []
+    for name in PALLAS:
+        with contextlib.suppress(Exception):
+            modules.append(importlib.import_module(name))
+    return modules
+
+
+def deprecation_messages(modules: list[ModuleType]) -> list[str]:
+    """The messages of the Pallas modules' deprecations, and of the `device_id_type=` keyword's
+    (warned by the operations, not by a table). Only these warnings are made errors under
+    "strict": a DeprecationWarning from NumPy or another part of JAX says nothing of the kernel."""
+    tables = [getattr(module, "_deprecations", {}) for module in modules]
+    return ["device_id_type is deprecated", *(entry[0] for table in tables for entry in table.values())]
+
+
+def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, str]:
     """Execute the module text and call its run(); never raises."""
     import numpy as np
 
+    for module in modules:  # JAX caches a module's deprecated names: warned once per process, not per kernel
+        getattr(getattr(module, "__getattr__", None), "cache_clear", lambda: None)()
+
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(printed):
+        with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+            if request.get("strict"):
+                for message in deprecation_messages(modules):
+                    warnings.filterwarnings("error", re.escape(message), DeprecationWarning)
             namespace: dict[str, object] = {"__name__": "generated_kernel"}
-            exec(compile(source, "<generated kernel>", "exec"), namespace)  # noqa: S102 - the kernel under test
+            exec(compile(str(request["source"]), "<generated kernel>", "exec"), namespace)  # noqa: S102 - the kernel under test
             result = np.asarray(namespace["run"]())  # type: ignore[operator]
+            if request.get("check"):
+                np.testing.assert_allclose(result, namespace["expected"]())  # type: ignore[operator]
     except BaseException as error:  # noqa: BLE001 - every failure is an answer
         return {"error": f"{type(error).__name__}: {str(error)[:300]}"}
     if "non-zero count" in printed.getvalue():
@@ -38,10 +74,11 @@ def main() -> None:
     sys.stdout = sys.stderr
     import jax  # noqa: F401 - imported once, before the first kernel is timed
 
+    modules = pallas_modules()
     answers.write("ready\n")
     answers.flush()
     for line in sys.stdin:
-        answers.write(json.dumps(run_one(json.loads(line))) + "\n")
+        answers.write(json.dumps(run_one(json.loads(line), modules)) + "\n")
         answers.flush()
 
 

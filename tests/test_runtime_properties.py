@@ -6,23 +6,19 @@ and lists of separate Refs). semfix fixes the planted kernel with every rule, wi
 fixes; JAX runs the result in TPU interpret mode on the CPU next to the correct kernel. The
 output must be the planted source unchanged (report-only) or compute what the correct kernel
 computes: never raise, hang or leave a semaphore count where the correct kernel does not.
-Kernels run in one long-lived worker process (tests/kernel_worker.py), killed and restarted
-by a watchdog when a kernel does not answer in time.
+Kernels run in one long-lived worker process (tests/kernel_worker.py, driven by tests/jax_env.py's
+Worker), killed and restarted by a watchdog when a kernel does not answer in time.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import require_jax
 from hypothesis import HealthCheck, given, settings
+from jax_env import Worker
 from kernelgen import COPIES, KernelCase, kernel_cases
 
 from semfix import fix_source
@@ -33,56 +29,7 @@ require_jax()
 
 pytestmark = pytest.mark.jax
 
-TIMEOUT = float(os.environ.get("SEMFIX_KERNEL_TIMEOUT", "5"))  # seconds; a kernel runs in ~0.1 s
 EXAMPLES = int(os.environ.get("SEMFIX_RUNTIME_EXAMPLES", max(30, settings.default.max_examples // 4)))  # 30; long: 750
-WORKER = Path(__file__).with_name("kernel_worker.py")
-
-
-class Worker:
-    """One JAX process that runs kernel modules; restarted when a kernel hangs."""
-
-    def __init__(self) -> None:
-        self.process: subprocess.Popen[str] | None = None
-        self.cache: dict[str, str] = {}
-
-    def _start(self) -> subprocess.Popen[str]:
-        env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-        process = subprocess.Popen(
-            [sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
-        )
-        assert self._read(process, 60) == "ready", "the kernel worker did not start"
-        return process
-
-    @staticmethod
-    def _read(process: subprocess.Popen[str], timeout: float) -> str | None:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], timeout)
-        return process.stdout.readline().strip() if ready else None
-
-    def run(self, source: str) -> str:
-        """ "ok <digest>", "error <text>" or "hang"; answers are cached by source text."""
-        if source not in self.cache:
-            self.cache[source] = self._run(source)
-        return self.cache[source]
-
-    def _run(self, source: str) -> str:
-        if self.process is None or self.process.poll() is not None:
-            self.process = self._start()
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(source) + "\n")
-        self.process.stdin.flush()
-        line = self._read(self.process, TIMEOUT)
-        if not line:
-            self.close()
-            return "hang"
-        answer = json.loads(line)
-        return f"ok {answer['ok']}" if "ok" in answer else f"error {answer['error']}"
-
-    def close(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
 
 
 @pytest.fixture(scope="module")
