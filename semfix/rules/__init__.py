@@ -45,6 +45,7 @@ def describe(rule: Rule) -> str:
     for example in rule.invalid:
         needs = [f"--select {','.join(example.select)}"] * bool(example.select)
         needs += ["--unsafe-fixes"] * example.unsafe_fixes
+        needs += [f"--target-jax {example.target_jax}"] * bool(example.target_jax)
         lines += [f"## Invalid{' (with ' + ' '.join(needs) + ')' if needs else ''}", "```python"]
         lines += [example.source.rstrip("\n"), "```"]
         if example.fixed is None:

@@ -76,7 +76,8 @@ from semfix.analysis.importer import (
     runs_first,
 )
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
-from semfix.catalog import MIGRATION_GATE, TPU_REMOVED_IN_0_11
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS
+from semfix.jax_versions import Version, spelled
 from semfix.rules.base import Invalid, Rule
 from semfix.rules.sem101_references import PALLAS, TPU, Reference, references
 
@@ -128,6 +129,7 @@ def copy_kernel(x_hbm, o_hbm, sem):
     pl.semaphore_wait(sem, 1)
 """,
             select=("SEM101",),
+            target_jax="0.6",
         ),
         Invalid(
             """\
@@ -149,6 +151,7 @@ def signal_kernel(x_ref, o_ref, sem):
     pl.semaphore_signal(sem, 1)
 """,
             select=("SEM101",),
+            target_jax="0.6",
         ),
     ),
 )
@@ -187,8 +190,12 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         reference = renames.pending.pop()
         alias = renames.alias or DEFAULT_PALLAS_ALIAS
         new_text = f"{alias}.{reference.function}"
-        removed = " and removed in 0.11" if reference.function in TPU_REMOVED_IN_0_11 else ""
-        message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10{removed}; use `{new_text}`"
+        moved = MOVED_TO_PALLAS[reference.function]
+        removed = f" and removed in {spelled(moved.removed)}" if moved.removed else ""
+        message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX {spelled(moved.deprecated)}{removed}; use `{new_text}`"
+        if ctx.settings.target_jax < moved.same_from:
+            ctx.report(CODE, reference.node, message + f" (not fixed: {needs(ctx, new_text, moved.same_from)})", None)
+            continue
         owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
         usable = (
             not bindings
@@ -224,8 +231,22 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # a rename has no call
             renames.findings.append(len(ctx.findings) - 1)
             renames.declared = renames.declared or ImportChanges()
-            spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
-            renames.declared.replace(reference.node, [spelled], reference.holder)
+            new_node = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
+            renames.declared.replace(reference.node, [new_node], reference.holder)
+
+
+def needs(ctx: Context, new_text: str, release: Version) -> str:
+    """Why a rename waits for the project's JAX floor, and how to declare it."""
+    floor = spelled(ctx.settings.target_jax)
+    said = (
+        f"the project's JAX floor is {floor}"
+        if ctx.settings.target_declared
+        else f"no JAX floor is declared ({floor} assumed)"
+    )
+    return (
+        f"`{new_text}` means the same only from JAX {spelled(release)} and {said}; declare "
+        f"`jax>={spelled(release)}` in [project] dependencies or `target-jax` in [tool.semfix]"
+    )
 
 
 def finish(ctx: Context, renames: Renames) -> None:
