@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102
+from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102, sem103
 from semfix.rules.base import Fixability, Invalid, Rule
 
 __all__ = ["RULES", "Fixability", "Invalid", "Rule", "describe", "markdown", "table"]
 
-_ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102))
+_ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102, sem103))
 RULES: Mapping[str, Rule] = {rule.code: rule for rule in _ALL}
 
 
