@@ -106,7 +106,9 @@ def jax_floor(text: str) -> Version:
 
 _KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "target-jax"}
 #: `jax`, `jax[tpu]`... and the specifiers whose version is a lower bound: `>=`, `==`, `~=`.
-_REQUIREMENT = re.compile(r"\s*(jax)\s*(?:\[[^\]]*\])?\s*(?P<specifiers>[^;]*)", re.IGNORECASE)
+_REQUIREMENT = re.compile(
+    r"\s*jax\s*(?:\[[^\]]*\])?\s*(?P<specifiers>(?:[<>=!~][^;]*)?)(?:;.*)?", re.IGNORECASE | re.DOTALL
+)
 _LOWER_BOUND = re.compile(r"(?:>=|===?|~=)\s*(?P<version>[^\s,]*)")
 
 
@@ -132,7 +134,7 @@ def declared_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | No
     bounds: list[Version] = []
     for requirement in dependencies:
         match = _REQUIREMENT.fullmatch(requirement) if isinstance(requirement, str) else None
-        if match is None or match.group(1).lower() != "jax":
+        if match is None:
             continue
         for bound in _LOWER_BOUND.finditer(match.group("specifiers")):
             try:

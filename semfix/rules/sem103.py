@@ -167,7 +167,7 @@ def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> l
             ctx.report(
                 CODE, keyword, message + "; MESH is the default (not fixed: a comment or an unusual layout)", None
             )
-        elif ctx.report(CODE, keyword, message + "; MESH is the default", ""):
+        elif ctx.report(CODE, keyword, message + "; MESH is the default", "", span=_located(ctx, span)):
             root = unchain(keyword.value)[0]
             assert isinstance(root, ast.Name)  # `qualified` resolved it through an import
             edit = (*span, "")
@@ -194,6 +194,16 @@ def finish(ctx: Context, drops: Drops) -> None:
 
 def _names_device_id_type(qualified: str) -> bool:
     return any(qualified == f"{o}.DeviceIdType" or qualified.startswith(f"{o}.DeviceIdType.") for o in OWNERS)
+
+
+def _located(ctx: Context, span: tuple[int, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The span of offsets as a finding's: (line, 0-based column, offset) at each end, so that
+    its replacement (nothing) over it is the whole edit (an editor's quick fix applies it)."""
+    ends = []
+    for offset in span:
+        line = ctx.text.line_of(offset)
+        ends.append((line, offset - ctx.text.starts[line - 1], offset))
+    return ends[0], ends[1]
 
 
 _BETWEEN = re.compile(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
