@@ -179,8 +179,8 @@ def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> l
 
 def finish(ctx: Context, drops: Drops) -> None:
     """Every other read of `DeviceIdType` (an alias, a comparison, a LOGICAL): reported."""
-    if CODE not in ctx.settings.enabled or ctx.tree is None:
-        return
+    if CODE not in ctx.settings.enabled or ctx.tree is None or "DeviceIdType" not in ctx.text.text:
+        return  # the tree is there for SEM101, perhaps: no need to track every access
     for accesses in ctx.tracking().accesses.values():
         for access in accesses:
             if id(access.name) in drops.seen:
