@@ -28,6 +28,13 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
+A rename is made only when the project's JAX floor (`target-jax`, else the `jax` requirement's
+lower bound; 0.4.35 when none is declared) is at least the release from which `pl`'s name is
+the very object `pltpu`'s gives (`catalog.MOVED_TO_PALLAS`: 0.6.0 for the semaphore functions,
+`semaphore` and `DeviceIdType`, 0.7.2 for `ANY`, whose `pltpu` spelling was the TPU enum's own
+member before, and 0.10.2 for `HOST`, likewise); below it the finding names the release needed.
+`pltpu.ANY` (deprecated in 0.9, removed in 0.10) is renamed as the others are;
+`pltpu.MemorySpace.ANY`, a TPU enum member in every release that has it, is left alone.
 Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (the same
 functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
 space), so the program means what it meant. Every reference
