@@ -331,7 +331,7 @@ def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     from semfix.api import fix_source
     from semfix.settings import Settings
 
-    every = Settings.build(select=["SEM"])
+    every = Settings.build(select=["SEM"], target_jax="0.10.2")
 
     def best(action: Callable[[], object], runs: int) -> float:
         times = []

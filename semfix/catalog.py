@@ -217,32 +217,6 @@ def alternation(names: Iterable[str]) -> bytes:
     return b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
 
 
-#: What JAX 0.10 deprecated on `pltpu` and 0.11 removed, in this family: its deprecation table
-#: (`_deprecations` in jax/experimental/pallas/tpu.py, 0.10.2) says to use `pl`'s object of the
-#: same name, and in 0.10.2 each `pltpu` name gives that very object. A migration rule renames them.
-TPU_MOVED_TO_PALLAS: tuple[str, ...] = (
-    "semaphore_signal",
-    "semaphore_wait",
-    "semaphore_read",
-    "semaphore",  # the dtype
-    "DeviceIdType",
-    "HOST",
-)
-#: Those JAX 0.11.0 removed (its `_deprecations` maps them to None); `HOST` is still there.
-TPU_REMOVED_IN_0_11 = frozenset(TPU_MOVED_TO_PALLAS) - {"HOST"}
-_BLANKS = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))+"  # a comment runs to its line's end: no backtracking
-#: What a source must spell, every pattern, to refer to one of them: the module `tpu` as a whole
-#: word (in an import or an attribute chain), and a name just after a dot or a quote (an attribute,
-#: a `getattr` string), or after a dot and blanks, comments or line breaks, or a from-import of the
-#: module (`...tpu import`). A variable named `semaphore` alone is none of these. Each pattern
-#: starts with a literal, which the regular expression engine scans for fast; a look-behind
-#: first would make it try every offset.
-MIGRATION_GATE = (
-    r"tpu(?<!\wtpu)(?!\w)",
-    "|".join(rf"{name}(?!\w)(?<=[.'\"]{name})" for name in TPU_MOVED_TO_PALLAS)
-    + rf"|tpu(?<!\wtpu)[ \t\f]*(?:\\\r?\n[ \t\f]*)*import\b|\.{_BLANKS}(?:{'|'.join(TPU_MOVED_TO_PALLAS)})(?!\w)",
-)
-
 # A file can hold a finding only if it names a catalog function and spells "pallas" (every
 # module path above contains it, and qualified names come from what the source spells).
 # Looked for one by one: `bytes.find` is faster than a regular expression of them all.
@@ -259,3 +233,61 @@ def may_contain_calls(data: bytes | str) -> bool:
     """Cheap test on raw source: False only when no call can resolve to the catalog."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     return b"pallas" in raw and any(name in raw for name in _SPELLED_NAMES)
+
+
+# -- The JAX releases each migration needs (read from the wheels of 0.4.35 to 0.12.1) -----------
+# A rename is made only when the project's JAX floor (`Settings.target_jax`) is at least the
+# release where the new spelling gives the very object the old one gave: below it, the new
+# spelling is missing or means something else, and the finding names the release it needs.
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A `pltpu` name `pl` now holds: when JAX deprecated and removed `pltpu`'s, and the first
+    release whose `pl` name is the very object `pltpu`'s gives (the rename keeps meaning)."""
+
+    deprecated: tuple[int, ...]
+    removed: tuple[int, ...] | None
+    same_from: tuple[int, ...]
+
+
+#: `pl.semaphore_*`, `pl.semaphore` and `pl.DeviceIdType` appeared in 0.6.0, imported by both
+#: modules from `jax._src.pallas`. `pl.HOST` appeared in 0.7.0, but `pltpu.HOST` was the TPU
+#: enum's member (`tpu_core.MemorySpace.HOST`) until 0.10.2 made it `pl.HOST`'s
+#: (`_pl_core.MemorySpace.HOST`); 0.12.0 removed it. `pltpu.ANY` was the TPU enum's member
+#: (`TPUMemorySpace.ANY`, then `MemorySpace.ANY`) until 0.7.2 made it `pl.ANY`
+#: (`GeneralMemorySpace.ANY`); 0.9.0 deprecated it ("use pl.ANY instead"), 0.10.0 removed it.
+MOVED_TO_PALLAS: Mapping[str, Moved] = {
+    "semaphore_signal": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
+    "semaphore_wait": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
+    "semaphore_read": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
+    "semaphore": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
+    "DeviceIdType": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
+    "HOST": Moved((0, 10, 0), (0, 12, 0), (0, 10, 2)),
+    "ANY": Moved((0, 9, 0), (0, 10, 0), (0, 7, 2)),
+}
+
+#: The functions whose `device_id_type=` JAX 0.12.0 deprecated ("device_id_type is deprecated
+#: and will be removed in a future release."), with `pl.DeviceIdType`. Each defaults to
+#: `DeviceIdType.MESH` in every release from 0.4.35 to 0.11 (`device_id_type: DeviceIdType =
+#: DeviceIdType.MESH`), and from 0.12.0 to `None`, which the function turns into MESH without a
+#: warning: dropping `device_id_type=<...>.DeviceIdType.MESH` keeps the meaning everywhere.
+DEVICE_ID_TYPE_FUNCTIONS = frozenset({"semaphore_signal", "make_async_remote_copy", "async_remote_copy"})
+DEVICE_ID_TYPE_DEPRECATED = (0, 12, 0)
+
+#: What JAX deprecated on `pltpu` and later removed, in this family, that `pl` holds: its
+#: deprecation tables (`_deprecations` in jax/experimental/pallas/tpu.py) say to use `pl`'s name
+#: (0.9.0 for `ANY`, 0.10.0 for the others). A migration rule renames them (`MOVED_TO_PALLAS`).
+TPU_MOVED_TO_PALLAS: tuple[str, ...] = tuple(MOVED_TO_PALLAS)
+_BLANKS = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))+"  # a comment runs to its line's end: no backtracking
+#: What a source must spell, every pattern, to refer to one of them: the module `tpu` as a whole
+#: word (in an import or an attribute chain), and a name just after a dot or a quote (an attribute,
+#: a `getattr` string), or after a dot and blanks, comments or line breaks, or a from-import of the
+#: module (`...tpu import`). A variable named `semaphore` alone is none of these. Each pattern
+#: starts with a literal, which the regular expression engine scans for fast; a look-behind
+#: first would make it try every offset.
+MIGRATION_GATE = (
+    r"tpu(?<!\wtpu)(?!\w)",
+    "|".join(rf"{name}(?!\w)(?<=[.'\"]{name})" for name in TPU_MOVED_TO_PALLAS)
+    + rf"|tpu(?<!\wtpu)[ \t\f]*(?:\\\r?\n[ \t\f]*)*import\b|\.{_BLANKS}(?:{'|'.join(TPU_MOVED_TO_PALLAS)})(?!\w)",
+)

@@ -4,12 +4,14 @@ project's pyproject.toml, found the way black finds it."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from semfix.jax_versions import OLDEST, Version, parse, spelled
 from semfix.rules import RULES
 
 if sys.version_info >= (3, 11):
@@ -56,6 +58,13 @@ class Settings:
     #: The file is a package's `__init__.py`: its module-level names are what its importers
     #: read (`from mypkg import semaphore_wait`), so no fix drops a module-level import.
     package_init: bool = False
+    #: The oldest JAX the project supports (`target-jax`, else its `jax` requirement's lower
+    #: bound): a migration renames only where the new spelling means the same from this
+    #: release on. With none declared, the oldest JAX semfix supports, as ruff assumes its
+    #: oldest Python without `target-version`: no rename can then break a supported JAX.
+    target_jax: Version = OLDEST
+    #: Whether the floor was declared (the findings held back by it say how to declare it).
+    target_declared: bool = False
 
     def accepts(self, place: Place, safe: bool) -> bool:
         """Is a fix at `place` made, given its safety?"""
@@ -76,34 +85,88 @@ class Settings:
         extend_select: Iterable[str] = (),
         ignore: Iterable[str] = (),
         unsafe_fixes: bool = False,
+        target_jax: str | None = None,
     ) -> Settings:
         """`select` replaces the default set (as in ruff); the others adjust it."""
         enabled = expand(select) if select is not None else DEFAULT_CODES
         enabled = (enabled | expand(extend_select)) - expand(ignore)
-        return cls(enabled, unsafe_fixes)
+        if target_jax is None:
+            return cls(enabled, unsafe_fixes)
+        return cls(enabled, unsafe_fixes, target_jax=jax_floor(target_jax), target_declared=True)
 
 
-_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude"}
+def jax_floor(text: str) -> Version:
+    """`"0.7"` -> `(0, 7, 0)`: a JAX release, as `target-jax` and `--target-jax` give it, padded
+    so that it compares with the catalog's releases (`(0, 7) < (0, 7, 0)` as tuples)."""
+    try:
+        return (*parse(text), 0, 0)[:3] if len(parse(text)) < 3 else parse(text)
+    except ValueError:
+        raise SettingsError(f'target-jax: not a JAX release number: {text!r} (e.g. "0.7")') from None
+
+
+_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "target-jax"}
+#: `jax`, `jax[tpu]`... and the specifiers whose version is a lower bound: `>=`, `==`, `~=`.
+_REQUIREMENT = re.compile(
+    r"\s*jax\s*(?:\[[^\]]*\])?\s*(?P<specifiers>(?:[<>=!~][^;]*)?)(?:;.*)?", re.IGNORECASE | re.DOTALL
+)
+_LOWER_BOUND = re.compile(r"(?:>=|===?|~=)\s*(?P<version>[^\s,]*)")
+
+
+def declared_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
+    """The project's JAX floor: `target-jax` in [tool.semfix], else the lower bound of its
+    `jax` requirement in `[project] dependencies` (as ruff reads `requires-python`); None when
+    neither says. A requirement without a lower bound (`jax`, `jax<1`) declares none."""
+    value = table.get("target-jax")
+    if value is not None:
+        if not isinstance(value, str):
+            raise SettingsError(f'{pyproject}: [tool.semfix] target-jax must be a JAX release, as a string ("0.7")')
+        try:
+            jax_floor(value)
+        except SettingsError as error:
+            raise SettingsError(f"{pyproject}: [tool.semfix] {error}") from None
+        return value
+    if pyproject is None:
+        return None
+    project = _read(pyproject).get("project", {})
+    dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
+    if not isinstance(dependencies, list):
+        raise SettingsError(f"{pyproject}: [project] dependencies must be a list of requirements")
+    bounds: list[Version] = []
+    for requirement in dependencies:
+        match = _REQUIREMENT.fullmatch(requirement) if isinstance(requirement, str) else None
+        if match is None:
+            continue
+        for bound in _LOWER_BOUND.finditer(match.group("specifiers")):
+            try:
+                bounds.append(parse(bound.group("version")))
+            except ValueError:
+                raise SettingsError(
+                    f"{pyproject}: [project] dependencies: {requirement!r} has no JAX release"
+                ) from None
+    return spelled(max(bounds)) if bounds else None
 
 
 def find_pyproject(paths: Iterable[Path]) -> Path | None:
-    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder.
-
-    The search stops at the repository root (a folder holding .git or .hg).
-    """
+    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder,
+    else (as ruff finds `requires-python`) the nearest with a [project] table, whose `jax`
+    requirement gives the JAX floor. The search stops at the repository root (a folder holding
+    .git or .hg)."""
     try:
         absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
     except FileNotFoundError:
         raise SettingsError("the current folder no longer exists; cd to a real folder and run again") from None
     common = Path(os.path.commonpath([str(p) for p in absolute]))
     folder = common if common.is_dir() else common.parent
+    project: Path | None = None  # the nearest with a [project] table: its `jax` requirement is the floor
     for candidate in (folder, *folder.parents):
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file() and "semfix" in _tool(pyproject):
             return pyproject
+        if project is None and pyproject.is_file() and "project" in _read(pyproject):
+            project = pyproject
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
-            return None
-    return None
+            break
+    return project
 
 
 def _read(path: Path) -> Mapping[str, Any]:
@@ -158,6 +221,7 @@ def load_settings(
     extend_select: Iterable[str] = (),
     ignore: Iterable[str] = (),
     unsafe_fixes: bool | None = None,
+    target_jax: str | None = None,
 ) -> Settings:
     """Settings from pyproject.toml (if any), overridden by what the command line says."""
     table = _table(pyproject)
@@ -174,6 +238,7 @@ def load_settings(
         extend_select=list(extend_select) if select else [*file_extend, *extend_select],
         ignore=list(ignore) if select else [*file_ignore, *ignore],
         unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
+        target_jax=target_jax if target_jax is not None else declared_floor(pyproject, table),
     )
 
 

@@ -22,7 +22,7 @@ from semfix.rewrite.text import line_starts
 from semfix.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
-EVERY_RULE = Settings.build(select=["SEM"])
+EVERY_RULE = Settings.build(select=["SEM"], target_jax="0.10.2")
 
 
 def _needs_tracking(source: str) -> bool:
@@ -70,7 +70,7 @@ _MIGRATED = {
 
 @pytest.mark.parametrize("source", _MIGRATED.values(), ids=_MIGRATED.keys())
 def test_every_way_to_spell_a_moved_tpu_name_passes_the_migrations_gate(source: str) -> None:
-    found = fix_source(source, settings=Settings.build(select=["SEM101"]), apply_fixes=False)
+    found = fix_source(source, settings=Settings.build(select=["SEM101"], target_jax="0.10.2"), apply_fixes=False)
     assert [f.rule for f in found.findings] == ["SEM101"]
 
 
@@ -78,7 +78,9 @@ def test_a_variable_named_semaphore_does_not_open_the_migrations_gate() -> None:
     """The names JAX moved are common words: a file about TPUs with a variable `semaphore` or
     `self.HOST` spelled nowhere as the TPU module's is not parsed for the migration."""
     source = "import tpu_tools\nfrom jax.experimental import pallas as pl\n\nsemaphore = tpu_tools.make()\n"
-    assert not fix_source(source, settings=Settings.build(select=["SEM101"]), apply_fixes=False).parsed
+    assert not fix_source(
+        source, settings=Settings.build(select=["SEM101"], target_jax="0.10.2"), apply_fixes=False
+    ).parsed
 
 
 @pytest.mark.parametrize("name", ["DeviceIdType.MESH", "HOST", "semaphore"])
@@ -86,7 +88,7 @@ def test_a_file_naming_no_catalog_function_is_still_migrated(name: str) -> None:
     """The byte scan looks for a catalog function's name; a module that only reads
     `pltpu.DeviceIdType` (or the memory space, or the dtype) must still reach the migration."""
     source = f"from jax.experimental.pallas import tpu as pltpu\n\nVALUE = pltpu.{name}\n"
-    found = fix_source(source, settings=Settings.build(select=["SEM101"]))
+    found = fix_source(source, settings=Settings.build(select=["SEM101"], target_jax="0.10.2"))
     assert [f.rule for f in found.findings] == ["SEM101"]
     assert f"pl.{name}" in found.source and "pltpu" not in found.source
 
@@ -95,7 +97,9 @@ def test_the_command_line_migrates_such_a_file(tmp_path: Path) -> None:
     target = tmp_path / "mesh.py"
     target.write_text("from jax.experimental.pallas import tpu as pltpu\n\nMESH = pltpu.DeviceIdType.MESH\n")
     done = subprocess.run(
-        [sys.executable, "-m", "semfix", "fix", "--select", "SEM101", str(target)], capture_output=True, text=True
+        [sys.executable, "-m", "semfix", "fix", "--select", "SEM101", "--target-jax", "0.6", str(target)],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     assert "pl.DeviceIdType.MESH" in target.read_text()

@@ -169,7 +169,7 @@ def test_unsafe_fixes_and_selection_on_the_command_line(tmp_path: Path) -> None:
     assert reported.stdout.count("\n") == 1 and "SEM002" in reported.stdout and "--unsafe-fixes" in reported.stdout
     assert "1 fixable with `semfix fix --unsafe-fixes`" in reported.stderr
     assert semfix("check", "k.py", "--ignore", "SEM0", cwd=tmp_path).returncode == 0
-    migrated = semfix("fix", "k.py", "--select", "SEM1", cwd=tmp_path)
+    migrated = semfix("fix", "k.py", "--select", "SEM1", "--target-jax", "0.7.2", cwd=tmp_path)
     assert migrated.returncode == 0, migrated.stderr
     assert target.read_text() == UNPROVEN.replace("import jax.experimental.pallas.tpu as pltpu\n", "").replace(
         "pltpu.semaphore_wait(sem, dec=1)", "pl.semaphore_wait(sem, value=1)"
@@ -225,7 +225,7 @@ def test_rules_code_prints_the_docs_and_every_example() -> None:
     assert "## Why is this bad?" in result.stdout and "removed in 0.11" in result.stdout
     for example in rule.invalid:
         assert example.source.rstrip() in result.stdout and (example.fixed or "").rstrip() in result.stdout
-    assert "(with --select SEM101)" in result.stdout
+    assert "(with --select SEM101 --target-jax 0.6)" in result.stdout
     unknown = semfix("rules", "SEM9", cwd=Path.cwd())
     assert unknown.returncode == 2 and "unknown rule 'SEM9'" in unknown.stderr
 
@@ -438,7 +438,9 @@ def test_a_package_init_keeps_the_tpu_names_it_re_exports(tmp_path: Path) -> Non
     )
     for name in ("__init__.py", "module.py"):
         (package / name).write_text(source)
-    assert semfix("fix", "--extend-select", "SEM101", "mypkg", cwd=tmp_path).returncode == 0  # fixed
+    assert (
+        semfix("fix", "--extend-select", "SEM101", "--target-jax", "0.6", "mypkg", cwd=tmp_path).returncode == 0
+    )  # fixed
     assert (package / "__init__.py").read_text() == source.replace(
         "import jax\n", "import jax\nfrom jax.experimental import pallas as pl\n"
     ).replace("    semaphore_wait(sem", "    pl.semaphore_wait(sem")

@@ -58,6 +58,18 @@ CONFIG_ERRORS = {
         "[tool.semfix]\nextend-exclude = 3\n",
         "[tool.semfix] extend-exclude must be a list of globs",
     ),
+    "target-jax-not-a-release": (
+        '[tool.semfix]\ntarget-jax = "latest"\n',
+        "[tool.semfix] target-jax: not a JAX release number: 'latest' (e.g. \"0.7\")",
+    ),
+    "target-jax-not-a-string": (
+        "[tool.semfix]\ntarget-jax = 0.7\n",
+        '[tool.semfix] target-jax must be a JAX release, as a string ("0.7")',
+    ),
+    "jax-requirement-without-a-release": (
+        '[project]\ndependencies = ["jax>=x"]\n[tool.semfix]\n',
+        "[project] dependencies: 'jax>=x' has no JAX release",
+    ),
     "semfix-not-a-table": ("[tool]\nsemfix = 3\n", "[tool.semfix] must be a table"),
     "tool-not-a-table": ("tool = 3\n", "`tool` must be a table"),
     "toml-syntax": (

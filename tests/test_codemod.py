@@ -40,6 +40,8 @@ def test_libcst_tool_writes_what_semfix_fix_writes(tmp_path: Path) -> None:
     # The configured way: `modules` names the package, the command is `<module>.<class>`.
     # `--no-format`: libcst would otherwise pipe the output through black.
     (tmp_path / ".libcst.codemod.yaml").write_text("modules: ['semfix']\n")
+    # the JAX floor both read from the project, as ruff reads `requires-python`: the migration is made
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "k"\ndependencies = ["jax>=0.10.2"]\n')
     tool = ["libcst.tool", "codemod", "codemod.SemfixCommand", "-j", "1", "--no-format", "--hide-progress"]
     codemod = _run([*tool, "--select", "SEM", "via_codemod"], tmp_path)
     semfix = _run(["semfix", "fix", "--select", "SEM", "via_semfix"], tmp_path)

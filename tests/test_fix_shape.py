@@ -49,7 +49,7 @@ def test_a_carried_reads_uses_and_its_removed_assignment_are_one_fix() -> None:
 
 
 def test_a_migrations_renames_and_import_edits_are_one_fix() -> None:
-    result = fix_source(MIGRATION, settings=Settings(enabled=frozenset({"SEM101"})))
+    result = fix_source(MIGRATION, settings=Settings(enabled=frozenset({"SEM101"}), target_jax=(0, 10, 2)))
     assert [f.rule for f in result.applied] == ["SEM101", "SEM101"]
     (edits,) = {f.fix.edits for f in result.findings}  # type: ignore[union-attr]
     assert _whole(MIGRATION, result.findings[0].fix) == result.source  # type: ignore[arg-type]

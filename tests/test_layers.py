@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).parent.parent / "semfix"
 
 #: Lowest first. A module may import its own layer and those before it, never one after it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("semfix.errors", "semfix.catalog", "semfix.messages", "semfix.findings"),
+    ("semfix.errors", "semfix.catalog", "semfix.jax_versions", "semfix.messages", "semfix.findings"),
     ("semfix.rewrite",),  # decoding, text edits, import edits, compiling
     ("semfix.analysis",),  # scopes, evidence, what a rule sees: imports no rule
     ("semfix.rules",),

@@ -136,7 +136,7 @@ def test_migration_proof_parses_each_text_once(monkeypatch: pytest.MonkeyPatch) 
     parsed: list[str] = []
     real_parse = ast.parse
     monkeypatch.setattr(ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
-    result = fix_source(source, settings=Settings(enabled=frozenset({"SEM101"})))
+    result = fix_source(source, settings=Settings(enabled=frozenset({"SEM101"}), target_jax=(0, 10, 2)))
     assert [f.rule for f in result.applied] == ["SEM101"]
     assert sorted(text for text in parsed if text.count("\n") > 2) == sorted([source, result.source])
 

@@ -55,7 +55,9 @@ def test_valid_examples_have_no_finding(case: tuple[Rule, str]) -> None:
 @pytest.mark.parametrize("case", INVALID, ids=_id)
 def test_invalid_examples_are_flagged_and_fixed_exactly(case: tuple[Rule, Invalid]) -> None:
     rule, example = case
-    settings = Settings.build(extend_select=example.select, unsafe_fixes=example.unsafe_fixes)
+    settings = Settings.build(
+        extend_select=example.select, unsafe_fixes=example.unsafe_fixes, target_jax=example.target_jax
+    )
     result = fix_source(example.source, settings=settings)
     assert any(f.rule == rule.code for f in result.findings)
     assert result.source == (example.source if example.fixed is None else example.fixed)

@@ -158,7 +158,7 @@ def test_skim_never_clears_a_fixture_with_findings() -> None:
     assert flagged > 20 and cleared >= 10  # it is tested on real findings, and it does clear files
 
 
-EVERY_RULE = Settings.build(select=["ALL"], unsafe_fixes=True)
+EVERY_RULE = Settings.build(select=["ALL"], unsafe_fixes=True, target_jax="0.10.2")
 
 
 def test_skim_with_every_rule_never_clears_a_fixture_with_findings() -> None:

@@ -91,7 +91,7 @@ def test_an_encoding_that_does_not_round_trip_is_checked_not_fixed() -> None:
         fix_source(source)
 
 
-_SEM101 = Settings.build(select=["SEM"])
+_SEM101 = Settings.build(select=["SEM"], target_jax="0.10.2")
 _RARE_PLACEMENTS = {
     "only in an if": (
         "import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\n"

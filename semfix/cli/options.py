@@ -127,6 +127,13 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
     )
     @click.option(
+        "--target-jax",
+        default=None,
+        help="The oldest JAX the code must run on (e.g. 0.7): a migration renames only what means the same "
+        "from it on. Default: [tool.semfix] target-jax, else the `jax` requirement's lower bound in [project] "
+        "dependencies, else the oldest JAX semfix supports.",
+    )
+    @click.option(
         "--config",
         "config_path",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -159,6 +166,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         extend_select: tuple[str, ...],
         ignore: tuple[str, ...],
         unsafe_fixes: bool | None,
+        target_jax: str | None,
         config_path: Path | None,
         exclude: tuple[str, ...],
         force_exclude: bool,
@@ -176,7 +184,12 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         try:
             pyproject = config_path or find_pyproject(located)
             settings = load_settings(
-                pyproject, select=select or None, extend_select=extend_select, ignore=ignore, unsafe_fixes=unsafe_fixes
+                pyproject,
+                select=select or None,
+                extend_select=extend_select,
+                ignore=ignore,
+                unsafe_fixes=unsafe_fixes,
+                target_jax=target_jax,
             )
             excludes = (*load_excludes(pyproject), *exclude)
             if report_path is not None:

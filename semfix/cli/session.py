@@ -118,7 +118,7 @@ class SemfixServer(LanguageServer):
             value = options.get(key) or []
             return [value] if isinstance(value, str) else [str(v) for v in value]
 
-        unsafe = options.get("unsafeFixes")
+        unsafe, target = options.get("unsafeFixes"), options.get("targetJax")
         try:
             return load_settings(
                 pyproject,
@@ -126,6 +126,7 @@ class SemfixServer(LanguageServer):
                 extend_select=strings("extendSelect"),
                 ignore=strings("ignore"),
                 unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
+                target_jax=target if isinstance(target, str) else None,
             )
         except SettingsError as error:
             self.log(f"semfix: {error}; using the project's settings alone")

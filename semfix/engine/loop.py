@@ -34,7 +34,7 @@ class Engine(Context):
                 into.extend(a for p, a in found if p is param)
         state = dispatch.start(self)
         for (call, operation), given, more in zip(calls, semaphores, buffers):
-            dispatch.before_call(self, state, call)
+            dispatch.before_call(self, state, call, operation)
             scope = self.scopes.scope_of[id(call)]
             for _, argument in sorted([*given, *more], key=lambda pair: _place(pair[1])):
                 if id(argument) in self.buffer_args:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102
+from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102, sem103
 from semfix.rules.base import Fixability, Invalid, Rule
 
 __all__ = ["RULES", "Fixability", "Invalid", "Rule", "describe", "markdown", "table"]
 
-_ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102))
+_ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102, sem103))
 RULES: Mapping[str, Rule] = {rule.code: rule for rule in _ALL}
 
 
@@ -45,6 +45,7 @@ def describe(rule: Rule) -> str:
     for example in rule.invalid:
         needs = [f"--select {','.join(example.select)}"] * bool(example.select)
         needs += ["--unsafe-fixes"] * example.unsafe_fixes
+        needs += [f"--target-jax {example.target_jax}"] * bool(example.target_jax)
         lines += [f"## Invalid{' (with ' + ' '.join(needs) + ')' if needs else ''}", "```python"]
         lines += [example.source.rstrip("\n"), "```"]
         if example.fixed is None:

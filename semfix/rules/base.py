@@ -27,6 +27,7 @@ class Invalid:
     fixed: str | None
     select: tuple[str, ...] = ()  # extra rules to turn on (the off-by-default migrations)
     unsafe_fixes: bool = False
+    target_jax: str | None = None  # the project's JAX floor (a migration renames only what it allows)
 
 
 @dataclass(frozen=True)

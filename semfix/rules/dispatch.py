@@ -29,6 +29,7 @@ from semfix.rules import (
     sem006,
     sem101,
     sem102,
+    sem103,
 )
 
 
@@ -37,8 +38,10 @@ def start(ctx: Context) -> sem101.Renames:
     return sem101.renames(ctx)
 
 
-def before_call(ctx: Context, state: sem101.Renames, call: ast.Call) -> None:
-    """Before a call's arguments: the references renamed up to its end, in libcst's order."""
+def before_call(ctx: Context, state: sem101.Renames, call: ast.Call, operation: Operation) -> None:
+    """Before a call's arguments: its `device_id_type=` dropped (SEM103), then the references
+    renamed up to its end, in libcst's order, but for those in a dropped keyword."""
+    sem101.skip(state, sem103.check(ctx, state.drops, call, operation), ctx)
     sem101.rename(ctx, state, end_of(call))
 
 
@@ -56,6 +59,7 @@ def after_arguments(
 def finish(ctx: Context, state: sem101.Renames) -> None:
     """After the last call: the remaining references renamed, and the renames' import edits."""
     sem101.rename(ctx, state)
+    sem103.finish(ctx, state.drops)
     sem101.finish(ctx, state)
 
 

@@ -28,6 +28,13 @@ pl.semaphore_wait(sem, 1)
 ```
 
 ## Fix safety
+A rename is made only when the project's JAX floor (`target-jax`, else the `jax` requirement's
+lower bound; 0.4.35 when none is declared) is at least the release from which `pl`'s name is
+the very object `pltpu`'s gives (`catalog.MOVED_TO_PALLAS`: 0.6.0 for the semaphore functions,
+`semaphore` and `DeviceIdType`, 0.7.2 for `ANY`, whose `pltpu` spelling was the TPU enum's own
+member before, and 0.10.2 for `HOST`, likewise); below it the finding names the release needed.
+`pltpu.ANY` (deprecated in 0.9, removed in 0.10) is renamed as the others are;
+`pltpu.MemorySpace.ANY`, a TPU enum member in every release that has it, is left alone.
 Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (the same
 functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
 space), so the program means what it meant. Every reference
@@ -76,7 +83,9 @@ from semfix.analysis.importer import (
     runs_first,
 )
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
-from semfix.catalog import MIGRATION_GATE, TPU_REMOVED_IN_0_11
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS
+from semfix.jax_versions import Version, spelled
+from semfix.rules import sem103
 from semfix.rules.base import Invalid, Rule
 from semfix.rules.sem101_references import PALLAS, TPU, Reference, references
 
@@ -128,6 +137,7 @@ def copy_kernel(x_hbm, o_hbm, sem):
     pl.semaphore_wait(sem, 1)
 """,
             select=("SEM101",),
+            target_jax="0.6",
         ),
         Invalid(
             """\
@@ -149,6 +159,7 @@ def signal_kernel(x_ref, o_ref, sem):
     pl.semaphore_signal(sem, 1)
 """,
             select=("SEM101",),
+            target_jax="0.6",
         ),
     ),
 )
@@ -169,6 +180,7 @@ class Renames:
     findings: list[int] = field(default_factory=list)  # their findings, by index
     taken: list[ast.Name | ast.Attribute] = field(default_factory=list)  # the reads the renames took
     declared: ImportChanges | None = None  # the tree the renames and the import edits declare
+    drops: sem103.Drops = field(default_factory=lambda: sem103.Drops([], set()))  # SEM103's, same imports
 
 
 def renames(ctx: Context) -> Renames:
@@ -187,8 +199,14 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
         reference = renames.pending.pop()
         alias = renames.alias or DEFAULT_PALLAS_ALIAS
         new_text = f"{alias}.{reference.function}"
-        removed = " and removed in 0.11" if reference.function in TPU_REMOVED_IN_0_11 else ""
-        message = f"`{ctx.text.of(reference.node)}` was deprecated in JAX 0.10{removed}; use `{new_text}`"
+        moved = MOVED_TO_PALLAS[reference.function]
+        removed = f" and removed in {spelled(moved.removed)}" if moved.removed else ""
+        old_text = ctx.text.of(reference.node)
+        message = f"`{old_text}` was deprecated in JAX {spelled(moved.deprecated)}{removed}; use `{new_text}`"
+        if ctx.settings.target_jax < moved.same_from:
+            why = needs(ctx, new_text, moved.same_from)
+            ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
+            continue
         owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
         usable = (
             not bindings
@@ -224,42 +242,71 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # a rename has no call
             renames.findings.append(len(ctx.findings) - 1)
             renames.declared = renames.declared or ImportChanges()
-            spelled = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
-            renames.declared.replace(reference.node, [spelled], reference.holder)
+            new_node = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
+            renames.declared.replace(reference.node, [new_node], reference.holder)
+
+
+def needs(ctx: Context, new_text: str, release: Version) -> str:
+    """Why a rename waits for the project's JAX floor, and how to declare it."""
+    floor = spelled(ctx.settings.target_jax)
+    said = (
+        f"the project's JAX floor is {floor}"
+        if ctx.settings.target_declared
+        else f"no JAX floor is declared ({floor} assumed)"
+    )
+    return (
+        f"`{new_text}` means the same only from JAX {spelled(release)} and {said}; declare "
+        f"`jax>={spelled(release)}` in [project] dependencies or `target-jax` in [tool.semfix]"
+    )
+
+
+def skip(renames: Renames, spans: list[tuple[int, int]], ctx: Context) -> None:
+    """Leave alone the references inside keywords SEM103 drops: the drop wins."""
+    if spans:
+        renames.pending = [
+            r
+            for r in renames.pending
+            if not any(a <= ctx.text.start(r.node)[2] and ctx.text.end(r.node)[2] <= b for a, b in spans)
+        ]
 
 
 def finish(ctx: Context, renames: Renames) -> None:
-    """After every rename, the import edits they need (semfix/analysis/importer.py); or, where
-    those are unsure, no fix."""
+    """After every rename and drop (SEM103's), the import edits they need
+    (semfix/analysis/importer.py), in one decision with them; or, where those are unsure, no fix."""
+    drops = renames.drops.made
     if renames.unsure:
         ctx.hold(renames.unsure[0], CODE)
-    elif renames.taken:
-        request = Request(
-            PALLAS,
-            renames.alias or DEFAULT_PALLAS_ALIAS,
-            add=renames.alias is None,
-            taken=[_root(node) for node in renames.taken],
-            loads=TPU,
-            exported=ctx.settings.package_init,
-        )
-        tree = ctx.tree
-        assert tree is not None and renames.declared is not None  # both set once a rename is taken (`renames`)
-        try:
-            accesses = ctx.tracking().accesses
-            edits = edit_imports(
-                tree,
-                ctx.text,
-                accesses,
-                request,
-                renames.declared,
-            )
-        except Unsure as reason:
-            ctx.hold(str(reason), CODE)
+        if not drops:
             return
-        renamed = [edit for rewrite in renames.made for edit in rewrite.edits]
-        # one decision: every rename with the import edits, the tree declared in `renames.declared`
-        changes: tuple[Change, ...] = (*renames.made, renames.declared)
-        ctx.make(Decision(CODE, (*renamed, *edits), changes, settles=False, findings=tuple(renames.findings)))
+        renames.taken.clear()
+        renames.made.clear()  # held: the drops go alone
+        renames.findings.clear()
+    if not (renames.taken or drops):
+        return
+    request = Request(
+        PALLAS,
+        renames.alias or DEFAULT_PALLAS_ALIAS,
+        add=renames.alias is None and bool(renames.taken),
+        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops],
+        # a rename adds a pallas import, which loads the package: only the TPU module needs care
+        loads=TPU if renames.taken else PALLAS.module,
+        exported=ctx.settings.package_init,
+    )
+    tree = ctx.tree
+    assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
+    declared = renames.declared or ImportChanges()
+    try:
+        edits = edit_imports(tree, ctx.text, ctx.tracking().accesses, request, declared)
+    except Unsure as reason:
+        ctx.hold(str(reason), CODE)
+        ctx.hold(str(reason), sem103.CODE)
+        return
+    made = [edit for rewrite in renames.made for edit in rewrite.edits] + [drop.edit for drop in drops]
+    # one decision: every rename and drop with the import edits, the tree declared in `declared`
+    changes: tuple[Change, ...] = (*renames.made, *(drop.change for drop in drops), declared)
+    findings = (*renames.findings, *(drop.finding for drop in drops))
+    rule = CODE if renames.made else sem103.CODE
+    ctx.make(Decision(rule, (*made, *edits), changes, settles=False, findings=findings))
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"

@@ -1,0 +1,232 @@
+"""SEM103 device-id-type-mesh
+
+## What it does
+Drops `device_id_type=<...>.DeviceIdType.MESH` from `semaphore_signal`, `make_async_remote_copy`
+and `async_remote_copy` (however `DeviceIdType` is spelled: `pl.`, `pltpu.`, imported by name,
+a private `jax._src.pallas` path, an alias), with its comma, and the import it leaves unused.
+Reports, without a fix, a `device_id_type=` of any other value (`LOGICAL`, a variable) and
+every other use of `DeviceIdType`. Off by default: select it (`--select SEM103`, or `SEM1`).
+
+## Why is this bad?
+JAX 0.12.0 deprecated the keyword and the enum: each of these functions warns "device_id_type
+is deprecated and will be removed in a future release." when it is given (a `DeprecationWarning`
+that `-W error` turns into a failure), and `pl.DeviceIdType` warns that it "will be removed
+along with the device_id_type= parameter". MESH is what every supported JAX does without it:
+the three functions' signatures say `device_id_type: DeviceIdType = DeviceIdType.MESH` in every
+release from 0.4.35 to 0.11.0, and `device_id_type: DeviceIdType | None = None`, made MESH
+without a warning, in 0.12.0 and 0.12.1 (`catalog.DEVICE_ID_TYPE_FUNCTIONS`).
+
+## Example
+```python
+pl.semaphore_signal(sem, 1, device_id=peer, device_id_type=pl.DeviceIdType.MESH)
+```
+Use instead:
+```python
+pl.semaphore_signal(sem, 1, device_id=peer)
+```
+
+## Fix safety
+Safe: the call passes what the default gives, on every supported JAX (so no JAX floor is
+needed). The keyword goes with one comma and the blanks between, the rest of the call byte for
+byte: `f(a, device_id_type=M, b=1)` and a keyword on its own line before another lose the
+keyword up to the next argument; a last one loses the text from the previous argument's end
+(or from after its comma, when the keyword has a trailing comma). Where anything else stands in
+that text (a comment, a line continuation, a parenthesis around an argument), the edit is not
+sure: reported without a fix. An import left unused goes as SEM101's do (with the same care for
+a package's `__init__.py`, strings, doctests and notebook magics); with SEM101 on, a
+`pltpu.DeviceIdType.MESH` in a dropped keyword is dropped, not renamed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from semfix.analysis.context import Context
+from semfix.analysis.nodes import Rewrite, unchain
+from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, Operation
+from semfix.jax_versions import spelled
+from semfix.rules.base import Invalid, Rule
+
+CODE = "SEM103"
+_DEPRECATED = f"deprecated in JAX {spelled(DEVICE_ID_TYPE_DEPRECATED)}"
+#: Where JAX defines or exports `DeviceIdType` (0.4.35 to 0.12.1).
+OWNERS = frozenset(
+    {
+        "jax.experimental.pallas",
+        "jax.experimental.pallas.tpu",
+        "jax.pallas",
+        "jax.pallas.tpu",
+        "jax._src.pallas.primitives",
+        "jax._src.pallas.mosaic.primitives",
+    }
+)
+MESH = frozenset(f"{owner}.DeviceIdType.MESH" for owner in OWNERS)
+
+RULE = Rule(
+    code=CODE,
+    name="device-id-type-mesh",
+    summary="`device_id_type=` and `DeviceIdType` were deprecated in JAX 0.12; MESH is the default in every JAX.",
+    fix="safe",
+    fix_note="`device_id_type=...DeviceIdType.MESH` dropped with its comma, and the import it leaves unused; "
+    "other values and other uses of `DeviceIdType` reported",
+    default=False,
+    docs=__doc__ or "",
+    text_gate=("device_id_type|DeviceIdType",),
+    needs_tree=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
+    valid=(
+        """\
+from jax.experimental import pallas as pl
+
+
+def signal_kernel(x_ref, o_ref, sem):
+    pl.semaphore_signal(sem, 1, device_id=0)
+""",
+    ),
+    invalid=(
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+
+
+def signal_kernel(x_ref, o_ref, sem):
+    pl.semaphore_signal(sem, 1, device_id=0, device_id_type=pl.DeviceIdType.MESH)
+""",
+            """\
+from jax.experimental import pallas as pl
+
+
+def signal_kernel(x_ref, o_ref, sem):
+    pl.semaphore_signal(sem, 1, device_id=0)
+""",
+            select=("SEM103",),
+        ),
+        Invalid(
+            """\
+from jax.experimental import pallas as pl
+
+
+def signal_kernel(x_ref, o_ref, sem):
+    pl.semaphore_signal(sem, 1, device_id=0, device_id_type=pl.DeviceIdType.LOGICAL)
+""",
+            None,  # LOGICAL is not the default: the author must rewrite the device id
+            select=("SEM103",),
+        ),
+    ),
+)
+
+
+@dataclass
+class Dropped(Rewrite):
+    """A keyword removed from its call: the tree the proof expects has it no more."""
+
+    keyword: ast.keyword | None = None
+
+    def declare(self) -> None:
+        assert self.call is not None and self.keyword is not None  # `check` sets both
+        self.call.keywords.remove(self.keyword)
+
+
+@dataclass
+class Drop:
+    """A keyword to drop: its text edit, its change, its finding and the name it stops reading."""
+
+    edit: tuple[int, int, str]
+    change: Dropped
+    finding: int
+    root: ast.Name
+
+
+@dataclass
+class Drops:
+    """The file's drops, and the names of the keywords seen (not reported again in `finish`)."""
+
+    made: list[Drop]
+    seen: set[int]
+
+
+def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> list[tuple[int, int]]:
+    """A catalog call's `device_id_type=`: dropped when it gives MESH, else reported. Returns
+    the spans (offsets) dropped, which SEM101 leaves alone."""
+    if CODE not in ctx.settings.enabled or operation.name not in DEVICE_ID_TYPE_FUNCTIONS:
+        return []
+    if operation.sem_params and operation.sem_params[0].name == "semaphore":
+        return []  # Mosaic GPU's own semaphore_signal
+    spans = []
+    scope = ctx.scopes.scope_of[id(call)]
+    for keyword in (k for k in call.keywords if k.arg == "device_id_type"):
+        drops.seen.update(id(n) for n in ast.walk(keyword.value))
+        names = ctx.qualified(keyword.value, scope)
+        message = f"`device_id_type=` was {_DEPRECATED}"
+        if not names or not names <= MESH:
+            ctx.report(CODE, keyword, message + "; only MESH, the default, can be dropped (not fixed)", None)
+            continue
+        span = _span(ctx, call, keyword)
+        if span is None:
+            ctx.report(
+                CODE, keyword, message + "; MESH is the default (not fixed: a comment or an unusual layout)", None
+            )
+        elif ctx.report(CODE, keyword, message + "; MESH is the default", "", span=_located(ctx, span)):
+            root = unchain(keyword.value)[0]
+            assert isinstance(root, ast.Name)  # `qualified` resolved it through an import
+            edit = (*span, "")
+            dropped = Dropped(call, keyword.value, keyword.value, [edit], keyword=keyword)
+            drops.made.append(Drop(edit, dropped, len(ctx.findings) - 1, root))
+            spans.append(span)
+    return spans
+
+
+def finish(ctx: Context, drops: Drops) -> None:
+    """Every other read of `DeviceIdType` (an alias, a comparison, a LOGICAL): reported."""
+    if CODE not in ctx.settings.enabled or ctx.tree is None or "DeviceIdType" not in ctx.text.text:
+        return  # the tree is there for SEM101, perhaps: no need to track every access
+    for accesses in ctx.tracking().accesses.values():
+        for access in accesses:
+            if id(access.name) in drops.seen:
+                continue
+            qualified = ctx.qualified(access.name, access.scope) or set()
+            steps = [step for step in access.steps if step is not None]
+            chain = {f"{q}.{'.'.join(steps)}" if steps else q for q in qualified}
+            if any(_names_device_id_type(q) for q in chain):
+                ctx.report(CODE, access.top, f"`DeviceIdType` was {_DEPRECATED}", None)
+
+
+def _names_device_id_type(qualified: str) -> bool:
+    return any(qualified == f"{o}.DeviceIdType" or qualified.startswith(f"{o}.DeviceIdType.") for o in OWNERS)
+
+
+def _located(ctx: Context, span: tuple[int, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The span of offsets as a finding's: (line, 0-based column, offset) at each end, so that
+    its replacement (nothing) over it is the whole edit (an editor's quick fix applies it)."""
+    ends = []
+    for offset in span:
+        line = ctx.text.line_of(offset)
+        ends.append((line, offset - ctx.text.starts[line - 1], offset))
+    return ends[0], ends[1]
+
+
+_BETWEEN = re.compile(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
+
+
+def _span(ctx: Context, call: ast.Call, keyword: ast.keyword) -> tuple[int, int] | None:
+    """The text to remove with `keyword` (offsets), or None where that text holds anything but
+    blanks, line breaks and the one comma (a comment, a backslash, a parenthesis)."""
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    index = items.index(keyword)
+    text = ctx.text.text
+    start, end = ctx.text.start(keyword)[2], ctx.text.end(keyword)[2]
+    if index + 1 < len(items):  # up to the next argument
+        following = ctx.text.start(items[index + 1])[2]
+        return (start, following) if _BETWEEN.fullmatch(text, end, following) else None
+    if index == 0:
+        return None  # never: the semaphore comes first
+    previous = ctx.text.end(items[index - 1])[2]
+    close = ctx.text.end(call)[2] - 1  # the `)`
+    after = re.compile(r"[ \t\f\r\n]*(,?)[ \t\f\r\n]*").fullmatch(text, end, close)
+    comma = _BETWEEN.fullmatch(text, previous, start)
+    if after is None or comma is None:
+        return None
+    if after.group(1):  # a trailing comma: keep the previous argument's
+        return text.index(",", previous) + 1, text.index(",", end) + 1
+    return previous, end
