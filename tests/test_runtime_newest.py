@@ -26,9 +26,6 @@ pytestmark = pytest.mark.jax
 
 VERSION = spelled(NEWEST)
 CASES = [case for case in fixture_cases() if "runtime" in case.spec]
-# `pl.DeviceIdType` and `device_id_type=` are deprecated in 0.12: SEM101 keeps them (its rule module
-# moves `pltpu.DeviceIdType` to `pl`'s). This fails once SEM101 drops them; then remove the mark.
-KEEPS_DEVICE_ID_TYPE = {"sem101/rt_every_removed_tpu_name"}
 
 
 def newest_error(case: Case) -> str | None:
@@ -66,7 +63,8 @@ def test_every_runtime_kernel_says_what_it_does_on_the_newest_jax() -> None:
 
 @pytest.mark.parametrize("case", BUGGY, ids=[c.name for c in BUGGY])
 def test_buggy_kernel_raises_the_newest_jax_error(case: Case, workers: Callable[[str], Worker]) -> None:
-    answer = workers(VERSION).run(case.before.decode())
+    """Under the same rule as the fixed kernels: a Pallas deprecation is an error on the newest JAX."""
+    answer = workers(VERSION).run(case.before.decode(), strict=True)
     assert answer.startswith("error ") and re.search(newest_error(case) or "", answer), answer
 
 
@@ -77,12 +75,7 @@ def test_correct_kernel_runs_as_written(case: Case, workers: Callable[[str], Wor
 
 @pytest.mark.parametrize(
     "case",
-    [
-        pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="SEM101 keeps pl.DeviceIdType"))
-        if case.name in KEEPS_DEVICE_ID_TYPE
-        else case
-        for case in FIXED
-    ],
+    FIXED,
     ids=[c.name for c in FIXED],
 )
 def test_fixed_kernel_computes_without_a_pallas_deprecation(case: Case, workers: Callable[[str], Worker]) -> None:
