@@ -129,22 +129,23 @@ NOT_REF_PARAMETERS: Mapping[str, str] = {
     "tpu.BufferedRef": "the pipeline's own state, which `emit_pipeline` makes, not a kernel",
 }
 #: Each name in the newest JAX's Pallas `_deprecations` tables (module path after `jax.`), and
-#: the migration rule that moves it; None: outside this family (tests/test_newest_jax.py fails
-#: on a name missing here, so a new deprecation is seen the day JAX ships it).
-DEPRECATED_AT_NEWEST: Mapping[str, str | None] = {
-    "experimental.pallas.DeviceIdType": "SEM103",
-    "experimental.pallas.GridSpec": None,
-    "experimental.pallas.pallas_call_p": None,
-    "experimental.pallas.reciprocal": None,
-    "experimental.pallas.core_map": None,
-    "experimental.pallas.dot": None,
-    "experimental.pallas.debug_checks_enabled": None,
-    "experimental.pallas.tpu.BufferedRefBase": None,
-    "experimental.pallas.tpu.create_tensorcore_mesh": None,
-    "experimental.pallas.tpu.HOST": "SEM101",
-    "experimental.pallas.mosaic_gpu.transpose_ref": None,
-    "pallas.GridSpec": None,
-    "pallas.pallas_call_p": None,
+#: whether it is of this family, which the migration rules move or report (`MOVED_TO_PALLAS`,
+#: `DeviceIdType`); tests/test_newest_jax.py fails on a name missing here, so a new deprecation
+#: is seen the day JAX ships it.
+DEPRECATED_AT_NEWEST: Mapping[str, bool] = {
+    "experimental.pallas.DeviceIdType": True,
+    "experimental.pallas.GridSpec": False,
+    "experimental.pallas.pallas_call_p": False,
+    "experimental.pallas.reciprocal": False,
+    "experimental.pallas.core_map": False,
+    "experimental.pallas.dot": False,
+    "experimental.pallas.debug_checks_enabled": False,
+    "experimental.pallas.tpu.BufferedRefBase": False,
+    "experimental.pallas.tpu.create_tensorcore_mesh": False,
+    "experimental.pallas.tpu.HOST": True,
+    "experimental.pallas.mosaic_gpu.transpose_ref": False,
+    "pallas.GridSpec": False,
+    "pallas.pallas_call_p": False,
 }
 
 #: The modules above that a release added after `jax_versions.OLDEST`: JAX 0.12.1 made

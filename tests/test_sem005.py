@@ -32,6 +32,10 @@ def test_every_dma_names_its_buffers() -> None:
         "async_remote_copy",
         "copy_gmem_to_smem",
         "copy_smem_to_gmem",
+        "async_store_smem",  # its `ref`: the value `src` is stored into it
+        "async_copy_smem_to_tmem",
+        "async_copy_scales_to_tmem",
+        "async_copy_sparse_metadata_to_tmem",
     }
 
 
