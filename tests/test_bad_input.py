@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import semfix.cli.runner
-from semfix.cli.files import FileError
+from semfix.files import FileError
 from semfix.cli.main import main
 
 HEADER = "from jax.experimental import pallas as pl\n"

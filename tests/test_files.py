@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from semfix.cli.files import FileError, discover, write_atomic
+from semfix.files import FileError, discover, write_atomic
 
 
 def test_write_refuses_when_the_file_changed_since_it_was_read(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import semfix.cli.runner
-from semfix.cli.files import discover
+from semfix.files import discover
 from semfix.settings import Settings
 
 BUGGY = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"

@@ -15,8 +15,8 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
-from semfix.cli.lsp import Lines
-from semfix.cli.session import SemfixServer, _uncollected
+from semfix.server.lsp import Lines
+from semfix.server.session import SemfixServer, _uncollected
 
 ENCODINGS = [lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf32]
 

@@ -30,7 +30,7 @@ from semfix.api import (
     recognise,
     said,
 )
-from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
+from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.errors import SourceError
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.

@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 
 import click
 
-from semfix.cli.files import FileError, check_writable, decode_source, read_source
-from semfix.cli.git import toplevel
+from semfix.files import FileError, check_writable, decode_source, read_source
+from semfix.git import toplevel
 from semfix.cli.report import (
     FORMATS,
     as_github,

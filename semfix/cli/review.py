@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from semfix.cli.files import SOURCE_SUFFIXES
-from semfix.cli.git import BaseError, changed_lines, default_base, resolve_base, toplevel
+from semfix.files import SOURCE_SUFFIXES
+from semfix.git import BaseError, changed_lines, default_base, resolve_base, toplevel
 from semfix.cli.options import (
     QUIET,
     SILENT,

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from semfix.api import FixResult, fix_notebook, fix_source, may_fire, skims_clean
-from semfix.cli.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
-from semfix.cli.git import dirty
+from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
+from semfix.git import dirty
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding

@@ -14,7 +14,7 @@ def server() -> None:
     Needs the `server` extra: pip install 'semfix[server]'.
     """
     try:
-        from semfix.cli.server import serve
+        from semfix.server.server import serve
     except ImportError as error:
         if error.name is None or error.name.split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
             raise

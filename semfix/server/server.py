@@ -8,7 +8,7 @@ the analysis runs on one worker thread, and a change that arrives before an anal
 published makes it stale, so only the newest text is ever published (`debounceMs` adds a
 quiet period, 0 by default: an analysis of a 2,000-line kernel costs less than a typist's
 pause). This module holds the LSP handlers; the session they call (documents, settings,
-checking and publishing) is `semfix/cli/session.py`'s; code actions are in `semfix/cli/lsp.py`.
+checking and publishing) is `semfix/server/session.py`'s; code actions are in `semfix/server/lsp.py`.
 Settings: the document's `[tool.semfix]`, overridden by the client's (`initializationOptions`,
 then `workspace/configuration` section `semfix`), as command-line options override the file.
 No error ends the session: each is logged to the client (`window/logMessage`), and the
@@ -21,8 +21,8 @@ import traceback
 
 from lsprotocol import types as lsp
 
-from semfix.cli.lsp import KINDS, client_settings, place
-from semfix.cli.session import SemfixServer
+from semfix.server.lsp import KINDS, client_settings, place
+from semfix.server.session import SemfixServer
 from semfix.rules import RULES, describe
 
 server = SemfixServer()

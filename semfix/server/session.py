@@ -21,8 +21,8 @@ from pygls.uris import to_fs_path
 
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
-from semfix.cli.cells import Cell, Notebook
-from semfix.cli.lsp import (
+from semfix.server.cells import Cell, Notebook
+from semfix.server.lsp import (
     Document,
     Lines,
     client_settings,

@@ -11,8 +11,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from semfix.api import decode
-from semfix.cli.git import work_tree_files
+from semfix.rewrite.text import decode
+from semfix.git import work_tree_files
 from semfix.errors import SourceError
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")

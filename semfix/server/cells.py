@@ -20,7 +20,7 @@ from semfix.api import (
     fix_source,
     join_cells,
 )
-from semfix.cli.lsp import (
+from semfix.server.lsp import (
     Lines,
     comment_edit,
     diagnostic,
