@@ -11,9 +11,9 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from semfix.rewrite.text import decode
-from semfix.git import work_tree_files
 from semfix.errors import SourceError
+from semfix.git import work_tree_files
+from semfix.rewrite.text import decode
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 

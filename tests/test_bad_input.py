@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 import semfix.cli.runner
-from semfix.files import FileError
 from semfix.cli.main import main
+from semfix.files import FileError
 
 HEADER = "from jax.experimental import pallas as pl\n"
 BUGGY = HEADER + "\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"

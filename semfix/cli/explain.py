@@ -30,8 +30,8 @@ from semfix.api import (
     recognise,
     said,
 )
-from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.errors import SourceError
+from semfix.files import EXCLUDED_DIRS, FileError, read_source
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from semfix.files import FileError, write_atomic
 from semfix.cli.options import usage_error
 from semfix.cli.report import unified_diff
 from semfix.cli.runner import EXIT_ERROR, dirty_refusals
+from semfix.files import FileError, write_atomic
 
 
 @click.command()

@@ -12,8 +12,6 @@ from typing import Any, NoReturn
 
 import click
 
-from semfix.files import FileError, check_writable, decode_source, read_source
-from semfix.git import toplevel
 from semfix.cli.report import (
     FORMATS,
     as_github,
@@ -29,7 +27,9 @@ from semfix.cli.report import (
 )
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
+from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
+from semfix.git import toplevel
 from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import click
 
-from semfix.files import SOURCE_SUFFIXES
-from semfix.git import BaseError, changed_lines, default_base, resolve_base, toplevel
 from semfix.cli.options import (
     QUIET,
     SILENT,
@@ -21,6 +19,8 @@ from semfix.cli.options import (
 )
 from semfix.cli.report import review_summary
 from semfix.cli.runner import run
+from semfix.files import SOURCE_SUFFIXES
+from semfix.git import BaseError, changed_lines, default_base, resolve_base, toplevel
 
 
 @click.command()

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from semfix.api import FixResult, fix_notebook, fix_source, may_fire, skims_clean
-from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
-from semfix.git import dirty
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
+from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
+from semfix.git import dirty
 from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2

@@ -20,6 +20,8 @@ from semfix.api import (
     fix_source,
     join_cells,
 )
+from semfix.findings import Finding
+from semfix.rewrite.text import apply_edits
 from semfix.server.lsp import (
     Lines,
     comment_edit,
@@ -30,8 +32,6 @@ from semfix.server.lsp import (
     silence_action,
     still_found,
 )
-from semfix.findings import Finding
-from semfix.rewrite.text import apply_edits
 from semfix.settings import Settings
 
 

@@ -21,9 +21,9 @@ import traceback
 
 from lsprotocol import types as lsp
 
+from semfix.rules import RULES, describe
 from semfix.server.lsp import KINDS, client_settings, place
 from semfix.server.session import SemfixServer
-from semfix.rules import RULES, describe
 
 server = SemfixServer()
 
