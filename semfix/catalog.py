@@ -159,6 +159,8 @@ RUN_SCOPED = frozenset({*(f"{p}.run_scoped" for p in _PALLAS_PATHS), "jax._src.p
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})
+#: Pallas's slices (`pl.ds(start, size)`): an index of one picks several elements, as `a:b` does.
+SLICES = frozenset(f"{m}.{n}" for m in (*_PALLAS_PATHS, "jax._src.state.indexing") for n in ("ds", "dslice", "Slice"))
 #: JAX's grid specs, each with its parameters in order: only in these does semfix read a
 #: `grid_spec=`'s scratch shapes and output specs (a helper's call may add entries of its own).
 _GRID_SPEC = ("grid", "in_specs", "out_specs", "scratch_shapes")

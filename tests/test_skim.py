@@ -284,6 +284,8 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
         "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
         "a DMA semaphore signalled": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems.at[0], 1)"),
         "a regular semaphore to a DMA": ("async_copy(x, x, sem)", "async_copy(x, x, flags.at[1])"),
+        "a row of a 2-D array": ("pltpu.SemaphoreType.DMA((2,))", "pltpu.SemaphoreType.DMA((2, 2))"),
+        "a slice by pl.ds": ("flags.at[0], 2", "flags.at[pl.ds(0, 1)], 2"),
         "a call inside another": (
             "pl.semaphore_wait(ready_sem, 1)",
             "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))",

@@ -264,12 +264,25 @@ class Allocations(Resolution):
         and that nothing rebinds. None where the file does not prove it."""
         while isinstance(node, ast.Subscript) and is_at(node.value):
             node = node.value.value
+        parameter = self._parameter(node, scope)
+        return None if parameter is None else self.param_semaphores.get(id(parameter))
+
+    def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+        """How many indices pick one semaphore out of the parameter `node` names (a shape
+        tuple's length; 0 for one semaphore), and the allocation that proves it: where every
+        allocation bound to it agrees and nothing rebinds it. None where the file does not prove it."""
+        parameter = self._parameter(node, scope)
+        return None if parameter is None else self.param_ranks.get(id(parameter))
+
+    @staticmethod
+    def _parameter(node: ast.expr, scope: Scope) -> ast.AST | None:
+        """The parameter `node` names, where it is bound once, as a parameter, and never declared global."""
         if not isinstance(node, ast.Name):
             return None
         _, bindings = scope.lookup(node.id)
         if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].declared:
             return None
-        return self.param_semaphores.get(id(bindings[0].node))
+        return bindings[0].node
 
     def _bind(
         self, body: ast.AST, allocations: Sequence[ast.expr | ast.keyword], scope: Scope, *, last: bool = False
@@ -317,15 +330,38 @@ class Allocations(Resolution):
                     earlier = self.param_semaphores[id(parameter)]
                     allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
                 self.param_semaphores[id(parameter)] = allocated
+                rank = self._rank(value, scope)
+                if id(parameter) in self.param_ranks:  # two allocations: one rank, or none
+                    earlier_rank = self.param_ranks[id(parameter)]
+                    rank = earlier_rank if earlier_rank and rank and earlier_rank[0] == rank[0] else None
+                self.param_ranks[id(parameter)] = rank
+
+    def _rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+        """How many indices pick one semaphore out of what `node` allocates: 0 for
+        `SemaphoreType.X` and `SemaphoreType.X(())`, the length of a shape written as a tuple
+        display (`X((2, 2))`, `X(shape=(4,))`); None for anything else (`X(shape)`)."""
+        if self._semaphore_kind(node, scope) is None:
+            return None
+        if not isinstance(node, ast.Call):
+            return 0, node
+        items = source_order(node)
+        first = items[0] if items else None
+        shape = first.value if isinstance(first, ast.keyword) and first.arg == "shape" else first
+        if not isinstance(shape, ast.Tuple) or any(isinstance(e, ast.Starred) for e in shape.elts):
+            return None
+        return len(shape.elts), node
 
     def _unprove(self, body: ast.AST, scope: Scope) -> None:
         """A call hands `body` allocations semfix cannot read: none of its parameters has a
-        proven semaphore kind, whatever other calls allocate for them."""
+        proven semaphore kind, rank or array, whatever other calls allocate for them (a tuple
+        stays one: `.at` would fail on it wherever it reaches the kernel)."""
         found = self._function(body, scope)
         if found is not None:
             arguments = found[0].args
             for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
-                self.param_semaphores[id(parameter)] = None
+                self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
+                if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
+                    self.param_kinds[id(parameter)] = Kind.UNKNOWN
 
 
 def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:

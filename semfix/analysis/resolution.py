@@ -50,6 +50,8 @@ class Resolution:
         self.param_kinds: dict[int, Kind] = {}
         # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
         self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
+        # how many indices pick one semaphore out of a parameter, with the allocation; None: not known
+        self.param_ranks: dict[int, tuple[int, ast.expr] | None] = {}
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs

@@ -27,10 +27,12 @@ from semfix.rules import RULES
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding only in shapes a semaphore can.
 _SEM_PARAMS: dict[str, set[int | str | None]] = {}
+_SEMAPHORES_ONLY: dict[str, set[int | str | None]] = {}  # a view can pick a row only as a semaphore
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
         _params = _op.sem_params + _op.buffer_params
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
+        _SEMAPHORES_ONLY.setdefault(_name, set()).update(x for p in _op.sem_params for x in (p.name, p.position))
 
 # Per function name, the semaphore kinds one of its semaphore parameters refuses (the wrong-kind rule's).
 _REFUSED: dict[str, set[str]] = {}
@@ -69,6 +71,9 @@ _CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
 _OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
+_PALLAS_SLICE = re.compile(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
+# A parenthesized list of two items or more (a shape of two dimensions, and more): `(2, n)`.
+_SHAPE_OF_TWO = re.compile(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -124,41 +129,61 @@ class _Skim:
         self._aliases()
         self.calls: list[tuple[set[str], list[bytes]]] = []
         names: set[bytes] = set()  # the semaphore arguments that are bare names
+        views: set[bytes] = set()  # and the names of `.at[...]` views, which may pick a row
         # the wrong-kind rule: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
         refused: dict[bytes, set[str]] = {}
         for meanings, arguments in self._read_calls():  # each catalog call read as soon as it is cut out:
             self.calls.append((meanings, arguments))  # a kernel with a bug gives up early
             if meanings & FUNCTION_NAMES:
-                self._note(meanings & FUNCTION_NAMES, arguments, names, refused)
+                self._note(meanings & FUNCTION_NAMES, arguments, names, views, refused)
         for functions, arguments in self._partials():
-            self._note(functions, arguments, names, refused)
-        if not names and not refused:
+            self._note(functions, arguments, names, views, refused)
+        if not names and not views and not refused:
             return True
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
-        if names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
+        if names and names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
             return False
-        if b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
+        if names and b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
         # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to,
+        # a view's name one that a shape of two or more dimensions is (a view may pick a row),
         # or a name given to a call an allocation of a kind that call refuses (the wrong-kind rule)?
         return not any(
-            name in names and (entry is None or b"(" in entry) or name in refused and _spells(entry, refused[name])
+            name in names
+            and (entry is None or b"(" in entry)
+            or name in views
+            and entry is not None
+            and _SHAPE_OF_TWO.search(entry)
+            or name in refused
+            and _spells(entry, refused[name])
             for name, entry in self._pairs()
         )
 
     @staticmethod
-    def _note(functions: set[str], arguments: list[bytes], names: set[bytes], refused: dict[bytes, set[str]]) -> None:
-        """A catalog call's semaphore arguments: the bare names among them, and what the
-        wrong-kind rule asks of names and views; GiveUp on a shape that may be a finding."""
+    def _note(
+        functions: set[str],
+        arguments: list[bytes],
+        names: set[bytes],
+        views: set[bytes],
+        refused: dict[bytes, set[str]],
+    ) -> None:
+        """A catalog call's semaphore arguments: the bare names among them, the views' names,
+        and what the wrong-kind rule asks of names and views; GiveUp on a shape that may be a finding."""
         kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
+        semaphores = set(_semaphore_arguments(functions, arguments, _SEMAPHORES_ONLY))
         for argument in _semaphore_arguments(functions, arguments):
             name = _shape(argument)
             if name is not None:
                 names.add(name)
             base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
+            if name is None and argument in semaphores:
+                if _PALLAS_SLICE.search(argument):
+                    raise GiveUp("a semaphore view that may take a slice (`pl.ds(...)`)")
+                if base is not None:
+                    views.add(base)
             if base is not None and kinds:
                 refused.setdefault(base, set()).update(kinds)
 
@@ -309,9 +334,11 @@ def _plain_arguments() -> re.Pattern[bytes]:
     return re.compile(scan.SIMPLE_INNER + rb"\)")
 
 
-def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterator[bytes]:
-    """The arguments bound to semaphore parameters, as the engines bind them."""
-    wanted = set().union(*(_SEM_PARAMS[f] for f in functions))
+def _semaphore_arguments(
+    functions: set[str], arguments: list[bytes], params: dict[str, set[int | str | None]] = _SEM_PARAMS
+) -> Iterator[bytes]:
+    """The arguments bound to semaphore (and DMA buffer) parameters, as the engines bind them."""
+    wanted = set().union(*(params[f] for f in functions))
     position: int | None = 0  # None after a `*args`: positions are unknown
     for argument in arguments:
         if argument.startswith(b"*"):

@@ -32,9 +32,11 @@ already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it s
 `refs[0:2]` or a name assigned one, a starred unpacking target, literals, an output written as
 a pytree node in `out_shape` or `out_specs` such as `(pltpu.SemaphoreType.DMA(()),) * 2`, a
 parameter that any allocation makes a tuple), or a string index (`sems["load"]`: a dict of
-Refs). A name an assignment unpacks (`buf, sems = refs`) may hold a tuple too: fixed only where
-the file proves it a Ref (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`)
-may differ at each pass, so never.
+Refs). Nor where the allocation's shape has more dimensions than `sems[i]` gives indices: that
+reads a row, and `sems.at[i]` would pass one (SEM004 reports it). A name an assignment unpacks
+(`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
+(`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
+so never.
 """
 
 from __future__ import annotations
