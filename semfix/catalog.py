@@ -156,6 +156,12 @@ _PALLAS_PATHS = ("jax.experimental.pallas", "jax.pallas")
 #: Other JAX names the rules need to recognise: kernels, scoped allocations, semaphore types.
 PALLAS_CALL = frozenset({*(f"{p}.pallas_call" for p in _PALLAS_PATHS), "jax._src.pallas.pallas_call.pallas_call"})
 RUN_SCOPED = frozenset({*(f"{p}.run_scoped" for p in _PALLAS_PATHS), "jax._src.pallas.primitives.run_scoped"})
+#: `pl.kernel(body, out_type, mesh=..., scratch_types=[...])` (0.8.1; `out_shape=` and
+#: `scratch_shapes=` before 0.10): the body gets its inputs, outputs, then scratch Refs, as a
+#: `pallas_call` kernel does. Without a body it returns a decorator.
+KERNEL = frozenset({*(f"{p}.kernel" for p in _PALLAS_PATHS), "jax._src.pallas.helpers.kernel"})
+#: `pl.kernel`'s parameters under the names `pallas_call` gives them.
+KERNEL_AS_PALLAS_CALL: Mapping[str, str] = {"out_type": "out_shape", "scratch_types": "scratch_shapes"}
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})

@@ -39,7 +39,7 @@ _REFUSED: dict[str, set[str]] = {}
 for _function_param, _accepted in KINDS_NEEDED.items():
     _REFUSED.setdefault(_function_param[0], set()).update(set(SEMAPHORE_KINDS) - _accepted)
 
-_ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
+_ALLOCATORS = frozenset({"pallas_call", "run_scoped", "kernel"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
 _SCRATCH_POSITION = min(order.index("scratch_shapes") + 1 for order in GRID_SPECS.values())
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
@@ -274,6 +274,13 @@ class _Skim:
             positional = [a for a in arguments if not a.startswith(b"*") and not scan.KEYWORD_ARG.match(a)]
             if "pallas_call" in meanings:
                 yield from self._scratch_pairs(positional, keywords)
+            if "kernel" in meanings:  # `pl.kernel(body, ..., scratch_types=...)`, as pallas_call's
+                scratch = keywords.get(b"scratch_types", keywords.get(b"scratch_shapes"))
+                body = keywords.get(b"body", positional[0] if positional else None)
+                if scratch is not None and body is None:
+                    raise GiveUp("pl.kernel as a decorator")
+                if scratch is not None and body is not None:
+                    yield from self._scratch_pairs([], {b"kernel": body, b"scratch_shapes": scratch})
             if "run_scoped" in meanings:
                 yield from keywords.items()
                 starred = any(a.startswith(b"*") for a in arguments)

@@ -22,10 +22,13 @@ pl.semaphore_signal(sems.at[slot], 1)
 Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope
 (an attribute chain such as `c.sems` only where each name in it resolves to the same binding:
 a comprehension, lambda or class body binding its own `c` proves nothing about the function's),
-or a `SemaphoreType.X((n,))` allocation in `run_scoped` or in `scratch_shapes` of `pallas_call`
-itself or of JAX's own grid specs (not of a helper's call, which may add entries), also through
-a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped, ...)`,
-`@pl.core_map(mesh, scratch_shapes=...)`), unless the code tests its type
+or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of `pallas_call`
+itself or of JAX's own grid specs (not of a helper's call, which may add entries), or in
+`scratch_types` of `pl.kernel`, also through a decorator (`@functools.partial(pl.pallas_call,
+...)`, `@functools.partial(pl.run_scoped, ...)`, `@pl.core_map(mesh, scratch_shapes=...)`,
+`@pl.kernel(..., scratch_types=...)`), and only where every launcher of the kernel is read: one
+whose scratch semfix cannot see (`scratch_shapes=make()`, a parameter, `**options`) leaves the
+allocation unproven. Not where the code tests its type
 (`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple too). Unsafe where it
 cannot tell (applied only with `--unsafe-fixes`). Never, and not reported, where `sems[i]`
 already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it such as

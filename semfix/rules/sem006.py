@@ -9,10 +9,10 @@ message names the line of the allocation. Reported only.
 
 The kind counts only where it is proven: the argument is a kernel or `run_scoped` body
 parameter (or an `.at[...]` view of one) that nothing rebinds, and every allocation bound to it
-(`scratch_shapes` of `pallas_call` or of JAX's grid specs, `run_scoped`, `core_map`, as SEM002
-reads them) is a `SemaphoreType.X` or `SemaphoreType.X(shape)` of one kind. A parameter that
-two calls give two kinds, or that a call gives what semfix cannot read (`scratch_shapes=f()`,
-`*shapes`), has none.
+(`scratch_shapes` of `pallas_call` or of JAX's grid specs, `scratch_types` of `pl.kernel`,
+`run_scoped`, `core_map`, as SEM002 reads them) is a `SemaphoreType.X` or
+`SemaphoreType.X(shape)` of one kind. A parameter that two calls give two kinds, or that a
+call gives what semfix cannot read (`scratch_shapes=f()`, `*shapes`), has none.
 
 ## Why is this bad?
 JAX checks the kind when it traces the kernel. Signal and wait take regular and barrier
