@@ -215,6 +215,18 @@ KINDS_NEEDED: Mapping[tuple[str, str], frozenset[str]] = {
     ("async_remote_copy", "recv_sem"): _DMA,
 }
 
+#: The descriptor methods at which JAX checks a DMA's semaphore kind (`dma_wait`): `.wait()`
+#: waits on every semaphore; `.wait_recv()` (`.wait_write()`, 0.12) on the one the write into
+#: `dst_ref` signals, `.wait_send()` (`.wait_read()`, 0.12) on the one the read signals. Its
+#: `.start()` checks no kind: a DMA that nothing waits on this way may signal a regular semaphore.
+_WRITE_WAITS = frozenset({"wait", "wait_recv", "wait_write"})
+_READ_WAITS = frozenset({"wait", "wait_send", "wait_read"})
+KIND_CHECKED_AT: Mapping[str, frozenset[str]] = {
+    "sem": _WRITE_WAITS,
+    "recv_sem": _WRITE_WAITS,
+    "send_sem": _READ_WAITS,
+    "src_sem": _READ_WAITS,
+}
 
 #: Every function name in the catalog, for the byte prefilter.
 FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)
