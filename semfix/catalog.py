@@ -24,6 +24,8 @@ class SemParam:
     name: str
     position: int | None  # None: keyword-only
     since: Version | None = None  # the JAX release that added it (None: every supported release)
+    # a local helper's parameter: the JAX function and its parameter it is passed to, unchanged
+    via: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -35,14 +37,18 @@ class Operation:
     buffer_params: tuple[SemParam, ...] = ()
     partial: bool = False  # given to functools.partial: its arguments are read when the partial is made
     since: Version | None = None  # the JAX release that added it (None: every supported release)
+    # a local helper (a def of the file): the catalog calls in it its parameters are passed to
+    inner: tuple[object, ...] = ()
 
     def through_partial(self) -> Operation:
         """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
 
         def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
-            return tuple(SemParam(p.name, None if p.position is None else p.position + 1, p.since) for p in params)
+            return tuple(replace(p, position=None if p.position is None else p.position + 1) for p in params)
 
-        return Operation(self.name, shifted(self.sem_params), shifted(self.buffer_params), True, self.since)
+        return replace(
+            self, sem_params=shifted(self.sem_params), buffer_params=shifted(self.buffer_params), partial=True
+        )
 
 
 _Param = tuple[str, int | None] | tuple[str, int | None, Version]

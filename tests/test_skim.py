@@ -290,6 +290,10 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
         "a regular semaphore to a DMA": ("async_copy(x, x, sem)", "async_copy(x, x, flags.at[1])"),
         "a row of a 2-D array": ("pltpu.SemaphoreType.DMA((2,))", "pltpu.SemaphoreType.DMA((2, 2))"),
         "a slice by pl.ds": ("flags.at[0], 2", "flags.at[pl.ds(0, 1)], 2"),
+        "an element through a helper": (
+            "    pl.semaphore_wait(ready_sem, 1)",
+            "    def wait_on(one):\n        pl.semaphore_wait(one, 1)\n\n    wait_on(sems[slot])",
+        ),
         "a whole array pl.kernel allocates": (
             "    return pl.pallas_call(",
             "    pl.kernel(wait_kernel, x, mesh=x, scratch_types=[pltpu.SemaphoreType.DMA((1,))])(x)\n"

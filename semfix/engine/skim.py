@@ -140,6 +140,8 @@ class _Skim:
             self._note(functions, arguments, names, views, refused)
         if not names and not views and not refused:
             return True
+        if names and self._helper_called(names):  # the call of a helper passes what its parameter gets
+            return False
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
         if names and names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
@@ -316,6 +318,29 @@ class _Skim:
             else:
                 yield from zip(params[max(len(params) - len(entries), 0) :], entries)
 
+    def _headers(self) -> dict[bytes, list[int]]:
+        """Every `def name(`: where its `(` is, by name."""
+        if self.headers is None:
+            self.headers = {}
+            for match in _HEADER.finditer(self.data):
+                self.headers.setdefault(match.group(1), []).append(match.end() - 1)
+        return self.headers
+
+    def _helper_called(self, names: set[bytes]) -> bool:
+        """Is a def with one of `names` among its parameters called by its name in the file (a
+        helper the engine reads as the catalog call it passes the parameter on to)? By
+        spelling, in strings too: it can only over-report."""
+        for name, openings in self._headers().items():
+            for open_at in openings:
+                if self.data[open_at : open_at + 1] == b"[":
+                    raise GiveUp("a generic function")
+                params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
+                if names & {*params, *keyword_only}:
+                    called = re.findall(rb"(?<![\w.])" + re.escape(name) + rb"\s*\(", self.data)
+                    if len(called) > len(openings):  # each header spells `name(` once
+                        return True
+        return False
+
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:
         """(positional, keyword-only parameter names) of every def `node` may name."""
         if not node.isascii():
@@ -325,11 +350,7 @@ class _Skim:
             if not inner:
                 return
             node = inner[0]
-        if self.headers is None:
-            self.headers = {}
-            for match in _HEADER.finditer(self.data):
-                self.headers.setdefault(match.group(1), []).append(match.end() - 1)
-        for open_at in self.headers.get(node, ()):
+        for open_at in self._headers().get(node, ()):
             if self.data[open_at : open_at + 1] == b"[":
                 raise GiveUp("a generic function")
             yield scan.parameters(scan.split_bracket(self.data, open_at)[0])

@@ -131,27 +131,33 @@ def check(
 ) -> None:
     """Report the argument if its proven kind is not one the operation's parameter takes, and
     JAX checks it: a DMA's semaphore only where its descriptor may be waited on."""
-    needed = KINDS_NEEDED.get((operation.name, param.name))
+    function, name = param.via or (operation.name, param.name)  # a helper's: what it passes it to
+    needed = KINDS_NEEDED.get((function, name))
     proven = ctx.semaphore(argument, scope) if needed else None
     if needed is None or proven is None or proven[0] in needed:
         return
-    if param.name in KIND_CHECKED_AT and not operation.partial and _never_waited(ctx, call, scope, param.name):
+    if name in KIND_CHECKED_AT and not operation.partial and _never_waited(ctx, call, operation, name):
         return
     kind, allocation = proven
     written, allocated = ctx.text.of(argument), ctx.text.of(allocation)
-    words = messages.wrong_kind(written, kind, allocation.lineno, allocated, operation.name, needed)
+    words = messages.wrong_kind(written, kind, allocation.lineno, allocated, function, needed)
     ctx.report(CODE, argument, words, None)
 
 
 _PARENTS = object()  # the key of what `_parents` works out once per file, in `Context.memo`
 
 
-def _never_waited(ctx: Context, call: ast.Call, scope: Scope, param: str) -> bool:
+def _never_waited(ctx: Context, call: ast.Call, operation: Operation, param: str) -> bool:
     """Does the file show that nothing waits on the descriptor `call` makes at a method that
     checks `param`'s kind (`KIND_CHECKED_AT`)? True where it is dropped (`...start()`, a
     statement of its own) or held by a local name bound once whose every use is a call of a
     method that does not (`copy.start()`). A descriptor handed on (returned, stored, passed,
-    aliased) is handed on to be waited on: False, and the kind is reported."""
+    aliased) is handed on to be waited on: False, and the kind is reported. A helper's
+    descriptors are those of the catalog calls in it, each never waited on."""
+    if operation.inner:
+        inner = [(c, ctx.operation(c)) for c in operation.inner if isinstance(c, ast.Call)]
+        return all(op is not None and _never_waited(ctx, c, op, param) for c, op in inner)
+    scope = ctx.scopes.scope_of[id(call)]
     methods = KIND_CHECKED_AT[param]
     parent = _parents(ctx).get(id(call))
     if isinstance(parent, ast.Attribute):  # `make_async_copy(...).start()`: `.start()` returns None
