@@ -24,6 +24,8 @@ class SemParam:
     name: str
     position: int | None  # None: keyword-only
     since: Version | None = None  # the JAX release that added it (None: every supported release)
+    # a local helper's parameter: the JAX function and its parameter it is passed to, unchanged
+    via: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -35,14 +37,18 @@ class Operation:
     buffer_params: tuple[SemParam, ...] = ()
     partial: bool = False  # given to functools.partial: its arguments are read when the partial is made
     since: Version | None = None  # the JAX release that added it (None: every supported release)
+    # a local helper (a def of the file): the catalog calls in it its parameters are passed to
+    inner: tuple[object, ...] = ()
 
     def through_partial(self) -> Operation:
         """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
 
         def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
-            return tuple(SemParam(p.name, None if p.position is None else p.position + 1, p.since) for p in params)
+            return tuple(replace(p, position=None if p.position is None else p.position + 1) for p in params)
 
-        return Operation(self.name, shifted(self.sem_params), shifted(self.buffer_params), True, self.since)
+        return replace(
+            self, sem_params=shifted(self.sem_params), buffer_params=shifted(self.buffer_params), partial=True
+        )
 
 
 _Param = tuple[str, int | None] | tuple[str, int | None, Version]
@@ -157,9 +163,17 @@ _PALLAS_PATHS = ("jax.experimental.pallas", "jax.pallas")
 #: Other JAX names the rules need to recognise: kernels, scoped allocations, semaphore types.
 PALLAS_CALL = frozenset({*(f"{p}.pallas_call" for p in _PALLAS_PATHS), "jax._src.pallas.pallas_call.pallas_call"})
 RUN_SCOPED = frozenset({*(f"{p}.run_scoped" for p in _PALLAS_PATHS), "jax._src.pallas.primitives.run_scoped"})
+#: `pl.kernel(body, out_type, mesh=..., scratch_types=[...])` (0.8.1; `out_shape=` and
+#: `scratch_shapes=` before 0.10): the body gets its inputs, outputs, then scratch Refs, as a
+#: `pallas_call` kernel does. Without a body it returns a decorator.
+KERNEL = frozenset({*(f"{p}.kernel" for p in _PALLAS_PATHS), "jax._src.pallas.helpers.kernel"})
+#: `pl.kernel`'s parameters under the names `pallas_call` gives them.
+KERNEL_AS_PALLAS_CALL: Mapping[str, str] = {"out_type": "out_shape", "scratch_types": "scratch_shapes"}
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})
+#: Pallas's slices (`pl.ds(start, size)`): an index of one picks several elements, as `a:b` does.
+SLICES = frozenset(f"{m}.{n}" for m in (*_PALLAS_PATHS, "jax._src.state.indexing") for n in ("ds", "dslice", "Slice"))
 #: JAX's grid specs, each with its parameters in order: only in these does semfix read a
 #: `grid_spec=`'s scratch shapes and output specs (a helper's call may add entries of its own).
 _GRID_SPEC = ("grid", "in_specs", "out_specs", "scratch_shapes")
@@ -208,6 +222,18 @@ KINDS_NEEDED: Mapping[tuple[str, str], frozenset[str]] = {
     ("async_remote_copy", "recv_sem"): _DMA,
 }
 
+#: The descriptor methods at which JAX checks a DMA's semaphore kind (`dma_wait`): `.wait()`
+#: waits on every semaphore; `.wait_recv()` (`.wait_write()`, 0.12) on the one the write into
+#: `dst_ref` signals, `.wait_send()` (`.wait_read()`, 0.12) on the one the read signals. Its
+#: `.start()` checks no kind: a DMA that nothing waits on this way may signal a regular semaphore.
+_WRITE_WAITS = frozenset({"wait", "wait_recv", "wait_write"})
+_READ_WAITS = frozenset({"wait", "wait_send", "wait_read"})
+KIND_CHECKED_AT: Mapping[str, frozenset[str]] = {
+    "sem": _WRITE_WAITS,
+    "recv_sem": _WRITE_WAITS,
+    "send_sem": _READ_WAITS,
+    "src_sem": _READ_WAITS,
+}
 
 #: Every function name in the catalog, for the byte prefilter.
 FUNCTION_NAMES: frozenset[str] = frozenset(n for ops in MODULES.values() for n in ops)

@@ -47,6 +47,15 @@ def non_scalar(written: str, *, whole_array: bool) -> str:
     )
 
 
+def row(written: str, left: int, rank: int, line: int, allocated: str) -> str:
+    """SEM004's words for a view or read that leaves dimensions of its allocation unindexed."""
+    return (
+        f"`{one_line(written)}` passes a row of semaphores where one semaphore is needed (JAX: "
+        f"non-()-shaped semaphore): it leaves {left} of the {rank} dimensions of `{one_line(allocated)}` "
+        f"(line {line}) unindexed; index one semaphore along each"
+    )
+
+
 def carried(name: str, line: int, direct: str) -> str:
     """Another rule's finding on a read, for a variable that carries the read to the argument."""
     return f"`{name}` holds the read at line {line}: {direct}"

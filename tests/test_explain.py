@@ -297,6 +297,9 @@ BUGGY = [case for case in fixture_cases() if "error" in case.spec.get("runtime",
 # Kernels whose error no rewrite settles (a semaphore of the wrong kind): explain names the cause.
 REPORTED = [case for case in BUGGY if not case.spec.get("changes")]
 BUGGY = [case for case in BUGGY if case not in REPORTED]
+# the report-only kernels of SEM006 (a wrong kind), and of SEM004 (a row, or a whole array)
+WRONG_KIND = [case for case in REPORTED if case.spec["reported"][0].endswith("SEM006")]
+NON_SCALAR = [case for case in REPORTED if case not in WRONG_KIND]
 
 
 def _run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -337,7 +340,7 @@ def test_explain_fixes_what_jax_reported(case: Case, tmp_path: Path) -> None:
 
 @needs_jax
 @pytest.mark.jax
-@pytest.mark.parametrize("case", REPORTED, ids=[c.name for c in REPORTED])
+@pytest.mark.parametrize("case", WRONG_KIND, ids=[c.name for c in WRONG_KIND])
 def test_explain_names_a_semaphore_of_the_wrong_kind_and_its_allocation(case: Case, tmp_path: Path) -> None:
     """JAX's kind errors: explain points at the argument the rule reports first (JAX stops
     there) and at the line that allocates it, fixes nothing and exits 1."""
@@ -349,6 +352,21 @@ def test_explain_names_a_semaphore_of_the_wrong_kind_and_its_allocation(case: Ca
     line = case.spec["reported"][0].split(":")[0]
     assert f"  At line {line}, SEM006 `" in result.stdout and "(allocated at line " in result.stdout, result.stdout
     assert "No fix: allocate the semaphore as the kind the operation takes" in result.stdout
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("case", NON_SCALAR, ids=[c.name for c in NON_SCALAR])
+def test_explain_fixes_no_row_or_whole_array_and_says_so(case: Case, tmp_path: Path) -> None:
+    """A row or a whole array where one semaphore is needed: which one was meant is the
+    author's call, so explain names SEM004's finding at the line JAX stopped at, and fixes nothing."""
+    kernel = tmp_path / "kernels.py"
+    kernel.write_bytes(case.before)
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_traceback_of(kernel, tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert kernel.read_bytes() == case.before
+    first = case.fix(case.before).findings[0]
+    assert first.rule == "SEM004" and f"SEM004 `{first.original}` passes a " in result.stdout, result.stdout
 
 
 def test_a_kind_error_semfix_cannot_prove_names_no_argument(tmp_path: Path) -> None:

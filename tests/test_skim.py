@@ -237,6 +237,10 @@ def kernel(x_hbm, o_ref, buf, sems, ready_sem):
     o_ref[...] = buf[slot]
 
 
+def wait_kernel(x_hbm, o_hbm, sem):
+    pltpu.async_copy(x_hbm, o_hbm, sem).wait()
+
+
 def run(x):
     def body(sem, flags):
         pltpu.async_copy(x, x, sem).wait()
@@ -284,6 +288,17 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
         "a keyword": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(value=1, sem_or_view=ready_sem[...])"),
         "a DMA semaphore signalled": ("pl.semaphore_wait(ready_sem, 1)", "pl.semaphore_wait(sems.at[0], 1)"),
         "a regular semaphore to a DMA": ("async_copy(x, x, sem)", "async_copy(x, x, flags.at[1])"),
+        "a row of a 2-D array": ("pltpu.SemaphoreType.DMA((2,))", "pltpu.SemaphoreType.DMA((2, 2))"),
+        "a slice by pl.ds": ("flags.at[0], 2", "flags.at[pl.ds(0, 1)], 2"),
+        "an element through a helper": (
+            "    pl.semaphore_wait(ready_sem, 1)",
+            "    def wait_on(one):\n        pl.semaphore_wait(one, 1)\n\n    wait_on(sems[slot])",
+        ),
+        "a whole array pl.kernel allocates": (
+            "    return pl.pallas_call(",
+            "    pl.kernel(wait_kernel, x, mesh=x, scratch_types=[pltpu.SemaphoreType.DMA((1,))])(x)\n"
+            "    return pl.pallas_call(",
+        ),
         "a call inside another": (
             "pl.semaphore_wait(ready_sem, 1)",
             "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))",

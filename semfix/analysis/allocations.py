@@ -1,8 +1,9 @@
 """What JAX allocates for kernel and body parameters: the `Allocations` part of `Evidence`.
 
-Kernels' scratch shapes and `run_scoped` allocations (through `pallas_call`, `run_scoped`,
-`core_map`, the grid specs, `functools.partial` and decorators) give parameters a kind (one
-semaphore, or a tuple or array of them) and a semaphore kind, with the allocation that proves it.
+Kernels' scratch shapes and `run_scoped` allocations (through `pallas_call`, `pl.kernel`,
+`run_scoped`, `core_map`, the grid specs, `functools.partial` and decorators) give parameters a
+kind (one semaphore, or a tuple or array of them), a semaphore kind and a rank (how many indices
+pick one semaphore), each with the allocation that proves it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from semfix.analysis.scopes import Scope, ScopeBuilder
 from semfix.catalog import (
     CORE_MAP,
     GRID_SPECS,
+    KERNEL,
+    KERNEL_AS_PALLAS_CALL,
     PALLAS_CALL,
     PALLAS_CALL_POSITIONAL,
     PARTIAL,
@@ -50,13 +53,15 @@ class Allocations(Resolution):
             scope = self.scopes.scope_of[id(call)]
             if self.operation(call) is not None:
                 continue
-            if self.resolves_to(call.func, scope, PALLAS_CALL):
+            launcher = next((a for a in (PALLAS_CALL, KERNEL) if self.resolves_to(call.func, scope, a)), None)
+            if launcher is not None:  # `pl.pallas_call(kernel, ...)`, `pl.kernel(body, ...)`
                 positional = [a for a in call.args if not isinstance(a, ast.Starred)]
                 keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-                kernel = keywords.get("kernel", positional[0] if positional else None)
+                named = "kernel" if launcher is PALLAS_CALL else "body"
+                kernel = keywords.get(named, positional[0] if positional else None)
                 if kernel is not None:
-                    rest = call.args[1:] if "kernel" not in keywords else call.args
-                    self._allocate(PALLAS_CALL, [*rest, *call.keywords], kernel, scope)
+                    rest = call.args[1:] if named not in keywords else call.args
+                    self._allocate(launcher, [*rest, *call.keywords], kernel, scope)
             elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
                 self._allocate(RUN_SCOPED, source_order(call)[1:], call.args[0], scope)
         for call in self.scopes.calls:
@@ -79,6 +84,10 @@ class Allocations(Resolution):
         for them. The order calls come in does not matter: a parameter given two kinds is a
         tuple if one is (`.at` would fail there), else has none."""
         keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+        if allocator is KERNEL:  # its parameters under pallas_call's names; a grid spec it has not
+            allocator, arguments = PALLAS_CALL, [_renamed(a) for a in arguments]
+            if "grid_spec" in keywords:
+                return self._unprove(body, scope)
         if allocator is PALLAS_CALL:
             scratch = self._kernel_allocations(arguments, scope)
             if scratch is None:  # what this call allocates is not known: no kind is proven
@@ -137,16 +146,19 @@ class Allocations(Resolution):
 
     def _applied(self, node: ast.expr, scope: Scope) -> tuple[frozenset[str], list[ast.expr | ast.keyword]] | None:
         """What `node(body)` is, when it hands JAX `body` where JAX allocates for it: the JAX
-        function and the other arguments it gets. `functools.partial(pl.pallas_call, ...)` and
-        `functools.partial(pl.run_scoped, ...)` qualify only with keywords alone (a positional
-        argument there would come before the body); `pl.core_map(mesh, ...)` returns a
-        decorator. `pl.pallas_call` has no decorator-factory form, and `@pl.run_scoped` alone
-        allocates nothing."""
+        function and the other arguments it gets. `functools.partial(pl.pallas_call, ...)`,
+        `functools.partial(pl.kernel, ...)` and `functools.partial(pl.run_scoped, ...)` qualify
+        only with keywords alone (a positional argument there would come before the body);
+        `pl.core_map(mesh, ...)` and `pl.kernel(...)` given no body return a decorator.
+        `pl.pallas_call` has no decorator-factory form, and `@pl.run_scoped` alone allocates nothing."""
         if not isinstance(node, ast.Call):
             return None
         if self.resolves_to(node.func, scope, PARTIAL) and len(node.args) == 1:
-            allocator = next((a for a in (PALLAS_CALL, RUN_SCOPED) if self.resolves_to(node.args[0], scope, a)), None)
+            allocators = (PALLAS_CALL, KERNEL, RUN_SCOPED)
+            allocator = next((a for a in allocators if self.resolves_to(node.args[0], scope, a)), None)
             return (allocator, list(node.keywords)) if allocator is not None else None
+        if not node.args and all(k.arg != "body" for k in node.keywords) and self.resolves_to(node.func, scope, KERNEL):
+            return KERNEL, list(node.keywords)
         return (CORE_MAP, list(node.keywords)) if self.resolves_to(node.func, scope, CORE_MAP) else None
 
     @staticmethod
@@ -264,12 +276,25 @@ class Allocations(Resolution):
         and that nothing rebinds. None where the file does not prove it."""
         while isinstance(node, ast.Subscript) and is_at(node.value):
             node = node.value.value
+        parameter = self._parameter(node, scope)
+        return None if parameter is None else self.param_semaphores.get(id(parameter))
+
+    def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+        """How many indices pick one semaphore out of the parameter `node` names (a shape
+        tuple's length; 0 for one semaphore), and the allocation that proves it: where every
+        allocation bound to it agrees and nothing rebinds it. None where the file does not prove it."""
+        parameter = self._parameter(node, scope)
+        return None if parameter is None else self.param_ranks.get(id(parameter))
+
+    @staticmethod
+    def _parameter(node: ast.expr, scope: Scope) -> ast.AST | None:
+        """The parameter `node` names, where it is bound once, as a parameter, and never declared global."""
         if not isinstance(node, ast.Name):
             return None
         _, bindings = scope.lookup(node.id)
         if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].declared:
             return None
-        return self.param_semaphores.get(id(bindings[0].node))
+        return bindings[0].node
 
     def _bind(
         self, body: ast.AST, allocations: Sequence[ast.expr | ast.keyword], scope: Scope, *, last: bool = False
@@ -317,15 +342,45 @@ class Allocations(Resolution):
                     earlier = self.param_semaphores[id(parameter)]
                     allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
                 self.param_semaphores[id(parameter)] = allocated
+                rank = self._rank(value, scope)
+                if id(parameter) in self.param_ranks:  # two allocations: one rank, or none
+                    earlier_rank = self.param_ranks[id(parameter)]
+                    rank = earlier_rank if earlier_rank and rank and earlier_rank[0] == rank[0] else None
+                self.param_ranks[id(parameter)] = rank
+
+    def _rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+        """How many indices pick one semaphore out of what `node` allocates: 0 for
+        `SemaphoreType.X` and `SemaphoreType.X(())`, the length of a shape written as a tuple
+        display (`X((2, 2))`, `X(shape=(4,))`); None for anything else (`X(shape)`)."""
+        if self._semaphore_kind(node, scope) is None:
+            return None
+        if not isinstance(node, ast.Call):
+            return 0, node
+        items = source_order(node)
+        first = items[0] if items else None
+        shape = first.value if isinstance(first, ast.keyword) and first.arg == "shape" else first
+        if not isinstance(shape, ast.Tuple) or any(isinstance(e, ast.Starred) for e in shape.elts):
+            return None
+        return len(shape.elts), node
 
     def _unprove(self, body: ast.AST, scope: Scope) -> None:
         """A call hands `body` allocations semfix cannot read: none of its parameters has a
-        proven semaphore kind, whatever other calls allocate for them."""
+        proven semaphore kind, rank or array, whatever other calls allocate for them (a tuple
+        stays one: `.at` would fail on it wherever it reaches the kernel)."""
         found = self._function(body, scope)
         if found is not None:
             arguments = found[0].args
             for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
-                self.param_semaphores[id(parameter)] = None
+                self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
+                if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
+                    self.param_kinds[id(parameter)] = Kind.UNKNOWN
+
+
+def _renamed(argument: ast.expr | ast.keyword) -> ast.expr | ast.keyword:
+    """A `pl.kernel` argument under the name `pallas_call` gives its parameter."""
+    if isinstance(argument, ast.keyword) and argument.arg is not None and argument.arg in KERNEL_AS_PALLAS_CALL:
+        return ast.keyword(KERNEL_AS_PALLAS_CALL[argument.arg], argument.value)
+    return argument
 
 
 def _display(node: ast.expr) -> tuple[ast.List | ast.Tuple | None, int]:

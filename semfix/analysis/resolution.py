@@ -24,6 +24,7 @@ from semfix.catalog import (
     FUNCTION_NAMES,
     PARTIAL,
     Operation,
+    SemParam,
     lookup,
 )
 
@@ -50,9 +51,13 @@ class Resolution:
         self.param_kinds: dict[int, Kind] = {}
         # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
         self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
+        # how many indices pick one semaphore out of a parameter, with the allocation; None: not known
+        self.param_ranks: dict[int, tuple[int, ast.expr] | None] = {}
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
+        self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
+        self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
 
     def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
@@ -90,8 +95,89 @@ class Resolution:
             if operation is None and call.args and self.resolves_to(call.func, scope, PARTIAL):
                 operation = self._catalog_function(call.args[0], scope)
                 operation = operation and operation.through_partial()
+            if operation is None and isinstance(call.func, ast.Name):
+                operation = self._helper(call.func, scope)
             self.operations[id(call)] = operation
         return self.operations[id(call)]
+
+    def catalog_calls(self) -> list[ast.Call]:
+        """The calls that may run a catalog operation: by a JAX name or an alias of one
+        (`ScopeBuilder.relevant_calls`), or through a helper of the file (`_helper`)."""
+        relevant = self.scopes.relevant_calls()
+        if self._helper_calls is None:  # the defs holding such calls, then those calling them, ...
+            helpers: set[int] = set()
+            self._helper_calls = helpers
+            found = [c for c in relevant if self.operation(c) is not None]
+            names: set[str] = set()
+            while found:
+                names |= {d.name for d in (self._def_of(c) for c in found) if d is not None}
+                found = [
+                    c
+                    for c in self.scopes.calls
+                    if isinstance(c.func, ast.Name) and c.func.id in names and id(c) not in helpers
+                ]
+                helpers.update(id(c) for c in found)
+            helpers.difference_update(id(c) for c in relevant)
+        return relevant + [c for c in self.scopes.calls if id(c) in self._helper_calls]
+
+    def _def_of(self, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def a call is in (through comprehensions and lambdas)."""
+        scope: Scope | None = self.scopes.scope_of[id(call)]
+        while scope is not None and not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = scope.parent
+        return None if scope is None else scope.node  # type: ignore[return-value]
+
+    def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
+        """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
+        another such helper's): at its calls, each is treated as the parameter it is passed to.
+        Only a def bound once by that name, undecorated, without `*args` or `**kwargs`; a
+        parameter counts only where the def never rebinds it and passes it to parameters of
+        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side)."""
+        _, bindings = scope.lookup(name.id)
+        function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+        if not isinstance(function, ast.FunctionDef) or bindings[0].declared or function.decorator_list:
+            return None
+        arguments = function.args
+        if arguments.vararg is not None or arguments.kwarg is not None:
+            return None
+        if id(function) not in self._helpers:
+            self._helpers[id(function)] = None  # while it is worked out: a call of itself is none
+            self._helpers[id(function)] = self._passes_on(function)
+        return self._helpers[id(function)]
+
+    def _passes_on(self, function: ast.FunctionDef) -> Operation | None:
+        arguments = function.args
+        ordered = [*arguments.posonlyargs, *arguments.args]
+        positions: dict[int, int | None] = {id(p): i for i, p in enumerate(ordered)}
+        positions.update((id(p), None) for p in arguments.kwonlyargs)
+        uses: dict[int, set[tuple[bool, tuple[str, str]]]] = {}
+        inner: list[ast.Call] = []
+        for call in ast.walk(function):
+            if not isinstance(call, ast.Call):
+                continue
+            operation = self.operation(call)
+            if operation is None or operation.partial:
+                continue
+            scope = self.scopes.scope_of[id(call)]
+            for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params)):
+                for param, argument in _bound(params, call):
+                    if not isinstance(argument, ast.Name):
+                        continue
+                    _, bindings = scope.lookup(argument.id)
+                    if len(bindings) == 1 and bindings[0].kind == "param" and id(bindings[0].node) in positions:
+                        uses.setdefault(id(bindings[0].node), set()).add(
+                            (buffer, param.via or (operation.name, param.name))
+                        )
+                        inner.append(call)
+        passed: tuple[list[SemParam], list[SemParam]] = ([], [])
+        for parameter in [*ordered, *arguments.kwonlyargs]:
+            found = uses.get(id(parameter), set())
+            if len(found) == 1:
+                (buffer, via), *_ = found
+                passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
+        if not passed[0] and not passed[1]:
+            return None
+        return Operation(function.name, tuple(passed[0]), tuple(passed[1]), inner=tuple(inner))
 
     def _catalog_function(self, node: ast.expr, scope: Scope, alias: bool = True) -> Operation | None:
         """The catalog function `node` names: through the imports, or (with `alias`) a local or
@@ -166,6 +252,20 @@ class Resolution:
                     if isinstance(target, ast.Attribute):
                         self.proof_sites.setdefault(proof, []).append((target, scope))
         return self.proven
+
+
+def _bound(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
+    """The call's arguments for `params`, each with its parameter: by position (up to a
+    `*args`) and by keyword."""
+    by_position = {p.position: p for p in params if p.position is not None}
+    by_name = {p.name: p for p in params}
+    found = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        if index in by_position:
+            found.append((by_position[index], argument))
+    return found + [(by_name[k.arg], k.value) for k in call.keywords if k.arg in by_name]
 
 
 _PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from semfix.analysis.nodes import Steps, content_read, unchain
-from semfix.catalog import FUNCTION_NAMES, PALLAS_CALL, PARTIAL, RUN_SCOPED
+from semfix.catalog import FUNCTION_NAMES, KERNEL, PALLAS_CALL, PARTIAL, RUN_SCOPED
 
 
 @dataclass(eq=False)
@@ -411,7 +411,7 @@ _TRACKING_HANDLERS: dict[type, Callable[..., None]] = {
 }
 
 
-_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | RUN_SCOPED | PARTIAL}
+_CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | KERNEL | RUN_SCOPED | PARTIAL}
 
 
 def signature(arguments: ast.arguments) -> list[ast.arg]:

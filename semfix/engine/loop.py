@@ -22,7 +22,7 @@ class Engine(Context):
 
     def run(self) -> None:
         self.gather()
-        calls = [(call, op) for call in self.scopes.relevant_calls() if (op := self.operation(call)) is not None]
+        calls = [(call, op) for call in self.catalog_calls() if (op := self.operation(call)) is not None]
         calls.sort(key=lambda item: (item[0].end_lineno, item[0].end_col_offset))
         semaphores = [bound(operation.sem_params, call) for call, operation in calls]
         buffers = [bound(operation.buffer_params, call) for call, operation in calls]
@@ -30,7 +30,7 @@ class Engine(Context):
         self.buffer_args = {id(a) for found in buffers for _, a in found}
         for (_, operation), found in zip(calls, buffers):  # where a DMA copies from, and where it copies into
             for param in operation.buffer_params:
-                into = self.sources if param.name.startswith("src") else self.destinations
+                into = self.sources if (param.via or ("", param.name))[1].startswith("src") else self.destinations
                 into.extend(a for p, a in found if p is param)
         state = dispatch.start(self)
         for (call, operation), given, more in zip(calls, semaphores, buffers):

@@ -27,17 +27,19 @@ from semfix.rules import RULES
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding only in shapes a semaphore can.
 _SEM_PARAMS: dict[str, set[int | str | None]] = {}
+_SEMAPHORES_ONLY: dict[str, set[int | str | None]] = {}  # a view can pick a row only as a semaphore
 for _ops in MODULES.values():
     for _name, _op in _ops.items():
         _params = _op.sem_params + _op.buffer_params
         _SEM_PARAMS.setdefault(_name, set()).update(x for p in _params for x in (p.name, p.position))
+        _SEMAPHORES_ONLY.setdefault(_name, set()).update(x for p in _op.sem_params for x in (p.name, p.position))
 
 # Per function name, the semaphore kinds one of its semaphore parameters refuses (the wrong-kind rule's).
 _REFUSED: dict[str, set[str]] = {}
 for _function_param, _accepted in KINDS_NEEDED.items():
     _REFUSED.setdefault(_function_param[0], set()).update(set(SEMAPHORE_KINDS) - _accepted)
 
-_ALLOCATORS = frozenset({"pallas_call", "run_scoped"})
+_ALLOCATORS = frozenset({"pallas_call", "run_scoped", "kernel"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
 _SCRATCH_POSITION = min(order.index("scratch_shapes") + 1 for order in GRID_SPECS.values())
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
@@ -69,6 +71,9 @@ _CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
 _OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
+_PALLAS_SLICE = re.compile(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
+# A parenthesized list of two items or more (a shape of two dimensions, and more): `(2, n)`.
+_SHAPE_OF_TWO = re.compile(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -124,41 +129,63 @@ class _Skim:
         self._aliases()
         self.calls: list[tuple[set[str], list[bytes]]] = []
         names: set[bytes] = set()  # the semaphore arguments that are bare names
+        views: set[bytes] = set()  # and the names of `.at[...]` views, which may pick a row
         # the wrong-kind rule: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
         refused: dict[bytes, set[str]] = {}
         for meanings, arguments in self._read_calls():  # each catalog call read as soon as it is cut out:
             self.calls.append((meanings, arguments))  # a kernel with a bug gives up early
             if meanings & FUNCTION_NAMES:
-                self._note(meanings & FUNCTION_NAMES, arguments, names, refused)
+                self._note(meanings & FUNCTION_NAMES, arguments, names, views, refused)
         for functions, arguments in self._partials():
-            self._note(functions, arguments, names, refused)
-        if not names and not refused:
+            self._note(functions, arguments, names, views, refused)
+        if not names and not views and not refused:
             return True
+        if names and self._helper_called(names):  # the call of a helper passes what its parameter gets
+            return False
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
-        if names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
+        if names and names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
             return False
-        if b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
+        if names and b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
         # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to,
+        # a view's name one that a shape of two or more dimensions is (a view may pick a row),
         # or a name given to a call an allocation of a kind that call refuses (the wrong-kind rule)?
         return not any(
-            name in names and (entry is None or b"(" in entry) or name in refused and _spells(entry, refused[name])
+            name in names
+            and (entry is None or b"(" in entry)
+            or name in views
+            and entry is not None
+            and _SHAPE_OF_TWO.search(entry)
+            or name in refused
+            and _spells(entry, refused[name])
             for name, entry in self._pairs()
         )
 
     @staticmethod
-    def _note(functions: set[str], arguments: list[bytes], names: set[bytes], refused: dict[bytes, set[str]]) -> None:
-        """A catalog call's semaphore arguments: the bare names among them, and what the
-        wrong-kind rule asks of names and views; GiveUp on a shape that may be a finding."""
+    def _note(
+        functions: set[str],
+        arguments: list[bytes],
+        names: set[bytes],
+        views: set[bytes],
+        refused: dict[bytes, set[str]],
+    ) -> None:
+        """A catalog call's semaphore arguments: the bare names among them, the views' names,
+        and what the wrong-kind rule asks of names and views; GiveUp on a shape that may be a finding."""
         kinds = set().union(*(_REFUSED.get(f, ()) for f in functions))
+        semaphores = set(_semaphore_arguments(functions, arguments, _SEMAPHORES_ONLY))
         for argument in _semaphore_arguments(functions, arguments):
             name = _shape(argument)
             if name is not None:
                 names.add(name)
             base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
+            if name is None and argument in semaphores:
+                if _PALLAS_SLICE.search(argument):
+                    raise GiveUp("a semaphore view that may take a slice (`pl.ds(...)`)")
+                if base is not None:
+                    views.add(base)
             if base is not None and kinds:
                 refused.setdefault(base, set()).update(kinds)
 
@@ -249,6 +276,13 @@ class _Skim:
             positional = [a for a in arguments if not a.startswith(b"*") and not scan.KEYWORD_ARG.match(a)]
             if "pallas_call" in meanings:
                 yield from self._scratch_pairs(positional, keywords)
+            if "kernel" in meanings:  # `pl.kernel(body, ..., scratch_types=...)`, as pallas_call's
+                scratch = keywords.get(b"scratch_types", keywords.get(b"scratch_shapes"))
+                body = keywords.get(b"body", positional[0] if positional else None)
+                if scratch is not None and body is None:
+                    raise GiveUp("pl.kernel as a decorator")
+                if scratch is not None and body is not None:
+                    yield from self._scratch_pairs([], {b"kernel": body, b"scratch_shapes": scratch})
             if "run_scoped" in meanings:
                 yield from keywords.items()
                 starred = any(a.startswith(b"*") for a in arguments)
@@ -284,6 +318,29 @@ class _Skim:
             else:
                 yield from zip(params[max(len(params) - len(entries), 0) :], entries)
 
+    def _headers(self) -> dict[bytes, list[int]]:
+        """Every `def name(`: where its `(` is, by name."""
+        if self.headers is None:
+            self.headers = {}
+            for match in _HEADER.finditer(self.data):
+                self.headers.setdefault(match.group(1), []).append(match.end() - 1)
+        return self.headers
+
+    def _helper_called(self, names: set[bytes]) -> bool:
+        """Is a def with one of `names` among its parameters called by its name in the file (a
+        helper the engine reads as the catalog call it passes the parameter on to)? By
+        spelling, in strings too: it can only over-report."""
+        for name, openings in self._headers().items():
+            for open_at in openings:
+                if self.data[open_at : open_at + 1] == b"[":
+                    raise GiveUp("a generic function")
+                params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
+                if names & {*params, *keyword_only}:
+                    called = re.findall(rb"(?<![\w.])" + re.escape(name) + rb"\s*\(", self.data)
+                    if len(called) > len(openings):  # each header spells `name(` once
+                        return True
+        return False
+
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:
         """(positional, keyword-only parameter names) of every def `node` may name."""
         if not node.isascii():
@@ -293,11 +350,7 @@ class _Skim:
             if not inner:
                 return
             node = inner[0]
-        if self.headers is None:
-            self.headers = {}
-            for match in _HEADER.finditer(self.data):
-                self.headers.setdefault(match.group(1), []).append(match.end() - 1)
-        for open_at in self.headers.get(node, ()):
+        for open_at in self._headers().get(node, ()):
             if self.data[open_at : open_at + 1] == b"[":
                 raise GiveUp("a generic function")
             yield scan.parameters(scan.split_bracket(self.data, open_at)[0])
@@ -309,9 +362,11 @@ def _plain_arguments() -> re.Pattern[bytes]:
     return re.compile(scan.SIMPLE_INNER + rb"\)")
 
 
-def _semaphore_arguments(functions: set[str], arguments: list[bytes]) -> Iterator[bytes]:
-    """The arguments bound to semaphore parameters, as the engines bind them."""
-    wanted = set().union(*(_SEM_PARAMS[f] for f in functions))
+def _semaphore_arguments(
+    functions: set[str], arguments: list[bytes], params: dict[str, set[int | str | None]] = _SEM_PARAMS
+) -> Iterator[bytes]:
+    """The arguments bound to semaphore (and DMA buffer) parameters, as the engines bind them."""
+    wanted = set().union(*(params[f] for f in functions))
     position: int | None = 0  # None after a `*args`: positions are unknown
     for argument in arguments:
         if argument.startswith(b"*"):

@@ -51,7 +51,7 @@ def after_arguments(
     """After a call's arguments: each semaphore argument with its parameter (which says the
     kinds it takes), then the call's own keywords."""
     for param, argument in semaphores:
-        sem006.check(ctx, operation, param, argument, scope)
+        sem006.check(ctx, call, operation, param, argument, scope)
     if operation.name == "semaphore_wait" and operation.sem_params[0].name == "sem_or_view":
         sem102.check(ctx, call, operation.partial)
 

@@ -18,6 +18,10 @@ Use instead:
 pl.semaphore_wait(sem, 1)
 ```
 
+The same for a local helper's argument, where the helper passes its parameter, unchanged, to
+a semaphore parameter (`def _async_copy(src, dst, sem): pltpu.make_async_copy(src, dst, sem)`):
+every rule reads the helper's calls as the JAX call's.
+
 ## Fix safety
 Safe: dropping the read passes the very Ref the read came from. `sem.at[...]` is already a view
 and is left alone. A comment inside the brackets makes the finding report-only, since the
