@@ -5,6 +5,9 @@ have changed since the run, and that line is what says so."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -36,7 +39,11 @@ _PREFIX = re.compile(
     r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |(?P<rank>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?))"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colours (pytest --color=yes in CI)
-_JAX = re.compile(r"[/\\](jax|jaxlib)[/\\]")
+#: JAX's own files, on any machine: its installed packages (`site-packages/jax/`,
+#: `dist-packages/jaxlib/`, ...) and its private tree (`jax/_src/`, in a checkout of JAX too).
+#: Never a folder's name alone: packages keep their own code in folders named `jax`
+#: (tpu-inference's `layers/jax/`, keras's `backend/jax/`).
+_JAX = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:jax|jaxlib|jax_plugins)[/\\]|[/\\]jax[/\\]_src[/\\]")
 
 
 @dataclass
@@ -50,13 +57,26 @@ class Frame:
 
     @property
     def in_jax(self) -> bool:
-        """JAX's own files (and `<frozen runpy>`-like ones): never where the mistake is."""
-        return bool(_JAX.search(self.path)) or self.path.startswith("<")
+        """JAX's own files (`_JAX`, and those of the JAX installed here, wherever it is) and
+        Python's (`<frozen runpy>`): never where the mistake is."""
+        here = _jax_here()
+        return bool(_JAX.search(self.path)) or self.path.startswith("<") or bool(here and self.path.startswith(here))
 
     @property
     def cell(self) -> bool:
         """A frame of code typed into IPython or a Jupyter notebook cell, not of a file."""
         return self.path.startswith("Cell In[")
+
+
+@functools.cache
+def _jax_here() -> str | None:
+    """The folder of the `jax` package installed here (found, not imported), with a separator."""
+    try:
+        spec = importlib.util.find_spec("jax")
+    except (ImportError, ValueError):
+        return None
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.join(folders[0], "") if len(folders) == 1 else None
 
 
 @dataclass
