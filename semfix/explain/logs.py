@@ -109,8 +109,20 @@ def _read_stream(lines: list[str]) -> list[Failure]:
     `python` is set inside a traceback whose last line is the exception: after Python's or
     IPython's header, or from the first frame of a tail pasted without it. An
     exception line alone (the very last line pasted) is a failure with no frames.
+
+    An exception chained to the one before (`raise ... from err`, or raised while handling it)
+    that quotes its message (`RuntimeError(f"kernel failed: {err}")`) is the same error raised
+    again: not another failure. Its frames end at the wrapper's line; the cause's reach the call.
     """
     failures: list[Failure] = []
+    cause: Failure | None = None  # the failure the next one is chained to
+
+    def add(failure: Failure) -> None:
+        nonlocal cause
+        if not (cause and cause.frames and cause.message and cause.message in failure.message):
+            failures.append(failure)
+        cause = None
+
     frames: list[Frame] = []
     message, python, last_def = None, False, "?"
     marked: str | None = None  # pytest --tb=long: the `>` line of the listing before the frame
@@ -122,8 +134,10 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         header = line.lstrip().startswith(_STARTS[0]) or bool(_IPYTHON_START.match(line))
         if header or line.lstrip().startswith(_STARTS) or _SECTION.match(line):
             if message is not None:
-                failures.append(Failure(frames, message))
+                add(Failure(frames, message))
             frames, message, python = [], None, header
+            if not header:
+                cause = failures[-1] if failures and line.lstrip().startswith(_STARTS[1:]) else None
         elif frame := _FRAME.match(line):
             reading = Frame(frame["path"], int(frame["line"]), frame["function"].strip()), False
             python = True
@@ -142,7 +156,7 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         elif (error := _PYTEST_ERROR.match(line)) and message is None:
             message = error["message"].strip()
         elif (error := _EXCEPTION.match(line)) and (python or message is None and not frames):
-            failures.append(Failure(frames, error["message"].strip()))
+            add(Failure(frames, error["message"].strip()))
             frames, python = [], False
         if reading is not None:
             frames.append(reading[0])
