@@ -918,3 +918,23 @@ def test_after_a_fix_explain_says_what_else_check_finds(servelib: Path) -> None:
     assert f"`semfix check` still finds 5 problems in {SERVED}" in tail
     assert "line 62: SEM001 " in tail and "line 10" not in tail  # the one just fixed is not among them
     assert f"`semfix fix {SERVED}` fixes 1; `semfix fix --unsafe-fixes {SERVED}`" in tail
+
+
+@pytest.mark.parametrize(
+    "prefixes",
+    [
+        ("(TPUWorker pid=1234, ip=10.0.0.2) ", "(TPUWorker pid=1301, ip=10.0.0.3) "),  # Ray workers
+        ("trainer-1  | ", "server-1   | "),  # docker compose, its service names padded
+        ("server-1   | " + STAMP, "trainer-1  | " + STAMP),  # `docker compose logs --timestamps`
+    ],
+    ids=["ray", "compose", "compose-timestamps"],
+)
+def test_serving_and_container_prefixes_of_processes_interleaved(servelib: Path, prefixes: tuple[str, str]) -> None:
+    """Real logs (serve_signal.log, serve_reraise.log); the prefixes and the interleaving are added."""
+    log = _interleaved(_prefixed("serve_signal.log", prefixes[0]), _prefixed("serve_reraise.log", prefixes[1]))
+    result = cli("explain", "-", "--fix", cwd=servelib, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"raised from {SERVED}:10, in signal_kernel" in result.stdout
+    assert f"raised from {SERVED}:17, in reraise_kernel" in result.stdout and result.stdout.count("raised from") == 2
+    text = (servelib / SERVED).read_text()
+    assert "signal(flags.at[0], 1)" in text and "o_ref, sems.at[1])" in text

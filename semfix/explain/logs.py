@@ -33,10 +33,14 @@ _IPYTHON_LINE = re.compile(r"^(?P<arrow>\s*-*>)?\s*(?P<number>\d+) (?P<source>.*
 #: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
 _STARTS = ("Traceback (most recent call last):", "The above exception was", "During handling of the above")
 _SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
-#: What CI systems and launchers put before each line: GitHub Actions' timestamp, torchrun's
-#: `[rank0]: `, Open MPI's `[1,0]<stderr>:`, in any order and number.
+#: What CI systems, launchers and containers put before each line, in any order and number:
+#: GitHub Actions' timestamp; and naming the process, torchrun's `[rank0]: `, Open MPI's
+#: `[1,0]<stderr>:`, a Ray worker's `(TPUWorker pid=1234, ip=10.0.0.2) ` and docker compose's
+#: `trainer-1  | ` (the service's name, padded).
 _PREFIX = re.compile(
-    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |(?P<rank>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?))"
+    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z "
+    r"|(?P<stream>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?|\((?:[\w.:-]+ )?pid=\w+(?:, ip=[\w.:-]+)?\) ?"
+    r"|[A-Za-z0-9][\w.-]* +\| ?))"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colours (pytest --color=yes in CI)
 #: JAX's own files, on any machine: its installed packages (`site-packages/jax/`,
@@ -89,14 +93,15 @@ def parse_log(text: str) -> list[Failure]:
     """Every traceback in a log: its frames and its final exception line.
 
     Reads Python's tracebacks and pytest's (`--tb=long`, `--tb=short`), under the prefixes CI
-    systems and launchers put before each line. Each process's lines (told apart by their rank
-    prefix) are read on their own, so tracebacks of processes that wrote at once do not mix.
+    systems, launchers and containers put before each line. Each process's lines (told apart
+    by the prefixes that name it: a rank, a Ray worker, a compose service) are read on their
+    own, so tracebacks of processes that wrote at once do not mix.
     """
     streams: dict[str, list[str]] = {}
     for raw in text.splitlines():
         line, stream = _ANSI.sub("", raw), ""
         while match := _PREFIX.match(line):
-            stream, line = (match["rank"] or stream).strip(), line[match.end() :]
+            stream, line = stream + (match["stream"] or "").strip(), line[match.end() :]
         streams.setdefault(stream, []).append(line.rstrip())
     failures = [failure for lines in streams.values() for failure in _read_stream(lines)]
     traced = {failure.message for failure in failures if failure.frames}
