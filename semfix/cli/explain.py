@@ -27,6 +27,7 @@ from semfix.api import (
     fix_notebook,
     fix_source,
     join_cells,
+    read_shape,
     recognise,
     said,
 )
@@ -142,7 +143,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         )
         return result
     if frame.cell:
-        _explain_cell(result, frame, root)
+        _explain_cell(result, frame, root, read_shape(match))
         return result
     found, problem = _the_file(frame, root)
     if problem:
@@ -158,7 +159,8 @@ def explain(failure: Failure, root: Path) -> Explanation:
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind)
+            shape = read_shape(match)
+            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -206,7 +208,7 @@ def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
     return line
 
 
-def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
+def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | None) -> None:
     """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts runs, not cells, so
     the cell is the one code cell of a notebook under --root that holds the lines the traceback
     prints (the line that raised, and those around it)."""
@@ -236,6 +238,7 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
             known.suspects,
             where=lambda line: _cell_line(notebook, line),
             wrong_kind=known.wrong_kind,
+            shape=shape,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")

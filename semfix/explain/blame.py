@@ -51,6 +51,7 @@ def blame(
     where: Callable[[int], str] = "line {}".format,
     *,
     wrong_kind: bool = False,
+    shape: str | None = None,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -58,7 +59,8 @@ def blame(
     again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
     are one module, and the user counts lines within a cell). `wrong_kind`: the error is about
     the semaphore's kind, which no rewrite settles: the findings there of the rules the error
-    table names for it are named, not fixed."""
+    table names for it are named, not fixed. `shape`: the shape of the value JAX got, when
+    not one semaphore (`semaphore[2]`); every fix of a read keeps it, so none is made."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
     scopes = Tracking()  # `_plainly_ref` reads its accesses
@@ -79,6 +81,13 @@ def blame(
         if not proven:
             reason = _said(at[0]) if at else "no semaphore argument there is a read semfix can rewrite"
             result.lines.append(f"Cannot fix it automatically: {reason}.")
+            return result
+        if shape:
+            result.lines += [
+                f"Not fixed: the log proves `{f.original}` has shape {shape}: `{f.replacement}` would be a Ref of"
+                " that shape, not one semaphore. Index every axis (`.at[i, j]`), or check by hand."
+                for f in proven
+            ]
             return result
         result.fixed = True
     scope = scopes.scope_of[id(calls[-1])].function_scope()  # the function of the innermost call
@@ -163,17 +172,20 @@ def _kinds_here(name: str, scope: Scope) -> list[str] | None:
 
 
 def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
-    """A name, an attribute of one, or a `.at[...]` view of either: nothing read out of a Ref.
+    """A parameter, an attribute of one, or a `.at[...]` view of either: nothing read out of a Ref.
 
-    A name its function binds other than as a parameter may hold a value read earlier, so it
-    is not plain; nor is an attribute assigned or deleted where the name is seen.
+    Only a parameter is proven: the name must resolve to one, bound nowhere else (of this
+    function, or of the function it is captured from: a `pl.when` body's `doubled` assigned
+    `x_ref[...] * 2` in the kernel is a value). A name the file does not bind, or binds
+    otherwise, may hold a value; so may an attribute assigned or deleted where the name is seen.
     """
     while isinstance(node, ast.Subscript) and is_at(node.value):
         node = node.value.value
     root, steps, _ = unchain(node)
     if not isinstance(root, ast.Name) or None in steps or "at" in steps:
         return False
-    if _kinds_here(root.id, scope) not in (None, ["param"]):
+    found, bindings = scope.lookup(root.id)
+    if found is None or [b.kind for b in bindings] != ["param"] or bindings[0].declared:
         return False
     written = (a.steps for a in evidence.tracking().references(root.id, scope) if a.context is not ast.Load)
     return not any(0 < len(chain) <= len(steps) and steps[: len(chain)] == chain for chain in written)
