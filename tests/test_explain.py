@@ -654,6 +654,7 @@ def test_a_line_that_changed_is_refused_unless_its_text_is_found_once(dmalib: Pa
     result = _explain_fix("signal_array.log", dmalib)
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"and that text is {said} in `signal_kernel`: cannot tell which call raised the error" in result.stdout
+    assert "dmalib/kernels.py changed since the run: line 32 is" in result.stdout  # which file, of all the log's
     assert kernel.read_text() == before and "---" not in result.stdout
 
 

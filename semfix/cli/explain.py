@@ -202,7 +202,7 @@ def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
     if frame.source is None:  # a log without source lines (the file was not there at the run)
         result.lines.append(f"The traceback prints no source line for it: line {frame.line} is taken as it is.")
         return frame.line
-    line, note = find_line(source, frame.line, frame.source, frame.function)
+    line, note = find_line(source, frame.line, frame.source, frame.function, str(result.name))
     if note:
         result.lines.append(note)
     return line
