@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from semfix.api import (
@@ -33,6 +33,8 @@ from semfix.api import (
 )
 from semfix.cli.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.errors import SourceError
+from semfix.messages import plural
+from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -297,6 +299,7 @@ class FileFix:
     old: bytes
     new: bytes = b""
     error: str | None = None
+    notebook: bool = False
 
 
 def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
@@ -309,7 +312,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
     for path, items in by_path.items():
         first = items[0]
         findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
-        fix = FileFix(path, first.name or path, first.old)
+        fix = FileFix(path, first.name or path, first.old, notebook=first.notebook)
         settings = chosen_settings(findings.values())
         try:
             fix.new = (
@@ -319,3 +322,36 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)
     return merged
+
+
+def left_after(fix: FileFix) -> list[str]:
+    """What `semfix check` (under the file's settings) still finds in the file once explain's
+    fixes are made, and the commands that fix what they can: the next run would fail on it."""
+    try:
+        settings = replace(load_settings(find_pyproject([fix.path])), unsafe_fixes=True)
+    except SettingsError:
+        settings = Settings(unsafe_fixes=True)
+    try:
+        found = (
+            fix_notebook(fix.new, settings, False)
+            if fix.notebook
+            else fix_source(fix.new, settings=settings, apply_fixes=False)
+        ).findings
+    except (SourceError, SafetyError):
+        return []
+    if not found:
+        return []
+    rel = os.path.relpath(fix.path, os.path.realpath(os.getcwd()))
+    path = str(fix.path) if rel.startswith("..") else rel
+    where = [f"line {f.line}" if f.cell is None else f"cell {f.cell}, line {f.line}" for f in found]
+    safe = sum(f.fixable and f.safety == "safe" for f in found)
+    unsafe = sum(f.fixable and f.safety == "unsafe" for f in found)
+    commands = [f"`semfix fix {path}` fixes {safe}"] if safe else []
+    more = " more" if safe else ""
+    commands += [f"`semfix fix --unsafe-fixes {path}` fixes {unsafe}{more} (unsafe: read each first)"] if unsafe else []
+    commands += [f"{len(found) - safe - unsafe} to fix by hand"] if len(found) > safe + unsafe else []
+    return [
+        f"`semfix check` still finds {plural(len(found), 'problem')} in {fix.name}; a later run may fail on them:",
+        *(f"  {at}: {f.rule} {f.message}" for at, f in zip(where, found)),
+        "; ".join(commands) + ".",
+    ]
