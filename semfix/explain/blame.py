@@ -27,6 +27,7 @@ from semfix.engine.run import analyse
 from semfix.explain.errors import ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
+from semfix.rules.sem006 import CODE as WRONG_KIND
 from semfix.settings import Settings
 
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
@@ -281,7 +282,7 @@ def _kind_evidence(
     found = [f for f in findings if f.rule in _KIND_RULES and any(_within(f, a, evidence.text) for a in arguments)]
     result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found]
     helped = [
-        f"At {where(argument.lineno)}, SEM006 {words}"
+        f"At {where(argument.lineno)}, {WRONG_KIND} {words}"
         for call in calls
         for operation, param, argument in _through_helper(evidence, call)
         if about is None or param.name in about
@@ -326,7 +327,8 @@ def _through_helper(evidence: Evidence, call: ast.Call) -> list[tuple[Operation,
 def _wrong_kind(
     evidence: Evidence, operation: Operation, param: SemParam, argument: ast.expr, scope: Scope
 ) -> str | None:
-    """SEM006's words for an argument whose proven kind the operation's parameter does not take."""
+    """The wrong-kind rule's words for an argument whose proven kind the operation's parameter
+    does not take (a rule sees no operation at a helper's call)."""
     needed = KINDS_NEEDED.get((operation.name, param.name))
     proven = evidence.semaphore(argument, scope) if needed else None
     if needed is None or proven is None or proven[0] in needed:
