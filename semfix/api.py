@@ -18,7 +18,7 @@ from semfix.explain.blame import Blame, blame
 from semfix.explain.blame import settings_for as chosen_settings
 from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
 from semfix.explain.errors import markdown as errors_markdown
-from semfix.explain.errors import recognise, said
+from semfix.explain.errors import read_shape, recognise, said
 from semfix.explain.logs import Failure, Frame, parse_log
 from semfix.explain.relocate import find_line
 from semfix.findings import Finding
@@ -45,6 +45,7 @@ __all__ = [
     "fix_source",
     "join_cells",
     "parse_log",
+    "read_shape",
     "recognise",
     "said",
 ]

@@ -82,7 +82,8 @@ def test_dma_error_proves_nothing_when_two_arguments_could_be_the_culprit(dmalib
     assert result.returncode == 1, result.stdout + result.stderr
     assert "not a Ref (`src[...]` (src_ref), `sem_list[0]` (sem))" in result.stdout
     assert "Not fixed, check by hand: `sem_list[0]` (sem)" in result.stdout
-    assert "sem_list.at[0]" not in result.stdout  # a list of Refs: `.at` would raise AttributeError
+    explained = result.stdout.split("`semfix check` still finds")[0]  # then check's own words, with their caveat
+    assert "sem_list.at[0]" not in explained  # a list of Refs: `.at` would raise AttributeError
     # `src[...]` -> `src` is safe on its own (SEM005), whichever argument JAX meant.
     fixed = before.replace("make_async_copy(src[...], dst, sem_list[0])", "make_async_copy(src, dst, sem_list[0])")
     assert fixed != before
@@ -672,6 +673,7 @@ def test_a_line_that_changed_is_refused_unless_its_text_is_found_once(dmalib: Pa
     result = _explain_fix("signal_array.log", dmalib)
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"and that text is {said} in `signal_kernel`: cannot tell which call raised the error" in result.stdout
+    assert "dmalib/kernels.py changed since the run: line 32 is" in result.stdout  # which file, of all the log's
     assert kernel.read_text() == before and "---" not in result.stdout
 
 
@@ -839,3 +841,121 @@ def test_find_line_counts_in_the_function_or_else_the_file() -> None:
     assert find_line(source, 10, "a = f(x)", "C.k") == (10, None)  # still there: the number is kept
     line, note = find_line(source.replace(b"def k():", b"def j():"), 2, "a = f(x)", "C.k")
     assert line == 10 and note is not None and "the only one in `k`" in note
+
+
+# -- issue 31: real logs of a serving package (tracebacks/servelib, recorded by capture.py
+# with JAX 0.10.2: `capture.py PYTHON servelib serve`) --------------------------------------
+SERVED = "servelib/layers/jax/kernels.py"
+
+
+@pytest.fixture
+def servelib(tmp_path: Path) -> Path:
+    """The package the serve_*.log files point into; its kernels live under `layers/jax/`."""
+    shutil.copytree(TRACEBACKS / "servelib", tmp_path / "servelib")
+    return tmp_path / "servelib"  # the folder the logs ran `python -m servelib.run` in
+
+
+def test_a_package_folder_named_jax_is_not_jaxs(servelib: Path) -> None:
+    """tpu-inference keeps kernels under `layers/jax/`: the frame there is the user's, not JAX's."""
+    kernels = servelib / SERVED
+    before = kernels.read_text()
+    result = _explain_fix("serve_signal.log", servelib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"raised from {SERVED}:10, in signal_kernel" in result.stdout
+    assert kernels.read_text() == before.replace("signal(flags[0], 1)", "signal(flags.at[0], 1)")
+
+
+@pytest.mark.parametrize(
+    ("path", "jaxs"),
+    [
+        ("/opt/venv/lib/python3.11/site-packages/jax/_src/pallas/primitives.py", True),
+        ("/usr/lib/python3/dist-packages/jaxlib/xla_client.py", True),
+        ("/home/dev/jax/jax/_src/pallas/mosaic/primitives.py", True),  # JAX's own checkout
+        ("<frozen runpy>", True),
+        ("/srv/tpu_inference/layers/jax/attention.py", False),
+        ("/opt/venv/lib/python3.11/site-packages/keras/src/backend/jax/core.py", False),
+        ("C:\\work\\te\\transformer_engine\\jax\\flax\\module.py", False),
+    ],
+)
+def test_jaxs_frames_are_told_by_where_jax_is_installed(path: str, jaxs: bool) -> None:
+    from semfix.explain.logs import Frame
+
+    assert Frame(path, 1, "f").in_jax is jaxs
+
+
+def test_a_re_raise_quoting_jaxs_message_is_the_same_error(servelib: Path) -> None:
+    """run.py raises the kernel's error again: `RuntimeError(f"kernel failed: {err}") from err`."""
+    kernels = servelib / SERVED
+    before = kernels.read_text()
+    result = _explain_fix("serve_reraise.log", servelib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("raised from") == 1 and f"raised from {SERVED}:17, in reraise_kernel" in result.stdout
+    assert "servelib/run.py" not in result.stdout  # the wrapper's line is not blamed
+    assert kernels.read_text() == before.replace("o_ref, sems[1])", "o_ref, sems.at[1])")
+
+
+def test_a_re_raise_with_its_own_words_is_another_error() -> None:
+    from semfix.explain.logs import parse_log
+
+    log = (TRACEBACKS / "serve_reraise.log").read_text()
+    assert len(parse_log(log)) == 1
+    other = log.replace("RuntimeError: kernel failed: DMA source", "RuntimeError: kernel failed on a DMA: source")
+    assert [len(f.frames) for f in parse_log(other)] == [8, 3]
+
+
+def test_a_shape_the_log_proves_must_agree_with_the_fix(servelib: Path) -> None:
+    """`semaphore[2]`: JAX got a row of a 2-D array; `flags.at[stage]` would be a row view."""
+    kernels = servelib / SERVED
+    before = kernels.read_text()
+    result = _explain_fix("serve_rows.log", servelib)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "of shape (2,)" in result.stdout
+    assert "Not fixed: the log proves `flags[stage]` has shape (2,)" in result.stdout
+    assert kernels.read_text() == before and "---" not in result.stdout
+
+
+def test_a_value_captured_from_the_kernel_is_not_plainly_a_ref(servelib: Path) -> None:
+    """`doubled = x_ref[...] * 2`, captured by a `pl.when` body: the culprit, not `sems[0]` (a tuple's)."""
+    kernels = servelib / SERVED
+    before = kernels.read_text()
+    result = _explain_fix("serve_captured.log", servelib)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "not a Ref (`doubled` (src_ref), `sems[0]` (sem))" in result.stdout
+    assert kernels.read_text() == before and "sems.at[0]" not in result.stdout
+
+
+def test_a_kind_error_at_a_helper_built_descriptors_wait(servelib: Path) -> None:
+    """`copy = _copy(x_ref, o_ref, flags.at[0])`: the helper's argument and its allocation."""
+    result = _explain_fix("serve_helper_wait.log", servelib)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "At line 43, SEM006 `flags.at[0]` is a regular semaphore (allocated at line 52" in result.stdout
+
+
+def test_after_a_fix_explain_says_what_else_check_finds(servelib: Path) -> None:
+    result = _explain_fix("serve_signal.log", servelib)
+    assert result.returncode == 0, result.stdout + result.stderr
+    tail = result.stdout.split(f"Fixed {SERVED}.", 1)[1]
+    assert f"`semfix check` still finds 4 problems in {SERVED}; a later run may fail on them:" in tail
+    assert "  line 58: SEM001 `done[...]` reads a value" in tail and "line 10" not in tail  # not the one fixed
+    assert f"`semfix fix {SERVED}` fixes 2; `semfix fix --unsafe-fixes {SERVED}` fixes 2 more" in tail
+    assert cli("check", SERVED, cwd=servelib).stdout.count(SERVED) == 4  # as check says
+
+
+@pytest.mark.parametrize(
+    "prefixes",
+    [
+        ("(TPUWorker pid=1234, ip=10.0.0.2) ", "(TPUWorker pid=1301, ip=10.0.0.3) "),  # Ray workers
+        ("trainer-1  | ", "server-1   | "),  # docker compose, its service names padded
+        ("server-1   | " + STAMP, "trainer-1  | " + STAMP),  # `docker compose logs --timestamps`
+    ],
+    ids=["ray", "compose", "compose-timestamps"],
+)
+def test_serving_and_container_prefixes_of_processes_interleaved(servelib: Path, prefixes: tuple[str, str]) -> None:
+    """Real logs (serve_signal.log, serve_reraise.log); the prefixes and the interleaving are added."""
+    log = _interleaved(_prefixed("serve_signal.log", prefixes[0]), _prefixed("serve_reraise.log", prefixes[1]))
+    result = cli("explain", "-", "--fix", cwd=servelib, stdin=log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"raised from {SERVED}:10, in signal_kernel" in result.stdout
+    assert f"raised from {SERVED}:17, in reraise_kernel" in result.stdout and result.stdout.count("raised from") == 2
+    text = (servelib / SERVED).read_text()
+    assert "signal(flags.at[0], 1)" in text and "o_ref, sems.at[1])" in text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from semfix.api import (
@@ -27,11 +27,14 @@ from semfix.api import (
     fix_notebook,
     fix_source,
     join_cells,
+    read_shape,
     recognise,
     said,
 )
 from semfix.errors import SourceError
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
+from semfix.messages import plural
+from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -142,7 +145,7 @@ def explain(failure: Failure, root: Path) -> Explanation:
         )
         return result
     if frame.cell:
-        _explain_cell(result, frame, root)
+        _explain_cell(result, frame, root, read_shape(match))
         return result
     found, problem = _the_file(frame, root)
     if problem:
@@ -158,7 +161,8 @@ def explain(failure: Failure, root: Path) -> Explanation:
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind)
+            shape = read_shape(match)
+            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -200,13 +204,13 @@ def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
     if frame.source is None:  # a log without source lines (the file was not there at the run)
         result.lines.append(f"The traceback prints no source line for it: line {frame.line} is taken as it is.")
         return frame.line
-    line, note = find_line(source, frame.line, frame.source, frame.function)
+    line, note = find_line(source, frame.line, frame.source, frame.function, str(result.name))
     if note:
         result.lines.append(note)
     return line
 
 
-def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
+def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | None) -> None:
     """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts runs, not cells, so
     the cell is the one code cell of a notebook under --root that holds the lines the traceback
     prints (the line that raised, and those around it)."""
@@ -236,6 +240,7 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path) -> None:
             known.suspects,
             where=lambda line: _cell_line(notebook, line),
             wrong_kind=known.wrong_kind,
+            shape=shape,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")
@@ -294,6 +299,7 @@ class FileFix:
     old: bytes
     new: bytes = b""
     error: str | None = None
+    notebook: bool = False
 
 
 def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
@@ -306,7 +312,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
     for path, items in by_path.items():
         first = items[0]
         findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
-        fix = FileFix(path, first.name or path, first.old)
+        fix = FileFix(path, first.name or path, first.old, notebook=first.notebook)
         settings = chosen_settings(findings.values())
         try:
             fix.new = (
@@ -316,3 +322,36 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)
     return merged
+
+
+def left_after(fix: FileFix) -> list[str]:
+    """What `semfix check` (under the file's settings) still finds in the file once explain's
+    fixes are made, and the commands that fix what they can: the next run would fail on it."""
+    try:
+        settings = replace(load_settings(find_pyproject([fix.path])), unsafe_fixes=True)
+    except SettingsError:
+        settings = Settings(unsafe_fixes=True)
+    try:
+        found = (
+            fix_notebook(fix.new, settings, False)
+            if fix.notebook
+            else fix_source(fix.new, settings=settings, apply_fixes=False)
+        ).findings
+    except (SourceError, SafetyError):
+        return []
+    if not found:
+        return []
+    rel = os.path.relpath(fix.path, os.path.realpath(os.getcwd()))
+    path = str(fix.path) if rel.startswith("..") else rel
+    where = [f"line {f.line}" if f.cell is None else f"cell {f.cell}, line {f.line}" for f in found]
+    safe = sum(f.fixable and f.safety == "safe" for f in found)
+    unsafe = sum(f.fixable and f.safety == "unsafe" for f in found)
+    commands = [f"`semfix fix {path}` fixes {safe}"] if safe else []
+    more = " more" if safe else ""
+    commands += [f"`semfix fix --unsafe-fixes {path}` fixes {unsafe}{more} (unsafe: read each first)"] if unsafe else []
+    commands += [f"{len(found) - safe - unsafe} to fix by hand"] if len(found) > safe + unsafe else []
+    return [
+        f"`semfix check` still finds {plural(len(found), 'problem')} in {fix.name}; a later run may fail on them:",
+        *(f"  {at}: {f.rule} {f.message}" for at, f in zip(where, found)),
+        "; ".join(commands) + ".",
+    ]

@@ -39,7 +39,7 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     """
     from semfix.api import parse_log
     from semfix.cli.explain import explain as explain_failure
-    from semfix.cli.explain import merged_fixes
+    from semfix.cli.explain import left_after, merged_fixes
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]
@@ -59,15 +59,17 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     for fix in fixes:
         sys.stdout.buffer.write(unified_diff(fix.name, fix.old, fix.new))
         sys.stdout.flush()
-        if not apply:
-            continue
         try:
-            if fix.path in refused:
+            if apply and fix.path in refused:
                 raise FileError(refused[fix.path])
-            write_atomic(fix.path, fix.new, expected=fix.old)
-            click.echo(f"Fixed {fix.name}.")
+            if apply:
+                write_atomic(fix.path, fix.new, expected=fix.old)
+                click.echo(f"Fixed {fix.name}.")
         except FileError as error:
             click.echo(f"error: {fix.name}: {error}", err=True)
             failed = True
+            continue
+        for line in left_after(fix):
+            click.echo(line)
     settled = not unproven and all(item.blame.fixed for item in known)
     sys.exit(EXIT_ERROR if failed else 0 if settled else 1)

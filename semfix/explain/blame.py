@@ -17,14 +17,17 @@ import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from semfix import messages
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, is_at, parse, unchain
 from semfix.analysis.scopes import Scope, Tracking
+from semfix.catalog import KINDS_NEEDED, Operation, SemParam
 from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
 from semfix.explain.errors import ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
+from semfix.rules.sem006 import CODE as WRONG_KIND
 from semfix.settings import Settings
 
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
@@ -51,6 +54,7 @@ def blame(
     where: Callable[[int], str] = "line {}".format,
     *,
     wrong_kind: bool = False,
+    shape: str | None = None,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -58,12 +62,14 @@ def blame(
     again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
     are one module, and the user counts lines within a cell). `wrong_kind`: the error is about
     the semaphore's kind, which no rewrite settles: the findings there of the rules the error
-    table names for it are named, not fixed."""
+    table names for it are named, not fixed. `shape`: the shape of the value JAX got, when
+    not one semaphore (`semaphore[2]`); every fix of a read keeps it, so none is made."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
     scopes = Tracking()  # `_plainly_ref` reads its accesses
     scopes.build(parse(analysis.text))
     evidence = Evidence(Text(analysis.text), scopes)
+    evidence.gather()  # the kernels' allocations: a semaphore's kind, where a helper hides it from the rules
     calls, problem = _descriptor_calls(scopes, line) if suspects is not None else (_calls_at(scopes, line), None)
     if problem:
         result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
@@ -79,6 +85,13 @@ def blame(
         if not proven:
             reason = _said(at[0]) if at else "no semaphore argument there is a read semfix can rewrite"
             result.lines.append(f"Cannot fix it automatically: {reason}.")
+            return result
+        if shape:
+            result.lines += [
+                f"Not fixed: the log proves `{f.original}` has shape {shape}: `{f.replacement}` would be a Ref of"
+                " that shape, not one semaphore. Index every axis (`.at[i, j]`), or check by hand."
+                for f in proven
+            ]
             return result
         result.fixed = True
     scope = scopes.scope_of[id(calls[-1])].function_scope()  # the function of the innermost call
@@ -163,17 +176,20 @@ def _kinds_here(name: str, scope: Scope) -> list[str] | None:
 
 
 def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
-    """A name, an attribute of one, or a `.at[...]` view of either: nothing read out of a Ref.
+    """A parameter, an attribute of one, or a `.at[...]` view of either: nothing read out of a Ref.
 
-    A name its function binds other than as a parameter may hold a value read earlier, so it
-    is not plain; nor is an attribute assigned or deleted where the name is seen.
+    Only a parameter is proven: the name must resolve to one, bound nowhere else (of this
+    function, or of the function it is captured from: a `pl.when` body's `doubled` assigned
+    `x_ref[...] * 2` in the kernel is a value). A name the file does not bind, or binds
+    otherwise, may hold a value; so may an attribute assigned or deleted where the name is seen.
     """
     while isinstance(node, ast.Subscript) and is_at(node.value):
         node = node.value.value
     root, steps, _ = unchain(node)
     if not isinstance(root, ast.Name) or None in steps or "at" in steps:
         return False
-    if _kinds_here(root.id, scope) not in (None, ["param"]):
+    found, bindings = scope.lookup(root.id)
+    if found is None or [b.kind for b in bindings] != ["param"] or bindings[0].declared:
         return False
     written = (a.steps for a in evidence.tracking().references(root.id, scope) if a.context is not ast.Load)
     return not any(0 < len(chain) <= len(steps) and steps[: len(chain)] == chain for chain in written)
@@ -265,13 +281,61 @@ def _kind_evidence(
     ]
     found = [f for f in findings if f.rule in _KIND_RULES and any(_within(f, a, evidence.text) for a in arguments)]
     result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found]
-    if not found:
+    helped = [
+        f"At {where(argument.lineno)}, {WRONG_KIND} {words}"
+        for call in calls
+        for operation, param, argument in _through_helper(evidence, call)
+        if about is None or param.name in about
+        if not any(_within(f, argument, evidence.text) for f in found)
+        if (words := _wrong_kind(evidence, operation, param, argument, evidence.scopes.scope_of[id(call)])) is not None
+    ]
+    result.lines += helped
+    if not found and not helped:
         result.lines.append(
             "Cannot point at the semaphore: semfix proves a semaphore's kind only from its allocation"
             " (`SemaphoreType.X` in `scratch_shapes`, a grid spec or `run_scoped`) bound to a parameter"
             " passed as it is or as an `.at[...]` view."
         )
     result.lines.append("No fix: allocate the semaphore as the kind the operation takes, or pass one that is.")
+
+
+def _through_helper(evidence: Evidence, call: ast.Call) -> list[tuple[Operation, SemParam, ast.expr]]:
+    """A call of a function of the file that hands its parameters, unchanged, to a catalog
+    operation (`def _copy(src, dst, sem): return pltpu.make_async_copy(src, dst, sem)`): for
+    each semaphore parameter so given, (the operation, its parameter, the call's argument)."""
+    scope = evidence.scopes.scope_of[id(call)]
+    _, bindings = scope.lookup(call.func.id) if isinstance(call.func, ast.Name) else (None, [])
+    helper = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+    if not isinstance(helper, ast.FunctionDef) or evidence.operation(call) is not None:
+        return []
+    order = [*helper.args.posonlyargs, *helper.args.args]
+    positions = {a.arg: i for i, a in enumerate(order)} | {a.arg: None for a in helper.args.kwonlyargs}
+    found = []
+    for inner in evidence.scopes.calls:
+        inner_scope = evidence.scopes.scope_of[id(inner)].function_scope()
+        if inner_scope.node is not helper or (operation := evidence.operation(inner)) is None:
+            continue
+        for param in operation.sem_params:
+            for given in given_for((param,), inner):
+                bound = inner_scope.lookup(given.id)[1] if isinstance(given, ast.Name) else []
+                if isinstance(given, ast.Name) and given.id in positions and [b.kind for b in bound] == ["param"]:
+                    outer = given_for((SemParam(given.id, positions[given.id]),), call)
+                    found += [(operation, param, argument) for argument in outer]
+    return found
+
+
+def _wrong_kind(
+    evidence: Evidence, operation: Operation, param: SemParam, argument: ast.expr, scope: Scope
+) -> str | None:
+    """The wrong-kind rule's words for an argument whose proven kind the operation's parameter
+    does not take (a rule sees no operation at a helper's call)."""
+    needed = KINDS_NEEDED.get((operation.name, param.name))
+    proven = evidence.semaphore(argument, scope) if needed else None
+    if needed is None or proven is None or proven[0] in needed:
+        return None
+    kind, allocation = proven
+    written, allocated = evidence.text.of(argument), evidence.text.of(allocation)
+    return messages.wrong_kind(written, kind, allocation.lineno, allocated, operation.name, needed)
 
 
 def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:

@@ -209,18 +209,34 @@ def said(error: JaxError, match: re.Match[str]) -> str:
     """Explain's first line for an error it recognised: the row's words, filled from the match."""
     groups = match.groupdict()
     got = groups.get("got") or ""
-    filled = {"aval": _describe_aval(groups.get("aval") or ""), "got": _KINDS.get(got, f"a Ref of {got}")}
+    filled = {"aval": _describe_aval(match), "got": _KINDS.get(got, f"a Ref of {got}")}
     return error.words.format(**groups | filled)
 
 
-def _describe_aval(aval: str) -> str:
+def _strip(aval: str) -> str:
+    return re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
+
+
+def read_shape(match: re.Match[str]) -> str | None:
+    """The shape of the semaphore value JAX got (the match's `aval`), as Python prints a tuple
+    (`(2,)`), when it is not one semaphore (`semaphore[2]`: a row read out of a 2-D array);
+    None otherwise. Every rewrite of a read into a Ref (`x[...]` -> `x`, `x[i]` -> `x.at[i]`)
+    keeps that shape, so none of them makes the one semaphore JAX needs."""
+    aval = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", _strip(match.groupdict().get("aval") or ""))
+    if aval is None or aval["name"] not in _AVALS or not aval["shape"].strip():
+        return None
+    dims = [d.strip() for d in aval["shape"].split(",")]
+    return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+
+
+def _describe_aval(match: re.Match[str]) -> str:
     """JAX's abstract value in words: what it was read out of, and whether it is a whole array."""
-    aval = re.sub(r"^\w*Tracer\((.*)\)$", r"\1", aval.strip().rstrip("."))  # JitTracer(barrier[]): what it traces
-    match = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", aval)
-    if match is None or match["name"] not in _AVALS:
+    aval = _strip(match.groupdict().get("aval") or "")
+    name = re.match(r"\w+(?=\[)", aval)
+    if name is None or name[0] not in _AVALS:
         return f"the value `{aval}`" if aval else "a value"
-    shape = f", of shape ({match['shape']},): a read of a whole array of them" if match["shape"] else ""
-    return _AVALS[match["name"]] + shape
+    shape = read_shape(match)
+    return _AVALS[name[0]] + (f", of shape {shape}: a read of a whole array of them" if shape else "")
 
 
 def _cell(text: str) -> str:

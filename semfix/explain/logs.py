@@ -5,6 +5,9 @@ have changed since the run, and that line is what says so."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -30,13 +33,21 @@ _IPYTHON_LINE = re.compile(r"^(?P<arrow>\s*-*>)?\s*(?P<number>\d+) (?P<source>.*
 #: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
 _STARTS = ("Traceback (most recent call last):", "The above exception was", "During handling of the above")
 _SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
-#: What CI systems and launchers put before each line: GitHub Actions' timestamp, torchrun's
-#: `[rank0]: `, Open MPI's `[1,0]<stderr>:`, in any order and number.
+#: What CI systems, launchers and containers put before each line, in any order and number:
+#: GitHub Actions' timestamp; and naming the process, torchrun's `[rank0]: `, Open MPI's
+#: `[1,0]<stderr>:`, a Ray worker's `(TPUWorker pid=1234, ip=10.0.0.2) ` and docker compose's
+#: `trainer-1  | ` (the service's name, padded).
 _PREFIX = re.compile(
-    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |(?P<rank>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?))"
+    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z "
+    r"|(?P<stream>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?|\((?:[\w.:-]+ )?pid=\w+(?:, ip=[\w.:-]+)?\) ?"
+    r"|[A-Za-z0-9][\w.-]* +\| ?))"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colours (pytest --color=yes in CI)
-_JAX = re.compile(r"[/\\](jax|jaxlib)[/\\]")
+#: JAX's own files, on any machine: its installed packages (`site-packages/jax/`,
+#: `dist-packages/jaxlib/`, ...) and its private tree (`jax/_src/`, in a checkout of JAX too).
+#: Never a folder's name alone: packages keep their own code in folders named `jax`
+#: (tpu-inference's `layers/jax/`, keras's `backend/jax/`).
+_JAX = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:jax|jaxlib|jax_plugins)[/\\]|[/\\]jax[/\\]_src[/\\]")
 
 
 @dataclass
@@ -50,13 +61,26 @@ class Frame:
 
     @property
     def in_jax(self) -> bool:
-        """JAX's own files (and `<frozen runpy>`-like ones): never where the mistake is."""
-        return bool(_JAX.search(self.path)) or self.path.startswith("<")
+        """JAX's own files (`_JAX`, and those of the JAX installed here, wherever it is) and
+        Python's (`<frozen runpy>`): never where the mistake is."""
+        here = _jax_here()
+        return bool(_JAX.search(self.path)) or self.path.startswith("<") or bool(here and self.path.startswith(here))
 
     @property
     def cell(self) -> bool:
         """A frame of code typed into IPython or a Jupyter notebook cell, not of a file."""
         return self.path.startswith("Cell In[")
+
+
+@functools.cache
+def _jax_here() -> str | None:
+    """The folder of the `jax` package installed here (found, not imported), with a separator."""
+    try:
+        spec = importlib.util.find_spec("jax")
+    except (ImportError, ValueError):
+        return None
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.join(folders[0], "") if len(folders) == 1 else None
 
 
 @dataclass
@@ -69,14 +93,15 @@ def parse_log(text: str) -> list[Failure]:
     """Every traceback in a log: its frames and its final exception line.
 
     Reads Python's tracebacks and pytest's (`--tb=long`, `--tb=short`), under the prefixes CI
-    systems and launchers put before each line. Each process's lines (told apart by their rank
-    prefix) are read on their own, so tracebacks of processes that wrote at once do not mix.
+    systems, launchers and containers put before each line. Each process's lines (told apart
+    by the prefixes that name it: a rank, a Ray worker, a compose service) are read on their
+    own, so tracebacks of processes that wrote at once do not mix.
     """
     streams: dict[str, list[str]] = {}
     for raw in text.splitlines():
         line, stream = _ANSI.sub("", raw), ""
         while match := _PREFIX.match(line):
-            stream, line = (match["rank"] or stream).strip(), line[match.end() :]
+            stream, line = stream + (match["stream"] or "").strip(), line[match.end() :]
         streams.setdefault(stream, []).append(line.rstrip())
     failures = [failure for lines in streams.values() for failure in _read_stream(lines)]
     traced = {failure.message for failure in failures if failure.frames}
@@ -89,8 +114,20 @@ def _read_stream(lines: list[str]) -> list[Failure]:
     `python` is set inside a traceback whose last line is the exception: after Python's or
     IPython's header, or from the first frame of a tail pasted without it. An
     exception line alone (the very last line pasted) is a failure with no frames.
+
+    An exception chained to the one before (`raise ... from err`, or raised while handling it)
+    that quotes its message (`RuntimeError(f"kernel failed: {err}")`) is the same error raised
+    again: not another failure. Its frames end at the wrapper's line; the cause's reach the call.
     """
     failures: list[Failure] = []
+    cause: Failure | None = None  # the failure the next one is chained to
+
+    def add(failure: Failure) -> None:
+        nonlocal cause
+        if not (cause and cause.frames and cause.message and cause.message in failure.message):
+            failures.append(failure)
+        cause = None
+
     frames: list[Frame] = []
     message, python, last_def = None, False, "?"
     marked: str | None = None  # pytest --tb=long: the `>` line of the listing before the frame
@@ -102,8 +139,10 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         header = line.lstrip().startswith(_STARTS[0]) or bool(_IPYTHON_START.match(line))
         if header or line.lstrip().startswith(_STARTS) or _SECTION.match(line):
             if message is not None:
-                failures.append(Failure(frames, message))
+                add(Failure(frames, message))
             frames, message, python = [], None, header
+            if not header:
+                cause = failures[-1] if failures and line.lstrip().startswith(_STARTS[1:]) else None
         elif frame := _FRAME.match(line):
             reading = Frame(frame["path"], int(frame["line"]), frame["function"].strip()), False
             python = True
@@ -122,7 +161,7 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         elif (error := _PYTEST_ERROR.match(line)) and message is None:
             message = error["message"].strip()
         elif (error := _EXCEPTION.match(line)) and (python or message is None and not frames):
-            failures.append(Failure(frames, error["message"].strip()))
+            add(Failure(frames, error["message"].strip()))
             frames, python = [], False
         if reading is not None:
             frames.append(reading[0])

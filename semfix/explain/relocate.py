@@ -13,10 +13,12 @@ from semfix.analysis.nodes import first_line, parse
 from semfix.rewrite.text import decode, line_starts
 
 
-def find_line(source: bytes, line: int, printed: str, function: str) -> tuple[int | None, str | None]:
+def find_line(
+    source: bytes, line: int, printed: str, function: str, name: str = "The file"
+) -> tuple[int | None, str | None]:
     """(the line that holds `printed`, a note when it is not `line`); (None, why) when none can
-    be told. Lines are compared stripped, as Python prints them. Raises SourceError for bytes
-    that cannot be decoded."""
+    be told. The note begins with `name`, the file's (a log may point into several). Lines are
+    compared stripped, as Python prints them. Raises SourceError for bytes that cannot be decoded."""
     text, _ = decode(source)
     starts = line_starts(text)
     lines = [text[start:end].strip() for start, end in zip(starts, [*starts[1:], len(text)])]
@@ -26,7 +28,7 @@ def find_line(source: bytes, line: int, printed: str, function: str) -> tuple[in
     now = f"`{lines[line - 1]}`" if 1 <= line <= len(lines) else "past the end of the file"
     low, high, where = _function_lines(text, function.rsplit(".", 1)[-1]) or (1, len(lines), "the file")
     found = [number for number in range(low, high + 1) if lines[number - 1] == want]
-    changed = f"The file changed since the run: line {line} is {now} now, not `{want}` as the traceback prints it"
+    changed = f"{name} changed since the run: line {line} is {now} now, not `{want}` as the traceback prints it"
     if len(found) == 1:
         return found[0], f"{changed}; that text is line {found[0]} now, the only one in {where}."
     count = "nowhere" if not found else f"on {len(found)} lines ({', '.join(map(str, found))})"
