@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
+from semfix.analysis.run_imports import names_imported
 from semfix.catalog import may_contain_calls
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for, opens_a_gate
@@ -24,9 +25,12 @@ from semfix.explain.relocate import find_line
 from semfix.findings import Finding
 from semfix.notebook import Joined, join_cells
 from semfix.rewrite.text import decode
+from semfix.rules import RULES
 from semfix.settings import Settings
 
 __all__ = [
+    "drops_imports",
+    "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
     "Failure",
@@ -112,6 +116,12 @@ def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: boo
     findings = tuple(notebook.locate(f) for f in result.findings)
     new = data if result.source == notebook.module else notebook.rebuild(result.source)
     return FixResult(new, findings, "utf-8", result.parsed)
+
+
+def drops_imports(settings: Settings) -> bool:
+    """Whether an enabled rule's fix may drop an import: the CLI then reads which names the
+    modules of a run import from each other (`names_imported`) for `Settings.imported_by_run`."""
+    return any(RULES[code].drops_imports for code in settings.enabled)
 
 
 def may_fire(source: str | bytes, settings: Settings) -> bool:

@@ -195,3 +195,15 @@ def decode_source(data: bytes) -> str:
         return decode(data)[0]
     except SourceError:
         return ""
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """The dotted name Python imports the file as (the packages, folders with an `__init__.py`,
+    above it), and whether it is a package's `__init__`."""
+    is_package = path.stem == "__init__"
+    parts = [] if is_package else [path.stem]
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file() and folder.name:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), is_package

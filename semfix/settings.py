@@ -58,6 +58,9 @@ class Settings:
     #: The file is a package's `__init__.py`: its module-level names are what its importers
     #: read (`from mypkg import semaphore_wait`), so no fix drops a module-level import.
     package_init: bool = False
+    #: The names the other modules of the same run import from this one by name (`from .sync
+    #: import DeviceIdType`; `*` for a star import): no fix drops a module-level import of them.
+    imported_by_run: frozenset[str] = frozenset()
     #: The oldest JAX the project supports (`target-jax`, else its `jax` requirement's lower
     #: bound): a migration renames only where the new spelling means the same from this
     #: release on. With none declared, the oldest JAX semfix supports, as ruff assumes its

@@ -45,7 +45,8 @@ class Request:
     added), and the imports the `taken` reads (the root names of the renamed references)
     resolved to pruned of the names nothing else reads. Every import pruned loads `loads`.
     `exported`: the module's names are read by its importers (a package's `__init__.py`), so
-    no module-level import is pruned."""
+    no module-level import is pruned; `kept`: those of its names that other modules import
+    (`Settings.imported_by_run`), whose module-level imports are not pruned."""
 
     symbol: Symbol
     alias: str
@@ -53,6 +54,7 @@ class Request:
     taken: list[ast.Name]
     loads: str
     exported: bool = False
+    kept: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -86,7 +86,15 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
     for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
         bound = [_bound(alias, statement) for alias in statement.names]
         exported = request.exported and not local  # importers of the package may read it
-        keep = [loaded or exported or n not in names or n in spelled or (n, id(statement)) in used for n in bound]
+        keep = [
+            loaded
+            or exported
+            or n not in names
+            or n in spelled
+            or (n, id(statement)) in used
+            or (n in request.kept and not local)
+            for n in bound
+        ]
         sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep))
     return sites
 

@@ -17,10 +17,10 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from semfix.api import FixResult, fix_notebook, fix_source, may_fire, skims_clean
+from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, may_fire, names_imported, skims_clean
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
-from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
+from semfix.files import FileError, discover, excluded, ignored_by_git, module_name, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import dirty
 from semfix.settings import Settings
@@ -155,6 +155,19 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[
             bar.__exit__(None, None, None)
 
 
+def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
+    """Each task told the names the run's other modules import from it, so that a fix keeps
+    their imports (a sibling's `from .sync import DeviceIdType` must still find the name)."""
+    named = {path: module_name(path) for path in sources}
+    imported = names_imported((name, package, sources[path]) for path, (name, package) in named.items())
+    return [
+        replace(slot, settings=replace(slot.settings, imported_by_run=imported[named[slot.path][0]]))
+        if isinstance(slot, _Task) and slot.path in named and named[slot.path][0] in imported
+        else slot
+        for slot in slots
+    ]
+
+
 def run(
     paths: Iterable[Path],
     *,
@@ -180,12 +193,15 @@ def run(
             )
             outcome.files.append(FileOutcome(folder, error=reason, given=True))
     slots: list[FileOutcome | _Task] = []
+    sources: dict[Path, bytes] | None = {} if drops_imports(settings) else None
     for path in found.files:
         try:
             data = read_source(path)
         except FileError as error:
             slots.append(FileOutcome(path, error=str(error)))
             continue
+        if sources is not None and path.suffix != ".ipynb":
+            sources[path] = data
         if b"\0" in data:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
         elif may_fire(data, settings):
@@ -197,6 +213,8 @@ def run(
         for index, slot in enumerate(slots):
             if isinstance(slot, _Task) and slot.path.suffix != ".ipynb" and skims_clean(slot.data, settings):
                 slots[index] = FileOutcome(slot.path)
+    if sources:
+        slots = _with_importers(slots, sources)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
     analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
     results: list[FileOutcome] = []

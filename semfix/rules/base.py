@@ -50,6 +50,9 @@ class Rule:
     text_gate: tuple[str, ...] = ()
     # whether the rule reads every reference in the file (the loop then hands it the tree)
     needs_tree: bool = False
+    # whether its fix may drop an import left unused, which another module of the run may
+    # import by name (the CLI then tells it those names: `Settings.imported_by_run`)
+    drops_imports: bool = False
     # whether a finding it leaves unfixed stays so after the other fixes: False when new `.at`
     # views may prove a Ref and make an unsafe fix safe, so the proof must run a second pass
     settles: bool = True

@@ -57,7 +57,10 @@ such as `"pltpu.SemaphoreType"` may read it), a doctest in a docstring (`doctest
 the module's names), an IPython magic or shell line of a notebook (masked, it is a comment to
 the parser), or the importers of a package's `__init__.py` (`from mypkg import
 semaphore_wait`: the command line keeps every module-level import of a file so named, as
-ruff's F401 does; `fix_source` callers set `Settings.package_init`). Such an import stays,
+ruff's F401 does; `fix_source` callers set `Settings.package_init`), or a sibling module of
+the same run that imports the name (`from .sync import DeviceIdType`: the command line reads
+the run's from-imports and keeps those names' module-level imports; `Settings.imported_by_run`;
+a file fixed alone has no such importers). Such an import stays,
 unused: a kept `from jax.experimental.pallas.tpu import semaphore_wait` still fails on JAX
 0.11, and is for its importers to move. These matter for nothing else: a file whose imports
 all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
@@ -83,6 +86,7 @@ from semfix.analysis.importer import (
     runs_first,
 )
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
+from semfix.analysis.run_imports import STAR
 from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem103
@@ -104,7 +108,8 @@ RULE = Rule(
     # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
     # (`catalog.TPU_MOVED_TO_PALLAS`): see `catalog.MIGRATION_GATE` for what it must spell
     text_gate=MIGRATION_GATE,
-    needs_tree=True,  # it looks at every reference, not only catalog calls' arguments
+    needs_tree=True,
+    drops_imports=True,  # it looks at every reference, not only catalog calls' arguments
     valid=(
         """\
 from jax.experimental import pallas as pl
@@ -290,7 +295,8 @@ def finish(ctx: Context, renames: Renames) -> None:
         taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
         loads=TPU if renames.taken else PALLAS.module,
-        exported=ctx.settings.package_init,
+        exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
+        kept=ctx.settings.imported_by_run,
     )
     tree = ctx.tree
     assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)

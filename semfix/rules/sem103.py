@@ -74,7 +74,8 @@ RULE = Rule(
     default=False,
     docs=__doc__ or "",
     text_gate=("device_id_type|DeviceIdType",),
-    needs_tree=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
+    needs_tree=True,
+    drops_imports=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
     valid=(
         """\
 from jax.experimental import pallas as pl

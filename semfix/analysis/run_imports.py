@@ -1,0 +1,51 @@
+"""Which names the modules of one run import from each other, so a fix keeps what a sibling reads.
+
+A migration drops an import its renames leave unused; but a sibling module may import that very
+name from the fixed one (`from .sync import DeviceIdType`), and would then fail on import. The
+CLI names each file of a run as Python would (its dotted module name, and whether it is a
+package's `__init__`); this reads their from-imports, resolves relative ones against the
+importer's package, and answers, for each module of the run, the names the others import from
+it by name (`*` for a star import: then every module-level name).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+STAR = "*"
+
+
+def names_imported(modules: Iterable[tuple[str, bool, bytes]]) -> dict[str, frozenset[str]]:
+    """`modules`: each file of the run as (its dotted name, whether it is a package's
+    `__init__`, its source); two files of one name answer for both. A source that does not
+    parse imports nothing here (it is the run's to report)."""
+    modules = list(modules)
+    names = {module for module, _, _ in modules}
+    found: dict[str, set[str]] = {}
+    for importer, is_package, data in modules:
+        if b"import" not in data:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        package = importer if is_package else importer.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _resolve(package, node.level, node.module)
+            if target in names and target != importer:
+                found.setdefault(target, set()).update(alias.name for alias in node.names)
+    return {module: frozenset(names) for module, names in found.items()}
+
+
+def _resolve(package: str, level: int, module: str | None) -> str | None:
+    """The absolute name `from <level dots><module>` means in `package` (None: above the top)."""
+    if not level:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else [])) or None

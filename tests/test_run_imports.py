@@ -1,0 +1,90 @@
+"""A migration keeps an import that another module of the same run imports by name (issue 31).
+
+`from .sync import DeviceIdType` in a sibling reads the name from the fixed module: dropping
+that import there would make the sibling fail on import, so the CLI tells each file the names
+the run's other modules import from it (`Settings.imported_by_run`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from semfix.analysis.run_imports import STAR, names_imported
+
+SYNC = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas.tpu import DeviceIdType, semaphore_signal
+
+
+def signal(sem):
+    semaphore_signal(sem, 1, device_id=0, device_id_type=DeviceIdType.MESH)
+"""
+USER = "from .sync import DeviceIdType\n\nKIND = DeviceIdType.LOGICAL\n"
+
+
+def _package(root: Path) -> Path:
+    package = root / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "sync.py").write_text(SYNC)
+    (package / "user.py").write_text(USER)
+    (root / "pyproject.toml").write_text('[project]\nname = "mypkg"\ndependencies = ["jax>=0.7"]\n')
+    return package
+
+
+def _fix(root: Path, *paths: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "semfix", "fix", "--extend-select", "SEM1", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_name_a_sibling_imports_stays_imported(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    _fix(tmp_path, "mypkg")
+    fixed = (package / "sync.py").read_text()
+    assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed  # the migration is made...
+    assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed  # ...and the sibling's name kept
+    assert "semaphore_signal," not in fixed  # what nobody imports still goes
+
+
+@pytest.mark.jax
+def test_the_sibling_still_imports_after_the_migration(tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    _package(tmp_path)
+    _fix(tmp_path, "mypkg")
+    imported = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", "import mypkg.user"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert imported.returncode == 0, imported.stderr
+
+
+def test_alone_in_its_run_a_module_has_no_importers_to_keep_for(tmp_path: Path) -> None:
+    """The names come from the run: a file fixed alone (a pre-commit run of one changed file)
+    keeps only what it reads itself, as ruff's F401 fix would."""
+    package = _package(tmp_path)
+    _fix(tmp_path, "mypkg/sync.py")
+    assert "DeviceIdType" not in (package / "sync.py").read_text()
+
+
+def test_names_imported_resolves_relative_absolute_and_star_imports() -> None:
+    modules = [
+        ("pkg", True, b"from .sub.deep import a\nfrom pkg.sync import b as c\n"),
+        ("pkg.sync", False, b"x = 1\n"),
+        ("pkg.sub", True, b"from .. import sync\nfrom ..sync import *\n"),
+        ("pkg.sub.deep", False, b"from ... import sync\n"),  # above the top: nothing
+        ("pkg.user", False, b"from .sync import b, d\nfrom . import user\n"),
+        ("pkg.broken", False, b"from .sync import (\n"),
+    ]
+    assert names_imported(modules) == {
+        "pkg.sub.deep": frozenset({"a"}),
+        "pkg.sync": frozenset({"b", "d", STAR}),
+        "pkg": frozenset({"sync", "user"}),
+    }
