@@ -18,8 +18,8 @@ from semfix.errors import SafetyError, SourceError
 from semfix.explain.blame import Blame, blame
 from semfix.explain.blame import settings_for as chosen_settings
 from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
+from semfix.explain.errors import JaxError, read_shape, recognise, said
 from semfix.explain.errors import markdown as errors_markdown
-from semfix.explain.errors import read_shape, recognise, said
 from semfix.explain.logs import Failure, Frame, parse_log
 from semfix.explain.relocate import find_line
 from semfix.findings import Finding
@@ -36,6 +36,7 @@ __all__ = [
     "Failure",
     "FixResult",
     "Frame",
+    "JaxError",
     "Joined",
     "SafetyError",
     "SourceError",

@@ -56,6 +56,15 @@ def row(written: str, left: int, rank: int, line: int, allocated: str) -> str:
     )
 
 
+def row_seen(written: str, left: int, axes: int, line: int, view: str) -> str:
+    """SEM004's words for a read or view of fewer indices than another view of the same Ref has."""
+    return (
+        f"`{one_line(written)}` passes a row of semaphores where one semaphore is needed (JAX: "
+        f"non-()-shaped semaphore): `{one_line(view)}` (line {line}) indexes {axes} dimensions of it, "
+        f"this leaves {left} unindexed; index one semaphore along each"
+    )
+
+
 def carried(name: str, line: int, direct: str) -> str:
     """Another rule's finding on a read, for a variable that carries the read to the argument."""
     return f"`{name}` holds the read at line {line}: {direct}"

@@ -56,6 +56,7 @@ class Resolution:
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
+        self.axes_seen: dict[object, ast.Subscript] = {}  # by key: its view or read of the most indices
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
 
@@ -251,7 +252,16 @@ class Resolution:
                     self.proven.add(proof)
                     if isinstance(target, ast.Attribute):
                         self.proof_sites.setdefault(proof, []).append((target, scope))
+                    seen = self.axes_seen.get(proof)
+                    if axes(subscript) > (0 if seen is None else axes(seen)):  # a view's or a read's
+                        self.axes_seen[proof] = subscript
         return self.proven
+
+    def axes_indexed(self, node: ast.expr, scope: Scope) -> ast.Subscript | None:
+        """The view or read of the Ref `node` names with the most indices (`x.at[i, j]`,
+        `x[i, j]`), where the file has one: the Ref has at least as many dimensions (`axes`)."""
+        key = self.key(node, scope)
+        return None if key is None or key not in self.proofs() else self.axes_seen.get(key)
 
 
 def _bound(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
@@ -277,3 +287,12 @@ def _last_parts(targets: frozenset[str]) -> frozenset[str]:
 
 
 _OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
+
+
+def axes(view: ast.Subscript) -> int:
+    """How many dimensions a subscript indexes (a slice too); 0 where it cannot be told (`...`,
+    `*idx`)."""
+    entries = view.slice.elts if isinstance(view.slice, ast.Tuple) else [view.slice]
+    if any(isinstance(e, ast.Starred) or (isinstance(e, ast.Constant) and e.value is Ellipsis) for e in entries):
+        return 0
+    return len(entries)

@@ -19,6 +19,7 @@ from semfix.api import (
     Blame,
     Failure,
     Frame,
+    JaxError,
     Joined,
     SafetyError,
     blame,
@@ -147,26 +148,38 @@ def explain(failure: Failure, root: Path) -> Explanation:
     if frame.cell:
         _explain_cell(result, frame, root, read_shape(match))
         return result
+    callers = [f for f in reversed(failure.frames[: failure.frames.index(frame)]) if not f.in_jax and not f.cell]
+    verb = "raised from"
+    while True:
+        _explain_frame(result, frame, root, known, read_shape(match), verb)
+        if not (result.blame.follow_caller and callers):
+            return result
+        frame, verb = callers.pop(0), "called at"  # a helper of the file passed on what its caller gave it
+        result.blame = Blame()
+
+
+def _explain_frame(
+    result: Explanation, frame: Frame, root: Path, known: JaxError, shape: str | None, verb: str
+) -> None:
+    """Blame the line of one frame of the traceback, in the file here it names."""
     found, problem = _the_file(frame, root)
     if problem:
         result.lines.append(problem)
-        return result
+        return
     real, top = Path(os.path.realpath(found)), Path(os.path.realpath(root))
     if not real.is_relative_to(top):
         result.lines.append(f"{frame.path} is outside --root, not touched (--root is {root}).")
-        return result
+        return
     result.path, result.name = real, real.relative_to(top)
     try:
         result.old = read_source(real)
         line = _confirmed(result, frame, result.old)
         if line is not None:
-            result.lines.append(f"It was raised from {result.name}:{line}, in {frame.function}.")
-            shape = read_shape(match)
+            result.lines.append(f"It was {verb} {result.name}:{line}, in {frame.function}.")
             result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
-    return result
 
 
 def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:

@@ -24,7 +24,7 @@ from semfix.analysis.scopes import Scope, Tracking
 from semfix.catalog import KINDS_NEEDED, Operation, SemParam
 from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
-from semfix.explain.errors import ERRORS
+from semfix.explain.errors import DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.rules.sem006 import CODE as WRONG_KIND
@@ -45,6 +45,9 @@ class Blame:
     chosen: list[Finding] = field(default_factory=list)
     fixed: bool = False  # every argument the error may be about is fixed
     encoding: str = "utf-8"  # the source's, for writing the fixes back
+    # the arguments the error is about are the parameters of a helper of the file, passed on
+    # unchanged: what they were given is at its caller, the traceback's frame before
+    follow_caller: bool = False
 
 
 def blame(
@@ -76,6 +79,11 @@ def blame(
         return result
     if wrong_kind:
         _kind_evidence(result, evidence, calls, suspects, findings, where)
+        return result
+    if _passed_in(evidence, calls, suspects):
+        name = getattr(scopes.scope_of[id(calls[-1])].function_scope().node, "name", "the function")
+        result.lines.append(f"What it is about are parameters of `{name}`, passed on unchanged: its caller gave them.")
+        result.follow_caller = True
         return result
     if suspects is not None:
         proven, safe = _dma_evidence(result, evidence, calls, suspects, findings)
@@ -209,6 +217,40 @@ def _said(finding: Finding) -> str:
     return f"{finding.rule} {finding.message}"
 
 
+def _arguments(evidence: Evidence, calls: list[ast.Call], dma: bool) -> list[tuple[str, ast.expr, Scope]]:
+    """The arguments of the calls' catalog operations (`dma`: a DMA's buffers and semaphores;
+    else the semaphores), each with the catalog parameter it is given to (through a helper of
+    the file, the one the helper passes it on to) and the scope it is written in."""
+    found = []
+    for call in calls:
+        operation = evidence.operation(call)
+        if operation is None or (dma and not _copies(operation)):
+            continue
+        params = operation.buffer_params + operation.sem_params if dma else operation.sem_params
+        scope = evidence.scopes.scope_of[id(call)]
+        for param in params:
+            name = param.via[1] if param.via else param.name
+            found += [(name, argument, scope) for argument in given_for((param,), call)]
+    return sorted(found, key=lambda item: (item[1].lineno, item[1].col_offset))
+
+
+def _copies(operation: Operation) -> bool:
+    """A DMA, or a helper passing on to one: what the DMA texts are about."""
+    return bool(operation.buffer_params) or any(p.via is not None and p.via[0] in DMAS for p in operation.sem_params)
+
+
+def _passed_in(evidence: Evidence, calls: list[ast.Call], suspects: frozenset[str] | None) -> bool:
+    """Whether every argument the error is about is a parameter of the function holding the
+    calls, which it never rebinds: the value it was given is its caller's."""
+    about = [a for a in _arguments(evidence, calls, suspects is not None) if suspects is None or a[0] in suspects]
+    return bool(about) and all(
+        isinstance(argument, ast.Name)
+        and _kinds_here(argument.id, scope) == ["param"]
+        and not isinstance(scope.function_scope().node, ast.Lambda)
+        for _, argument, scope in about
+    )
+
+
 def _dma_evidence(
     result: Blame, evidence: Evidence, calls: list[ast.Call], about: frozenset[str], findings: Sequence[Finding]
 ) -> tuple[list[Finding], list[Finding]]:
@@ -217,16 +259,7 @@ def _dma_evidence(
     JAX's message covers several arguments at once: it proves which one is not a Ref only when
     every other one is plainly a Ref. A suspect left unfixed keeps `result.fixed` false.
     """
-    arguments = sorted(
-        [
-            (param.name, argument, evidence.scopes.scope_of[id(call)])
-            for call in calls
-            if (operation := evidence.operation(call)) is not None and operation.buffer_params
-            for param in operation.buffer_params + operation.sem_params
-            for argument in given_for((param,), call)
-        ],
-        key=lambda item: (item[1].lineno, item[1].col_offset),
-    )
+    arguments = _arguments(evidence, calls, dma=True)
     suspects = [(p, a) for p, a, scope in arguments if p in about and not _plainly_ref(a, scope, evidence)]
     if not suspects:
         why = (

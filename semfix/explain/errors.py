@@ -23,6 +23,8 @@ from semfix.jax_versions import OLDEST, Version, spelled
 _SIGNALS = ("semaphore_signal", "semaphore_wait", "core_barrier", "semaphore_signal_multicast", "SemaphoreSignal")
 _DMAS = ("make_async_copy", "async_copy", "make_async_remote_copy", "async_remote_copy")
 _BUFFERED = (*_DMAS, "sync_copy")  # sync_copy's buffers are checked as a DMA's
+#: The operations the DMA texts are about (explain follows a helper that passes on to one).
+DMAS = frozenset(_BUFFERED)
 _READS = ("SEM001", "SEM002", "SEM003")
 
 

@@ -35,6 +35,7 @@ from semfix import messages
 from semfix.analysis.context import Context
 from semfix.analysis.evidence import Kind
 from semfix.analysis.nodes import is_at, read_target
+from semfix.analysis.resolution import axes
 from semfix.analysis.scopes import Scope
 from semfix.catalog import SLICES
 from semfix.rules.base import Invalid, Rule
@@ -101,10 +102,15 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     base, levels = _views(whole or argument)
     sliced = bool(levels) and any(_slice(ctx, i, scope) for i in levels[-1])  # `sems.at[0:2][...]` reads two
     rank = None if sliced or not levels else ctx.rank(base, scope)
-    left = None if rank is None else rank[0] - sum(not _slice(ctx, i, scope) for level in levels for i in level)
-    if rank is not None and left is not None and left > 0:
+    used = sum(not _slice(ctx, i, scope) for level in levels for i in level)
+    if rank is not None and rank[0] > used:
         shape = rank[1]
-        words = messages.row(ctx.text.of(argument), left, rank[0], shape.lineno, ctx.text.of(shape))
+        words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], shape.lineno, ctx.text.of(shape))
+        ctx.report(CODE, argument, words, None)
+        return True
+    seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope)
+    if seen is not None and axes(seen) > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
+        words = messages.row_seen(ctx.text.of(argument), axes(seen) - used, axes(seen), seen.lineno, ctx.text.of(seen))
         ctx.report(CODE, argument, words, None)
         return True
     if (
