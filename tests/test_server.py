@@ -72,7 +72,18 @@ def test_diagnostics_then_a_quick_fix_applied_then_fewer_diagnostics(tmp_path: P
     run(test)
 
 
-def test_fix_all_is_source_fix_all_semfix_one_edit_of_the_whole_text(tmp_path: Path) -> None:
+def _spans(action: lsp.CodeAction) -> list[tuple[int, int, int, int, str]]:
+    (change,) = action.edit.document_changes  # type: ignore[union-attr]
+    edits = change.edits  # type: ignore[union-attr]
+    return [
+        (e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+        for e in edits
+    ]
+
+
+def test_fix_all_is_source_fix_all_semfix_one_edit_per_changed_span(tmp_path: Path) -> None:
+    """Only what changes is sent (an editor keeps the marks and extmarks elsewhere), in order."""
+
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)
         async with session(tmp_path) as client:
@@ -81,9 +92,13 @@ def test_fix_all_is_source_fix_all_semfix_one_edit_of_the_whole_text(tmp_path: P
             (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
             assert action.kind == "source.fixAll.semfix"
             (change,) = action.edit.document_changes  # type: ignore[union-attr]
-            assert change.text_document.version == 1 and len(change.edits) == 1  # type: ignore[union-attr]
+            assert change.text_document.version == 1  # type: ignore[union-attr]
+            assert _spans(action) == [(5, 30, 5, 35, ""), (6, 28, 6, 33, "")]  # each `[...]`, deleted
             assert apply(KERNEL, action.edit) == fix_source(KERNEL).source  # type: ignore[arg-type]
             assert await client.actions(uri, [], only=[lsp.CodeActionKind.QuickFix]) == []
+            found = await client.diagnostics(uri)
+            (fix,) = [a for a in await client.actions(uri, found[1:]) if "replace" in a.title]
+            assert _spans(fix) == [(6, 28, 6, 33, "")]
 
     run(test)
 

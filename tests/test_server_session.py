@@ -15,7 +15,8 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
-from semfix.server.lsp import Lines
+from semfix.rewrite.text import apply_edits
+from semfix.server.lsp import Lines, text_edits
 from semfix.server.session import SemfixServer, _uncollected
 
 ENCODINGS = [lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf32]
@@ -78,3 +79,30 @@ def test_the_engine_runs_with_the_cycle_collector_paused() -> None:
             gc.enable()
     finally:
         server.worker.shutdown()
+
+
+OLD = "a = 1\nb = sem[...]\nc = 3\nd = 4\ne = sem[...]\n"
+
+
+@pytest.mark.parametrize(
+    ("new", "made"),
+    [
+        (OLD.replace("sem[...]", "sem"), [(13, 18, ""), (38, 43, "")]),  # the engine's own edits
+        (OLD.replace("sem[...]", "sem"), [(10, 18, "sem"), (10, 18, "sem"), (33, 43, "= sem")]),  # wider, twice
+        (OLD.replace("sem[...]", "sem"), [(0, 40, "x")]),  # wrong: the text is diffed instead
+        ("a = 1\nb = sem\nx = 0\nc = 3\ne = sem\n", []),  # lines added and removed: diffed
+        ("", []),
+        (OLD, []),
+    ],
+)
+def test_text_edits_are_each_changed_span_in_order(new: str, made: list[tuple[int, int, str]]) -> None:
+    """Each edit narrowed to what it changes, none overlapping, in the document's order, all
+    counted in the old text (as LSP asks), and together they make the new text."""
+    edits = text_edits(OLD, new, made)
+    assert apply_edits(OLD, 0, len(OLD), edits) == new
+    assert edits == sorted(edits) and all(a[1] <= b[0] for a, b in zip(edits, edits[1:]))
+    for start, end, text in edits:  # nothing kept that the edit leaves as it was
+        assert start < end or text
+        assert not (start < end and text) or (OLD[start] != text[0] and OLD[end - 1] != text[-1])
+    if new == OLD.replace("sem[...]", "sem"):
+        assert edits == [(13, 18, ""), (38, 43, "")]

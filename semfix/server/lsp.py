@@ -14,7 +14,9 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cached_property
+from itertools import accumulate
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
@@ -205,14 +207,21 @@ class Document:
         return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])
 
     def fix_all(self) -> lsp.CodeAction | None:
-        """ "Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
+        """ "Fix all semfix": `fix_source` under the document's settings, sent as its changed
+        spans (the applied fixes' own edits), so an editor keeps its marks elsewhere."""
         try:
-            new = fix_source(self.text, settings=self.settings).source
+            result = fix_source(self.text, settings=self.settings)
         except SourceError:
             return None
-        if new == self.text:
+        if result.source == self.text:
             return None
-        return fix_all_action(self.edit([lsp.TextEdit(self.lines.range_of(0, len(self.text)), new)]))
+        made = [edit for f in result.findings if f.applied and f.fix is not None for edit in f.fix.edits]
+        return fix_all_action(self.edit(self.text_edits(result.source, made)))
+
+    def text_edits(self, new: str, made: Iterable[Edit] = ()) -> list[lsp.TextEdit]:
+        return [
+            lsp.TextEdit(self.lines.range_of(start, end), text) for start, end, text in text_edits(self.text, new, made)
+        ]
 
     def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
         """The finding's own fix, made and proved alone (with the rest of its decision); its
@@ -226,11 +235,7 @@ class Document:
         made = [f.fix for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
         if not made or result.source == self.text:
             return None
-        edits: tuple[Edit, ...] = made[0].edits
-        if not edits or apply_edits(self.text, 0, len(self.text), edits) != result.source:
-            edits = (one_edit(self.text, result.source),)
-        text_edits = [lsp.TextEdit(self.lines.range_of(start, end), new) for start, end, new in edits]
-        return fix_action(finding, item, self.edit(text_edits))
+        return fix_action(finding, item, self.edit(self.text_edits(result.source, made[0].edits)))
 
     def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
         """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
@@ -258,6 +263,31 @@ def comment_edit(lines: Lines, line: int, rule: str) -> Edit:
         return start + existing.start("codes"), start + existing.end("codes"), ", ".join([*codes, rule])
     code_end = len(text.rstrip())
     return start + code_end, start + len(text), f"  # semfix: ignore[{rule}]"
+
+
+def text_edits(old: str, new: str, made: Iterable[Edit] = ()) -> list[Edit]:
+    """The edits turning `old` into `new`, each narrowed to the span it changes, in order, none
+    overlapping, all counted in `old` (as LSP wants a workspace edit's): an editor then moves
+    its marks only where the text changed. `made`, the engine's own edits, are used when they
+    make `new` exactly (a fix's always do); otherwise the lines are diffed."""
+    edits = sorted(set(made))
+    overlap = any(a[1] > b[0] for a, b in zip(edits, edits[1:]))
+    if not edits or overlap or apply_edits(old, 0, len(old), edits) != new:
+        edits = _diff(old, new)
+    narrowed = []
+    for start, end, text in edits:
+        first, last, middle = one_edit(old[start:end], text)
+        if first < last or middle:
+            narrowed.append((start + first, start + last, middle))
+    return narrowed
+
+
+def _diff(old: str, new: str) -> list[Edit]:
+    """One edit per run of changed lines (difflib's, whose runs never touch)."""
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    starts = [0, *accumulate(len(line) for line in before)]
+    opcodes = SequenceMatcher(None, before, after).get_opcodes()
+    return [(starts[i1], starts[i2], "".join(after[j1:j2])) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
 
 
 def one_edit(old: str, new: str) -> Edit:
