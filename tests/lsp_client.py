@@ -20,6 +20,12 @@ from pygls.protocol import default_converter
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0  # seconds any one answer may take
+#: A client that lists code actions without their edits and resolves the chosen one (`codeAction/resolve`).
+RESOLVING = lsp.ClientCapabilities(
+    text_document=lsp.TextDocumentClientCapabilities(
+        code_action=lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(["edit"]))
+    )
+)
 
 
 def _converter() -> Converter:

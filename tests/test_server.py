@@ -18,7 +18,7 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 
 from semfix.api import fix_finding, fix_source
-from tests.lsp_client import ROOT, apply, session
+from tests.lsp_client import RESOLVING, ROOT, apply, session
 
 KERNEL = """\
 from jax.experimental import pallas as pl
@@ -352,12 +352,10 @@ def test_a_quick_fix_with_several_edits_is_its_whole_decision(tmp_path: Path) ->
 def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_made(tmp_path: Path) -> None:
     """As ruff's: the actions are listed without edits (cheap at every move of the cursor), and
     `codeAction/resolve` makes the chosen one's edit, the same as listed eagerly."""
-    resolving = lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(["edit"]))
-    capabilities = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(code_action=resolving))
 
     async def test() -> None:
         uri = _document(tmp_path, CARRIED)
-        async with session(tmp_path, capabilities=capabilities) as client:
+        async with session(tmp_path, capabilities=RESOLVING) as client:
             client.open(uri, CARRIED)
             found = await client.diagnostics(uri)
             listed = await client.actions(uri, found[1:2])  # no `only`: every kind
@@ -367,6 +365,38 @@ def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_mad
             fix, silence, fix_all = (apply(CARRIED, a.edit) for a in made)  # type: ignore[arg-type]
             assert fix == fix_all == fix_source(CARRIED).source
             assert "# semfix: ignore[SEM003]" in silence
+
+    run(test)
+
+
+TWO_ON_A_LINE = """\
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_ref, o_ref, sem):
+    pltpu.semaphore_signal(sem[...], 1); pltpu.semaphore_wait(sem[...])
+"""
+
+
+def test_resolving_a_listed_action_makes_that_action_itself(tmp_path: Path) -> None:
+    """Two findings on one line, each resolved to its own fix (its `data` names it, not its
+    title), keeping the title it was listed with."""
+
+    async def test() -> None:
+        uri = _document(tmp_path, TWO_ON_A_LINE)
+        async with session(tmp_path, capabilities=RESOLVING) as client:
+            client.open(uri, TWO_ON_A_LINE)
+            found = await client.diagnostics(uri)
+            fixes = [a for a in await client.actions(uri, found) if a.kind == lsp.CodeActionKind.QuickFix]
+            made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in fixes]
+            assert [a.title for a in made] == [a.title for a in fixes]
+            first, second = (d.range.start.character for d in found)
+            fixed = [apply(TWO_ON_A_LINE, a.edit) for a in made if "replace" in a.title]  # type: ignore[arg-type]
+            line = "    pltpu.semaphore_signal(sem[...], 1); pltpu.semaphore_wait(sem[...])"
+            assert fixed == [
+                TWO_ON_A_LINE.replace(line, line[:first] + line[first:].replace("[...]", "", 1)),
+                TWO_ON_A_LINE.replace(line, line[:second] + line[second:].replace("[...]", "", 1)),
+            ]
 
     run(test)
 

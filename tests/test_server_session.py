@@ -15,9 +15,12 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
+from semfix import api
 from semfix.rewrite.text import apply_edits
-from semfix.server.lsp import Lines, text_edits
+from semfix.server import lsp as lsp_module
+from semfix.server.lsp import Document, Lines, text_edits
 from semfix.server.session import SemfixServer, _uncollected
+from semfix.settings import Settings
 
 ENCODINGS = [lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf32]
 
@@ -106,3 +109,28 @@ def test_text_edits_are_each_changed_span_in_order(new: str, made: list[tuple[in
         assert not (start < end and text) or (OLD[start] != text[0] and OLD[end - 1] != text[-1])
     if new == OLD.replace("sem[...]", "sem"):
         assert edits == [(13, 18, ""), (38, 43, "")]
+
+
+def test_resolving_makes_the_named_action_alone_with_one_run_of_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`codeAction/resolve` builds the one action its `data` names, from the analysis the
+    diagnostics came from: a quick fix or fix all is one run of the engine (the fix), a
+    silencing comment one (the check of the new text)."""
+    text = "from jax.experimental import pallas as pl\n\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
+    found = api.fix_source(text, apply_fixes=False).findings
+    document = Document("file:///k.py", 1, text, Lines(text, PositionCodec()), Settings(), found=found)
+    runs: list[bool] = []
+    real = api.fix_source
+
+    def counted(source: str, *, settings: Settings | None = None, apply_fixes: bool = True) -> object:
+        runs.append(apply_fixes)
+        return real(source, settings=settings, apply_fixes=apply_fixes)
+
+    monkeypatch.setattr(api, "fix_source", counted)
+    monkeypatch.setattr(lsp_module, "fix_source", counted)
+    (finding,) = found
+    for kind, engine_runs in [("fix", [True]), ("silence", [False]), ("fixAll", [True])]:
+        runs.clear()
+        data = {"action": kind, "rule": finding.rule, "place": list(lsp_module.place(finding))}
+        made = lsp_module.resolve(document, found, data, None)
+        assert made is not None and made.edit is not None and runs == engine_runs, kind
+    assert lsp_module.resolve(document, found, {"action": "fix", "rule": "SEM001", "place": [9, 9, 9, 9]}, None) is None

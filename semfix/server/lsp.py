@@ -149,14 +149,39 @@ def code_actions(
         for finding in findings_of(findings, ours):
             item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
             if lazy:
-                actions += [fix_action(finding, item) if finding.fix else None, silence_action(finding, item)]
+                fix = listed(fix_action(finding, item), "fix", finding) if finding.fix else None
+                actions += [fix, listed(silence_action(finding, item), "silence", finding)]
             else:
                 actions += [target.quick_fix(finding, item), target.silence(finding, item)]
     unsafe = target.settings.unsafe_fixes
     fixable = any(f.fix is not None and (f.safety == "safe" or unsafe) for f in (findings if every is None else every))
     if wants(only, FIX_ALL) and fixable:
-        actions.append(fix_all_action() if lazy else target.fix_all())
+        actions.append(listed(fix_all_action(), "fixAll") if lazy else target.fix_all())
     return [action for action in actions if action is not None]
+
+
+def listed(action: lsp.CodeAction, kind: str, finding: Finding | None = None) -> lsp.CodeAction:
+    """An action listed without its edit: its `data` names it, so that `codeAction/resolve`
+    makes that one action alone (`resolve`)."""
+    action.data = (
+        {"action": kind} if finding is None else {"action": kind, "rule": finding.rule, "place": place(finding)}
+    )
+    return action
+
+
+def resolve(
+    target: Target, findings: Sequence[Finding], data: dict[str, Any], item: lsp.Diagnostic | None
+) -> lsp.CodeAction | None:
+    """The action a listed one's `data` names, made with its edit; None where the text changed
+    so that it no longer is offered (the client then does nothing)."""
+    if data.get("action") == "fixAll":
+        return target.fix_all()
+    key = (data.get("rule"), tuple(data.get("place") or ()))
+    finding = next((f for f in findings if (f.rule, place(f)) == key), None)
+    if finding is None:
+        return None
+    item = item or diagnostic(finding, Lines("", PositionCodec()))  # only the edit is sent back
+    return target.quick_fix(finding, item) if data.get("action") == "fix" else target.silence(finding, item)
 
 
 def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
@@ -200,6 +225,7 @@ class Document:
     text: str
     lines: Lines
     settings: Settings
+    found: Sequence[Finding] | None = None  # the findings of a check of this text, if made
 
     def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
         """Edits tied to the version they were made for: a client drops them if the text moved on."""
@@ -229,7 +255,7 @@ class Document:
         if finding.fix is None:
             return None
         try:
-            result = fix_finding(self.text, finding, self.settings)
+            result = fix_finding(self.text, finding, self.settings, found=self.found)
         except SourceError:
             return None
         made = [f.fix for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]

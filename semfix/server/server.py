@@ -98,7 +98,7 @@ async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[ls
         lazy = ls.resolves_edits()
         actions = await ls.actions(params, lazy)
         for action in actions if lazy else ():
-            action.data = {"uri": params.text_document.uri}
+            action.data = {**(action.data if isinstance(action.data, dict) else {}), "uri": params.text_document.uri}
         return actions or None
     except Exception:  # noqa: BLE001
         ls.log(f"semfix: code actions failed:\n{traceback.format_exc()}")
@@ -107,16 +107,11 @@ async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[ls
 
 @server.feature(lsp.CODE_ACTION_RESOLVE)
 async def resolve_code_action(ls: SemfixServer, action: lsp.CodeAction) -> lsp.CodeAction:
-    """A listed action's edit: the actions are made again, with their edits, for the same
-    diagnostics and kind, and the one of the same title is it. No edit if the text changed so
-    that it no longer is offered (the client then does nothing)."""
+    """A listed action's edit: the one action its `data` names (its kind, and the finding's
+    rule and place), made alone; it keeps its title. No edit if the text changed so that it no
+    longer is offered (the client then does nothing)."""
     try:
-        data = action.data if isinstance(action.data, dict) else {}
-        where = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))  # the actions go by the diagnostics
-        context = lsp.CodeActionContext(diagnostics=list(action.diagnostics or []), only=[action.kind or ""])
-        params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(data["uri"]), where, context)
-        made = [a for a in await ls.actions(params, lazy=False) if a.title == action.title]
-        action.edit = made[0].edit if made else None
+        action.edit = await ls.resolve(action)
     except Exception:  # noqa: BLE001
         ls.log(f"semfix: resolving a code action failed:\n{traceback.format_exc()}")
     return action

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -21,14 +21,17 @@ from pygls.uris import to_fs_path
 
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.findings import Finding
 from semfix.server.cells import Cell, Notebook
 from semfix.server.lsp import (
     Document,
     Lines,
+    Target,
     client_settings,
     code_actions,
     diagnostic,
     diagnostics,
+    resolve,
 )
 from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
 
@@ -266,23 +269,35 @@ class SemfixServer(LanguageServer):
             else await self.on_worker(lambda: self.analyse(notebook))
         )
 
-    async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
-        """The code actions for the document (or notebook cell) the request names."""
+    async def subject(self, uri: str) -> tuple[Target, Sequence[Finding], Sequence[Finding] | None]:
+        """What a code action on `uri` is made of: the text document (or the notebook), the
+        findings its actions may name, and every finding fix all may make (by default, those)."""
         await self.settled()
-        uri = params.text_document.uri
         notebook = self.notebook(uri)
         if notebook is None:
             document = self.document(uri)
             result = await self.result_for(document)
-            findings = () if result is None else result.findings
-            return await self.on_worker(lambda: code_actions(document, findings, params.context, lazy=lazy))
+            found = () if result is None else result.findings
+            return replace(document, found=found), found, None
         joined = await self.notebook_result(notebook)
         index = notebook.cell_of(uri)
         cell = None if joined is None or index is None else notebook.of_cell(joined, index)
         if joined is None or cell is None:
-            return []
-        work = partial(code_actions, notebook, cell.findings, params.context, lazy=lazy, every=joined.findings)
-        return await self.on_worker(work)
+            return notebook, (), ()
+        return notebook, cell.findings, joined.findings
+
+    async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
+        """The code actions for the document (or notebook cell) the request names."""
+        target, findings, every = await self.subject(params.text_document.uri)
+        return await self.on_worker(partial(code_actions, target, findings, params.context, lazy=lazy, every=every))
+
+    async def resolve(self, action: lsp.CodeAction) -> lsp.WorkspaceEdit | None:
+        """A listed action's edit: that one action alone, made again (`lsp.resolve`)."""
+        data = action.data if isinstance(action.data, dict) else {}
+        target, findings, _ = await self.subject(data["uri"])
+        item = action.diagnostics[0] if action.diagnostics else None
+        made = await self.on_worker(partial(resolve, target, findings, data, item))
+        return None if made is None else made.edit
 
     def resolves_edits(self) -> bool:
         """Does the client resolve a code action's edit (`codeAction/resolve`)?"""
