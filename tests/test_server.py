@@ -133,15 +133,34 @@ def test_an_unsafe_fix_is_offered_marked_and_never_in_fix_all(tmp_path: Path) ->
     run(test)
 
 
-def test_an_unparsable_buffer_clears_the_diagnostics_and_the_session_goes_on(tmp_path: Path) -> None:
+def test_while_the_buffer_does_not_parse_the_last_diagnostics_stay_moved_with_the_edits(tmp_path: Path) -> None:
+    """No flicker mid-typing (as rust-analyzer): a text that does not parse shows the last
+    diagnostics, moved by the lines added above them; one on a changed line goes. Once the text
+    parses again, it is checked as ever."""
+
+    def where(found: list[lsp.Diagnostic]) -> list[tuple[int, int, int]]:
+        return [(d.range.start.line, d.range.start.character, d.range.end.character) for d in found]
+
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)
         async with session(tmp_path) as client:
             client.open(uri, KERNEL)
-            assert len(await client.diagnostics(uri)) == 2
-            client.change(uri, KERNEL + "    def broken(:\n")
-            assert await client.diagnostics(uri) == []
+            assert where(await client.diagnostics(uri)) == [(5, 27, 35), (6, 25, 33)]
+            client.insert(uri, 5, "    x = f(\n")  # an open bracket: the text does not parse
+            assert where(await client.diagnostics(uri)) == [(6, 27, 35), (7, 25, 33)]
             assert await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            client.insert(uri, 0, "y = [\n\n")  # still not, two lines more above both
+            assert where(await client.diagnostics(uri)) == [(8, 27, 35), (9, 25, 33)]
+            broken = "y = [\n\n" + KERNEL.replace(
+                "    pltpu.semaphore_signal", "    x = f(\n    pltpu.semaphore_signal"
+            )
+            edited = broken.replace("wait(sem[...])", "wait(sem[...]")  # a finding's own line changed: it goes
+            client.change(uri, edited)
+            assert where(await client.diagnostics(uri)) == [(8, 27, 35)]
+            client.change(uri, KERNEL + "    def broken(:\n")  # an edit at the end: all stay
+            assert where(await client.diagnostics(uri)) == [(5, 27, 35), (6, 25, 33)]
+            client.change(uri, "x = [\n")  # nothing left of the text that parsed
+            assert await client.diagnostics(uri) == []
             client.change(uri, KERNEL)
             assert len(await client.diagnostics(uri)) == 2
 

@@ -16,9 +16,10 @@ from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
 from semfix import api
+from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits
 from semfix.server import lsp as lsp_module
-from semfix.server.lsp import Document, Lines, text_edits
+from semfix.server.lsp import Document, Lines, moved, text_edits
 from semfix.server.session import SemfixServer, _uncollected
 from semfix.settings import Settings
 
@@ -134,3 +135,26 @@ def test_resolving_makes_the_named_action_alone_with_one_run_of_the_engine(monke
         made = lsp_module.resolve(document, found, data, None)
         assert made is not None and made.edit is not None and runs == engine_runs, kind
     assert lsp_module.resolve(document, found, {"action": "fix", "rule": "SEM001", "place": [9, 9, 9, 9]}, None) is None
+
+
+@pytest.mark.parametrize(
+    ("new", "kept"),
+    [
+        ("x = 1\ny = (\nz = sem[0]\nw = sem[1]\n", [3, 4]),  # an open bracket above: both move one down
+        ("y = (\nz = sem[0]\nw = sem[1]\n", [2, 3]),  # a line deleted above: both move up
+        ("x = (\nz = sem[0]\nw = sem[1]\ny = (\n", [2, 3]),  # lines changed above and below: both stay
+        ("z = sem[0]\nw = sem[1\n", [1]),  # the second's own line changed: it goes
+        ("z = sem[0]\n", [1]),  # the end cut off: nothing points past it
+        ("z = sem[", []),
+        ("", []),
+    ],
+)
+def test_the_last_findings_move_with_the_edits_and_never_past_the_end(new: str, kept: list[int]) -> None:
+    old = "z = sem[0]\nw = sem[1]\n"
+    findings = [Finding("SEM001", line, 5, line, 11, "m", f"sem[{line - 1}]", None, False) for line in (1, 2)]
+    lines = Lines(new, PositionCodec())
+    found = moved(findings, old, lines)
+    assert [f.line for f in found] == kept
+    for finding in found:  # each on its own text, in the new text
+        assert finding.end_line <= len(lines.lines)
+        assert lines.line_text(finding.line)[finding.column - 1 : finding.end_column - 1] == finding.original

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from functools import cached_property
 from itertools import accumulate
@@ -98,6 +98,32 @@ def diagnostic(finding: Finding, lines: Lines) -> lsp.Diagnostic:
 def diagnostics(result: FixResult[str] | None, lines: Lines) -> list[lsp.Diagnostic]:
     """No result (the buffer does not parse, or the analysis failed) clears the old ones."""
     return [] if result is None else [diagnostic(f, lines) for f in result.findings if f.cell is None]
+
+
+def moved(findings: Iterable[Finding], old: str, new: Lines) -> list[Finding]:
+    """`findings` of the text `old`, on the text `new` (one that does not parse): each on lines
+    the edits left alone, moved by the lines they added or removed above it; one on a changed
+    line is dropped. A kept one lies on lines the same in both texts, so it never points past
+    the end of `new`. The lines between the first and the last changed one are diffed (few,
+    as typing goes)."""
+    before, after = Lines(old, new.codec).lines, new.lines
+    shortest = min(len(before), len(after))
+    head = 0
+    while head < shortest and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    blocks = SequenceMatcher(None, before[head : len(before) - tail], after[head : len(after) - tail])
+    same = [(0, 0, head), *((head + a, head + b, size) for a, b, size in blocks.get_matching_blocks())]
+    same.append((len(before) - tail, len(after) - tail, tail))
+    kept = []
+    for finding in findings:  # lines count from 1, blocks from 0
+        for a, b, size in same:
+            if a < finding.line and finding.end_line <= a + size:
+                kept.append(replace(finding, line=finding.line + b - a, end_line=finding.end_line + b - a))
+                break
+    return kept
 
 
 def findings_of(findings: Iterable[Finding], wanted: Iterable[lsp.Diagnostic]) -> list[Finding]:

@@ -31,6 +31,7 @@ from semfix.server.lsp import (
     code_actions,
     diagnostic,
     diagnostics,
+    moved,
     resolve,
 )
 from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
@@ -54,6 +55,9 @@ class State:
     options: dict[str, Any] = field(default_factory=dict)
     settings: dict[Path | None, Settings] = field(default_factory=dict)  # by the document's folder
     analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
+    #: By text document: its last analysis of a text that parsed, whose diagnostics are kept
+    #: (moved) while the text does not parse.
+    parsed: dict[str, Analysed] = field(default_factory=dict)
     #: By notebook: its data and settings, and the analysis of them.
     notebooks: dict[str, tuple[bytes, Settings, FixResult[bytes] | None]] = field(default_factory=dict)
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
@@ -67,6 +71,7 @@ class State:
         if pending is not None:
             pending.cancel()
         self.analysed.pop(uri, None)
+        self.parsed.pop(uri, None)
         self.notebooks.pop(uri, None)
 
 
@@ -215,10 +220,9 @@ class SemfixServer(LanguageServer):
             result = await self.on_worker(lambda: self.analyse(document))
             if self.workspace.get_text_document(uri).version != document.version:
                 return  # a newer change has its own analysis coming
-            self.state.analysed[uri] = Analysed(document.version, document.text, result, document.settings)
-            self.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(uri, diagnostics(result, document.lines), document.version)
-            )
+            self.remember(uri, Analysed(document.version, document.text, result, document.settings))
+            found = self.kept(uri, document.lines) if result is None else diagnostics(result, document.lines)
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, found, document.version))
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001
@@ -248,7 +252,7 @@ class SemfixServer(LanguageServer):
         if notebook is None:
             document = self.document(uri)
             result = await self.result_for(document)
-            self.state.analysed[uri] = Analysed(document.version, document.text, result, document.settings)
+            self.remember(uri, Analysed(document.version, document.text, result, document.settings))
             return result, document.lines
         index = notebook.cell_of(uri)
         if index is None:  # the notebook itself, or a markdown cell
@@ -258,7 +262,23 @@ class SemfixServer(LanguageServer):
     async def pull(self, uri: str) -> list[lsp.Diagnostic]:
         """`textDocument/diagnostic`: the document's (or cell's) diagnostics, now."""
         result, lines = await self.current(uri)
-        return [] if result is None or lines is None else [diagnostic(f, lines) for f in result.findings]
+        if lines is None:
+            return []
+        return self.kept(uri, lines) if result is None else [diagnostic(f, lines) for f in result.findings]
+
+    def remember(self, uri: str, analysed: Analysed) -> None:
+        self.state.analysed[uri] = analysed
+        if analysed.result is not None:
+            self.state.parsed[uri] = analysed
+
+    def kept(self, uri: str, lines: Lines) -> list[lsp.Diagnostic]:
+        """While a text document does not parse (a bracket open mid-typing), the diagnostics of
+        its last text that did, moved with the edits since (as rust-analyzer keeps them), so
+        that they do not flicker away and back at every keystroke."""
+        last = self.state.parsed.get(uri)
+        if last is None or last.result is None:
+            return []
+        return [diagnostic(f, lines) for f in moved(last.result.findings, last.text, lines) if f.cell is None]
 
     async def notebook_result(self, notebook: Notebook) -> FixResult[bytes] | None:
         """The analysis of the notebook's cells as they are: the published one if current."""
@@ -318,6 +338,7 @@ class SemfixServer(LanguageServer):
         pulls is asked to pull again (`workspace/diagnostic/refresh`), where it can be."""
         self.state.settings.clear()
         self.state.analysed.clear()  # made under the old settings: never an answer again
+        self.state.parsed.clear()
         self.state.notebooks.clear()
         for uri in list(self.workspace.text_documents):
             self.schedule(uri)  # under pull, the notebooks' cells alone
