@@ -18,7 +18,7 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 
 from semfix.api import fix_finding, fix_source
-from tests.lsp_client import RESOLVING, ROOT, apply, session
+from tests.lsp_client import RESOLVING, ROOT, Client, apply, session
 
 KERNEL = """\
 from jax.experimental import pallas as pl
@@ -312,13 +312,76 @@ def test_save_close_and_pushed_settings(tmp_path: Path) -> None:
     run(test)
 
 
-def test_settings_that_mean_nothing_are_logged_and_the_project_s_used(tmp_path: Path) -> None:
+def test_settings_that_mean_nothing_are_shown_once_and_the_project_s_used(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nignore = ["SEM002"]\n')
+
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)
         async with session(tmp_path, options={"select": ["NOPE"]}) as client:
             client.open(uri, KERNEL)
             assert len(await client.diagnostics(uri)) == 2
+            assert client.shown == [
+                "semfix: unknown rule selector 'NOPE' (see `semfix rules`); using the project's settings alone"
+            ]
             assert any("unknown rule selector 'NOPE'" in log for log in client.logs)
+
+    run(test)
+
+
+async def _told(client: Client, count: int = 1) -> list[str]:
+    """What the user was shown, once `count` messages have come (a moment more for any other)."""
+    async with client.arrived:
+        await asyncio.wait_for(client.arrived.wait_for(lambda: len(client.shown) >= count), 30)
+    await asyncio.sleep(0.3)
+    return client.shown
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "said"),
+    [
+        (
+            '[tool.semfix]\nselect = ["SEM9"]\n',
+            "unknown rule selector 'SEM9' (see `semfix rules`); using the default settings",
+        ),
+        ("[tool.semfix\n", "not valid TOML"),
+    ],
+    ids=["unknown code", "not TOML"],
+)
+def test_a_broken_tool_semfix_is_shown_once_in_one_message(tmp_path: Path, pyproject: str, said: str) -> None:
+    """Shown, not only logged (an editor may write its log where no one looks); once, however
+    many files; and one message that says what is used instead."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+
+    async def test() -> None:
+        first, second = _document(tmp_path, KERNEL), _document(tmp_path, KERNEL, "other.py")
+        async with session(tmp_path, options={"ignore": ["SEM002"]}) as client:
+            client.open(first, KERNEL)
+            client.open(second, KERNEL)
+            assert len(await client.diagnostics(first)) == len(await client.diagnostics(second)) == 2
+            (message,) = await _told(client)
+            assert said in message and "pyproject.toml" in message
+            assert not any("project's settings alone" in log for log in client.logs)
+
+    run(test)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this Python parses `type X = ...`: it is checked as any")
+def test_syntax_newer_than_the_server_s_python_is_shown_once(tmp_path: Path) -> None:
+    newer = KERNEL + "\ntype Pair = tuple[int, int]\n"
+
+    async def test() -> None:
+        uri = _document(tmp_path, newer)
+        async with session(tmp_path) as client:
+            client.open(uri, newer)
+            assert await client.diagnostics(uri) == []
+            client.change(uri, newer + "x = 1\n")
+            assert await client.diagnostics(uri) == []
+            (message,) = await _told(client)
+            python = f"{sys.version_info.major}.{sys.version_info.minor}"
+            assert message.startswith(f"semfix: kernel.py uses syntax Python {python} cannot parse (a `type` alias")
+            assert "Python 3.12+) at line 9" in message
 
     run(test)
 

@@ -12,11 +12,13 @@ checking and publishing) is `semfix/server/session.py`'s; code actions are in `s
 Settings: the document's `[tool.semfix]`, overridden by the client's (`initializationOptions`,
 then `workspace/configuration` section `semfix`), as command-line options override the file.
 No error ends the session: each is logged to the client (`window/logMessage`), and the
-document gets no diagnostics.
+document gets no diagnostics; what the user must know (settings that mean nothing, syntax
+newer than the server's Python) is shown once as well (`window/showMessage`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import traceback
 
 from lsprotocol import types as lsp
@@ -36,6 +38,7 @@ def _debounce() -> float:
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
     ls.state.options = client_settings(params.initialization_options)
+    ls.loop = asyncio.get_running_loop()
 
 
 @server.feature(lsp.INITIALIZED)

@@ -38,6 +38,7 @@ from semfix.settings import Settings, SettingsError, find_pyproject, load_settin
 
 T = TypeVar("T")
 _CONFIGURATION_WAIT = 5.0  # seconds
+_NEWER_SYNTAX = "uses syntax Python"  # how SourceError begins for syntax newer than the running Python
 
 
 @dataclass
@@ -61,6 +62,7 @@ class State:
     #: By notebook: its data and settings, and the analysis of them.
     notebooks: dict[str, tuple[bytes, Settings, FixResult[bytes] | None]] = field(default_factory=dict)
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    told: set[str] = field(default_factory=set)  # what the user was shown (`SemfixServer.tell`), by key
     #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
     #: before, so that no diagnostics are published under settings about to change.
     configured: asyncio.Event = field(default_factory=asyncio.Event)
@@ -95,9 +97,31 @@ class SemfixServer(LanguageServer):
         super().__init__("semfix", __version__, notebook_document_sync=lsp.NotebookDocumentSyncOptions([cells]))
         self.state = State()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
+        self.loop: asyncio.AbstractEventLoop | None = None  # the session's, once initialized
+
+    def send(self, notify: Callable[[], None]) -> None:
+        """Send a notification from the event loop's thread, even when the engine's worker asks."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self.loop is not None:
+                self.loop.call_soon_threadsafe(notify)
+                return
+        notify()
 
     def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Error) -> None:
-        self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        self.send(partial(self.window_log_message, lsp.LogMessageParams(type=kind, message=message)))
+
+    def tell(self, message: str, key: str | None = None, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
+        """Show the user what they would otherwise never see (an editor may write the log to a
+        file no one reads), once per session for each `key` (by default the message), as ruff
+        does; logged as well."""
+        key = message if key is None else key
+        if key in self.state.told:
+            return
+        self.state.told.add(key)
+        self.log(message, kind)
+        self.send(partial(self.window_show_message, lsp.ShowMessageParams(type=kind, message=message)))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls's own errors go to the log too, never end the session."""
@@ -108,7 +132,7 @@ class SemfixServer(LanguageServer):
 
     def settings_for(self, uri: str) -> Settings:
         """The document's `[tool.semfix]`, with the client's settings over it; the file's alone,
-        or the defaults, where the client's or the file's mean nothing (the error is logged).
+        or the defaults, where the client's or the file's mean nothing (the user is told).
         Kept by folder until the settings change or a pyproject.toml is saved."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
         folder = Path(path).parent if path else None
@@ -116,7 +140,7 @@ class SemfixServer(LanguageServer):
             try:
                 pyproject = find_pyproject([folder]) if folder else None
             except SettingsError as error:
-                self.log(f"semfix: {error}")
+                self.tell(f"semfix: {error}; [tool.semfix] is not read until it is mended")
                 pyproject = None
             self.state.settings[folder] = self._settings(pyproject, self.state.options)
         return self.state.settings[folder]
@@ -127,22 +151,27 @@ class SemfixServer(LanguageServer):
             return [value] if isinstance(value, str) else [str(v) for v in value]
 
         unsafe, target = options.get("unsafeFixes"), options.get("targetJax")
-        try:
-            return load_settings(
-                pyproject,
-                select=strings("select") or None,
-                extend_select=strings("extendSelect"),
-                ignore=strings("ignore"),
-                unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
-                target_jax=target if isinstance(target, str) else None,
-            )
-        except SettingsError as error:
-            self.log(f"semfix: {error}; using the project's settings alone")
-        try:
-            return load_settings(pyproject)
-        except SettingsError as error:
-            self.log(f"semfix: {error}; using the default settings")
-            return Settings()
+        given: dict[str, Any] = {
+            "select": strings("select") or None,
+            "extend_select": strings("extendSelect"),
+            "ignore": strings("ignore"),
+            "unsafe_fixes": unsafe if isinstance(unsafe, bool) else None,
+            "target_jax": target if isinstance(target, str) else None,
+        }
+        errors: list[str] = []
+        settings, using = Settings(), "the default settings"
+        for overrides in (given, {}):
+            try:
+                settings = load_settings(pyproject, **overrides)
+            except SettingsError as error:
+                errors += [str(error)] * (str(error) not in errors)
+                continue
+            if errors and pyproject:
+                using = "the project's settings alone"
+            break
+        if errors:  # one message, saying what is used in the end
+            self.tell(f"semfix: {'; '.join(errors)}; using {using}")
+        return settings
 
     def document(self, uri: str) -> Document:
         text_document = self.workspace.get_text_document(uri)
@@ -175,8 +204,13 @@ class SemfixServer(LanguageServer):
             if isinstance(document, Notebook):
                 return document.analyse()
             return fix_source(document.text, settings=document.settings, apply_fixes=False)
-        except (SourceError, SafetyError):
-            return None  # an unsaved buffer mid-edit: semfix is not a syntax checker
+        except SourceError as error:
+            if str(error).startswith(_NEWER_SYNTAX):  # else it would show nothing, and never say why
+                name = document.uri.rsplit("/", 1)[-1]
+                self.tell(f"semfix: {name} {error}: run `semfix server` under that Python to check it", document.uri)
+            return None  # else an unsaved buffer mid-edit: semfix is not a syntax checker
+        except SafetyError:
+            return None
         except Exception:  # noqa: BLE001 - a bug in semfix must not end the session
             self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
             return None
