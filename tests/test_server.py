@@ -226,7 +226,14 @@ def test_hover_over_a_finding_shows_its_rule(tmp_path: Path) -> None:
             await client.diagnostics(uri)
             params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(5, 29))
             hover = await asyncio.wait_for(client.text_document_hover_async(params), 30)
-            assert hover is not None and "SEM001" in hover.contents.value  # type: ignore[union-attr]
+            assert hover is not None
+            paragraphs = hover.contents.value.split("\n\n")  # type: ignore[union-attr]
+            assert paragraphs[:3] == [  # the heading's lines, each its own paragraph in Markdown
+                "SEM001  value-read-passed-as-semaphore",
+                "fix: safe; default: on",
+                "A semaphore argument reads the Ref with [...] or [()]; pass the Ref itself.",
+            ]
+            assert paragraphs[3].startswith("## What it does\n")
             params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))
             assert await asyncio.wait_for(client.text_document_hover_async(params), 30) is None
 
@@ -472,6 +479,11 @@ def test_resolving_a_listed_action_makes_that_action_itself(tmp_path: Path) -> N
             fixes = [a for a in await client.actions(uri, found) if a.kind == lsp.CodeActionKind.QuickFix]
             made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in fixes]
             assert [a.title for a in made] == [a.title for a in fixes]
+            assert [a.title for a in fixes] == [
+                f"semfix (SEM001, column {column}): {what}"
+                for column in (28, 63)
+                for what in ("replace `sem[...]` with `sem`", "silence with `# semfix: ignore[SEM001]`")
+            ]
             first, second = (d.range.start.character for d in found)
             fixed = [apply(TWO_ON_A_LINE, a.edit) for a in made if "replace" in a.title]  # type: ignore[arg-type]
             line = "    pltpu.semaphore_signal(sem[...], 1); pltpu.semaphore_wait(sem[...])"

@@ -172,13 +172,20 @@ def code_actions(
     only = [str(kind) for kind in context.only] if context.only else None
     if wants(only, lsp.CodeActionKind.QuickFix):
         ours = [d for d in context.diagnostics if d.source == SOURCE]
-        for finding in findings_of(findings, ours):
+        named = findings_of(findings, ours)
+        lines = [f.line for f in named]
+        for finding in named:
             item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
             if lazy:
                 fix = listed(fix_action(finding, item), "fix", finding) if finding.fix else None
-                actions += [fix, listed(silence_action(finding, item), "silence", finding)]
+                mine = [fix, listed(silence_action(finding, item), "silence", finding)]
             else:
-                actions += [target.quick_fix(finding, item), target.silence(finding, item)]
+                mine = [target.quick_fix(finding, item), target.silence(finding, item)]
+            for action in mine if lines.count(finding.line) > 1 else ():  # the same titles: which is which
+                if action is not None:
+                    rule = f"({finding.rule})"
+                    action.title = action.title.replace(rule, f"({finding.rule}, column {finding.column})", 1)
+            actions += mine
     unsafe = target.settings.unsafe_fixes
     fixable = any(f.fix is not None and (f.safety == "safe" or unsafe) for f in (findings if every is None else every))
     if wants(only, FIX_ALL) and fixable:

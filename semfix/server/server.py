@@ -149,7 +149,8 @@ async def hover(ls: SemfixServer, params: lsp.HoverParams) -> lsp.Hover | None:
     for finding in result.findings:
         start, end = lines.position(*place(finding)[:2]), lines.position(*place(finding)[2:])
         if (start.line, start.character) <= at <= (end.line, end.character) and finding.rule in RULES:
-            text = describe(RULES[finding.rule])
+            heading, _, body = describe(RULES[finding.rule]).partition("\n\n")
+            text = "\n\n".join([*(line.strip() for line in heading.splitlines()), body])  # a paragraph each
             return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), lsp.Range(start, end))
     return None
 
