@@ -96,7 +96,8 @@ def diagnostic(finding: Finding, lines: Lines) -> lsp.Diagnostic:
 
 
 def diagnostics(result: FixResult[str] | None, lines: Lines) -> list[lsp.Diagnostic]:
-    """No result (the buffer does not parse, or the analysis failed) clears the old ones."""
+    """A text document's diagnostics; none without a result (where the text does not parse, the
+    session shows the last ones instead, moved: `moved`)."""
     return [] if result is None else [diagnostic(f, lines) for f in result.findings if f.cell is None]
 
 
