@@ -8,6 +8,11 @@ counted. Prints the median and p90, and beside them the same check in this proce
 (`fix_source(..., apply_fixes=False)`), so that what the server adds can be told from the analysis.
 
     python benchmarks/server_latency.py [--lines 2000] [--bug-rate 0.1] [--changes 50] [--warmup 10]
+    python benchmarks/server_latency.py --actions [--lines 2000] [--changes 20]
+
+`--actions` times code actions instead, for a client that resolves them (`codeAction/resolve`,
+as Neovim 0.10 and VS Code do): each listed action's resolve, a quick fix's against fix all's,
+over `--changes` fixable diagnostics.
 
 `--bug-rate` is the share of semaphore arguments planted as bugs: 0.1 gives the file about 50
 findings, every one checked on each change; at 0 the skim clears the file unparsed.
@@ -32,7 +37,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from corpus import kernel_module  # noqa: E402  (after the path set-up above)
 
 from semfix.api import fix_source  # noqa: E402
-from tests.lsp_client import session  # noqa: E402
+from tests.lsp_client import RESOLVING, session  # noqa: E402
 
 
 async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tuple[list[float], int, int]:
@@ -57,6 +62,26 @@ async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tup
     return times, text.count("\n") + warmup + changes, found
 
 
+async def measure_actions(lines: int, bug_rate: float, runs: int) -> dict[str, list[float]]:
+    """Seconds each kind of action takes to resolve, by the start of its title."""
+    text = kernel_module(random.Random(23), lines, bug_rate=bug_rate).planted
+    times: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kernel.py"
+        path.write_text(text)
+        uri = path.as_uri()
+        async with session(Path(folder), capabilities=RESOLVING) as client:
+            client.open(uri, text)
+            fixable = [d for d in await client.diagnostics(uri) if d.message.endswith("safe fix]")]
+            for index in range(runs + 1):  # the first warms up
+                for action in await client.actions(uri, [fixable[index % len(fixable)]]):
+                    started = time.perf_counter()
+                    await asyncio.wait_for(client.code_action_resolve_async(action), 60)
+                    kind = action.title.split(": ")[1].split(" ")[0]  # replace, silence, fix
+                    times.setdefault(kind, []).append(time.perf_counter() - started) if index else None
+    return times
+
+
 def in_process(lines: int, bug_rate: float, runs: int) -> list[float]:
     """Seconds the check alone takes on the same text, in this process."""
     text = kernel_module(random.Random(23), lines, bug_rate=bug_rate).planted
@@ -75,7 +100,15 @@ def main() -> None:
     parser.add_argument("--bug-rate", type=float, default=0.1)
     parser.add_argument("--changes", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--actions", action="store_true", help="time codeAction/resolve instead")
     args = parser.parse_args()
+    if args.actions:
+        for kind, seconds in asyncio.run(measure_actions(args.lines, args.bug_rate, args.changes)).items():
+            ms = sorted(t * 1000 for t in seconds)
+            print(
+                f"resolve {kind}: median {statistics.median(ms):.1f} ms, min {ms[0]:.1f}, max {ms[-1]:.1f} ({len(ms)})"
+            )
+        return
     times, lines, found = asyncio.run(measure(args.lines, args.bug_rate, args.changes, args.warmup))
     ms = sorted(t * 1000 for t in times)
     p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]

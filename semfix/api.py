@@ -7,6 +7,7 @@ Nothing here touches files; the CLI and other tools build on `fix_source` and `f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
@@ -87,15 +88,22 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     return FixResult(new if changed else source, result.findings, result.encoding)
 
 
-def fix_finding(source: str, finding: Finding, settings: Settings | None = None) -> FixResult[str]:
+def fix_finding(
+    source: str, finding: Finding, settings: Settings | None = None, *, found: Sequence[Finding] | None = None
+) -> FixResult[str]:
     """`fix_source` making only `finding`'s fix, through the same run and proof, as `explain`
     makes its chosen fixes (`Settings.chosen`). A fix is a decision's: a carried read's is made
     only with its assignment's removal and its other uses, so every finding whose `Fix` has the
     same edits is chosen with it. An unsafe fix is made too: asking for this one fix by name is
-    the opt-in (an editor's quick fix marked unsafe)."""
+    the opt-in (an editor's quick fix marked unsafe). `found`, the findings of a check of this
+    very source under `settings` (an editor's last analysis), spares checking it again, where
+    they hold the fix's edits (a safe fix, or unsafe fixes on: an unsafe fix's edits are made
+    only when unsafe fixes are)."""
     settings = settings or Settings()
-    settings = replace(settings, unsafe_fixes=settings.unsafe_fixes or finding.safety == "unsafe")
-    found = fix_source(source, settings=settings, apply_fixes=False).findings
+    unsafe = settings.unsafe_fixes or finding.safety == "unsafe"
+    if found is None or unsafe != settings.unsafe_fixes:
+        found = fix_source(source, settings=replace(settings, unsafe_fixes=unsafe), apply_fixes=False).findings
+    settings = replace(settings, unsafe_fixes=unsafe)
     mine = [f.fix for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
     edits = mine[0].edits if mine else ()
     chosen = {_place(f) for f in found if edits and f.fix is not None and f.fix.edits == edits}

@@ -20,6 +20,12 @@ from pygls.protocol import default_converter
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0  # seconds any one answer may take
+#: A client that lists code actions without their edits and resolves the chosen one (`codeAction/resolve`).
+RESOLVING = lsp.ClientCapabilities(
+    text_document=lsp.TextDocumentClientCapabilities(
+        code_action=lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(["edit"]))
+    )
+)
 
 
 def _converter() -> Converter:
@@ -53,6 +59,7 @@ class Client(LanguageClient):
         super().__init__("semfix-tests", "1", converter_factory=_converter)
         self.published: dict[str, list[lsp.PublishDiagnosticsParams]] = {}
         self.logs: list[str] = []
+        self.shown: list[str] = []  # window/showMessage: what the user is told
         self.configuration = configuration
         self.arrived = asyncio.Condition()
         self.versions: dict[str, int] = {}
@@ -70,6 +77,12 @@ class Client(LanguageClient):
         @self.feature(lsp.WINDOW_LOG_MESSAGE)
         def logged(params: lsp.LogMessageParams) -> None:
             self.logs.append(params.message)
+
+        @self.feature(lsp.WINDOW_SHOW_MESSAGE)
+        async def shown(params: lsp.ShowMessageParams) -> None:
+            async with self.arrived:
+                self.shown.append(params.message)
+                self.arrived.notify_all()
 
         @self.feature(lsp.CLIENT_REGISTER_CAPABILITY)
         def register(params: lsp.RegistrationParams) -> None:

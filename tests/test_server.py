@@ -18,7 +18,7 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 
 from semfix.api import fix_finding, fix_source
-from tests.lsp_client import ROOT, apply, session
+from tests.lsp_client import RESOLVING, ROOT, Client, apply, session
 
 KERNEL = """\
 from jax.experimental import pallas as pl
@@ -72,7 +72,18 @@ def test_diagnostics_then_a_quick_fix_applied_then_fewer_diagnostics(tmp_path: P
     run(test)
 
 
-def test_fix_all_is_source_fix_all_semfix_one_edit_of_the_whole_text(tmp_path: Path) -> None:
+def _spans(action: lsp.CodeAction) -> list[tuple[int, int, int, int, str]]:
+    (change,) = action.edit.document_changes  # type: ignore[union-attr]
+    edits = change.edits  # type: ignore[union-attr]
+    return [
+        (e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+        for e in edits
+    ]
+
+
+def test_fix_all_is_source_fix_all_semfix_one_edit_per_changed_span(tmp_path: Path) -> None:
+    """Only what changes is sent (an editor keeps the marks and extmarks elsewhere), in order."""
+
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)
         async with session(tmp_path) as client:
@@ -81,9 +92,13 @@ def test_fix_all_is_source_fix_all_semfix_one_edit_of_the_whole_text(tmp_path: P
             (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
             assert action.kind == "source.fixAll.semfix"
             (change,) = action.edit.document_changes  # type: ignore[union-attr]
-            assert change.text_document.version == 1 and len(change.edits) == 1  # type: ignore[union-attr]
+            assert change.text_document.version == 1  # type: ignore[union-attr]
+            assert _spans(action) == [(5, 30, 5, 35, ""), (6, 28, 6, 33, "")]  # each `[...]`, deleted
             assert apply(KERNEL, action.edit) == fix_source(KERNEL).source  # type: ignore[arg-type]
             assert await client.actions(uri, [], only=[lsp.CodeActionKind.QuickFix]) == []
+            found = await client.diagnostics(uri)
+            (fix,) = [a for a in await client.actions(uri, found[1:]) if "replace" in a.title]
+            assert _spans(fix) == [(6, 28, 6, 33, "")]
 
     run(test)
 
@@ -118,15 +133,34 @@ def test_an_unsafe_fix_is_offered_marked_and_never_in_fix_all(tmp_path: Path) ->
     run(test)
 
 
-def test_an_unparsable_buffer_clears_the_diagnostics_and_the_session_goes_on(tmp_path: Path) -> None:
+def test_while_the_buffer_does_not_parse_the_last_diagnostics_stay_moved_with_the_edits(tmp_path: Path) -> None:
+    """No flicker mid-typing (as rust-analyzer): a text that does not parse shows the last
+    diagnostics, moved by the lines added above them; one on a changed line goes. Once the text
+    parses again, it is checked as ever."""
+
+    def where(found: list[lsp.Diagnostic]) -> list[tuple[int, int, int]]:
+        return [(d.range.start.line, d.range.start.character, d.range.end.character) for d in found]
+
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)
         async with session(tmp_path) as client:
             client.open(uri, KERNEL)
-            assert len(await client.diagnostics(uri)) == 2
-            client.change(uri, KERNEL + "    def broken(:\n")
-            assert await client.diagnostics(uri) == []
+            assert where(await client.diagnostics(uri)) == [(5, 27, 35), (6, 25, 33)]
+            client.insert(uri, 5, "    x = f(\n")  # an open bracket: the text does not parse
+            assert where(await client.diagnostics(uri)) == [(6, 27, 35), (7, 25, 33)]
             assert await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            client.insert(uri, 0, "y = [\n\n")  # still not, two lines more above both
+            assert where(await client.diagnostics(uri)) == [(8, 27, 35), (9, 25, 33)]
+            broken = "y = [\n\n" + KERNEL.replace(
+                "    pltpu.semaphore_signal", "    x = f(\n    pltpu.semaphore_signal"
+            )
+            edited = broken.replace("wait(sem[...])", "wait(sem[...]")  # a finding's own line changed: it goes
+            client.change(uri, edited)
+            assert where(await client.diagnostics(uri)) == [(8, 27, 35)]
+            client.change(uri, KERNEL + "    def broken(:\n")  # an edit at the end: all stay
+            assert where(await client.diagnostics(uri)) == [(5, 27, 35), (6, 25, 33)]
+            client.change(uri, "x = [\n")  # nothing left of the text that parsed
+            assert await client.diagnostics(uri) == []
             client.change(uri, KERNEL)
             assert len(await client.diagnostics(uri)) == 2
 
@@ -192,7 +226,14 @@ def test_hover_over_a_finding_shows_its_rule(tmp_path: Path) -> None:
             await client.diagnostics(uri)
             params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(5, 29))
             hover = await asyncio.wait_for(client.text_document_hover_async(params), 30)
-            assert hover is not None and "SEM001" in hover.contents.value  # type: ignore[union-attr]
+            assert hover is not None
+            paragraphs = hover.contents.value.split("\n\n")  # type: ignore[union-attr]
+            assert paragraphs[:3] == [  # the heading's lines, each its own paragraph in Markdown
+                "SEM001  value-read-passed-as-semaphore",
+                "fix: safe; default: on",
+                "A semaphore argument reads the Ref with [...] or [()]; pass the Ref itself.",
+            ]
+            assert paragraphs[3].startswith("## What it does\n")
             params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))
             assert await asyncio.wait_for(client.text_document_hover_async(params), 30) is None
 
@@ -278,13 +319,76 @@ def test_save_close_and_pushed_settings(tmp_path: Path) -> None:
     run(test)
 
 
-def test_settings_that_mean_nothing_are_logged_and_the_project_s_used(tmp_path: Path) -> None:
+def test_settings_that_mean_nothing_are_shown_once_and_the_project_s_used(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nignore = ["SEM002"]\n')
+
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)
         async with session(tmp_path, options={"select": ["NOPE"]}) as client:
             client.open(uri, KERNEL)
             assert len(await client.diagnostics(uri)) == 2
+            assert client.shown == [
+                "semfix: unknown rule selector 'NOPE' (see `semfix rules`); using the project's settings alone"
+            ]
             assert any("unknown rule selector 'NOPE'" in log for log in client.logs)
+
+    run(test)
+
+
+async def _told(client: Client, count: int = 1) -> list[str]:
+    """What the user was shown, once `count` messages have come (a moment more for any other)."""
+    async with client.arrived:
+        await asyncio.wait_for(client.arrived.wait_for(lambda: len(client.shown) >= count), 30)
+    await asyncio.sleep(0.3)
+    return client.shown
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "said"),
+    [
+        (
+            '[tool.semfix]\nselect = ["SEM9"]\n',
+            "unknown rule selector 'SEM9' (see `semfix rules`); using the default settings",
+        ),
+        ("[tool.semfix\n", "not valid TOML"),
+    ],
+    ids=["unknown code", "not TOML"],
+)
+def test_a_broken_tool_semfix_is_shown_once_in_one_message(tmp_path: Path, pyproject: str, said: str) -> None:
+    """Shown, not only logged (an editor may write its log where no one looks); once, however
+    many files; and one message that says what is used instead."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+
+    async def test() -> None:
+        first, second = _document(tmp_path, KERNEL), _document(tmp_path, KERNEL, "other.py")
+        async with session(tmp_path, options={"ignore": ["SEM002"]}) as client:
+            client.open(first, KERNEL)
+            client.open(second, KERNEL)
+            assert len(await client.diagnostics(first)) == len(await client.diagnostics(second)) == 2
+            (message,) = await _told(client)
+            assert said in message and "pyproject.toml" in message
+            assert not any("project's settings alone" in log for log in client.logs)
+
+    run(test)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this Python parses `type X = ...`: it is checked as any")
+def test_syntax_newer_than_the_server_s_python_is_shown_once(tmp_path: Path) -> None:
+    newer = KERNEL + "\ntype Pair = tuple[int, int]\n"
+
+    async def test() -> None:
+        uri = _document(tmp_path, newer)
+        async with session(tmp_path) as client:
+            client.open(uri, newer)
+            assert await client.diagnostics(uri) == []
+            client.change(uri, newer + "x = 1\n")
+            assert await client.diagnostics(uri) == []
+            (message,) = await _told(client)
+            python = f"{sys.version_info.major}.{sys.version_info.minor}"
+            assert message.startswith(f"semfix: kernel.py uses syntax Python {python} cannot parse (a `type` alias")
+            assert "Python 3.12+) at line 9" in message
 
     run(test)
 
@@ -337,12 +441,10 @@ def test_a_quick_fix_with_several_edits_is_its_whole_decision(tmp_path: Path) ->
 def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_made(tmp_path: Path) -> None:
     """As ruff's: the actions are listed without edits (cheap at every move of the cursor), and
     `codeAction/resolve` makes the chosen one's edit, the same as listed eagerly."""
-    resolving = lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(["edit"]))
-    capabilities = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(code_action=resolving))
 
     async def test() -> None:
         uri = _document(tmp_path, CARRIED)
-        async with session(tmp_path, capabilities=capabilities) as client:
+        async with session(tmp_path, capabilities=RESOLVING) as client:
             client.open(uri, CARRIED)
             found = await client.diagnostics(uri)
             listed = await client.actions(uri, found[1:2])  # no `only`: every kind
@@ -352,6 +454,43 @@ def test_a_client_that_resolves_code_actions_gets_them_listed_then_each_edit_mad
             fix, silence, fix_all = (apply(CARRIED, a.edit) for a in made)  # type: ignore[arg-type]
             assert fix == fix_all == fix_source(CARRIED).source
             assert "# semfix: ignore[SEM003]" in silence
+
+    run(test)
+
+
+TWO_ON_A_LINE = """\
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_ref, o_ref, sem):
+    pltpu.semaphore_signal(sem[...], 1); pltpu.semaphore_wait(sem[...])
+"""
+
+
+def test_resolving_a_listed_action_makes_that_action_itself(tmp_path: Path) -> None:
+    """Two findings on one line, each resolved to its own fix (its `data` names it, not its
+    title), keeping the title it was listed with."""
+
+    async def test() -> None:
+        uri = _document(tmp_path, TWO_ON_A_LINE)
+        async with session(tmp_path, capabilities=RESOLVING) as client:
+            client.open(uri, TWO_ON_A_LINE)
+            found = await client.diagnostics(uri)
+            fixes = [a for a in await client.actions(uri, found) if a.kind == lsp.CodeActionKind.QuickFix]
+            made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in fixes]
+            assert [a.title for a in made] == [a.title for a in fixes]
+            assert [a.title for a in fixes] == [
+                f"semfix (SEM001, column {column}): {what}"
+                for column in (28, 63)
+                for what in ("replace `sem[...]` with `sem`", "silence with `# semfix: ignore[SEM001]`")
+            ]
+            first, second = (d.range.start.character for d in found)
+            fixed = [apply(TWO_ON_A_LINE, a.edit) for a in made if "replace" in a.title]  # type: ignore[arg-type]
+            line = "    pltpu.semaphore_signal(sem[...], 1); pltpu.semaphore_wait(sem[...])"
+            assert fixed == [
+                TWO_ON_A_LINE.replace(line, line[:first] + line[first:].replace("[...]", "", 1)),
+                TWO_ON_A_LINE.replace(line, line[:second] + line[second:].replace("[...]", "", 1)),
+            ]
 
     run(test)
 

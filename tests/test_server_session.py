@@ -15,8 +15,13 @@ pytest.importorskip("pygls")
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
-from semfix.server.lsp import Lines
+from semfix import api
+from semfix.findings import Finding
+from semfix.rewrite.text import apply_edits
+from semfix.server import lsp as lsp_module
+from semfix.server.lsp import Document, Lines, moved, text_edits
 from semfix.server.session import SemfixServer, _uncollected
+from semfix.settings import Settings
 
 ENCODINGS = [lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf16, lsp.PositionEncodingKind.Utf32]
 
@@ -78,3 +83,78 @@ def test_the_engine_runs_with_the_cycle_collector_paused() -> None:
             gc.enable()
     finally:
         server.worker.shutdown()
+
+
+OLD = "a = 1\nb = sem[...]\nc = 3\nd = 4\ne = sem[...]\n"
+
+
+@pytest.mark.parametrize(
+    ("new", "made"),
+    [
+        (OLD.replace("sem[...]", "sem"), [(13, 18, ""), (38, 43, "")]),  # the engine's own edits
+        (OLD.replace("sem[...]", "sem"), [(10, 18, "sem"), (10, 18, "sem"), (33, 43, "= sem")]),  # wider, twice
+        (OLD.replace("sem[...]", "sem"), [(0, 40, "x")]),  # wrong: the text is diffed instead
+        ("a = 1\nb = sem\nx = 0\nc = 3\ne = sem\n", []),  # lines added and removed: diffed
+        ("", []),
+        (OLD, []),
+    ],
+)
+def test_text_edits_are_each_changed_span_in_order(new: str, made: list[tuple[int, int, str]]) -> None:
+    """Each edit narrowed to what it changes, none overlapping, in the document's order, all
+    counted in the old text (as LSP asks), and together they make the new text."""
+    edits = text_edits(OLD, new, made)
+    assert apply_edits(OLD, 0, len(OLD), edits) == new
+    assert edits == sorted(edits) and all(a[1] <= b[0] for a, b in zip(edits, edits[1:]))
+    for start, end, text in edits:  # nothing kept that the edit leaves as it was
+        assert start < end or text
+        assert not (start < end and text) or (OLD[start] != text[0] and OLD[end - 1] != text[-1])
+    if new == OLD.replace("sem[...]", "sem"):
+        assert edits == [(13, 18, ""), (38, 43, "")]
+
+
+def test_resolving_makes_the_named_action_alone_with_one_run_of_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`codeAction/resolve` builds the one action its `data` names, from the analysis the
+    diagnostics came from: a quick fix or fix all is one run of the engine (the fix), a
+    silencing comment one (the check of the new text)."""
+    text = "from jax.experimental import pallas as pl\n\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
+    found = api.fix_source(text, apply_fixes=False).findings
+    document = Document("file:///k.py", 1, text, Lines(text, PositionCodec()), Settings(), found=found)
+    runs: list[bool] = []
+    real = api.fix_source
+
+    def counted(source: str, *, settings: Settings | None = None, apply_fixes: bool = True) -> object:
+        runs.append(apply_fixes)
+        return real(source, settings=settings, apply_fixes=apply_fixes)
+
+    monkeypatch.setattr(api, "fix_source", counted)
+    monkeypatch.setattr(lsp_module, "fix_source", counted)
+    (finding,) = found
+    for kind, engine_runs in [("fix", [True]), ("silence", [False]), ("fixAll", [True])]:
+        runs.clear()
+        data = {"action": kind, "rule": finding.rule, "place": list(lsp_module.place(finding))}
+        made = lsp_module.resolve(document, found, data, None)
+        assert made is not None and made.edit is not None and runs == engine_runs, kind
+    assert lsp_module.resolve(document, found, {"action": "fix", "rule": "SEM001", "place": [9, 9, 9, 9]}, None) is None
+
+
+@pytest.mark.parametrize(
+    ("new", "kept"),
+    [
+        ("x = 1\ny = (\nz = sem[0]\nw = sem[1]\n", [3, 4]),  # an open bracket above: both move one down
+        ("y = (\nz = sem[0]\nw = sem[1]\n", [2, 3]),  # a line deleted above: both move up
+        ("x = (\nz = sem[0]\nw = sem[1]\ny = (\n", [2, 3]),  # lines changed above and below: both stay
+        ("z = sem[0]\nw = sem[1\n", [1]),  # the second's own line changed: it goes
+        ("z = sem[0]\n", [1]),  # the end cut off: nothing points past it
+        ("z = sem[", []),
+        ("", []),
+    ],
+)
+def test_the_last_findings_move_with_the_edits_and_never_past_the_end(new: str, kept: list[int]) -> None:
+    old = "z = sem[0]\nw = sem[1]\n"
+    findings = [Finding("SEM001", line, 5, line, 11, "m", f"sem[{line - 1}]", None, False) for line in (1, 2)]
+    lines = Lines(new, PositionCodec())
+    found = moved(findings, old, lines)
+    assert [f.line for f in found] == kept
+    for finding in found:  # each on its own text, in the new text
+        assert finding.end_line <= len(lines.lines)
+        assert lines.line_text(finding.line)[finding.column - 1 : finding.end_column - 1] == finding.original

@@ -28,9 +28,9 @@ from semfix.server.lsp import (
     diagnostic,
     fix_action,
     fix_all_action,
-    one_edit,
     silence_action,
     still_found,
+    text_edits,
 )
 from semfix.settings import Settings
 
@@ -85,10 +85,10 @@ class Notebook:
         changes = []
         for cell, new in zip(self.cells, texts):
             if new != cell.text:
-                start, end, replacement = one_edit(cell.text, new)
                 identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=cell.uri, version=cell.version)
-                edit = lsp.TextEdit(cell.lines.range_of(start, end), replacement)
-                changes.append(lsp.TextDocumentEdit(identifier, [edit]))
+                spans = text_edits(cell.text, new)
+                edits = [lsp.TextEdit(cell.lines.range_of(start, end), text) for start, end, text in spans]
+                changes.append(lsp.TextDocumentEdit(identifier, edits))
         return lsp.WorkspaceEdit(document_changes=changes) if changes else None
 
     def fix_all(self) -> lsp.CodeAction | None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from functools import cached_property
+from itertools import accumulate
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
@@ -94,8 +96,35 @@ def diagnostic(finding: Finding, lines: Lines) -> lsp.Diagnostic:
 
 
 def diagnostics(result: FixResult[str] | None, lines: Lines) -> list[lsp.Diagnostic]:
-    """No result (the buffer does not parse, or the analysis failed) clears the old ones."""
+    """A text document's diagnostics; none without a result (where the text does not parse, the
+    session shows the last ones instead, moved: `moved`)."""
     return [] if result is None else [diagnostic(f, lines) for f in result.findings if f.cell is None]
+
+
+def moved(findings: Iterable[Finding], old: str, new: Lines) -> list[Finding]:
+    """`findings` of the text `old`, on the text `new` (one that does not parse): each on lines
+    the edits left alone, moved by the lines they added or removed above it; one on a changed
+    line is dropped. A kept one lies on lines the same in both texts, so it never points past
+    the end of `new`. The lines between the first and the last changed one are diffed (few,
+    as typing goes)."""
+    before, after = Lines(old, new.codec).lines, new.lines
+    shortest = min(len(before), len(after))
+    head = 0
+    while head < shortest and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    blocks = SequenceMatcher(None, before[head : len(before) - tail], after[head : len(after) - tail])
+    same = [(0, 0, head), *((head + a, head + b, size) for a, b, size in blocks.get_matching_blocks())]
+    same.append((len(before) - tail, len(after) - tail, tail))
+    kept = []
+    for finding in findings:  # lines count from 1, blocks from 0
+        for a, b, size in same:
+            if a < finding.line and finding.end_line <= a + size:
+                kept.append(replace(finding, line=finding.line + b - a, end_line=finding.end_line + b - a))
+                break
+    return kept
 
 
 def findings_of(findings: Iterable[Finding], wanted: Iterable[lsp.Diagnostic]) -> list[Finding]:
@@ -144,17 +173,49 @@ def code_actions(
     only = [str(kind) for kind in context.only] if context.only else None
     if wants(only, lsp.CodeActionKind.QuickFix):
         ours = [d for d in context.diagnostics if d.source == SOURCE]
-        for finding in findings_of(findings, ours):
+        named = findings_of(findings, ours)
+        lines = [f.line for f in named]
+        for finding in named:
             item = next(d for d in ours if isinstance(d.data, dict) and d.data.get("place") == list(place(finding)))
             if lazy:
-                actions += [fix_action(finding, item) if finding.fix else None, silence_action(finding, item)]
+                fix = listed(fix_action(finding, item), "fix", finding) if finding.fix else None
+                mine = [fix, listed(silence_action(finding, item), "silence", finding)]
             else:
-                actions += [target.quick_fix(finding, item), target.silence(finding, item)]
+                mine = [target.quick_fix(finding, item), target.silence(finding, item)]
+            for action in mine if lines.count(finding.line) > 1 else ():  # the same titles: which is which
+                if action is not None:
+                    rule = f"({finding.rule})"
+                    action.title = action.title.replace(rule, f"({finding.rule}, column {finding.column})", 1)
+            actions += mine
     unsafe = target.settings.unsafe_fixes
     fixable = any(f.fix is not None and (f.safety == "safe" or unsafe) for f in (findings if every is None else every))
     if wants(only, FIX_ALL) and fixable:
-        actions.append(fix_all_action() if lazy else target.fix_all())
+        actions.append(listed(fix_all_action(), "fixAll") if lazy else target.fix_all())
     return [action for action in actions if action is not None]
+
+
+def listed(action: lsp.CodeAction, kind: str, finding: Finding | None = None) -> lsp.CodeAction:
+    """An action listed without its edit: its `data` names it, so that `codeAction/resolve`
+    makes that one action alone (`resolve`)."""
+    action.data = (
+        {"action": kind} if finding is None else {"action": kind, "rule": finding.rule, "place": place(finding)}
+    )
+    return action
+
+
+def resolve(
+    target: Target, findings: Sequence[Finding], data: dict[str, Any], item: lsp.Diagnostic | None
+) -> lsp.CodeAction | None:
+    """The action a listed one's `data` names, made with its edit; None where the text changed
+    so that it no longer is offered (the client then does nothing)."""
+    if data.get("action") == "fixAll":
+        return target.fix_all()
+    key = (data.get("rule"), tuple(data.get("place") or ()))
+    finding = next((f for f in findings if (f.rule, place(f)) == key), None)
+    if finding is None:
+        return None
+    item = item or diagnostic(finding, Lines("", PositionCodec()))  # only the edit is sent back
+    return target.quick_fix(finding, item) if data.get("action") == "fix" else target.silence(finding, item)
 
 
 def fix_action(finding: Finding, item: lsp.Diagnostic, edit: lsp.WorkspaceEdit | None = None) -> lsp.CodeAction:
@@ -198,6 +259,7 @@ class Document:
     text: str
     lines: Lines
     settings: Settings
+    found: Sequence[Finding] | None = None  # the findings of a check of this text, if made
 
     def edit(self, edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
         """Edits tied to the version they were made for: a client drops them if the text moved on."""
@@ -205,14 +267,21 @@ class Document:
         return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(identifier, edits)])
 
     def fix_all(self) -> lsp.CodeAction | None:
-        """ "Fix all semfix": `fix_source` under the document's settings, as one edit of the whole text."""
+        """ "Fix all semfix": `fix_source` under the document's settings, sent as its changed
+        spans (the applied fixes' own edits), so an editor keeps its marks elsewhere."""
         try:
-            new = fix_source(self.text, settings=self.settings).source
+            result = fix_source(self.text, settings=self.settings)
         except SourceError:
             return None
-        if new == self.text:
+        if result.source == self.text:
             return None
-        return fix_all_action(self.edit([lsp.TextEdit(self.lines.range_of(0, len(self.text)), new)]))
+        made = [edit for f in result.findings if f.applied and f.fix is not None for edit in f.fix.edits]
+        return fix_all_action(self.edit(self.text_edits(result.source, made)))
+
+    def text_edits(self, new: str, made: Iterable[Edit] = ()) -> list[lsp.TextEdit]:
+        return [
+            lsp.TextEdit(self.lines.range_of(start, end), text) for start, end, text in text_edits(self.text, new, made)
+        ]
 
     def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
         """The finding's own fix, made and proved alone (with the rest of its decision); its
@@ -220,17 +289,13 @@ class Document:
         if finding.fix is None:
             return None
         try:
-            result = fix_finding(self.text, finding, self.settings)
+            result = fix_finding(self.text, finding, self.settings, found=self.found)
         except SourceError:
             return None
         made = [f.fix for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
         if not made or result.source == self.text:
             return None
-        edits: tuple[Edit, ...] = made[0].edits
-        if not edits or apply_edits(self.text, 0, len(self.text), edits) != result.source:
-            edits = (one_edit(self.text, result.source),)
-        text_edits = [lsp.TextEdit(self.lines.range_of(start, end), new) for start, end, new in edits]
-        return fix_action(finding, item, self.edit(text_edits))
+        return fix_action(finding, item, self.edit(self.text_edits(result.source, made[0].edits)))
 
     def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
         """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a
@@ -258,6 +323,31 @@ def comment_edit(lines: Lines, line: int, rule: str) -> Edit:
         return start + existing.start("codes"), start + existing.end("codes"), ", ".join([*codes, rule])
     code_end = len(text.rstrip())
     return start + code_end, start + len(text), f"  # semfix: ignore[{rule}]"
+
+
+def text_edits(old: str, new: str, made: Iterable[Edit] = ()) -> list[Edit]:
+    """The edits turning `old` into `new`, each narrowed to the span it changes, in order, none
+    overlapping, all counted in `old` (as LSP wants a workspace edit's): an editor then moves
+    its marks only where the text changed. `made`, the engine's own edits, are used when they
+    make `new` exactly (a fix's always do); otherwise the lines are diffed."""
+    edits = sorted(set(made))
+    overlap = any(a[1] > b[0] for a, b in zip(edits, edits[1:]))
+    if not edits or overlap or apply_edits(old, 0, len(old), edits) != new:
+        edits = _diff(old, new)
+    narrowed = []
+    for start, end, text in edits:
+        first, last, middle = one_edit(old[start:end], text)
+        if first < last or middle:
+            narrowed.append((start + first, start + last, middle))
+    return narrowed
+
+
+def _diff(old: str, new: str) -> list[Edit]:
+    """One edit per run of changed lines (difflib's, whose runs never touch)."""
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    starts = [0, *accumulate(len(line) for line in before)]
+    opcodes = SequenceMatcher(None, before, after).get_opcodes()
+    return [(starts[i1], starts[i2], "".join(after[j1:j2])) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
 
 
 def one_edit(old: str, new: str) -> Edit:

@@ -12,11 +12,13 @@ checking and publishing) is `semfix/server/session.py`'s; code actions are in `s
 Settings: the document's `[tool.semfix]`, overridden by the client's (`initializationOptions`,
 then `workspace/configuration` section `semfix`), as command-line options override the file.
 No error ends the session: each is logged to the client (`window/logMessage`), and the
-document gets no diagnostics.
+document gets no diagnostics; what the user must know (settings that mean nothing, syntax
+newer than the server's Python) is shown once as well (`window/showMessage`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import traceback
 
 from lsprotocol import types as lsp
@@ -36,6 +38,7 @@ def _debounce() -> float:
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
     ls.state.options = client_settings(params.initialization_options)
+    ls.loop = asyncio.get_running_loop()
 
 
 @server.feature(lsp.INITIALIZED)
@@ -98,7 +101,7 @@ async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[ls
         lazy = ls.resolves_edits()
         actions = await ls.actions(params, lazy)
         for action in actions if lazy else ():
-            action.data = {"uri": params.text_document.uri}
+            action.data = {**(action.data if isinstance(action.data, dict) else {}), "uri": params.text_document.uri}
         return actions or None
     except Exception:  # noqa: BLE001
         ls.log(f"semfix: code actions failed:\n{traceback.format_exc()}")
@@ -107,16 +110,11 @@ async def code_action(ls: SemfixServer, params: lsp.CodeActionParams) -> list[ls
 
 @server.feature(lsp.CODE_ACTION_RESOLVE)
 async def resolve_code_action(ls: SemfixServer, action: lsp.CodeAction) -> lsp.CodeAction:
-    """A listed action's edit: the actions are made again, with their edits, for the same
-    diagnostics and kind, and the one of the same title is it. No edit if the text changed so
-    that it no longer is offered (the client then does nothing)."""
+    """A listed action's edit: the one action its `data` names (its kind, and the finding's
+    rule and place), made alone; it keeps its title. No edit if the text changed so that it no
+    longer is offered (the client then does nothing)."""
     try:
-        data = action.data if isinstance(action.data, dict) else {}
-        where = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))  # the actions go by the diagnostics
-        context = lsp.CodeActionContext(diagnostics=list(action.diagnostics or []), only=[action.kind or ""])
-        params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(data["uri"]), where, context)
-        made = [a for a in await ls.actions(params, lazy=False) if a.title == action.title]
-        action.edit = made[0].edit if made else None
+        action.edit = await ls.resolve(action)
     except Exception:  # noqa: BLE001
         ls.log(f"semfix: resolving a code action failed:\n{traceback.format_exc()}")
     return action
@@ -151,7 +149,8 @@ async def hover(ls: SemfixServer, params: lsp.HoverParams) -> lsp.Hover | None:
     for finding in result.findings:
         start, end = lines.position(*place(finding)[:2]), lines.position(*place(finding)[2:])
         if (start.line, start.character) <= at <= (end.line, end.character) and finding.rule in RULES:
-            text = describe(RULES[finding.rule])
+            heading, _, body = describe(RULES[finding.rule]).partition("\n\n")
+            text = "\n\n".join([*(line.strip() for line in heading.splitlines()), body])  # a paragraph each
             return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), lsp.Range(start, end))
     return None
 

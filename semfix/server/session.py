@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -21,19 +21,24 @@ from pygls.uris import to_fs_path
 
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.findings import Finding
 from semfix.server.cells import Cell, Notebook
 from semfix.server.lsp import (
     Document,
     Lines,
+    Target,
     client_settings,
     code_actions,
     diagnostic,
     diagnostics,
+    moved,
+    resolve,
 )
 from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
 
 T = TypeVar("T")
 _CONFIGURATION_WAIT = 5.0  # seconds
+_NEWER_SYNTAX = "uses syntax Python"  # how SourceError begins for syntax newer than the running Python
 
 
 @dataclass
@@ -51,9 +56,13 @@ class State:
     options: dict[str, Any] = field(default_factory=dict)
     settings: dict[Path | None, Settings] = field(default_factory=dict)  # by the document's folder
     analysed: dict[str, Analysed] = field(default_factory=dict)  # by text document, or notebook cell
+    #: By text document: its last analysis of a text that parsed, whose diagnostics are kept
+    #: (moved) while the text does not parse.
+    parsed: dict[str, Analysed] = field(default_factory=dict)
     #: By notebook: its data and settings, and the analysis of them.
     notebooks: dict[str, tuple[bytes, Settings, FixResult[bytes] | None]] = field(default_factory=dict)
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    told: set[str] = field(default_factory=set)  # what the user was shown (`SemfixServer.tell`), by key
     #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
     #: before, so that no diagnostics are published under settings about to change.
     configured: asyncio.Event = field(default_factory=asyncio.Event)
@@ -64,6 +73,7 @@ class State:
         if pending is not None:
             pending.cancel()
         self.analysed.pop(uri, None)
+        self.parsed.pop(uri, None)
         self.notebooks.pop(uri, None)
 
 
@@ -87,9 +97,31 @@ class SemfixServer(LanguageServer):
         super().__init__("semfix", __version__, notebook_document_sync=lsp.NotebookDocumentSyncOptions([cells]))
         self.state = State()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
+        self.loop: asyncio.AbstractEventLoop | None = None  # the session's, once initialized
+
+    def send(self, notify: Callable[[], None]) -> None:
+        """Send a notification from the event loop's thread, even when the engine's worker asks."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self.loop is not None:
+                self.loop.call_soon_threadsafe(notify)
+                return
+        notify()
 
     def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Error) -> None:
-        self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        self.send(partial(self.window_log_message, lsp.LogMessageParams(type=kind, message=message)))
+
+    def tell(self, message: str, key: str | None = None, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
+        """Show the user what they would otherwise never see (an editor may write the log to a
+        file no one reads), once per session for each `key` (by default the message), as ruff
+        does; logged as well."""
+        key = message if key is None else key
+        if key in self.state.told:
+            return
+        self.state.told.add(key)
+        self.log(message, kind)
+        self.send(partial(self.window_show_message, lsp.ShowMessageParams(type=kind, message=message)))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls's own errors go to the log too, never end the session."""
@@ -100,7 +132,7 @@ class SemfixServer(LanguageServer):
 
     def settings_for(self, uri: str) -> Settings:
         """The document's `[tool.semfix]`, with the client's settings over it; the file's alone,
-        or the defaults, where the client's or the file's mean nothing (the error is logged).
+        or the defaults, where the client's or the file's mean nothing (the user is told).
         Kept by folder until the settings change or a pyproject.toml is saved."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
         folder = Path(path).parent if path else None
@@ -108,7 +140,7 @@ class SemfixServer(LanguageServer):
             try:
                 pyproject = find_pyproject([folder]) if folder else None
             except SettingsError as error:
-                self.log(f"semfix: {error}")
+                self.tell(f"semfix: {error}; [tool.semfix] is not read until it is mended")
                 pyproject = None
             self.state.settings[folder] = self._settings(pyproject, self.state.options)
         return self.state.settings[folder]
@@ -119,22 +151,27 @@ class SemfixServer(LanguageServer):
             return [value] if isinstance(value, str) else [str(v) for v in value]
 
         unsafe, target = options.get("unsafeFixes"), options.get("targetJax")
-        try:
-            return load_settings(
-                pyproject,
-                select=strings("select") or None,
-                extend_select=strings("extendSelect"),
-                ignore=strings("ignore"),
-                unsafe_fixes=unsafe if isinstance(unsafe, bool) else None,
-                target_jax=target if isinstance(target, str) else None,
-            )
-        except SettingsError as error:
-            self.log(f"semfix: {error}; using the project's settings alone")
-        try:
-            return load_settings(pyproject)
-        except SettingsError as error:
-            self.log(f"semfix: {error}; using the default settings")
-            return Settings()
+        given: dict[str, Any] = {
+            "select": strings("select") or None,
+            "extend_select": strings("extendSelect"),
+            "ignore": strings("ignore"),
+            "unsafe_fixes": unsafe if isinstance(unsafe, bool) else None,
+            "target_jax": target if isinstance(target, str) else None,
+        }
+        errors: list[str] = []
+        settings, using = Settings(), "the default settings"
+        for overrides in (given, {}):
+            try:
+                settings = load_settings(pyproject, **overrides)
+            except SettingsError as error:
+                errors += [str(error)] * (str(error) not in errors)
+                continue
+            if errors and pyproject:
+                using = "the project's settings alone"
+            break
+        if errors:  # one message, saying what is used in the end
+            self.tell(f"semfix: {'; '.join(errors)}; using {using}")
+        return settings
 
     def document(self, uri: str) -> Document:
         text_document = self.workspace.get_text_document(uri)
@@ -167,8 +204,13 @@ class SemfixServer(LanguageServer):
             if isinstance(document, Notebook):
                 return document.analyse()
             return fix_source(document.text, settings=document.settings, apply_fixes=False)
-        except (SourceError, SafetyError):
-            return None  # an unsaved buffer mid-edit: semfix is not a syntax checker
+        except SourceError as error:
+            if str(error).startswith(_NEWER_SYNTAX):  # else it would show nothing, and never say why
+                name = document.uri.rsplit("/", 1)[-1]
+                self.tell(f"semfix: {name} {error}: run `semfix server` under that Python to check it", document.uri)
+            return None  # else an unsaved buffer mid-edit: semfix is not a syntax checker
+        except SafetyError:
+            return None
         except Exception:  # noqa: BLE001 - a bug in semfix must not end the session
             self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
             return None
@@ -212,10 +254,9 @@ class SemfixServer(LanguageServer):
             result = await self.on_worker(lambda: self.analyse(document))
             if self.workspace.get_text_document(uri).version != document.version:
                 return  # a newer change has its own analysis coming
-            self.state.analysed[uri] = Analysed(document.version, document.text, result, document.settings)
-            self.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(uri, diagnostics(result, document.lines), document.version)
-            )
+            self.remember(uri, Analysed(document.version, document.text, result, document.settings))
+            found = self.kept(uri, document.lines) if result is None else diagnostics(result, document.lines)
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, found, document.version))
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001
@@ -245,7 +286,7 @@ class SemfixServer(LanguageServer):
         if notebook is None:
             document = self.document(uri)
             result = await self.result_for(document)
-            self.state.analysed[uri] = Analysed(document.version, document.text, result, document.settings)
+            self.remember(uri, Analysed(document.version, document.text, result, document.settings))
             return result, document.lines
         index = notebook.cell_of(uri)
         if index is None:  # the notebook itself, or a markdown cell
@@ -255,7 +296,23 @@ class SemfixServer(LanguageServer):
     async def pull(self, uri: str) -> list[lsp.Diagnostic]:
         """`textDocument/diagnostic`: the document's (or cell's) diagnostics, now."""
         result, lines = await self.current(uri)
-        return [] if result is None or lines is None else [diagnostic(f, lines) for f in result.findings]
+        if lines is None:
+            return []
+        return self.kept(uri, lines) if result is None else [diagnostic(f, lines) for f in result.findings]
+
+    def remember(self, uri: str, analysed: Analysed) -> None:
+        self.state.analysed[uri] = analysed
+        if analysed.result is not None:
+            self.state.parsed[uri] = analysed
+
+    def kept(self, uri: str, lines: Lines) -> list[lsp.Diagnostic]:
+        """While a text document does not parse (a bracket open mid-typing), the diagnostics of
+        its last text that did, moved with the edits since (as rust-analyzer keeps them), so
+        that they do not flicker away and back at every keystroke."""
+        last = self.state.parsed.get(uri)
+        if last is None or last.result is None:
+            return []
+        return [diagnostic(f, lines) for f in moved(last.result.findings, last.text, lines) if f.cell is None]
 
     async def notebook_result(self, notebook: Notebook) -> FixResult[bytes] | None:
         """The analysis of the notebook's cells as they are: the published one if current."""
@@ -266,23 +323,35 @@ class SemfixServer(LanguageServer):
             else await self.on_worker(lambda: self.analyse(notebook))
         )
 
-    async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
-        """The code actions for the document (or notebook cell) the request names."""
+    async def subject(self, uri: str) -> tuple[Target, Sequence[Finding], Sequence[Finding] | None]:
+        """What a code action on `uri` is made of: the text document (or the notebook), the
+        findings its actions may name, and every finding fix all may make (by default, those)."""
         await self.settled()
-        uri = params.text_document.uri
         notebook = self.notebook(uri)
         if notebook is None:
             document = self.document(uri)
             result = await self.result_for(document)
-            findings = () if result is None else result.findings
-            return await self.on_worker(lambda: code_actions(document, findings, params.context, lazy=lazy))
+            found = () if result is None else result.findings
+            return replace(document, found=found), found, None
         joined = await self.notebook_result(notebook)
         index = notebook.cell_of(uri)
         cell = None if joined is None or index is None else notebook.of_cell(joined, index)
         if joined is None or cell is None:
-            return []
-        work = partial(code_actions, notebook, cell.findings, params.context, lazy=lazy, every=joined.findings)
-        return await self.on_worker(work)
+            return notebook, (), ()
+        return notebook, cell.findings, joined.findings
+
+    async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
+        """The code actions for the document (or notebook cell) the request names."""
+        target, findings, every = await self.subject(params.text_document.uri)
+        return await self.on_worker(partial(code_actions, target, findings, params.context, lazy=lazy, every=every))
+
+    async def resolve(self, action: lsp.CodeAction) -> lsp.WorkspaceEdit | None:
+        """A listed action's edit: that one action alone, made again (`lsp.resolve`)."""
+        data = action.data if isinstance(action.data, dict) else {}
+        target, findings, _ = await self.subject(data["uri"])
+        item = action.diagnostics[0] if action.diagnostics else None
+        made = await self.on_worker(partial(resolve, target, findings, data, item))
+        return None if made is None else made.edit
 
     def resolves_edits(self) -> bool:
         """Does the client resolve a code action's edit (`codeAction/resolve`)?"""
@@ -303,6 +372,7 @@ class SemfixServer(LanguageServer):
         pulls is asked to pull again (`workspace/diagnostic/refresh`), where it can be."""
         self.state.settings.clear()
         self.state.analysed.clear()  # made under the old settings: never an answer again
+        self.state.parsed.clear()
         self.state.notebooks.clear()
         for uri in list(self.workspace.text_documents):
             self.schedule(uri)  # under pull, the notebooks' cells alone
