@@ -24,6 +24,7 @@ from semfix.explain.relocate import find_line
 from semfix.findings import Finding
 from semfix.notebook import Joined, join_cells
 from semfix.rewrite.text import decode
+from semfix.selection import build_settings
 from semfix.settings import Settings
 
 __all__ = [
@@ -72,7 +73,7 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     and SafetyError if the rewrite fails its checks: the new source must parse, and fixing
     it again must change nothing.
     """
-    settings = settings or Settings()
+    settings = settings or build_settings()
     if not may_fire(source, settings) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
     result = analyse(source, settings, apply_fixes)
@@ -87,7 +88,7 @@ def fix_finding(source: str, finding: Finding, settings: Settings | None = None)
     only with its assignment's removal and its other uses, so every finding whose `Fix` has the
     same edits is chosen with it. An unsafe fix is made too: asking for this one fix by name is
     the opt-in (an editor's quick fix marked unsafe)."""
-    settings = settings or Settings()
+    settings = settings or build_settings()
     settings = replace(settings, unsafe_fixes=settings.unsafe_fixes or finding.safety == "unsafe")
     found = fix_source(source, settings=settings, apply_fixes=False).findings
     mine = [f.fix for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]

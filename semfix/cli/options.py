@@ -30,7 +30,8 @@ from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
 from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
-from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
+from semfix.selection import load_settings
+from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
 SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")

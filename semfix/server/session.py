@@ -21,6 +21,7 @@ from pygls.uris import to_fs_path
 
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.selection import build_settings, load_settings
 from semfix.server.cells import Cell, Notebook
 from semfix.server.lsp import (
     Document,
@@ -30,7 +31,7 @@ from semfix.server.lsp import (
     diagnostic,
     diagnostics,
 )
-from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
+from semfix.settings import Settings, SettingsError, find_pyproject
 
 T = TypeVar("T")
 _CONFIGURATION_WAIT = 5.0  # seconds
@@ -134,7 +135,7 @@ class SemfixServer(LanguageServer):
             return load_settings(pyproject)
         except SettingsError as error:
             self.log(f"semfix: {error}; using the default settings")
-            return Settings()
+            return build_settings()
 
     def document(self, uri: str) -> Document:
         text_document = self.workspace.get_text_document(uri)
