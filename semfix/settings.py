@@ -15,11 +15,6 @@ from typing import Any
 
 from semfix.jax_versions import OLDEST, Version, parse, spelled
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 
 class SettingsError(ValueError):
     """A rule selector or setting that means nothing; the message says which."""
@@ -139,6 +134,10 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
 
 
 def _read(path: Path) -> Mapping[str, Any]:
+    if sys.version_info >= (3, 11):  # loaded here: a run with no pyproject.toml reads no TOML
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         with path.open("rb") as handle:
             data: dict[str, Any] = tomllib.load(handle)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import shutil
 import subprocess
@@ -92,7 +93,7 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
     def no_pool(*args: object, **kwargs: object) -> None:
         raise AssertionError("a process pool was started")
 
-    monkeypatch.setattr(semfix.cli.runner, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
     outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
     assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
 
@@ -111,7 +112,7 @@ def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pyt
         raise AssertionError("a process pool was started")
 
     with monkeypatch.context() as patch:  # a few files: skimmed in the main process
-        patch.setattr(semfix.cli.runner, "ProcessPoolExecutor", no_pool)
+        patch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
         outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
         assert outcome.scanned == 3 and outcome.parsed == 0 and outcome.exit_code == 0
     for index in range(3, 20):  # many: the pool skims them, and still parses none
