@@ -46,12 +46,25 @@ class Planted:
     bugs: int
 
 
-def fetch(work: Path, requirements: tuple[str, ...] = WHEELS) -> Path:
-    """Download the pinned wheels and unpack their Python files under work/src/<wheel>/."""
+def fetch(work: Path, requirements: tuple[str, ...] = WHEELS, pip_options: tuple[str, ...] = ()) -> Path:
+    """Download the pinned wheels and unpack their Python files under work/src/<wheel>/.
+    `pip_options` such as `--python-version 3.12 --only-binary=:all:` fetch a wheel that
+    requires a newer Python than this one: only its files are read."""
     wheels, source = work / "wheels", work / "src"
     for requirement in requirements:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(wheels), requirement],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                *pip_options,
+                "-d",
+                str(wheels),
+                requirement,
+            ],
             check=True,
         )
     for wheel in sorted(wheels.glob("*.whl")):

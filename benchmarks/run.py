@@ -329,9 +329,9 @@ def worst_files(base: Path, files: list[Path], show: int = 8) -> None:
     import libcst  # noqa: F401
 
     from semfix.api import fix_source
-    from semfix.settings import Settings
+    from semfix.selection import build_settings
 
-    every = Settings.build(select=["SEM"], target_jax="0.10.2")
+    every = build_settings(select=["SEM"], target_jax="0.10.2")
 
     def best(action: Callable[[], object], runs: int) -> float:
         times = []

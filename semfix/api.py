@@ -9,25 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from semfix.analysis.run_imports import names_imported
 from semfix.catalog import may_contain_calls
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SafetyError, SourceError
-from semfix.explain.blame import Blame, blame
-from semfix.explain.blame import settings_for as chosen_settings
-from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
-from semfix.explain.errors import JaxError, read_shape, recognise, said
-from semfix.explain.errors import markdown as errors_markdown
-from semfix.explain.logs import Failure, Frame, parse_log
-from semfix.explain.relocate import find_line
 from semfix.findings import Finding
-from semfix.notebook import Joined, join_cells
 from semfix.rewrite.text import decode
 from semfix.rules import RULES
+from semfix.selection import build_settings
 from semfix.settings import Settings
+
+if TYPE_CHECKING:
+    from semfix.explain.blame import Blame, blame
+    from semfix.explain.blame import settings_for as chosen_settings
+    from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
+    from semfix.explain.errors import JaxError, read_shape, recognise, said
+    from semfix.explain.errors import markdown as errors_markdown
+    from semfix.explain.logs import Failure, Frame, parse_log
+    from semfix.explain.relocate import find_line
+    from semfix.notebook import Joined, join_cells
 
 __all__ = [
     "drops_imports",
@@ -58,6 +62,35 @@ __all__ = [
 
 Source = TypeVar("Source", str, bytes)
 
+#: explain's services and the notebook's cells, each name with its module and its name there:
+#: loaded on first use (PEP 562), since checking or fixing Python files needs none of them.
+_LAZY = {
+    "ERRORS_BY_KEY": ("semfix.explain.errors", "BY_KEY"),
+    "Blame": ("semfix.explain.blame", "Blame"),
+    "Failure": ("semfix.explain.logs", "Failure"),
+    "Frame": ("semfix.explain.logs", "Frame"),
+    "Joined": ("semfix.notebook", "Joined"),
+    "blame": ("semfix.explain.blame", "blame"),
+    "chosen_settings": ("semfix.explain.blame", "settings_for"),
+    "errors_markdown": ("semfix.explain.errors", "markdown"),
+    "find_line": ("semfix.explain.relocate", "find_line"),
+    "join_cells": ("semfix.notebook", "join_cells"),
+    "parse_log": ("semfix.explain.logs", "parse_log"),
+    "JaxError": ("semfix.explain.errors", "JaxError"),
+    "read_shape": ("semfix.explain.errors", "read_shape"),
+    "recognise": ("semfix.explain.errors", "recognise"),
+    "said": ("semfix.explain.errors", "said"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'semfix.api' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
 
 @dataclass(frozen=True)
 class FixResult(Generic[Source]):
@@ -79,7 +112,7 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     and SafetyError if the rewrite fails its checks: the new source must parse, and fixing
     it again must change nothing.
     """
-    settings = settings or Settings()
+    settings = settings or build_settings()
     if not may_fire(source, settings) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
     result = analyse(source, settings, apply_fixes)
@@ -99,7 +132,7 @@ def fix_finding(
     very source under `settings` (an editor's last analysis), spares checking it again, where
     they hold the fix's edits (a safe fix, or unsafe fixes on: an unsafe fix's edits are made
     only when unsafe fixes are)."""
-    settings = settings or Settings()
+    settings = settings or build_settings()
     unsafe = settings.unsafe_fixes or finding.safety == "unsafe"
     if found is None or unsafe != settings.unsafe_fixes:
         found = fix_source(source, settings=replace(settings, unsafe_fixes=unsafe), apply_fixes=False).findings
@@ -118,6 +151,8 @@ def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: boo
     """`fix_source` over a Jupyter notebook's code cells, joined into one module (semfix/notebook.py);
     every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines;
     their `Fix.edits` are offsets into the joined module, not into the notebook's JSON."""
+    from semfix.notebook import join_cells
+
     notebook = join_cells(data)
     if notebook is None:  # not a Python notebook
         return FixResult(data, (), "utf-8", parsed=False)

@@ -22,7 +22,8 @@ from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from semfix.api import fix_source
 from semfix.messages import nothing_fixed
-from semfix.settings import SettingsError, expand, find_pyproject, load_settings
+from semfix.selection import expand, load_settings
+from semfix.settings import SettingsError, find_pyproject
 
 
 class SemfixCommand(CodemodCommand):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -152,6 +151,8 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
             raise FileError("deleted while semfix ran; not recreated") from None
         if not mode & stat.S_IWUSR:
             raise FileError(f"read-only file (mode {mode:04o}); not rewritten: make it writable to fix it")
+        import tempfile  # loaded where a file is written: checking writes none
+
         descriptor, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".semfix-tmp")
     except OSError as error:
         raise FileError(f"cannot write: {error.strerror or error}") from None

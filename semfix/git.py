@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 
 def _git(folder: Path, *args: str) -> str | None:
+    import subprocess  # loaded by the first call: a run over named files calls none
+
     try:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120)
     except (OSError, subprocess.TimeoutExpired):

@@ -1,5 +1,7 @@
-"""Which rules run and how far their fixes may go, from CLI options or `[tool.semfix]` in the
-project's pyproject.toml, found the way black finds it."""
+"""What a run is asked to do, as data: the rules enabled and how far their fixes may go, the
+JAX floor, and what `[tool.semfix]` in the project's pyproject.toml (found the way black finds
+it) declares. This knows no rule: which codes a selector means, and which rules run by default,
+is semfix.selection's, in the layer of the rules it reads."""
 
 from __future__ import annotations
 
@@ -12,33 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from semfix.jax_versions import OLDEST, Version, parse, spelled
-from semfix.rules import RULES
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 
 class SettingsError(ValueError):
     """A rule selector or setting that means nothing; the message says which."""
-
-
-def expand(selectors: Iterable[str]) -> frozenset[str]:
-    """Codes matched by selectors: full codes or prefixes (a code, a prefix of codes, `ALL`)."""
-    codes: set[str] = set()
-    for raw in selectors:
-        for selector in (part.strip().upper() for part in raw.split(",")):
-            if not selector:
-                continue
-            matched = {code for code in RULES if selector == "ALL" or code.startswith(selector)}
-            if not matched:
-                raise SettingsError(f"unknown rule selector {selector!r} (see `semfix rules`)")
-            codes |= matched
-    return frozenset(codes)
-
-
-DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
 
 
 #: A finding's place: (line, column, end line, end column), 1-based, as in `Finding`.
@@ -47,7 +26,9 @@ Place = tuple[int, int, int, int]
 
 @dataclass(frozen=True)
 class Settings:
-    enabled: frozenset[str] = DEFAULT_CODES
+    #: The codes of the rules that run (semfix.selection's `build_settings` makes them from
+    #: selectors; with none given, the rules' defaults).
+    enabled: frozenset[str]
     unsafe_fixes: bool = False
     #: When set, only these fixes are made (`explain` chooses them from a traceback), so that
     #: its writes go through the same engine and proof as `fix`. With `near`, a fix is made
@@ -79,23 +60,6 @@ class Settings:
             return place in self.chosen
         start, end = place[:2], place[2:]
         return any(start <= region[2:] and region[:2] <= end for region in self.chosen)
-
-    @classmethod
-    def build(
-        cls,
-        *,
-        select: Iterable[str] | None = None,
-        extend_select: Iterable[str] = (),
-        ignore: Iterable[str] = (),
-        unsafe_fixes: bool = False,
-        target_jax: str | None = None,
-    ) -> Settings:
-        """`select` replaces the default set (as in ruff); the others adjust it."""
-        enabled = expand(select) if select is not None else DEFAULT_CODES
-        enabled = (enabled | expand(extend_select)) - expand(ignore)
-        if target_jax is None:
-            return cls(enabled, unsafe_fixes)
-        return cls(enabled, unsafe_fixes, target_jax=jax_floor(target_jax), target_declared=True)
 
 
 def jax_floor(text: str) -> Version:
@@ -173,6 +137,10 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
 
 
 def _read(path: Path) -> Mapping[str, Any]:
+    if sys.version_info >= (3, 11):  # loaded here: a run with no pyproject.toml reads no TOML
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         with path.open("rb") as handle:
             data: dict[str, Any] = tomllib.load(handle)
@@ -191,7 +159,8 @@ def _tool(pyproject: Path) -> Mapping[str, Any]:
     return tool
 
 
-def _table(pyproject: Path | None) -> Mapping[str, Any]:
+def tool_table(pyproject: Path | None) -> Mapping[str, Any]:
+    """[tool.semfix] of pyproject.toml, its keys known (none: empty)."""
     table = _tool(pyproject).get("semfix", {}) if pyproject else {}
     if not isinstance(table, dict):
         raise SettingsError(f"{pyproject}: [tool.semfix] must be a table")
@@ -201,50 +170,16 @@ def _table(pyproject: Path | None) -> Mapping[str, Any]:
     return table
 
 
-def _strings(pyproject: Path | None, table: Mapping[str, Any], key: str, *, codes: bool = True) -> list[str] | None:
-    """A list of strings (or one string) under `key`; rule `codes` are checked against the rules."""
-    what = "rule codes" if codes else "globs"
+def strings(pyproject: Path | None, table: Mapping[str, Any], key: str, what: str) -> list[str] | None:
+    """A list of strings (or one string) under `key` of [tool.semfix] (`what`: what they are)."""
     value = table.get(key)
     if isinstance(value, str):
         value = [value]
     elif not (value is None or isinstance(value, list) and all(isinstance(v, str) for v in value)):
         raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a list of {what}")
-    if value is not None and codes:
-        try:  # checked here, where the file is known: the command line's codes are checked apart
-            expand(value)
-        except SettingsError as error:
-            raise SettingsError(f"{pyproject}: [tool.semfix] {key}: {error}") from None
     return value
-
-
-def load_settings(
-    pyproject: Path | None,
-    *,
-    select: Iterable[str] | None = None,
-    extend_select: Iterable[str] = (),
-    ignore: Iterable[str] = (),
-    unsafe_fixes: bool | None = None,
-    target_jax: str | None = None,
-) -> Settings:
-    """Settings from pyproject.toml (if any), overridden by what the command line says."""
-    table = _table(pyproject)
-    file_select = _strings(pyproject, table, "select")
-    file_unsafe = table.get("unsafe-fixes", False)
-    if not isinstance(file_unsafe, bool):
-        raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
-    file_extend = _strings(pyproject, table, "extend-select") or []
-    file_ignore = _strings(pyproject, table, "ignore") or []
-    # As in ruff, a command-line `--select` starts over: it replaces the file's `select`,
-    # `extend-select` and `ignore` alike, so a rule asked for by name runs.
-    return Settings.build(
-        select=list(select) if select else file_select,
-        extend_select=list(extend_select) if select else [*file_extend, *extend_select],
-        ignore=list(ignore) if select else [*file_ignore, *ignore],
-        unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
-        target_jax=target_jax if target_jax is not None else declared_floor(pyproject, table),
-    )
 
 
 def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
     """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
-    return tuple(_strings(pyproject, _table(pyproject), "extend-exclude", codes=False) or ())
+    return tuple(strings(pyproject, tool_table(pyproject), "extend-exclude", "globs") or ())

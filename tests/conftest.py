@@ -17,7 +17,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from semfix import FixResult, fix_source
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -60,7 +60,7 @@ class Case:
 
     def fix(self, source: bytes) -> FixResult:
         """fix_source with the case's own settings (case.json "settings": select, unsafe_fixes...)."""
-        return fix_source(source, settings=Settings.build(**self.spec.get("settings", {})))
+        return fix_source(source, settings=build_settings(**self.spec.get("settings", {})))
 
 
 def _parses_here(case: Case) -> bool:

@@ -11,7 +11,7 @@ import semfix.api
 import semfix.rules.sem003
 from semfix import SafetyError, SourceError, fix_source
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 BUGGY = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
 FIXED = "from jax.experimental import pallas as pl\n\ndef k(sem):\n    pl.semaphore_wait(sem)\n"
@@ -85,7 +85,7 @@ def test_the_ast_check_accepts_every_declared_rewrite() -> None:
         "    pltpu.semaphore_wait(sem, dec=2)\n"
         "    pltpu.make_async_copy(x, y, sems[0][...]).start()\n"
     )
-    result = fix_source(source, settings=Settings.build(select=["ALL"], target_jax="0.10.2"))
+    result = fix_source(source, settings=build_settings(select=["ALL"], target_jax="0.10.2"))
     assert {f.rule for f in result.applied} == {"SEM001", "SEM003", "SEM101", "SEM102"}
     assert "pltpu.make_async_copy(x, y, sems.at[0])" in result.source
 
@@ -198,7 +198,7 @@ def test_a_carried_read_is_not_marked_applied_when_only_one_of_its_uses_is_chose
     )
     use = next(f for f in fix_source(source, apply_fixes=False).findings if f.line == 6)
     chosen = frozenset({(use.line, use.column, use.end_line, use.end_column)})
-    result = fix_source(source, settings=dataclasses.replace(Settings(), chosen=chosen))
+    result = fix_source(source, settings=dataclasses.replace(build_settings(), chosen=chosen))
     assert result.source == source
     assert [f.applied for f in result.findings] == [False, False, False]
     assert result.findings[1].fix is not None  # the suggestion is still shown

@@ -12,7 +12,7 @@ from real import dense_corpus, pallas_tree
 from run import link_copies
 
 from semfix.api import fix_source
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 KERNEL = """from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
@@ -38,7 +38,7 @@ def test_planted_reads_sit_on_refs_and_sem001_restores_them(tmp_path: Path) -> N
         .replace("signal(sem, 1)", "signal(sem[...], 1)")
         .replace("sem_or_view=sem)", "sem_or_view=sem[...])")
     )
-    assert fix_source(item.planted, settings=Settings.build(select=["SEM001"])).source == item.clean
+    assert fix_source(item.planted, settings=build_settings(select=["SEM001"])).source == item.clean
 
 
 def test_files_without_a_plantable_site_are_left_out(tmp_path: Path) -> None:

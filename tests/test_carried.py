@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from semfix import fix_source
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 HEADER = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
 
@@ -107,7 +107,7 @@ def test_a_carried_element_read_of_a_proven_array_becomes_the_view() -> None:
 
 def test_a_carried_element_read_of_an_unproven_name_is_reported() -> None:
     source = ELEMENT.replace("[pltpu.SemaphoreType.DMA((2,))]", "[]")
-    for settings in (Settings(), Settings.build(unsafe_fixes=True)):
+    for settings in (build_settings(), build_settings(unsafe_fixes=True)):
         result = fix_source(source, settings=settings)
         assert result.source == source
         assert result.findings and not any(f.applied for f in result.findings)

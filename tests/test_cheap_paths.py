@@ -19,10 +19,10 @@ from semfix.analysis.nodes import Text
 from semfix.analysis.scopes import ScopeBuilder
 from semfix.engine.run import _run
 from semfix.rewrite.text import line_starts
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
-EVERY_RULE = Settings.build(select=["SEM"], target_jax="0.10.2")
+EVERY_RULE = build_settings(select=["SEM"], target_jax="0.10.2")
 
 
 def _needs_tracking(source: str) -> bool:
@@ -70,7 +70,7 @@ _MIGRATED = {
 
 @pytest.mark.parametrize("source", _MIGRATED.values(), ids=_MIGRATED.keys())
 def test_every_way_to_spell_a_moved_tpu_name_passes_the_migrations_gate(source: str) -> None:
-    found = fix_source(source, settings=Settings.build(select=["SEM101"], target_jax="0.10.2"), apply_fixes=False)
+    found = fix_source(source, settings=build_settings(select=["SEM101"], target_jax="0.10.2"), apply_fixes=False)
     assert [f.rule for f in found.findings] == ["SEM101"]
 
 
@@ -79,7 +79,7 @@ def test_a_variable_named_semaphore_does_not_open_the_migrations_gate() -> None:
     `self.HOST` spelled nowhere as the TPU module's is not parsed for the migration."""
     source = "import tpu_tools\nfrom jax.experimental import pallas as pl\n\nsemaphore = tpu_tools.make()\n"
     assert not fix_source(
-        source, settings=Settings.build(select=["SEM101"], target_jax="0.10.2"), apply_fixes=False
+        source, settings=build_settings(select=["SEM101"], target_jax="0.10.2"), apply_fixes=False
     ).parsed
 
 
@@ -88,7 +88,7 @@ def test_a_file_naming_no_catalog_function_is_still_migrated(name: str) -> None:
     """The byte scan looks for a catalog function's name; a module that only reads
     `pltpu.DeviceIdType` (or the memory space, or the dtype) must still reach the migration."""
     source = f"from jax.experimental.pallas import tpu as pltpu\n\nVALUE = pltpu.{name}\n"
-    found = fix_source(source, settings=Settings.build(select=["SEM101"], target_jax="0.10.2"))
+    found = fix_source(source, settings=build_settings(select=["SEM101"], target_jax="0.10.2"))
     assert [f.rule for f in found.findings] == ["SEM101"]
     assert f"pl.{name}" in found.source and "pltpu" not in found.source
 

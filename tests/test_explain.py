@@ -223,7 +223,7 @@ def _function(text: str, name: str) -> str:
 @pytest.mark.parametrize("log", CARRIED)
 def test_a_carried_read_is_fixed_by_its_rule(dmalib: Path, log: str) -> None:
     from semfix.api import fix_source
-    from semfix.settings import Settings
+    from semfix.selection import build_settings
 
     kernel, name = dmalib / "dmalib" / "kernels.py", CARRIED[log].split("(")[0].removeprefix("def ")
     before = kernel.read_text()
@@ -232,7 +232,7 @@ def test_a_carried_read_is_fixed_by_its_rule(dmalib: Path, log: str) -> None:
     assert "SEM003 `" in result.stdout and "holds a value read from the semaphore Ref" in result.stdout
     assert CARRIED[log] in kernel.read_text()
     # exactly what `fix` does to that kernel (its uses and the assignment), and nothing else
-    fixed = fix_source(before, settings=Settings.build(select=["SEM003"])).source
+    fixed = fix_source(before, settings=build_settings(select=["SEM003"])).source
     assert kernel.read_text() == before.replace(_function(before, name), _function(fixed, name))
 
 

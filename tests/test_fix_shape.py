@@ -9,6 +9,7 @@ import json
 from semfix import fix_source
 from semfix.findings import Fix
 from semfix.rewrite.text import apply_edits
+from semfix.selection import build_settings
 from semfix.settings import Settings
 
 CARRIED = """\
@@ -61,7 +62,7 @@ def test_a_fix_not_made_keeps_its_words_and_no_edits() -> None:
     (finding,) = fix_source(source).findings
     assert finding.fix == Fix("sems.at[i]", "unsafe") and not finding.applied
     assert (finding.replacement, finding.safety) == ("sems.at[i]", "unsafe")
-    made = fix_source(source, settings=Settings(unsafe_fixes=True)).findings[0]
+    made = fix_source(source, settings=build_settings(unsafe_fixes=True)).findings[0]
     assert made.applied and made.fix is not None and _whole(source, made.fix).endswith("(sems.at[i], 1)\n")
 
 

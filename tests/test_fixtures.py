@@ -12,7 +12,7 @@ from conftest import FIXTURES, Case, fixture_cases
 from semfix import fix_source
 from semfix.findings import Fix
 from semfix.rules import RULES
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 CASES = fixture_cases()
 
@@ -96,7 +96,7 @@ def test_str_and_bytes_agree(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_check_mode_reports_what_fix_mode_applies(case: Case) -> None:
-    settings = Settings.build(**case.spec.get("settings", {}))
+    settings = build_settings(**case.spec.get("settings", {}))
     fixed = fix_source(case.before, settings=settings)
     checked = fix_source(case.before, settings=settings, apply_fixes=False)
     assert checked.source == case.before
@@ -107,7 +107,7 @@ def test_check_mode_reports_what_fix_mode_applies(case: Case) -> None:
 def test_lone_carriage_returns_are_line_breaks(case: Case) -> None:
     """CPython ends a line at a lone CR, as at `\\n`: the file with every `\\n` made a CR gets
     the `\\n` file's result, line breaks made CRs."""
-    settings = Settings.build(**case.spec.get("settings", {}))
+    settings = build_settings(**case.spec.get("settings", {}))
     try:
         reference = fix_source(case.before, settings=settings)
     except Exception:  # noqa: BLE001 - the error fixtures: test_bad_input.py and their own tests

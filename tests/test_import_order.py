@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import Case, fixture_cases
 
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
-MIGRATED = [case for case in fixture_cases() if "SEM101" in Settings.build(**case.spec.get("settings", {})).enabled]
+MIGRATED = [case for case in fixture_cases() if "SEM101" in build_settings(**case.spec.get("settings", {})).enabled]
 
 
 def _ruff(source: bytes, *fix: str) -> subprocess.CompletedProcess[bytes]:

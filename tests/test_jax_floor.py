@@ -8,7 +8,8 @@ import pytest
 
 from semfix import fix_source
 from semfix.jax_versions import OLDEST
-from semfix.settings import Settings, find_pyproject, load_settings
+from semfix.selection import build_settings, load_settings
+from semfix.settings import find_pyproject
 
 WAIT = "from jax.experimental.pallas import tpu as pltpu\n\n\ndef kernel(sem):\n    pltpu.semaphore_wait(sem, 1)\n"
 HOST = "from jax.experimental.pallas import tpu as pltpu\n\nSPACE = pltpu.HOST\n"
@@ -45,7 +46,7 @@ def test_the_command_line_floor_overrides_the_file(tmp_path: Path) -> None:
     [(WAIT, None, False), (WAIT, "0.5.3", False), (WAIT, "0.6", True), (HOST, "0.10.0", False), (HOST, "0.10.2", True)],
 )
 def test_a_rename_waits_for_the_release_where_it_means_the_same(source: str, floor: str | None, fixed: bool) -> None:
-    result = fix_source(source, settings=Settings.build(select=["SEM101"], target_jax=floor))
+    result = fix_source(source, settings=build_settings(select=["SEM101"], target_jax=floor))
     [finding] = result.findings
     assert finding.applied == fixed and ("pltpu" not in result.source) == fixed
     if not fixed:

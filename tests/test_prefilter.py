@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from semfix.catalog import MODULES, may_contain_calls
 from semfix.engine.run import analyse
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
-EVERYTHING = Settings.build(select=["ALL"], unsafe_fixes=True)
+EVERYTHING = build_settings(select=["ALL"], unsafe_fixes=True)
 _FUNCTIONS = sorted({(module, name) for module, ops in MODULES.items() for name in ops})
 
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from semfix.cli.runner import _analyse_all, _Task
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 HIDE, SHOW = "\x1b[?25l", "\x1b[?25h"
 BUGGY = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"
 
 
 def test_the_bar_hides_the_cursor_once_and_shows_it_once(capsys: pytest.CaptureFixture[str]) -> None:
-    tasks = [_Task(Path(f"{i}.py"), b"", Settings(), False) for i in range(250)]
+    tasks = [_Task(Path(f"{i}.py"), b"", build_settings(), False) for i in range(250)]
     assert len(list(_analyse_all(tasks, 1, progress=True))) == 250
     err = capsys.readouterr().err
     assert (err.count(HIDE), err.count(SHOW)) == (1, 1)
@@ -25,7 +25,7 @@ def test_the_bar_hides_the_cursor_once_and_shows_it_once(capsys: pytest.CaptureF
 
 
 def test_the_bar_shows_the_cursor_again_when_the_run_is_interrupted(capsys: pytest.CaptureFixture[str]) -> None:
-    tasks = [_Task(Path(f"{i}.py"), b"", Settings(), False) for i in range(250)]
+    tasks = [_Task(Path(f"{i}.py"), b"", build_settings(), False) for i in range(250)]
     results = _analyse_all(tasks, 1, progress=True)
     next(results)
     results.close()  # what an interrupt does to the generator: its `finally` ends the bar

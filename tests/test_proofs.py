@@ -12,6 +12,7 @@ from semfix.analysis.nodes import Text
 from semfix.engine.proof import prove
 from semfix.errors import SafetyError, SourceError
 from semfix.rewrite import compiles
+from semfix.selection import build_settings
 from semfix.settings import Settings
 
 
@@ -33,7 +34,7 @@ def test_proof_rejects_source_that_does_not_compile(old: str, new: str, error: s
     edits = [(start, len(old) - same_end, new[start : len(new) - same_end])]
     expected = ast.parse(new)  # the declared tree, so the statement-by-statement proof passes
     with pytest.raises(SafetyError, match=error):
-        prove(expected, Text(old), new, edits, Settings(), settled=True)
+        prove(expected, Text(old), new, edits, build_settings(), settled=True)
 
 
 def test_quick_proof_compiles_the_tree_it_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,13 +56,13 @@ def test_quick_proof_compiles_the_whole_tree_it_parsed() -> None:
     """A cut line break sends the proof to the whole tree, which must still compile."""
     old, new = "f(a=1,\n  b=2)\n", "f(a=1, a=2)\n"
     with pytest.raises(SafetyError, match="keyword argument repeated"):
-        prove(ast.parse(new), Text(old), new, [(0, len(old), new)], Settings(), settled=True)
+        prove(ast.parse(new), Text(old), new, [(0, len(old), new)], build_settings(), settled=True)
 
 
 def test_quick_proof_names_a_file_that_never_compiled_when_the_new_text_does_not_parse() -> None:
     old, new = "return\nf(a=\n  1)\n", "return\nf(a=\n"
     with pytest.raises(SourceError, match="'return' outside function"):
-        prove(ast.parse(old), Text(old), new, [(9, len(old), "")], Settings(), settled=True)
+        prove(ast.parse(old), Text(old), new, [(9, len(old), "")], build_settings(), settled=True)
 
 
 def test_a_file_that_never_compiled_is_not_fixed() -> None:
@@ -94,7 +95,7 @@ def _prove_migration(new: str, *, imports: bool = True, first: bool = False) -> 
         declared.replace(tpu, [], tree)
         declared.add(future if first else tpu, ast.parse(_PALLAS).body[0], tree, before=first)
     declared.declare()
-    prove(tree, Text(_OLD_MIGRATION), new, [(0, len(_OLD_MIGRATION), new)], Settings())
+    prove(tree, Text(_OLD_MIGRATION), new, [(0, len(_OLD_MIGRATION), new)], build_settings())
 
 
 def test_migration_proof_accepts_the_declared_import_edits() -> None:
@@ -126,7 +127,7 @@ def test_migration_proof_accepts_only_the_declared_import_edits(new: str, import
 def test_proof_refuses_imports_that_differ_undeclared() -> None:
     old, new = "import os\nimport sys\n\nf()\n", "import os\n\nf()\n"
     with pytest.raises(SafetyError, match="differs from the declared rewrites"):
-        prove(ast.parse(old), Text(old), new, [(0, len(old), new)], Settings())
+        prove(ast.parse(old), Text(old), new, [(0, len(old), new)], build_settings())
 
 
 def test_migration_proof_parses_each_text_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semfix import SourceError, fix_source
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith writes odd code
 JAX_HEADER = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
@@ -44,7 +44,7 @@ def test_code_without_jax_comes_out_byte_for_byte(source: str) -> None:
 @given(hypothesmith.from_grammar(), st.sampled_from(["s[...]", "sems.at[1][()]", "sems[0]", "s"]))
 def test_any_module_with_jax_in_it_never_crashes_and_settles(body: str, argument: str) -> None:
     source = f"{JAX_HEADER}{body}\npl.semaphore_wait({argument})\n"
-    everything = Settings.build(select=["ALL"], unsafe_fixes=True)
+    everything = build_settings(select=["ALL"], unsafe_fixes=True)
     try:
         once = fix_source(source, settings=everything)
     except SourceError:

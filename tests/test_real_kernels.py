@@ -15,9 +15,9 @@ from semfix.catalog import MODULES, may_contain_calls
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears
 from semfix.findings import Finding
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
-NO_MIGRATIONS = Settings.build(select=["SEM0"])
+NO_MIGRATIONS = build_settings(select=["SEM0"])
 _POSITIONS: dict[str, set[int]] = {}
 for _ops in MODULES.values():
     for _op in _ops.values():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 
 import semfix.cli.runner
 from semfix.files import discover
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 BUGGY = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n    pl.semaphore_wait(sem[...])\n"
 FIXED = BUGGY.replace("sem[...]", "sem")
@@ -92,8 +93,8 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
     def no_pool(*args: object, **kwargs: object) -> None:
         raise AssertionError("a process pool was started")
 
-    monkeypatch.setattr(semfix.cli.runner, "ProcessPoolExecutor", no_pool)
-    outcome = semfix.cli.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
+    outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
     assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
 
 
@@ -111,13 +112,13 @@ def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pyt
         raise AssertionError("a process pool was started")
 
     with monkeypatch.context() as patch:  # a few files: skimmed in the main process
-        patch.setattr(semfix.cli.runner, "ProcessPoolExecutor", no_pool)
-        outcome = semfix.cli.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=4)
+        patch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
+        outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
         assert outcome.scanned == 3 and outcome.parsed == 0 and outcome.exit_code == 0
     for index in range(3, 20):  # many: the pool skims them, and still parses none
         (tmp_path / f"kernel{index}.py").write_text(CORRECT_KERNEL)
     (tmp_path / "buggy.py").write_text(CORRECT_KERNEL.replace("(sem, 1)", "(sem[...], 1)"))
-    outcome = semfix.cli.runner.run([tmp_path], settings=Settings(), apply_fixes=False, write=False, jobs=2)
+    outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=2)
     assert outcome.scanned == 21 and outcome.parsed == 1 and len(outcome.findings) == 1
 
 
@@ -175,7 +176,7 @@ def test_progress_bar_only_for_long_runs(capsys: pytest.CaptureFixture[str]) -> 
     from semfix.cli.runner import _analyse_all, _Task
 
     def tasks(count: int) -> list[_Task]:
-        return [_Task(Path(f"{i}.py"), b"", Settings(), False) for i in range(count)]
+        return [_Task(Path(f"{i}.py"), b"", build_settings(), False) for i in range(count)]
 
     assert len(list(_analyse_all(tasks(10), 1, progress=True))) == 10
     assert capsys.readouterr().err == ""

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from semfix import fix_source
 from semfix.cli.main import main
 from semfix.rules import RULES, Invalid, Rule
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 VALID = [(rule, source) for rule in RULES.values() for source in rule.valid]
 INVALID = [(rule, example) for rule in RULES.values() for example in rule.invalid]
@@ -47,7 +47,7 @@ def test_every_rule_has_docs_and_examples() -> None:
 @pytest.mark.parametrize("case", VALID, ids=_id)
 def test_valid_examples_have_no_finding(case: tuple[Rule, str]) -> None:
     rule, source = case
-    result = fix_source(source, settings=Settings.build(extend_select=[rule.code], unsafe_fixes=True))
+    result = fix_source(source, settings=build_settings(extend_select=[rule.code], unsafe_fixes=True))
     assert result.source == source
     assert [f for f in result.findings if f.rule == rule.code] == []
 
@@ -55,7 +55,7 @@ def test_valid_examples_have_no_finding(case: tuple[Rule, str]) -> None:
 @pytest.mark.parametrize("case", INVALID, ids=_id)
 def test_invalid_examples_are_flagged_and_fixed_exactly(case: tuple[Rule, Invalid]) -> None:
     rule, example = case
-    settings = Settings.build(
+    settings = build_settings(
         extend_select=example.select, unsafe_fixes=example.unsafe_fixes, target_jax=example.target_jax
     )
     result = fix_source(example.source, settings=settings)

@@ -23,7 +23,7 @@ from kernelgen import COPIES, KernelCase, kernel_cases
 
 from semfix import fix_source
 from semfix.findings import Finding
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 require_jax()
 
@@ -40,8 +40,8 @@ def worker() -> Iterator[Worker]:
 
 
 SETTINGS = {
-    "safe": Settings.build(select=["ALL"]),
-    "unsafe": Settings.build(select=["ALL"], unsafe_fixes=True),
+    "safe": build_settings(select=["ALL"]),
+    "unsafe": build_settings(select=["ALL"], unsafe_fixes=True),
 }
 
 

@@ -12,14 +12,14 @@ from semfix import fix_source
 from semfix.catalog import MODULES
 from semfix.engine.skim import clears
 from semfix.rules import table
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
 HEADER = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
 
 
 def test_sem005_is_listed_and_on_by_default() -> None:
     assert "SEM005  value-passed-as-dma-buffer\n    fix: safe with proof, else unsafe; default: on" in table()
-    assert "SEM005" in Settings().enabled
+    assert "SEM005" in build_settings().enabled
 
 
 def test_every_dma_names_its_buffers() -> None:
@@ -108,7 +108,7 @@ def test_a_buffer_is_never_a_non_scalar_semaphore() -> None:
 
 
 def _sem005(source: str) -> list[tuple[int, bool, str]]:
-    result = fix_source((HEADER + source).encode(), settings=Settings.build(select=["SEM005"]))
+    result = fix_source((HEADER + source).encode(), settings=build_settings(select=["SEM005"]))
     return [(f.line - 4, f.applied, f.message) for f in result.findings]
 
 
@@ -142,11 +142,11 @@ def test_a_read_joined_by_an_unproven_view_is_an_unsafe_fix(call: str, rule: str
     `X` a Ref it is unsafe, so only --unsafe-fixes applies it and `explain` never takes it as a
     fix that is safe on its own."""
     source = HEADER + f"def k(h, o_hbm):\n    {call}\n"
-    safe = fix_source(source, settings=Settings.build(select=["ALL"]))
+    safe = fix_source(source, settings=build_settings(select=["ALL"]))
     assert [(f.rule, f.replacement, f.applied, f.safety) for f in safe.findings if f.applied] == [
         (rule, "h.arr[1]", True, "safe")
     ]
-    unsafe = fix_source(source, settings=Settings.build(select=["ALL"], unsafe_fixes=True))
+    unsafe = fix_source(source, settings=build_settings(select=["ALL"], unsafe_fixes=True))
     [joined] = unsafe.findings
     assert (joined.rule, joined.replacement, joined.applied, joined.safety) == (rule, "h.arr.at[1]", True, "unsafe")
     assert "unsafe fix" in joined.message

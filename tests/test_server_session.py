@@ -18,6 +18,7 @@ from pygls.workspace.position_codec import PositionCodec
 from semfix import api
 from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits
+from semfix.selection import build_settings
 from semfix.server import lsp as lsp_module
 from semfix.server.lsp import Document, Lines, moved, text_edits
 from semfix.server.session import SemfixServer, _uncollected
@@ -118,7 +119,7 @@ def test_resolving_makes_the_named_action_alone_with_one_run_of_the_engine(monke
     silencing comment one (the check of the new text)."""
     text = "from jax.experimental import pallas as pl\n\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n"
     found = api.fix_source(text, apply_fixes=False).findings
-    document = Document("file:///k.py", 1, text, Lines(text, PositionCodec()), Settings(), found=found)
+    document = Document("file:///k.py", 1, text, Lines(text, PositionCodec()), build_settings(), found=found)
     runs: list[bool] = []
     real = api.fix_source
 

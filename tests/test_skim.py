@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from semfix.api import fix_source
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears, clears_for
-from semfix.settings import Settings
+from semfix.selection import build_settings
 
-NO_MIGRATIONS = Settings.build(select=["SEM0"], unsafe_fixes=True)
+NO_MIGRATIONS = build_settings(select=["SEM0"], unsafe_fixes=True)
 
 HEADERS = [
     "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n",
@@ -158,7 +158,7 @@ def test_skim_never_clears_a_fixture_with_findings() -> None:
     assert flagged > 20 and cleared >= 10  # it is tested on real findings, and it does clear files
 
 
-EVERY_RULE = Settings.build(select=["ALL"], unsafe_fixes=True, target_jax="0.10.2")
+EVERY_RULE = build_settings(select=["ALL"], unsafe_fixes=True, target_jax="0.10.2")
 
 
 def test_skim_with_every_rule_never_clears_a_fixture_with_findings() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 import semfix.analysis.context
 from semfix import SourceError, fix_source
+from semfix.selection import build_settings
 from semfix.settings import Settings
 
 PL = "from jax.experimental import pallas as pl\n"
@@ -33,7 +34,7 @@ def test_a_star_import_leaves_the_names_it_may_bind_unresolved(star: str) -> Non
         f"{PL}{star}\n\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n",
         f"{star}\n{PL}\n\ndef k(sem):\n    pl.semaphore_wait(sem[...])\n    semaphore_wait(sem[...])\n",
     ):
-        result = fix_source(source, settings=Settings.build(select=["ALL"]))
+        result = fix_source(source, settings=build_settings(select=["ALL"]))
         assert (result.source, result.findings) == (source, ())
 
 
@@ -57,7 +58,7 @@ def test_a_semaphore_call_inside_a_semaphore_argument_fixes_nothing() -> None:
 def test_an_unusual_subscript_is_reported_not_rewritten(subscript: str) -> None:
     """Not even as an unsafe fix (`sems[*i]` is no element read: no finding)."""
     source = f"{PL}\n\ndef k(sems, i):\n    pl.semaphore_wait({subscript})\n"
-    assert _not_fixed(source, "an unusual subscript", Settings.build(unsafe_fixes=True)) == ["SEM002"]
+    assert _not_fixed(source, "an unusual subscript", build_settings(unsafe_fixes=True)) == ["SEM002"]
 
 
 def test_text_the_cut_does_not_know_before_the_bracket_is_not_cut(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +92,7 @@ def test_an_encoding_that_does_not_round_trip_is_checked_not_fixed() -> None:
         fix_source(source)
 
 
-_SEM101 = Settings.build(select=["SEM"], target_jax="0.10.2")
+_SEM101 = build_settings(select=["SEM"], target_jax="0.10.2")
 _RARE_PLACEMENTS = {
     "only in an if": (
         "import sys\nif sys:\n    from jax.experimental.pallas import tpu as pltpu\n    import os\n\n\n"

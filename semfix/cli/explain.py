@@ -35,7 +35,8 @@ from semfix.api import (
 from semfix.errors import SourceError
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.messages import plural
-from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
+from semfix.selection import build_settings, load_settings
+from semfix.settings import SettingsError, find_pyproject
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -343,7 +344,7 @@ def left_after(fix: FileFix) -> list[str]:
     try:
         settings = replace(load_settings(find_pyproject([fix.path])), unsafe_fixes=True)
     except SettingsError:
-        settings = Settings(unsafe_fixes=True)
+        settings = build_settings(unsafe_fixes=True)
     try:
         found = (
             fix_notebook(fix.new, settings, False)

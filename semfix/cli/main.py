@@ -1,8 +1,9 @@
-"""The `semfix` command line: the group, its entry point, and `fix` and `check`.
+"""The `semfix` command line: the group and its entry point.
 
-The options every file-processing command shares are options.py's; the commands with logic
-of their own are in their modules (review.py, explain_command.py, rules_command.py,
-server_command.py) and added to the group here.
+Each command lives in its own module (fix_check.py: `fix` and `check`; review.py,
+explain_command.py, rules_command.py, server_command.py), loaded only when it is run or its
+help is shown: a one-file check does not pay for the server, explain or the output formats
+it does not print (tests/test_startup.py holds this).
 """
 
 from __future__ import annotations
@@ -12,34 +13,37 @@ import os
 import signal
 import sys
 from contextlib import suppress
+from importlib import import_module
 from typing import Any
 
 import click
 
 from semfix import __version__
-from semfix.cli.explain_command import explain
-from semfix.cli.options import (
-    QUIET,
-    SILENT,
-    STATISTICS,
-    STDIN_FILENAME,
-    RunOptions,
-    common_options,
-    finish,
-    format_option,
-    print_findings,
-    usage_error,
-)
-from semfix.cli.report import applied_fixes, finding_line, fix_mark, unified_diff
-from semfix.cli.review import review
-from semfix.cli.rules_command import rules
-from semfix.cli.runner import FileOutcome, RunOutcome
-from semfix.cli.server_command import server
-from semfix.findings import Finding
+
+#: Each command, and the module that defines it (as `<module>.<function>`).
+COMMANDS = {
+    "check": "semfix.cli.fix_check.check",
+    "explain": "semfix.cli.explain_command.explain",
+    "fix": "semfix.cli.fix_check.fix",
+    "review": "semfix.cli.review.review",
+    "rules": "semfix.cli.rules_command.rules",
+    "server": "semfix.cli.server_command.server",
+}
 
 
 class _Group(click.Group):
-    """Turns SIGTERM into an interrupt, and says what an interrupt leaves behind."""
+    """Loads each command when asked for it (click's lazy group), turns SIGTERM into an
+    interrupt, and says what an interrupt leaves behind."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, _, name = COMMANDS[cmd_name].rpartition(".")
+        command: click.Command = getattr(import_module(module), name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
@@ -77,99 +81,3 @@ def entry() -> None:
 @click.version_option(__version__, prog_name="semfix")
 def main() -> None:
     """Pass the semaphore Ref, not a value read out of it, in JAX Pallas kernels."""
-
-
-@main.command()
-@common_options
-@click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files.")
-@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change.")
-@click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
-@click.option(
-    "--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even with nothing left (pre-commit)."
-)
-@click.option("--show-fixes", is_flag=True, help="After the findings, list the fixes written, by file and rule.")
-@format_option("one line per finding, [fixed] marking the fixes written")
-@STATISTICS
-@STDIN_FILENAME
-@QUIET
-@SILENT
-def fix(
-    options: RunOptions,
-    diff: bool,
-    check_only: bool,
-    allow_dirty: bool,
-    exit_non_zero_on_fix: bool,
-    show_fixes: bool,
-    output_format: str,
-    statistics: bool,
-    quiet: bool,
-    silent: bool,
-) -> None:
-    """Rewrite semaphore arguments in place under PATHS (default: the current folder).
-
-    Each finding is printed, [fixed] marking the fixes written. In a git work tree, files
-    with unstaged edits or untracked files are not rewritten (unless --allow-dirty), so that
-    semfix's changes can be reviewed on their own.
-
-    Exit status: 0 nothing left to fix (everything found was fixed), 1 something is left, or
-    would be fixed (--diff, --check), or was fixed (--exit-non-zero-on-fix), 2 a file could
-    not be processed.
-    """
-    dry = diff or check_only
-    if (diff or options.stdin) and output_format != "text":
-        usage_error(
-            "--output-format applies to the findings list; with --diff or '-' they go to stderr as text", output_format
-        )
-    outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
-    if options.stdin:
-        outcome.written = not dry  # the fixed source is the output
-    unsafe = options.settings.unsafe_fixes
-    for result in outcome.files:
-        if diff and result.changed:
-            sys.stdout.buffer.write(unified_diff(result.path, result.old, result.new))
-        elif options.stdin and not dry:  # on an error the source goes back out unchanged: a pipe never loses it
-            sys.stdout.buffer.write(result.new if result.changed else options.stdin_data)
-        sys.stdout.flush()
-        for finding in result.findings if (diff or options.stdin) and not silent else ():
-            if options.stdin or not (finding.applied and result.changed):  # a diff shows the applied ones
-                click.echo(finding_line(result.path, finding, _mark(finding, result, outcome, unsafe)), err=True)
-    if not (diff or options.stdin or silent):
-        marks = {id(f): _mark(f, r, outcome, unsafe) for r in outcome.files for f in r.findings}
-        print_findings(
-            outcome, output_format, options, with_diffs=False, statistics=statistics, mark=lambda _, f: marks[id(f)]
-        )
-    if show_fixes and outcome.written and not silent:
-        applied = [(r.path, f) for r in outcome.files if r.error is None for f in r.findings if f.applied]
-        click.echo(applied_fixes(applied), nl=False, err=diff or options.stdin)
-    command = "fix --diff" if diff else "fix --check" if check_only else "fix"
-    code = outcome.fix_exit_code(non_zero_on_fix=exit_non_zero_on_fix)
-    finish(outcome, options, command=command, quiet=quiet or options.stdin, code=code, silent=silent)
-
-
-def _mark(finding: Finding, result: FileOutcome, outcome: RunOutcome, unsafe_fixes: bool) -> str:
-    """`[fixed]` only for a fix that was written; else `[*]` for one `fix` would apply."""
-    fixed = finding.applied and outcome.written and result.error is None
-    return fix_mark(finding, fixed=fixed, unsafe_fixes=unsafe_fixes)
-
-
-@main.command()
-@common_options
-@format_option("one line per finding")
-@STATISTICS
-@STDIN_FILENAME
-@QUIET
-@SILENT
-def check(options: RunOptions, output_format: str, statistics: bool, quiet: bool, silent: bool) -> None:
-    """List problems under PATHS ([*]: `semfix fix` would fix it; check itself changes nothing).
-
-    PATH '-' reads the source from stdin. Exit status: 0 nothing found, 1 something found,
-    2 a file could not be processed.
-    """
-    outcome = options.run(apply_fixes=False)
-    if not silent:
-        print_findings(outcome, output_format, options, with_diffs=False, statistics=statistics)
-    finish(outcome, options, command="check", quiet=quiet, silent=silent)
-
-
-for _command in (review, explain, rules, server):
-    main.add_command(_command)

@@ -12,25 +12,14 @@ from typing import Any, NoReturn
 
 import click
 
-from semfix.cli.report import (
-    FORMATS,
-    as_github,
-    as_json,
-    as_rdjson,
-    as_sarif,
-    finding_line,
-    fix_mark,
-    json_report,
-    run_error,
-    suggestion_diff,
-    summary,
-)
+from semfix.cli.report import FORMATS, finding_line, fix_mark, suggestion_diff, summary
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
 from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
-from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_settings
+from semfix.selection import load_settings
+from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
 SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")
@@ -212,6 +201,8 @@ def usage_error(message: str, output_format: str = "text") -> NoReturn:
     stdout sees the error rather than an empty (or unparsable) output. (Errors click finds
     while parsing the options come before any format is known: stderr alone, as in ruff.)"""
     if output_format != "text":
+        from semfix.cli.formats import run_error
+
         title = f"semfix {click.get_current_context().info_name}"
         click.echo(run_error(message, output_format, title=title), nl=False)
     click.echo(f"error: {message}", err=True)
@@ -235,6 +226,8 @@ def finish(
     for failed in [] if silent else outcome.errors:
         click.echo(f"error: {failed.path}: {failed.error}", err=True)
     if options.report is not None:
+        from semfix.cli.formats import json_report
+
         try:
             options.report.write_text(json_report(outcome, command=command), encoding="utf-8")
         except OSError as error:
@@ -263,6 +256,8 @@ def print_findings(
         click.echo(stats_text((f for _, f in findings), unsafe_fixes=options.settings.unsafe_fixes), nl=False)
         return
     errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by finish
+    if output_format != "text":  # each machine format is loaded only when asked for
+        from semfix.cli.formats import as_github, as_json, as_rdjson, as_sarif
     if output_format == "json":
         click.echo(as_json(findings, errors), nl=False)
     elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them

@@ -6,13 +6,10 @@ nothing of files). Output order never depends on the number of workers.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -125,15 +122,23 @@ def analyse(task: _Task) -> FileOutcome:
 
 
 def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[FileOutcome]:
-    """Results in task order. No pool at all unless there are several files to parse."""
+    """Results in task order. No pool at all unless there are several files to parse: nor
+    its modules (multiprocessing, concurrent.futures), which would cost a one-file run more
+    than its check."""
     bar: ProgressBar | None = None
     if progress and len(tasks) >= _PROGRESS_FROM:
         bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
+    broken: tuple[type[BaseException], ...] = ()  # a worker died: none without workers
     if jobs <= 1 or len(tasks) <= 1:
         results: Iterable[FileOutcome] = map(analyse, tasks)
         executor = None
     else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        broken = (BrokenProcessPool,)
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
         chunk = max(1, min(16, len(tasks) // (jobs * 8)))
@@ -145,7 +150,7 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[
             if bar is not None:
                 bar.update(1)
             yield result
-    except BrokenProcessPool:  # a worker died (a crash in a native parser): name what is left
+    except broken:  # a worker died (a crash in a native parser): name what is left
         for task in tasks[done:]:
             yield FileOutcome(task.path, error="internal error: the worker analysing this file or a neighbour crashed")
     finally:
@@ -217,16 +222,30 @@ def run(
         slots = _with_importers(slots, sources)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
     analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
+    if not write:
+        outcome.files.extend(next(analysed) if isinstance(slot, _Task) else slot for slot in slots)
+    else:
+        outcome.files.extend(_write_all(slots, analysed, allow_dirty))
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _write_all(
+    slots: list[FileOutcome | _Task], analysed: Iterator[FileOutcome], allow_dirty: bool
+) -> list[FileOutcome]:
+    """Each slot's outcome, its file written if changed (and not dirty, unless `allow_dirty`).
+    A few threads write, since each waits for its fsync. With nothing to check first, each
+    file is written while the others are still analysed; else once git has seen them all."""
+    from concurrent.futures import ThreadPoolExecutor  # only a run that writes needs the writers
+
     results: list[FileOutcome] = []
-    # A few threads write, since each waits for its fsync. With nothing to check first, each
-    # file is written while the others are still analysed; else once git has seen them all.
     with ThreadPoolExecutor(max_workers=_WRITERS) as writers:
         writes = []
         for slot in slots:
             results.append(next(analysed) if isinstance(slot, _Task) else slot)
-            if write and allow_dirty and results[-1].changed:
+            if allow_dirty and results[-1].changed:
                 writes.append(writers.submit(_write_one, results[-1]))
-        if write and not allow_dirty:
+        if not allow_dirty:
             changed = [r for r in results if r.changed]
             refused = dirty_refusals([r.path for r in changed])
             for result in changed:
@@ -236,9 +255,7 @@ def run(
                     writes.append(writers.submit(_write_one, result))
         for write_done in writes:
             write_done.result()  # a failure other than the file's own error is not swallowed
-    outcome.files.extend(results)
-    outcome.seconds = time.perf_counter() - started
-    return outcome
+    return results
 
 
 _REFUSED = {  # by whether the file is untracked

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from semfix.cli.options import usage_error
-
 
 @click.command()
 def server() -> None:
@@ -18,5 +16,7 @@ def server() -> None:
     except ImportError as error:
         if error.name is None or error.name.split(".")[0] not in ("pygls", "lsprotocol", "cattrs", "attrs"):
             raise
+        from semfix.cli.options import usage_error  # loads the run's modules: only to say this
+
         usage_error(f"semfix server needs pygls ({error}): install it with pip install 'semfix[server]'")
     serve()

@@ -12,7 +12,6 @@ from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.analysis.syntax import syntax_error
 from semfix.engine.loop import Engine
-from semfix.engine.proof import prove, settles_by_construction
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.rewrite.compiles import refuse_uncompilable
@@ -77,6 +76,8 @@ def apply_and_prove(
     declare (made here from `tree`, in place) and a second pass, where one could find more
     (`Decision.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
     SafetyError otherwise."""
+    from semfix.engine.proof import prove, settles_by_construction  # a check proves nothing: loaded by a fix
+
     edits = sorted(edit for fix in fixes for edit in fix.edits)
     new_text = apply_edits(old.text, 0, len(old.text), edits)
     for fix in fixes:

@@ -28,11 +28,12 @@ from semfix.explain.errors import DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.rules.sem006 import CODE as WRONG_KIND
+from semfix.selection import build_settings
 from semfix.settings import Settings
 
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
 # errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
-_ANALYSIS = Settings.build(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
+_ANALYSIS = build_settings(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
 #: The rules that find a semaphore of the wrong kind, as the table of JAX's errors names them.
 _KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
 

@@ -22,6 +22,7 @@ from pygls.uris import to_fs_path
 from semfix import __version__
 from semfix.api import FixResult, SafetyError, SourceError, fix_source
 from semfix.findings import Finding
+from semfix.selection import build_settings, load_settings
 from semfix.server.cells import Cell, Notebook
 from semfix.server.lsp import (
     Document,
@@ -34,7 +35,7 @@ from semfix.server.lsp import (
     moved,
     resolve,
 )
-from semfix.settings import Settings, SettingsError, find_pyproject, load_settings
+from semfix.settings import Settings, SettingsError, find_pyproject
 
 T = TypeVar("T")
 _CONFIGURATION_WAIT = 5.0  # seconds
@@ -159,7 +160,7 @@ class SemfixServer(LanguageServer):
             "target_jax": target if isinstance(target, str) else None,
         }
         errors: list[str] = []
-        settings, using = Settings(), "the default settings"
+        settings, using = build_settings(), "the default settings"
         for overrides in (given, {}):
             try:
                 settings = load_settings(pyproject, **overrides)

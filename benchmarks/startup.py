@@ -1,0 +1,167 @@
+"""Start-up, side by side in one run: a one-file check against `python -c "import click"` and
+ruff, the server's time to answer `initialize`, and (--real) whole Pallas-dense trees against ruff.
+
+    python benchmarks/startup.py [--venv DIR] [--repeat 40] [--real] [--work DIR]
+
+What a start-up costs depends on how semfix is installed, so every figure is taken from a
+regular install (`pip install '.[server]'`, not editable) in the virtual environment --venv,
+made there on first use with ruff beside it and reused after. The machine may be shared and
+noisy: the commands are run interleaved, round after round, and compared by their medians'
+ratio, so that a busy moment slows them alike.
+
+  one file: `semfix check FILE` on a small Pallas kernel, `python -c "import click"` (the
+    floor of any click program in that environment) and `ruff check --select UP FILE`.
+    Target (issue 32): the check at most 1.5x the click import.
+  server: `semfix server` spawned, `initialize` written to its stdin, the time until its
+    answer is read. Target: under 300 ms.
+  real (--real): `semfix check` and `ruff check --select UP` on tpu-inference 0.32.0 and
+    tokamax 0.0.17, each wheel's Python files (tests too) fetched with `pip download
+    --no-deps` and unpacked. Target: at most 2x ruff on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REAL_TREES = ("tpu-inference==0.32.0", "tokamax==0.0.17")
+NEWER_PYTHON = ("--python-version", "3.12", "--only-binary=:all:")  # tokamax 0.0.17 requires 3.12
+
+#: A small kernel with two semaphore reads passed where the Ref belongs: the check finds both.
+KERNEL = """from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def ring_step(x_hbm, o_hbm, scratch, copy_sem, ready_sems):
+    step = pl.program_id(0)
+    copy = pltpu.make_async_copy(x_hbm.at[step], scratch, copy_sem[...])
+    copy.start()
+    pltpu.semaphore_signal(ready_sems.at[0][...], 1)
+    copy.wait()
+    o_hbm[step] = scratch[...] * 2
+"""
+
+
+def install(venv: Path) -> Path:
+    """The venv's bin folder, holding a regular install of this checkout and ruff."""
+    bin_folder = venv / "bin"
+    if not (bin_folder / "semfix").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(bin_folder / "python"), "-m", "pip", "install", "--quiet"]
+        subprocess.run([*pip, f"{HERE.parent}[server]", "ruff"], check=True)
+    return bin_folder
+
+
+def wall(command: list[str], cwd: Path) -> float:
+    """Seconds from spawn to exit, output discarded."""
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def server_ready(semfix: str, root: Path) -> float:
+    """Seconds from spawning `semfix server` to reading its answer to `initialize`."""
+    initialize = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}}
+    started = time.perf_counter()
+    server = subprocess.Popen([semfix, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
+    server.stdin.flush()
+    while True:  # header lines, a blank line, the body; notifications may come first
+        length = 0
+        while (line := server.stdout.readline().strip()) != b"":
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        if not length:
+            raise RuntimeError("semfix server closed its output before answering initialize")
+        if json.loads(server.stdout.read(length)).get("id") == 1:
+            break
+    seconds = time.perf_counter() - started
+    for message in ({"id": 2, "method": "shutdown"}, {"method": "exit"}):
+        server.stdin.write(_frame({"jsonrpc": "2.0", **message}))
+    server.stdin.close()
+    server.wait(timeout=30)
+    return seconds
+
+
+def interleaved(timings: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
+    """Median seconds of each timing, run in turn, `repeat` rounds."""
+    times: dict[str, list[float]] = {name: [] for name in timings}
+    for _ in range(repeat):
+        for name, timing in timings.items():
+            times[name].append(timing())
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
+
+
+def report(title: str, medians: dict[str, float], baseline: str, target: tuple[str, float] | None = None) -> None:
+    print(f"\n{title}")
+    for name, seconds in medians.items():
+        ratio = seconds / medians[baseline]
+        print(f"  {name:<44} {seconds * 1000:>8.1f} ms  {ratio:>5.2f}x {baseline}")
+    if target:
+        name, limit = target
+        ratio = medians[name] / medians[baseline]
+        print(f"  target: {name} <= {limit}x {baseline}: {ratio:.2f}x, {'met' if ratio <= limit else 'NOT met'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "semfix-startup-venv")
+    parser.add_argument("--repeat", type=int, default=40, help="rounds for the one-file and server figures")
+    parser.add_argument("--real", action="store_true", help="also the real trees (downloads two wheels)")
+    parser.add_argument("--real-repeat", type=int, default=7)
+    parser.add_argument("--work", type=Path, help="keep the downloaded trees here (default: a temporary folder)")
+    args = parser.parse_args()
+    bin_folder = install(args.venv.resolve())
+    python, semfix, ruff = (str(bin_folder / name) for name in ("python", "semfix", "ruff"))
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.work or Path(temporary)
+        work.mkdir(parents=True, exist_ok=True)
+        folder = work / "one"
+        folder.mkdir(exist_ok=True)
+        (folder / "kernel.py").write_text(KERNEL)
+        one = {
+            'python -c "import click"': partial(wall, [python, "-c", "import click"], folder),
+            "semfix check kernel.py": partial(wall, [semfix, "check", "kernel.py"], folder),
+            "ruff check --select UP kernel.py": partial(wall, [ruff, "check", "--select", "UP", "kernel.py"], folder),
+            "semfix server: answers initialize": partial(server_ready, semfix, folder),
+        }
+        medians = interleaved(one, args.repeat)
+        print(f"{sys.platform}, {os.cpu_count()} cores; medians of {args.repeat} interleaved rounds; venv {args.venv}")
+        report("one file", medians, 'python -c "import click"', ("semfix check kernel.py", 1.5))
+        ready = medians["semfix server: answers initialize"] * 1000
+        print(f"  target: server ready < 300 ms: {ready:.0f} ms, {'met' if ready < 300 else 'NOT met'}")
+        if args.real:
+            sys.path.insert(0, str(HERE))
+            from real import fetch
+
+            for requirement in REAL_TREES:
+                tree = fetch(work / requirement.split("==")[0], (requirement,), NEWER_PYTHON)
+                files = sum(1 for _ in tree.rglob("*.py"))
+                runs = {
+                    "semfix check": partial(wall, [semfix, "check", "-q", "."], tree),
+                    "ruff check --select UP": partial(
+                        wall, [ruff, "check", "--select", "UP", "-q", "--no-cache", "."], tree
+                    ),
+                }
+                medians = interleaved(runs, args.real_repeat)
+                report(f"{requirement} ({files} files)", medians, "ruff check --select UP", ("semfix check", 2.0))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Which rules run: rule selectors (codes, prefixes, `ALL`) expanded against the rule table,
+the rules on by default, and the settings that the command line and `[tool.semfix]` make
+together. This is the one place settings meet the rules: semfix.settings, the data, sits
+below the rules and knows none of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from semfix.rules import RULES
+from semfix.settings import Settings, SettingsError, declared_floor, jax_floor, strings, tool_table
+
+DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
+
+
+def expand(selectors: Iterable[str]) -> frozenset[str]:
+    """Codes matched by selectors: full codes or prefixes (a code, a prefix of codes, `ALL`)."""
+    codes: set[str] = set()
+    for raw in selectors:
+        for selector in (part.strip().upper() for part in raw.split(",")):
+            if not selector:
+                continue
+            matched = {code for code in RULES if selector == "ALL" or code.startswith(selector)}
+            if not matched:
+                raise SettingsError(f"unknown rule selector {selector!r} (see `semfix rules`)")
+            codes |= matched
+    return frozenset(codes)
+
+
+def build_settings(
+    *,
+    select: Iterable[str] | None = None,
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    unsafe_fixes: bool = False,
+    target_jax: str | None = None,
+) -> Settings:
+    """`select` replaces the default set (as in ruff); the others adjust it. With nothing
+    given, the defaults: what `fix_source` runs without settings."""
+    enabled = expand(select) if select is not None else DEFAULT_CODES
+    enabled = (enabled | expand(extend_select)) - expand(ignore)
+    if target_jax is None:
+        return Settings(enabled, unsafe_fixes)
+    return Settings(enabled, unsafe_fixes, target_jax=jax_floor(target_jax), target_declared=True)
+
+
+def load_settings(
+    pyproject: Path | None,
+    *,
+    select: Iterable[str] | None = None,
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    unsafe_fixes: bool | None = None,
+    target_jax: str | None = None,
+) -> Settings:
+    """Settings from pyproject.toml (if any), overridden by what the command line says."""
+    table = tool_table(pyproject)
+    file_select, file_extend, file_ignore = (
+        _codes(pyproject, table, key) for key in ("select", "extend-select", "ignore")
+    )
+    file_unsafe = table.get("unsafe-fixes", False)
+    if not isinstance(file_unsafe, bool):
+        raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
+    # As in ruff, a command-line `--select` starts over: it replaces the file's `select`,
+    # `extend-select` and `ignore` alike, so a rule asked for by name runs.
+    return build_settings(
+        select=list(select) if select else file_select,
+        extend_select=list(extend_select) if select else [*(file_extend or ()), *extend_select],
+        ignore=list(ignore) if select else [*(file_ignore or ()), *ignore],
+        unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
+        target_jax=target_jax if target_jax is not None else declared_floor(pyproject, table),
+    )
+
+
+def _codes(pyproject: Path | None, table: Mapping[str, Any], key: str) -> list[str] | None:
+    """The rule selectors under `key`, checked here, where the file is known (the command
+    line's are checked apart)."""
+    value = strings(pyproject, table, key, "rule codes")
+    try:
+        expand(value or ())
+    except SettingsError as error:
+        raise SettingsError(f"{pyproject}: [tool.semfix] {key}: {error}") from None
+    return value

@@ -1,0 +1,94 @@
+"""Start-up loads what a command needs, and nothing else (issue 32; benchmarks/startup.py
+times it). Structural, not timed: each case runs in a fresh interpreter and reads `sys.modules`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+KERNEL = (
+    "from jax.experimental import pallas as pl\n\n\n"
+    "def kernel(sem):\n    pl.semaphore_wait(sem[...], 1)\n"  # one finding: the engine runs
+)
+#: What no check of Python files needs: the editor's and explain's rooms, libcst (fixes that
+#: drop an import alone use it), the machine formats, a process pool for one file, a writer.
+NOT_FOR_A_CHECK = (
+    "libcst",
+    "pygls",
+    "lsprotocol",
+    "semfix.server",
+    "semfix.explain",
+    "semfix.cli.explain",
+    "semfix.notebook",
+    "semfix.cli.formats",
+    "semfix.engine.proof",
+    "multiprocessing",
+    "concurrent.futures",
+    "tempfile",
+    "json",
+)
+
+_RUN = """
+import sys
+from semfix.cli.main import main
+try:
+    main(sys.argv[2:], prog_name="semfix")
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(sys.modules))
+"""
+
+
+def loaded(tmp_path: Path, *arguments: str, code: str = _RUN) -> set[str]:
+    """The modules loaded by `semfix ARGUMENTS` (or by `code`), run in tmp_path."""
+    listing = tmp_path / "modules.txt"
+    subprocess.run(
+        [sys.executable, "-c", code, str(listing), *arguments],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        capture_output=True,
+        check=True,
+    )
+    return set(listing.read_text().split("\n"))
+
+
+def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_a_one_file_check_loads_the_engine_and_nothing_it_does_not_use(tmp_path: Path) -> None:
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    modules = loaded(tmp_path, "check", "kernel.py")
+    assert "semfix.engine.run" in modules and "semfix.cli.fix_check" in modules
+    assert among(modules, NOT_FOR_A_CHECK) == []
+    assert among(modules, ("semfix.cli.review", "semfix.cli.rules_command", "semfix.cli.server_command")) == []
+
+
+def test_a_format_and_a_fix_load_what_they_use(tmp_path: Path) -> None:
+    """The other side of the one-file check: what it leaves out is loaded where it is needed."""
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    assert among(loaded(tmp_path, "check", "--output-format", "sarif", "kernel.py"), ("semfix.cli.formats", "json"))
+    fixed = loaded(tmp_path, "fix", "kernel.py")
+    assert "semfix.engine.proof" in fixed and "tempfile" in fixed
+    assert (tmp_path / "kernel.py").read_text() == KERNEL.replace("sem[...]", "sem")
+
+
+@pytest.mark.parametrize("command", [["--version"], ["rules"], ["rules", "SEM001"], ["server", "--help"]])
+def test_the_group_and_the_rule_table_do_not_load_the_engine(tmp_path: Path, command: list[str]) -> None:
+    """(`semfix --help` loads every command, for the line of help each gives.)"""
+    modules = loaded(tmp_path, *command)
+    assert among(modules, ("semfix.engine", "semfix.api", "semfix.cli.fix_check", *NOT_FOR_A_CHECK)) == []
+
+
+def test_importing_a_module_of_the_package_does_not_load_the_engine(tmp_path: Path) -> None:
+    """`semfix/__init__.py` loads its public names on first use (PEP 562)."""
+    code = "import sys, semfix.catalog, semfix.settings\nopen(sys.argv[1], 'w').write('\\n'.join(sys.modules))"
+    modules = loaded(tmp_path, code=code)
+    assert among(modules, ("semfix.api", "semfix.engine", "semfix.analysis", "semfix.rules", "click")) == []
+    code = "import sys\nfrom semfix import fix_source\nopen(sys.argv[1], 'w').write('\\n'.join(sys.modules))"
+    assert "semfix.engine.run" in loaded(tmp_path, code=code)
