@@ -25,7 +25,7 @@ _DMAS = ("make_async_copy", "async_copy", "make_async_remote_copy", "async_remot
 _BUFFERED = (*_DMAS, "sync_copy")  # sync_copy's buffers are checked as a DMA's
 #: The operations the DMA texts are about (explain follows a helper that passes on to one).
 DMAS = frozenset(_BUFFERED)
-_READS = ("SEM001", "SEM002", "SEM003")
+_READS = ("SEM001", "SEM002", "SEM003", "SEM004")  # SEM004: a read of a whole array or a row is a value too
 
 
 @dataclass(frozen=True)
