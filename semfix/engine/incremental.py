@@ -216,7 +216,11 @@ def _reach(units: tuple[Unit, ...], at: int, lines: list[str]) -> tuple[tuple[Un
     while todo:
         unit = units[todo.pop()]
         for index, other in enumerate(units):
-            if index not in linked and other.kind != "import" and (unit.names & other.words or other.names & unit.words):
+            if (
+                index not in linked
+                and other.kind != "import"
+                and (unit.names & other.words or other.names & unit.words)
+            ):
                 linked.add(index)
                 todo.append(index)
     return units, linked
