@@ -1,13 +1,16 @@
 """Latency of `semfix server` from a change to its diagnostics, on a generated 2,000-line kernel.
 
 A real LSP client (tests/lsp_client.py, pygls's) starts `python -m semfix server`, opens the
-file, and then sends changes one at a time, each a new line typed at the end of a kernel with
-planted bugs (an incremental change, as editors send them), timing each `textDocument/didChange`
-to the `publishDiagnostics` of its version. The first changes warm the server up and are not
-counted. Prints the median and p90, and beside them the same check in this process
+file, and then sends changes one at a time, each a comment typed at the end of a line in a
+function's body of a kernel with planted bugs (an incremental change, as editors send them;
+`--at-end`: a new line at the end of the file instead), timing each `textDocument/didChange`
+to the `publishDiagnostics` of its version. `--whole` turns the server's incremental check off
+(`SEMFIX_WHOLE_CHECKS`): every change is checked whole, as before issue 32. The first changes
+warm the server up and are not counted. Prints the median and p90, and beside them the same check in this process
 (`fix_source(..., apply_fixes=False)`), so that what the server adds can be told from the analysis.
 
     python benchmarks/server_latency.py [--lines 2000] [--bug-rate 0.1] [--changes 50] [--warmup 10]
+                                        [--whole] [--at-end]
     python benchmarks/server_latency.py --actions [--lines 2000] [--changes 20]
 
 `--actions` times code actions instead, for a client that resolves them (`codeAction/resolve`,
@@ -17,13 +20,14 @@ over `--changes` fixable diagnostics.
 `--bug-rate` is the share of semaphore arguments planted as bugs: 0.1 gives the file about 50
 findings, every one checked on each change; at 0 the skim clears the file unparsed.
 
-Target (issue 23): under 50 ms median after warm-up.
+Target (issue 23): under 50 ms median after warm-up; issue 32: under 20 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -35,12 +39,26 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from corpus import kernel_module  # noqa: E402  (after the path set-up above)
+from lsprotocol import types as lsp  # noqa: E402
 
 from semfix.api import fix_source  # noqa: E402
 from tests.lsp_client import RESOLVING, session  # noqa: E402
 
 
-async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tuple[list[float], int, int]:
+def type_at(client: object, uri: str, line: int, column: int, text: str) -> int:
+    """Type `text` at (line, column), 0-based, as an editor sends a keystroke; the new version."""
+    versions = client.versions  # type: ignore[attr-defined]
+    versions[uri] += 1
+    identifier = lsp.VersionedTextDocumentIdentifier(uri=uri, version=versions[uri])
+    where = lsp.Range(lsp.Position(line, column), lsp.Position(line, column))
+    change = lsp.TextDocumentContentChangePartial(range=where, text=text)
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))  # type: ignore[attr-defined]
+    return int(versions[uri])
+
+
+async def measure(
+    lines: int, bug_rate: float, changes: int, warmup: int, at_end: bool = False
+) -> tuple[list[float], int, int]:
     """Seconds from each counted change to its diagnostics; the file's lines and findings."""
     module = kernel_module(random.Random(23), lines, bug_rate=bug_rate)
     text = module.planted
@@ -53,13 +71,20 @@ async def measure(lines: int, bug_rate: float, changes: int, warmup: int) -> tup
             found = len(await client.diagnostics(uri))
             times = []
             end = text.count("\n")
+            rows = text.split("\n")
+            body = [i for i, row in enumerate(rows) if row.startswith("    ") and not row.rstrip().endswith("\\")]
             for index in range(warmup + changes):
                 started = time.perf_counter()
-                version = client.insert(uri, end + index, f"x_{index} = {index}\n")
+                if at_end:
+                    version = client.insert(uri, end + index, f"x_{index} = {index}\n")
+                else:
+                    row = body[(index * 37) % len(body)]
+                    version = type_at(client, uri, row, len(rows[row]), f"  # {index}")
+                    rows[row] += f"  # {index}"
                 await client.diagnostics(uri, version)
                 if index >= warmup:
                     times.append(time.perf_counter() - started)
-    return times, text.count("\n") + warmup + changes, found
+    return times, text.count("\n") + 1 + warmup + changes if at_end else text.count("\n") + 1, found
 
 
 async def measure_actions(lines: int, bug_rate: float, runs: int) -> dict[str, list[float]]:
@@ -101,7 +126,11 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--actions", action="store_true", help="time codeAction/resolve instead")
+    parser.add_argument("--whole", action="store_true", help="the server checks every change whole")
+    parser.add_argument("--at-end", action="store_true", help="each change a new line at the end of the file")
     args = parser.parse_args()
+    if args.whole:
+        os.environ["SEMFIX_WHOLE_CHECKS"] = "1"  # read by the server's session, started below
     if args.actions:
         for kind, seconds in asyncio.run(measure_actions(args.lines, args.bug_rate, args.changes)).items():
             ms = sorted(t * 1000 for t in seconds)
@@ -109,7 +138,7 @@ def main() -> None:
                 f"resolve {kind}: median {statistics.median(ms):.1f} ms, min {ms[0]:.1f}, max {ms[-1]:.1f} ({len(ms)})"
             )
         return
-    times, lines, found = asyncio.run(measure(args.lines, args.bug_rate, args.changes, args.warmup))
+    times, lines, found = asyncio.run(measure(args.lines, args.bug_rate, args.changes, args.warmup, args.at_end))
     ms = sorted(t * 1000 for t in times)
     p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]
     print(f"{lines} lines, {found} findings, {len(ms)} changes after {args.warmup} to warm up:")

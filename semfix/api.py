@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from semfix.analysis.run_imports import names_imported
 from semfix.catalog import may_contain_calls
+from semfix.engine import incremental
+from semfix.engine.incremental import Checked
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SafetyError, SourceError
@@ -38,6 +40,7 @@ __all__ = [
     "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
+    "Checked",
     "Failure",
     "FixResult",
     "Frame",
@@ -50,6 +53,7 @@ __all__ = [
     "decode",
     "errors_markdown",
     "find_line",
+    "check_incremental",
     "fix_finding",
     "fix_notebook",
     "fix_source",
@@ -119,6 +123,19 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
     return FixResult(new if changed else source, result.findings, result.encoding)
+
+
+def check_incremental(
+    previous: Checked | None, source: str, settings: Settings
+) -> tuple[FixResult[str], Checked | None]:
+    """`fix_source(source, settings=settings, apply_fixes=False)`, from the state of the check
+    before (None at first): after an edit within one top-level function, only what it can
+    change is analysed again (semfix/engine/incremental.py), as an editor checks on every
+    keystroke. Returns the result and the state to pass to the next check."""
+    if not may_fire(source, settings) or skims_clean(source, settings):
+        return FixResult(source, (), "utf-8", parsed=False), None
+    findings, state = incremental.check(previous, source, settings)
+    return FixResult(source, findings, "utf-8"), state
 
 
 def fix_finding(

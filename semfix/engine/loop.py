@@ -18,7 +18,15 @@ from semfix.rules import dispatch
 
 
 class Engine(Context):
-    """A Context that runs the rules over its file."""
+    """A Context that runs the rules over its file. For the incremental check (incremental.py)
+    it keeps which call each finding was made at: `calls_ended`, each call's end in the order
+    the calls are handed on, and `emitted`, how many findings there were after each (and
+    `before`, before the first); `nested` when the nesting check held every fix."""
+
+    calls_ended: list[tuple[int, int]]
+    emitted: list[int]
+    before: int = 0
+    nested: bool = False
 
     def run(self) -> None:
         self.gather()
@@ -33,6 +41,8 @@ class Engine(Context):
                 into = self.sources if (param.via or ("", param.name))[1].startswith("src") else self.destinations
                 into.extend(a for p, a in found if p is param)
         state = dispatch.start(self)
+        self.before, self.emitted = len(self.findings), []
+        self.calls_ended = [(call.end_lineno or 0, call.end_col_offset or 0) for call, _ in calls]
         for (call, operation), given, more in zip(calls, semaphores, buffers):
             dispatch.before_call(self, state, call, operation)
             scope = self.scopes.scope_of[id(call)]
@@ -43,6 +53,7 @@ class Engine(Context):
                     dispatch.semaphore(self, call, argument, scope)
             in_order = [(param, a) for param in operation.sem_params for p, a in given if p is param]
             dispatch.after_arguments(self, call, operation, scope, in_order)
+            self.emitted.append(len(self.findings))
         dispatch.finish(self, state)
         # (line, byte column) orders positions as offsets do: no need to count characters
         starts = sorted(_place(call) for call, _ in calls)
@@ -51,6 +62,7 @@ class Engine(Context):
             index = bisect.bisect_right(starts, low)
             if index < len(starts) and starts[index] < high:  # the fixes would nest: none is made
                 self.hold("a semaphore or DMA call inside one of their arguments")
+                self.nested = True
                 return
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from semfix import __version__
-from semfix.api import FixResult, SafetyError, SourceError, fix_source
+from semfix.api import Checked, FixResult, SafetyError, SourceError, check_incremental
 from semfix.findings import Finding
 from semfix.selection import build_settings, load_settings
 from semfix.server.cells import Cell, Notebook
@@ -63,6 +64,10 @@ class State:
     #: By notebook: its data and settings, and the analysis of them.
     notebooks: dict[str, tuple[bytes, Settings, FixResult[bytes] | None]] = field(default_factory=dict)
     pending: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    #: By text document: the last check's state, for the next to analyse only what an edit changes.
+    checked: dict[str, Checked] = field(default_factory=dict)
+    #: Off: every change checked whole, to time against (benchmarks/server_latency.py --whole).
+    incremental: bool = field(default_factory=lambda: "SEMFIX_WHOLE_CHECKS" not in os.environ)
     told: set[str] = field(default_factory=set)  # what the user was shown (`SemfixServer.tell`), by key
     #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
     #: before, so that no diagnostics are published under settings about to change.
@@ -75,6 +80,7 @@ class State:
             pending.cancel()
         self.analysed.pop(uri, None)
         self.parsed.pop(uri, None)
+        self.checked.pop(uri, None)
         self.notebooks.pop(uri, None)
 
 
@@ -204,7 +210,11 @@ class SemfixServer(LanguageServer):
         try:
             if isinstance(document, Notebook):
                 return document.analyse()
-            return fix_source(document.text, settings=document.settings, apply_fixes=False)
+            previous = self.state.checked.pop(document.uri, None) if self.state.incremental else None
+            result, state = check_incremental(previous, document.text, document.settings)
+            if state is not None:
+                self.state.checked[document.uri] = state
+            return result
         except SourceError as error:
             if str(error).startswith(_NEWER_SYNTAX):  # else it would show nothing, and never say why
                 name = document.uri.rsplit("/", 1)[-1]
@@ -374,6 +384,7 @@ class SemfixServer(LanguageServer):
         self.state.settings.clear()
         self.state.analysed.clear()  # made under the old settings: never an answer again
         self.state.parsed.clear()
+        self.state.checked.clear()
         self.state.notebooks.clear()
         for uri in list(self.workspace.text_documents):
             self.schedule(uri)  # under pull, the notebooks' cells alone
