@@ -294,7 +294,7 @@ DEVICE_ID_TYPE_DEPRECATED = (0, 12, 0)
 #: deprecation tables (`_deprecations` in jax/experimental/pallas/tpu.py) say to use `pl`'s name
 #: (0.9.0 for `ANY`, 0.10.0 for the others). A migration rule renames them (`MOVED_TO_PALLAS`).
 TPU_MOVED_TO_PALLAS: tuple[str, ...] = tuple(MOVED_TO_PALLAS)
-#: Every `pltpu` name SEM101 renames or reports (its path under `pltpu`), with its new spelling.
+#: Every `pltpu` name the migration renames or reports (its path under `pltpu`), with its new spelling.
 TPU_MIGRATIONS: Mapping[str, Moved] = {**MOVED_TO_PALLAS, **RENAMED_ON_TPU}
 _TPU_WORDS = sorted({path.rpartition(".")[2] for path in TPU_MIGRATIONS})  # the names they end in
 _BLANKS = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))+"  # a comment runs to its line's end: no backtracking
