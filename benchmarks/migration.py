@@ -1,18 +1,22 @@
-"""SEM101 on real code: the Pallas files of older pinned wheels, migrated, still compile and import.
+"""The migration to JAX 0.12 on real code: older wheels' Pallas files, migrated with every SEM1
+rule at a declared floor of JAX 0.7, read no name of the family 0.12 removed or deprecates, and
+import on 0.12.1 wherever they imported on 0.10.2.
 
-Older releases of tpu-inference and sglang-jax still read the `pltpu` names JAX 0.10
-deprecated and 0.11 removed (`catalog.TPU_MOVED_TO_PALLAS`). Each wheel is fetched with
-`pip download --no-deps` (benchmarks/real.py's `fetch`, nothing committed), its files that
-spell `pallas` are copied, and `semfix fix --extend-select SEM101` runs over the copy. Then:
-  references: the reads of a removed name before and after, counted here on their own (imports
-              resolved by hand, not by semfix), so a miss shows;
+Each wheel is fetched with `pip download --no-deps` (benchmarks/real.py's `fetch`, nothing
+committed); its files that spell `pallas` (of JAX's own wheel, only its Pallas ops) are copied
+with a `pyproject.toml` declaring `jax>=0.7` at the copy's root, from which semfix reads the
+floor itself, and `semfix fix --extend-select SEM1` runs over the copy. Then:
+  references: every read of a name of the family that JAX 0.12 removed or deprecates, by name,
+              before and after, counted here on their own (imports resolved by hand, not by
+              semfix, so a miss shows): the `pltpu` names `pl` now holds, `TPUMemorySpace`,
+              the TPU enum's `ANY`, `DeviceIdType` however reached, and `device_id_type=`;
+  left:       what semfix reported instead of fixing, with its reason;
   compile:    every fixed file compiles;
-  import:     each file is imported as its module (the wheel's tree first on sys.path) in a
-              subprocess (its parent packages bare: their `__init__` is not run), before
-              and after, on the JAX installed; after, also with the
-              removed names made to raise AttributeError, as JAX 0.11 does. A file whose own
-              dependencies are missing cannot be imported either way: it is counted as such,
-              with the first line of its error.
+  import:     each file is imported as its module (its parent packages bare: their `__init__`
+              is not run) in a subprocess: before on the JAX running this script (0.10.2),
+              after on JAX 0.12.1 (tests/jax_env.py makes its env) with the Pallas family's
+              DeprecationWarnings errors (tests/kernel_worker.py's strict mode). A file whose
+              own dependencies are missing cannot be imported before: counted as such.
 
     python benchmarks/migration.py [--work DIR] [--json]
 """
@@ -28,48 +32,69 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
+REPOSITORY = Path(__file__).parents[1]
+TESTS = REPOSITORY / "tests"
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(TESTS))
+from jax_env import jax_python  # noqa: E402
 from real import fetch  # noqa: E402
 
-from semfix.catalog import TPU_MOVED_TO_PALLAS  # noqa: E402
+from semfix.catalog import MOVED_TO_PALLAS  # noqa: E402
 
-# The newest releases whose kernels still read the removed names, and sglang-jax's only ones.
-WHEELS = ("tpu-inference==0.13.3", "tpu-inference==0.18.0", "sglang-jax==0.0.1.post1")
+# Older wheels whose kernels read the family's names (sglang-jax's newest release on PyPI is
+# 0.0.1.post1), the newest ejkernel, and JAX 0.9.2's own Pallas ops; the folder of each that
+# is measured ("": every file).
+WHEELS = {
+    "tpu-inference==0.13.3": "",
+    "tpu-inference==0.22.1": "",
+    "tpu-inference==0.30.0": "",
+    "ejkernel==0.0.80.3": "",
+    "sglang-jax==0.0.1.post1": "",
+    "jax==0.9.2": "jax/experimental/pallas/ops",
+}
+FLOOR = "0.7"
+AFTER_JAX = "0.12.1"
 TPU = "jax.experimental.pallas.tpu"
-REPOSITORY = Path(__file__).parents[1]
-REMOVED = frozenset(TPU_MOVED_TO_PALLAS)
+TPU_MODULES = (TPU, "jax.pallas.tpu")
+MOVED = frozenset(MOVED_TO_PALLAS)  # `pltpu.<name>`, which `pl` holds now
+ENUMS = ("MemorySpace", "TPUMemorySpace")  # the TPU enum, whose `ANY` 0.9 removed
 
-# Run in a subprocess: import one module; "ok", or the error's first line. With "removed", the
-# names JAX 0.10 deprecated raise AttributeError first, as they do in 0.11.
+# Run in a subprocess: import one module; "ok", or the error's first line. Its parent packages
+# are bare where the copy holds their `__init__.py`, so `jax.experimental.pallas.ops` comes from
+# the copy while `jax` is the one installed. "strict": the family's deprecations are errors.
 _IMPORT = """
 import importlib, os, sys, types, warnings
-warnings.simplefilter("ignore")
 parts = sys.argv[1].split(".")
-for end in range(1, len(parts)):  # the packages above, bare: their __init__ may need what is not installed
-    package = types.ModuleType(".".join(parts[:end]))
-    package.__path__ = [os.path.join(os.getcwd(), *parts[:end])]
-    sys.modules[package.__name__] = package
-if sys.argv[2] == "removed":
-    from jax.experimental.pallas import tpu
-    def removed(name):
-        raise AttributeError(f"module {tpu.__name__!r} has no attribute {name!r}")
-    tpu.__getattr__ = removed
+if sys.argv[2] == "strict":
+    sys.path.insert(0, sys.argv[3])
+    import kernel_worker
+    kernel_worker.fail_on_deprecations(kernel_worker.pallas_modules())
+for end in range(1, len(parts)):
+    path = os.path.join(os.getcwd(), *parts[:end])
+    if os.path.exists(os.path.join(path, "__init__.py")):
+        package = types.ModuleType(".".join(parts[:end]))
+        package.__path__ = [path]
+        sys.modules[package.__name__] = package
 try:
     importlib.import_module(sys.argv[1])
     print("ok")
 except BaseException as error:
-    print(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:160])
+    print(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:200])
 """
 
 
-def removed_references(tree: ast.Module) -> int:
-    """Reads of a removed name: `<tpu module>.name`, where the TPU module is reached through
-    any import of it or of a parent package, or a name imported from it."""
+def family_references(tree: ast.Module) -> Counter[str]:
+    """Each read of a name of the family JAX 0.12 removed or deprecates, by name: an attribute
+    of the TPU module reached through any import of it or of a parent package, a name imported
+    from it (the import counts too: it fails as the read does), `DeviceIdType` from any Pallas
+    module, and the `device_id_type=` keyword of any call."""
     modules: dict[str, str] = {}  # local name -> the module it is bound to
-    imported: set[str] = set()  # names imported from the TPU module
+    imported: dict[str, str] = {}  # local name -> the family name it imports
+    found: Counter[str] = Counter()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -77,20 +102,35 @@ def removed_references(tree: ast.Module) -> int:
                 modules[alias.asname or top] = alias.name if alias.asname else top
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
-                if node.module == TPU and alias.name in REMOVED:
-                    imported.add(alias.asname or alias.name)
+                name = _family(node.module, alias.name)
+                if name:
+                    imported[alias.asname or alias.name] = name
+                    found[name] += 1
                 modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    count = 0
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in REMOVED and _dotted(node.value, modules) == TPU:
-            count += 1
+        if isinstance(node, ast.Attribute) and (base := _dotted(node.value, modules)):
+            name = _family(base, node.attr)
+            found.update([name] if name else [])
         elif isinstance(node, ast.Name) and node.id in imported and isinstance(node.ctx, ast.Load):
-            count += 1
-    return count
+            found[imported[node.id]] += 1
+        elif isinstance(node, ast.keyword) and node.arg == "device_id_type":
+            found["device_id_type="] += 1
+    return found
+
+
+def _family(module: str, name: str) -> str | None:
+    """`module.name`'s label if it is a name of the family, else None."""
+    if name == "DeviceIdType" and module.startswith(("jax.experimental.pallas", "jax.pallas", "jax._src.pallas")):
+        return "pltpu.DeviceIdType" if module in TPU_MODULES else "DeviceIdType"
+    if module in TPU_MODULES and (name in MOVED or name == "TPUMemorySpace"):
+        return f"pltpu.{name}"
+    if name == "ANY" and module.rpartition(".")[::2] in {(tpu, enum) for tpu in TPU_MODULES for enum in ENUMS}:
+        return "pltpu.MemorySpace.ANY"
+    return None
 
 
 def _dotted(node: ast.expr, modules: dict[str, str]) -> str | None:
-    """The module an attribute chain of imported names spells, if any."""
+    """The module (or module attribute) an attribute chain of imported names spells, if any."""
     if isinstance(node, ast.Name):
         return modules.get(node.id)
     if isinstance(node, ast.Attribute):
@@ -103,71 +143,81 @@ def _dotted(node: ast.expr, modules: dict[str, str]) -> str | None:
 class Wheel:
     requirement: str
     files: int = 0
-    with_removed: int = 0  # files reading a removed name before
-    references_before: int = 0
-    references_after: int = 0
+    with_family: int = 0  # files reading a name of the family before
+    before: Counter[str] = field(default_factory=Counter)  # references by name
+    after: Counter[str] = field(default_factory=Counter)
     changed: int = 0
+    left: list[str] = field(default_factory=list)  # what semfix reported, not fixed: "file:line: message"
     compile_failures: list[str] = field(default_factory=list)
     imports: Counter[str] = field(default_factory=Counter)  # before/after outcome pairs
-    regressions: list[str] = field(default_factory=list)  # imported before, not after
+    regressions: list[str] = field(default_factory=list)  # imported before, not after: why
     cannot_import: Counter[str] = field(default_factory=Counter)  # why, when not before
 
 
-def _module_name(path: Path, root: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
+def _module_name(relative: Path) -> str:
+    parts = list(relative.with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _import(root: Path, module: str, mode: str) -> str:
+def _import(python: str, root: Path, module: str, mode: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"JAX_PLATFORMS": "cpu"}
     run = subprocess.run(
-        [sys.executable, "-c", _IMPORT, module, mode],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
-    return (run.stdout.strip().splitlines() or [f"crashed: {run.stderr.strip()[-120:]}"])[-1]
+        [python, "-c", _IMPORT, module, mode, str(TESTS)],
+        capture_output=True, text=True, cwd=root, timeout=300, env=env,
+    )  # fmt: skip
+    return (run.stdout.strip().splitlines() or [f"crashed: {run.stderr.strip()[-160:]}"])[-1]
 
 
 def measure(requirement: str, work: Path, imports: bool = True) -> Wheel:
-    """One wheel: fetch, copy its Pallas files' tree, migrate the copy, count and import."""
+    """One wheel: fetch, copy its Pallas files, migrate the copy at the floor, count and import."""
     source = fetch(work / requirement.replace("==", "-"), (requirement,))
-    [before] = [p for p in source.iterdir() if p.is_dir()]
-    after = work / "migrated" / before.name
-    if after.exists():
-        shutil.rmtree(after)
-    shutil.copytree(before, after)
+    [unpacked] = [p for p in source.iterdir() if p.is_dir()]
+    under = WHEELS.get(requirement, "")
+    tag = requirement.replace("==", "-")  # a package's releases unpack to folders of one name
+    before, after = work / "before" / tag, work / "migrated" / tag
+    for copy in (before, after):
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(unpacked / under, copy / under)
+    (after / "pyproject.toml").write_text(f'[project]\nname = "migrated"\ndependencies = ["jax>={FLOOR}"]\n')
     result = Wheel(requirement)
     pallas = sorted(p.relative_to(before) for p in before.rglob("*.py") if b"pallas" in p.read_bytes())
     result.files = len(pallas)
-    command = [sys.executable, "-m", "semfix", "fix", "--extend-select", "SEM101", "--target-jax", "0.10.2", "--quiet"]
-    subprocess.run(
-        [*command, *(str(after / p) for p in pallas)],
-        check=False,
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
-    )
+    semfix = [sys.executable, "-m", "semfix"]
+    env = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+    paths = [str(after / p) for p in pallas]
+    subprocess.run([*semfix, "fix", "--extend-select", "SEM1", "--quiet", *paths], capture_output=True, env=env)
+    report = subprocess.run(
+        [*semfix, "check", "--extend-select", "SEM1", "--output-format", "json", *paths],
+        capture_output=True, text=True, env=env,
+    ).stdout  # fmt: skip
+    left = [f for f in json.loads(report or "[]") if f["rule"].startswith("SEM1")]
+    result.left = [f"{Path(f['path']).relative_to(after)}:{f['line']}: {f['message']}" for f in left]
     for relative in pallas:
         old, new = (before / relative).read_bytes(), (after / relative).read_bytes()
-        found = removed_references(ast.parse(old))
-        result.references_before += found
-        result.with_removed += found > 0
+        found = family_references(ast.parse(old))
+        result.before += found
+        result.with_family += bool(found)
         result.changed += old != new
         try:
             compile(new, str(relative), "exec")
-            result.references_after += removed_references(ast.parse(new))
+            result.after += family_references(ast.parse(new))
         except SyntaxError as error:
             result.compile_failures.append(f"{relative}: {error}")
-        if imports and (found or old != new):
-            name = _module_name(before / relative, before)
-            was, now = _import(before, name, "plain"), _import(after, name, "plain")
-            removed = _import(after, name, "removed")
-            result.imports[f"before {_ok(was)}, after {_ok(now)}, after with 0.11's removals {_ok(removed)}"] += 1
-            if was == "ok" and (now != "ok" or removed != "ok"):
-                result.regressions.append(f"{relative}: {now if now != 'ok' else removed}")
-            if was != "ok":
-                result.cannot_import[was] += 1
+    if imports:
+        newest = jax_python(AFTER_JAX, lambda said: print(said, file=sys.stderr))
+
+        def both(relative: Path) -> tuple[Path, str, str]:
+            name = _module_name(relative)
+            return relative, _import(sys.executable, before, name, "plain"), _import(newest, after, name, "strict")
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for relative, was, now in pool.map(both, pallas):
+                result.imports[f"{_ok(was)} → {_ok(now)}"] += 1
+                if was == "ok" and now != "ok":
+                    result.regressions.append(f"{relative}: {now}")
+                if was != "ok":
+                    result.cannot_import[was] += 1
     return result
 
 
@@ -183,19 +233,23 @@ def main() -> None:
     work = arguments.work or Path(tempfile.mkdtemp(prefix="semfix-migration-"))
     results = [measure(requirement, work) for requirement in WHEELS]
     if arguments.json:
-        print(json.dumps([asdict(r) for r in results], indent=2))
+        print(json.dumps([vars(r) for r in results], indent=2))  # not asdict: it makes a Counter of its items
         return
+    import jax
+
     for r in results:
         print(
-            f"{r.requirement}: {r.files} Pallas files, {r.with_removed} read removed names "
-            f"({r.references_before} references); {r.changed} changed; {r.references_after} left; "
+            f"{r.requirement}: {r.files} Pallas files, {r.with_family} read the family's names "
+            f"({r.before.total()} references); {r.changed} changed; {r.after.total()} left; "
             f"{len(r.compile_failures)} do not compile; {len(r.regressions)} imported before and not after"
         )
+        print(f"    before: {dict(r.before.most_common())}")
+        print(f"    after:  {dict(r.after.most_common())}")
         for outcome, count in sorted(r.imports.items()):
-            print(f"    {count} files: {outcome}")
+            print(f"    {count} files: {outcome} (JAX {jax.__version__} → {AFTER_JAX}, strict)")
         for why, count in r.cannot_import.most_common():
             print(f"    cannot import before ({count}): {why}")
-        for line in [*r.compile_failures, *r.regressions]:
+        for line in [*r.left, *r.compile_failures, *r.regressions]:
             print(f"    {line}")
 
 

@@ -270,12 +270,16 @@ def may_contain_calls(data: bytes | str) -> bool:
 
 @dataclass(frozen=True)
 class Moved:
-    """A `pltpu` name `pl` now holds: when JAX deprecated and removed `pltpu`'s, and the first
-    release whose `pl` name is the very object `pltpu`'s gives (the rename keeps meaning)."""
+    """A `pltpu` name with a new spelling: when JAX deprecated and removed `pltpu`'s, and the
+    first release whose new spelling is the very object `pltpu`'s gives (the rename keeps
+    meaning; None: no release, so it is reported, never renamed). The new spelling is `pl`'s
+    name of the same spelling, or, with `to`, `to` on the module `pltpu`'s name is read from."""
 
-    deprecated: tuple[int, ...]
+    deprecated: tuple[int, ...] | None  # None: removed without a deprecation
     removed: tuple[int, ...] | None
-    same_from: tuple[int, ...]
+    same_from: tuple[int, ...] | None
+    to: str = ""
+    use: str = ""  # what to use instead, for one never renamed
 
 
 #: `pl.semaphore_*`, `pl.semaphore` and `pl.DeviceIdType` appeared in 0.6.0, imported by both
@@ -294,6 +298,17 @@ MOVED_TO_PALLAS: Mapping[str, Moved] = {
     "ANY": Moved((0, 9, 0), (0, 10, 0), (0, 7, 2)),
 }
 
+#: `pltpu.TPUMemorySpace`, the TPU enum (a class up to 0.6.0), became `pltpu.MemorySpace` in
+#: 0.6.2, which kept `TPUMemorySpace` as its deprecated alias ("TPUMemorySpace is deprecated,
+#: use MemorySpace instead"; `pltpu.MemorySpace` is missing before 0.6.2); 0.7.2 removed it.
+#: The enum's own `ANY` member (0.4.35 to 0.8.0, removed in 0.9.0 without a deprecation) is
+#: never `pl.ANY` (`GeneralMemorySpace.ANY`, another enum's member): reported, not renamed.
+RENAMED_ON_TPU: Mapping[str, Moved] = {
+    "TPUMemorySpace": Moved((0, 6, 2), (0, 7, 2), (0, 6, 2), to="MemorySpace"),
+    "TPUMemorySpace.ANY": Moved(None, (0, 9, 0), None, use="pl.ANY"),
+    "MemorySpace.ANY": Moved(None, (0, 9, 0), None, use="pl.ANY"),
+}
+
 #: The functions whose `device_id_type=` JAX 0.12.0 deprecated ("device_id_type is deprecated
 #: and will be removed in a future release."), with `pl.DeviceIdType`. Each defaults to
 #: `DeviceIdType.MESH` in every release from 0.4.35 to 0.11 (`device_id_type: DeviceIdType =
@@ -306,6 +321,9 @@ DEVICE_ID_TYPE_DEPRECATED = (0, 12, 0)
 #: deprecation tables (`_deprecations` in jax/experimental/pallas/tpu.py) say to use `pl`'s name
 #: (0.9.0 for `ANY`, 0.10.0 for the others). A migration rule renames them (`MOVED_TO_PALLAS`).
 TPU_MOVED_TO_PALLAS: tuple[str, ...] = tuple(MOVED_TO_PALLAS)
+#: Every `pltpu` name the migration renames or reports (its path under `pltpu`), with its new spelling.
+TPU_MIGRATIONS: Mapping[str, Moved] = {**MOVED_TO_PALLAS, **RENAMED_ON_TPU}
+_TPU_WORDS = sorted({path.rpartition(".")[2] for path in TPU_MIGRATIONS})  # the names they end in
 _BLANKS = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))+"  # a comment runs to its line's end: no backtracking
 #: What a source must spell, every pattern, to refer to one of them: the module `tpu` as a whole
 #: word (in an import or an attribute chain), and a name just after a dot or a quote (an attribute,
@@ -315,6 +333,6 @@ _BLANKS = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))+"  # a comment runs to its line's en
 #: first would make it try every offset.
 MIGRATION_GATE = (
     r"tpu(?<!\wtpu)(?!\w)",
-    "|".join(rf"{name}(?!\w)(?<=[.'\"]{name})" for name in TPU_MOVED_TO_PALLAS)
-    + rf"|tpu(?<!\wtpu)[ \t\f]*(?:\\\r?\n[ \t\f]*)*import\b|\.{_BLANKS}(?:{'|'.join(TPU_MOVED_TO_PALLAS)})(?!\w)",
+    "|".join(rf"{name}(?!\w)(?<=[.'\"]{name})" for name in _TPU_WORDS)
+    + rf"|tpu(?<!\wtpu)[ \t\f]*(?:\\\r?\n[ \t\f]*)*import\b|\.{_BLANKS}(?:{'|'.join(_TPU_WORDS)})(?!\w)",
 )

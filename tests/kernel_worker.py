@@ -44,6 +44,13 @@ def deprecation_messages(modules: list[ModuleType]) -> list[str]:
     return ["device_id_type is deprecated", *(entry[0] for table in tables for entry in table.values())]
 
 
+def fail_on_deprecations(modules: list[ModuleType]) -> None:
+    """Make the Pallas family's deprecation warnings errors, and no other (inside a
+    `warnings.catch_warnings()`, or for the rest of a process: benchmarks/migration.py's imports)."""
+    for message in deprecation_messages(modules):
+        warnings.filterwarnings("error", re.escape(message), DeprecationWarning)
+
+
 def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, str]:
     """Execute the module text and call its run(); never raises."""
     import numpy as np
@@ -55,8 +62,7 @@ def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, 
     try:
         with contextlib.redirect_stdout(printed), warnings.catch_warnings():
             if request.get("strict"):
-                for message in deprecation_messages(modules):
-                    warnings.filterwarnings("error", re.escape(message), DeprecationWarning)
+                fail_on_deprecations(modules)
             namespace: dict[str, object] = {"__name__": "generated_kernel"}
             exec(compile(str(request["source"]), "<generated kernel>", "exec"), namespace)  # noqa: S102 - the kernel under test
             result = np.asarray(namespace["run"]())  # type: ignore[operator]

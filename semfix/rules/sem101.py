@@ -4,10 +4,12 @@
 Rewrites every name JAX 0.10 deprecated on `pltpu` in this family to `pl`'s name:
 `pltpu.semaphore_signal`, `semaphore_wait`, `semaphore_read`, `pltpu.semaphore` (the dtype),
 `pltpu.DeviceIdType` (`pltpu.DeviceIdType.MESH` becomes `pl.DeviceIdType.MESH`) and
-`pltpu.HOST` (the table is `catalog.TPU_MOVED_TO_PALLAS`), adding or reusing the file's pallas
-import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu`
-through a parent package, which only an import of the TPU module makes exist). Off by default: select it
-(`--select SEM101` or `extend-select`).
+`pltpu.HOST` and `pltpu.ANY` (the table is `catalog.MOVED_TO_PALLAS`), adding or reusing the file's
+pallas import and dropping TPU imports left unused (kept while the file reads `jax.experimental.pallas.tpu`
+through a parent package, which only an import of the TPU module makes exist); renames
+`pltpu.TPUMemorySpace` to `pltpu.MemorySpace` where it stands (`catalog.RENAMED_ON_TPU`: the module
+read stays, no import changes); and reports the TPU enum's `ANY` (`pltpu.MemorySpace.ANY`), removed
+in JAX 0.9. Off by default: select it (`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
 The `pltpu` names were deprecated in JAX 0.10, and all but `HOST` were removed in 0.11, where
@@ -33,8 +35,12 @@ lower bound; 0.4.35 when none is declared) is at least the release from which `p
 the very object `pltpu`'s gives (`catalog.MOVED_TO_PALLAS`: 0.6.0 for the semaphore functions,
 `semaphore` and `DeviceIdType`, 0.7.2 for `ANY`, whose `pltpu` spelling was the TPU enum's own
 member before, and 0.10.2 for `HOST`, likewise); below it the finding names the release needed.
-`pltpu.ANY` (deprecated in 0.9, removed in 0.10) is renamed as the others are;
-`pltpu.MemorySpace.ANY`, a TPU enum member in every release that has it, is left alone.
+`pltpu.ANY` (deprecated in 0.9, removed in 0.10) is renamed as the others are, and
+`pltpu.TPUMemorySpace` (deprecated in 0.6.2, removed in 0.7.2) from 0.6.2, where `pltpu.MemorySpace`
+appeared as the same enum (one read as a name of its own, or by `getattr`, is reported).
+`pltpu.MemorySpace.ANY` (or `TPUMemorySpace.ANY`), a member of the TPU enum in every release that
+has it (to 0.8.0), is reported with `pl.ANY` to use, never renamed: `pl.ANY` is a member of
+another enum in every JAX, so the rename could change what the program does.
 Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (the same
 functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
 space), so the program means what it meant. Every reference
@@ -87,7 +93,7 @@ from semfix.analysis.importer import (
 )
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
-from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS
+from semfix.catalog import MIGRATION_GATE, TPU_MIGRATIONS, Moved
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem103
 from semfix.rules.base import Invalid, Rule
@@ -99,10 +105,10 @@ RULE = Rule(
     code=CODE,
     name="deprecated-tpu-semaphore-op",
     summary="pltpu.semaphore_signal/wait/read, pltpu.semaphore, pltpu.DeviceIdType and pltpu.HOST were deprecated in "
-    "JAX 0.10 (all but HOST removed in 0.11); use pl's.",
+    "JAX 0.10 (all but HOST removed in 0.11), pltpu.ANY in 0.9, pltpu.TPUMemorySpace in 0.6.2; use their new names.",
     fix="safe",
-    fix_note="`pl`'s name, the very same object in JAX 0.10; the pallas import is reused or added where ruff's "
-    "I001 puts it, and imports left unused are dropped",
+    fix_note="the new name, the very same object at the project's JAX floor; the pallas import is reused or added "
+    "where ruff's I001 puts it, and imports left unused are dropped; the TPU enum's ANY reported",
     default=False,
     docs=__doc__ or "",
     # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
@@ -202,14 +208,15 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
     each call's arguments, so findings come in libcst's order (callee, then call)."""
     while renames.pending and (until is None or _end(renames.pending[-1].node) <= until):
         reference = renames.pending.pop()
+        moved = TPU_MIGRATIONS[reference.function]
+        if moved.to:
+            _rename_in_place(ctx, renames, reference, moved)
+            continue
         alias = renames.alias or DEFAULT_PALLAS_ALIAS
-        new_text = f"{alias}.{reference.function}"
-        moved = MOVED_TO_PALLAS[reference.function]
-        removed = f" and removed in {spelled(moved.removed)}" if moved.removed else ""
-        old_text = ctx.text.of(reference.node)
-        message = f"`{old_text}` was deprecated in JAX {spelled(moved.deprecated)}{removed}; use `{new_text}`"
-        if ctx.settings.target_jax < moved.same_from:
-            why = needs(ctx, new_text, moved.same_from)
+        new_text = moved.use or f"{alias}.{reference.function}"
+        message = _message(ctx, reference, moved, new_text)
+        if moved.same_from is None or ctx.settings.target_jax < moved.same_from:
+            why = needs(ctx, new_text, moved.same_from) if moved.same_from else NEVER_THE_SAME.format(new_text)
             ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
             continue
         owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
@@ -251,6 +258,45 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
             renames.declared.replace(reference.node, [new_node], reference.holder)
 
 
+def _message(ctx: Context, reference: Reference, moved: Moved, new_text: str) -> str:
+    """What JAX did to the name, and what to use instead."""
+    old_text = ctx.text.of(reference.node)
+    done = [f"deprecated in JAX {spelled(moved.deprecated)}"] if moved.deprecated else []
+    done += [f"removed in {'' if done else 'JAX '}{spelled(moved.removed)}"] if moved.removed else []
+    return f"`{old_text}` was {' and '.join(done)}; use `{new_text}`"
+
+
+def _rename_in_place(ctx: Context, renames: Renames, reference: Reference, moved: Moved) -> None:
+    """`pltpu.TPUMemorySpace` to `pltpu.MemorySpace`: the module read stays read, so no import
+    is edited; only the attribute is renamed (a name imported by it, or `getattr`'s, is reported)."""
+    node = reference.node
+    attribute = isinstance(node, ast.Attribute)
+    new_text = f"{ctx.text.of(node.value)}.{moved.to}" if isinstance(node, ast.Attribute) else moved.to
+    message = _message(ctx, reference, moved, new_text)
+    start, end = ctx.text.start(node)[2], ctx.text.end(node)[2]
+    assert moved.same_from is not None  # an entry with `to` names the release its new name is the same from
+    if ctx.settings.target_jax < moved.same_from:
+        why = needs(ctx, f"pltpu.{moved.to}", moved.same_from)
+    elif not attribute:
+        why = f"imported by name: import `{moved.to}` instead" if isinstance(node, ast.Name) else "read by `getattr`"
+    elif LINE_BREAK.search(ctx.text.text, start, end) or reference.formatted:
+        why = "in an f-string" if reference.formatted else "a reference over several lines"
+    else:
+        if ctx.report(CODE, node, message, new_text):
+            assert isinstance(node, ast.Attribute)  # `attribute`
+            renames.made.append(Rewrite(None, node, node, [(start, end, new_text)]))
+            renames.findings.append(len(ctx.findings) - 1)
+            renames.declared = renames.declared or ImportChanges()
+            renames.declared.replace(node, [ast.Attribute(node.value, moved.to, ast.Load())], reference.holder)
+        return
+    ctx.report(CODE, node, message + f" (not fixed: {why})", None)
+
+
+NEVER_THE_SAME = (
+    "`{}` is not the object it gave in any JAX (another enum's member), so the rename could change what runs"
+)
+
+
 def needs(ctx: Context, new_text: str, release: Version) -> str:
     """Why a rename waits for the project's JAX floor, and how to declare it."""
     floor = spelled(ctx.settings.target_jax)
@@ -286,7 +332,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         renames.taken.clear()
         renames.made.clear()  # held: the drops go alone
         renames.findings.clear()
-    if not (renames.taken or drops):
+    if not (renames.made or drops):
         return
     request = Request(
         PALLAS,

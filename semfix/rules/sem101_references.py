@@ -13,19 +13,20 @@ from semfix.analysis.context import Context
 from semfix.analysis.importer import Symbol
 from semfix.analysis.nodes import end_of, first_line, unchain
 from semfix.analysis.scopes import Scope
-from semfix.catalog import TPU_MOVED_TO_PALLAS
+from semfix.catalog import TPU_MIGRATIONS
 
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
-DEPRECATED_TPU = {f"{TPU}.{name}": name for name in TPU_MOVED_TO_PALLAS}  # the qualified name: `pl`'s name
-FUNCTIONS = frozenset(TPU_MOVED_TO_PALLAS)
+DEPRECATED_TPU = {f"{TPU}.{path}": path for path in TPU_MIGRATIONS}  # the qualified name: its path under `pltpu`
+FUNCTIONS = frozenset(path.rpartition(".")[2] for path in TPU_MIGRATIONS)  # the names they end in
+ENUMS = frozenset(path.rpartition(".")[0] for path in TPU_MIGRATIONS) - {""}  # `pltpu.MemorySpace.ANY`'s parent
 
 
 @dataclass
 class Reference:
     node: ast.Name | ast.Attribute | ast.Call  # the Call of `getattr(pltpu, "semaphore_wait")`
     scope: Scope
-    function: str  # its name in `pl` (catalog.TPU_MOVED_TO_PALLAS)
+    function: str  # its path under `pltpu` (a key of catalog.TPU_MIGRATIONS)
     holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
     formatted: bool = False  # in an f-string, whose text the edits do not model
     fallback: int | None = None  # the line of a `pltpu = None` the name may also be bound by
@@ -180,8 +181,15 @@ def _assigns_none(node: ast.AST | None) -> bool:
 
 def _may_be_tpu(node: ast.Name | ast.Attribute, modules: set[str]) -> bool:
     """Could `node` name a function of the TPU module: a name imported from it (the caller
-    checks), `pltpu.f` with `pltpu` a name of the TPU module, or `<...>.tpu.f`?"""
+    checks), `pltpu.f` with `pltpu` a name of the TPU module, `<...>.tpu.f`, or a member of
+    one of its enums (`<...>.MemorySpace.ANY`)?"""
     root, steps, _ = unchain(node)
     if not isinstance(root, ast.Name) or None in steps:
         return False  # `f().semaphore_wait`, `x[0].semaphore_wait`: no import's
-    return not steps or steps[-2:-1] == ("tpu",) or (len(steps) == 1 and root.id in modules)
+    parent = (root.id, *steps)[-2:-1]
+    return (
+        not steps
+        or steps[-2:-1] == ("tpu",)
+        or (len(steps) == 1 and root.id in modules)
+        or bool(parent and parent[0] in ENUMS)
+    )
