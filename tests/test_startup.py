@@ -22,7 +22,6 @@ NOT_FOR_A_CHECK = (
     "lsprotocol",
     "semfix.server",
     "semfix.explain",
-    "semfix.cli.explain",
     "semfix.notebook",
     "semfix.cli.formats",
     "semfix.engine.proof",
