@@ -14,7 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from semfix.analysis.run_imports import names_imported
-from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
+from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.rewrite.text import decode
@@ -65,7 +65,6 @@ __all__ = [
     "read_shape",
     "recognise",
     "said",
-    "skims_clean",
 ]
 
 #: explain's services and the notebook's cells, each name with its module and its name there:
