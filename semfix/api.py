@@ -1,23 +1,22 @@
 """The public Python API: fix source text (or a notebook's cells) in memory, every rewrite verified.
 
-Nothing here touches files; the CLI and other tools build on `fix_source` and `fix_notebook`
-(and on `explain`'s services: `parse_log`, `blame`, whose chosen fixes `fix_source` makes under
-`chosen_settings`, and `find_line`).
+Nothing here touches files but explain's search; the CLI and other tools build on `fix_source`
+and `fix_notebook` (semfix/engine/fix.py) and on `explain`'s services: `parse_log`, `blame`,
+whose chosen fixes `fix_source` makes under `chosen_settings`, `find_line`, and the search for
+the files a traceback names (`explain_failure`, `merged_fixes`, `left_after`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from semfix.analysis.run_imports import names_imported
-from semfix.catalog import may_contain_calls
 from semfix.engine import incremental
+from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.engine.incremental import Checked
-from semfix.engine.run import analyse
-from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.rewrite.text import decode
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
     from semfix.explain.errors import markdown as errors_markdown
     from semfix.explain.logs import Failure, Frame, parse_log
     from semfix.explain.relocate import find_line
+    from semfix.explain.search import Explanation, FileFix, left_after, merged_fixes
+    from semfix.explain.search import explain as explain_failure
     from semfix.notebook import Joined, join_cells
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "ERRORS_BY_KEY",
     "Blame",
     "Checked",
+    "Explanation",
+    "FileFix",
     "Failure",
     "FixResult",
     "Frame",
@@ -52,19 +55,21 @@ __all__ = [
     "chosen_settings",
     "decode",
     "errors_markdown",
+    "explain_failure",
     "find_line",
     "check_incremental",
     "fix_finding",
     "fix_notebook",
     "fix_source",
     "join_cells",
+    "left_after",
+    "may_fire",
+    "merged_fixes",
     "parse_log",
     "read_shape",
     "recognise",
     "said",
 ]
-
-Source = TypeVar("Source", str, bytes)
 
 #: explain's services and the notebook's cells, each name with its module and its name there:
 #: loaded on first use (PEP 562), since checking or fixing Python files needs none of them.
@@ -84,6 +89,11 @@ _LAZY = {
     "read_shape": ("semfix.explain.errors", "read_shape"),
     "recognise": ("semfix.explain.errors", "recognise"),
     "said": ("semfix.explain.errors", "said"),
+    "Explanation": ("semfix.explain.search", "Explanation"),
+    "FileFix": ("semfix.explain.search", "FileFix"),
+    "explain_failure": ("semfix.explain.search", "explain"),
+    "left_after": ("semfix.explain.search", "left_after"),
+    "merged_fixes": ("semfix.explain.search", "merged_fixes"),
 }
 
 
@@ -94,35 +104,6 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(module), attribute)
     globals()[name] = value
     return value
-
-
-@dataclass(frozen=True)
-class FixResult(Generic[Source]):
-    source: Source  # the new source, same type (and for bytes, same encoding) as the input
-    findings: tuple[Finding, ...]
-    encoding: str  # the encoding the source was decoded with ("utf-8" for str input)
-    parsed: bool = True  # False when the bytes alone proved there is nothing to find
-
-    @property
-    def applied(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.applied)
-
-
-def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[Source]:
-    """Find (and by default fix) semaphore arguments that read the Ref instead of passing it.
-
-    Source the byte scan or the skim clears is never parsed, so it returns no findings even
-    if it would not parse. Raises SourceError for source semfix must parse but cannot read,
-    and SafetyError if the rewrite fails its checks: the new source must parse, and fixing
-    it again must change nothing.
-    """
-    settings = settings or build_settings()
-    if not may_fire(source, settings) or skims_clean(source, settings):
-        return FixResult(source, (), "utf-8", parsed=False)
-    result = analyse(source, settings, apply_fixes)
-    changed = any(f.applied for f in result.findings)
-    new = result.text if isinstance(source, str) else result.text.encode(result.encoding)
-    return FixResult(new if changed else source, result.findings, result.encoding)
 
 
 def check_incremental(
@@ -164,36 +145,7 @@ def _place(finding: Finding) -> tuple[int, int, int, int]:
     return finding.line, finding.column, finding.end_line, finding.end_column
 
 
-def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:
-    """`fix_source` over a Jupyter notebook's code cells, joined into one module (semfix/notebook.py);
-    every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines;
-    their `Fix.edits` are offsets into the joined module, not into the notebook's JSON."""
-    from semfix.notebook import join_cells
-
-    notebook = join_cells(data)
-    if notebook is None:  # not a Python notebook
-        return FixResult(data, (), "utf-8", parsed=False)
-    result: FixResult[str] = fix_source(notebook.module, settings=settings, apply_fixes=apply_fixes)
-    findings = tuple(notebook.locate(f) for f in result.findings)
-    new = data if result.source == notebook.module else notebook.rebuild(result.source)
-    return FixResult(new, findings, "utf-8", result.parsed)
-
-
 def drops_imports(settings: Settings) -> bool:
     """Whether an enabled rule's fix may drop an import: the CLI then reads which names the
     modules of a run import from each other (`names_imported`) for `Settings.imported_by_run`."""
     return any(RULES[code].drops_imports for code in settings.enabled)
-
-
-def may_fire(source: str | bytes, settings: Settings) -> bool:
-    """The byte scan: False when the bytes alone show no enabled rule can fire. The rules on
-    semaphore and DMA arguments need a catalog function's name and `pallas` spelled; a rule
-    with a text gate (a migration: `pltpu.DeviceIdType` alone) needs its gate's spelling."""
-    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    return may_contain_calls(raw) or opens_a_gate(raw, settings.enabled)
-
-
-def skims_clean(source: str | bytes, settings: Settings) -> bool:
-    """True when the bytes alone prove no enabled rule can fire (see semfix/engine/skim.py)."""
-    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    return clears_for(raw, settings.enabled)

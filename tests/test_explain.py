@@ -550,7 +550,7 @@ def test_the_search_skips_virtual_environments(ptlib: Path) -> None:
 
 def test_the_search_stops_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log pasted at `/` must not walk the whole machine: the search gives up and says so."""
-    from semfix.cli import explain as module
+    from semfix.explain import search as module
     from semfix.explain.logs import parse_log
 
     for index in range(8):

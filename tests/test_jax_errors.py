@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from semfix.catalog import FUNCTION_NAMES, KINDS_NEEDED
-from semfix.cli import explain as explain_module
 from semfix.cli.main import main
+from semfix.explain import search as explain_module
 from semfix.explain.errors import ERRORS, markdown, recognise
 from semfix.explain.logs import Failure
 from semfix.rules import RULES

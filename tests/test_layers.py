@@ -19,8 +19,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("semfix.files", "semfix.git"),  # finding, reading and atomically writing files: for every front door
     ("semfix.analysis",),  # scopes, evidence, what a rule sees: imports no rule
     ("semfix.rules", "semfix.selection"),  # the rules, and which of them run
-    ("semfix.engine",),  # the driver: the loop over calls, the skim, run, apply and prove
-    ("semfix.explain", "semfix.notebook"),
+    ("semfix.notebook",),  # a notebook's code cells as one module, and back: analyses nothing
+    ("semfix.engine",),  # the driver: the skim, the loop over calls, run, apply and prove
+    ("semfix.explain",),  # from a traceback to the file it names and the argument to blame
     ("semfix.api", "semfix.codemod", "semfix"),
     ("semfix.server",),  # the language server: a front door of its own, below the CLI that starts it
     ("semfix.cli", "semfix.__main__"),
@@ -99,6 +100,15 @@ def test_the_front_doors_reach_the_engine_only_through_the_api() -> None:
     for module in (m for m in MODULES if m.startswith(("semfix.cli", "semfix.server"))):
         reached = sorted(i for i in imports(module) if i.startswith(hidden))
         assert not reached, f"{module} imports {reached}"
+
+
+def test_nothing_outside_the_cli_imports_it() -> None:
+    """The click commands are the top room: the server, explain and the API import none of them,
+    and what they share (reading, finding and writing files) sits below all three. Only
+    `python -m semfix` (semfix/__main__.py) starts the CLI."""
+    upward = {m: sorted(i for i in imports(m) if i.startswith("semfix.cli")) for m in MODULES}
+    outside = {m: found for m, found in upward.items() if found and not m.startswith("semfix.cli")}
+    assert outside == {"semfix.__main__": ["semfix.cli.main"]}
 
 
 #: Data that names rules on purpose: the words of their findings, and the table of JAX's

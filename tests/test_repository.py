@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,6 +99,33 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
     assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
 
 
+def test_a_pool_starts_only_for_the_work_it_pays_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few kernels are analysed in one process whatever -j says; where the work left is
+    estimated above `_POOL_PAYS`, the rest goes to a pool, with the same results in order."""
+    for index in range(12):
+        (tmp_path / f"k{index:02}.py").write_text(BUGGY.replace("kernel", f"kernel{index}"))
+    started: list[int] = []
+    real_pool = concurrent.futures.ProcessPoolExecutor
+
+    def counted(*args: object, **kwargs: Any) -> concurrent.futures.ProcessPoolExecutor:
+        started.append(kwargs["max_workers"])
+        return real_pool(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted)  # imported where a pool starts
+
+    def findings(jobs: int) -> list[tuple[str, int, str]]:
+        outcome = semfix.cli.runner.run(
+            [tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=jobs
+        )
+        return [(path.name, f.line, f.rule) for path, f in outcome.findings]
+
+    serial = findings(1)
+    assert findings(4) == serial and started == []
+    monkeypatch.setattr(semfix.cli.runner, "_POOL_PAYS", 0.0)  # any work left is worth a pool
+    assert findings(4) == serial and started == [4]  # after the first file, 11 left for 4 workers
+    assert len(serial) == 12
+
+
 CORRECT_KERNEL = (
     "from jax.experimental import pallas as pl\n\n\ndef kernel(sem, sems):\n"
     "    pl.semaphore_signal(sems.at[0], 1)\n    pl.semaphore_wait(sem, 1)\n"
@@ -115,7 +143,7 @@ def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pyt
         patch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
         outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
         assert outcome.scanned == 3 and outcome.parsed == 0 and outcome.exit_code == 0
-    for index in range(3, 20):  # many: the pool skims them, and still parses none
+    for index in range(3, 20):  # many: skimmed where they are analysed, and still none parsed
         (tmp_path / f"kernel{index}.py").write_text(CORRECT_KERNEL)
     (tmp_path / "buggy.py").write_text(CORRECT_KERNEL.replace("(sem, 1)", "(sem[...], 1)"))
     outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=2)

@@ -15,14 +15,16 @@ KERNEL = (
     "def kernel(sem):\n    pl.semaphore_wait(sem[...], 1)\n"  # one finding: the engine runs
 )
 #: What no check of Python files needs: the editor's and explain's rooms, libcst (fixes that
-#: drop an import alone use it), the machine formats, a process pool for one file, a writer.
+#: drop an import alone use it), the off-by-default migrations' logic (the import edits, the
+#: references SEM101 renames), the machine formats, a process pool for one file, a writer.
+MIGRATIONS = ("semfix.analysis.importer", "semfix.analysis.import_", "semfix.rules.sem101_references")
 NOT_FOR_A_CHECK = (
     "libcst",
+    *MIGRATIONS,
     "pygls",
     "lsprotocol",
     "semfix.server",
     "semfix.explain",
-    "semfix.cli.explain",
     "semfix.notebook",
     "semfix.cli.formats",
     "semfix.engine.proof",
@@ -58,7 +60,12 @@ def loaded(tmp_path: Path, *arguments: str, code: str = _RUN) -> set[str]:
 
 
 def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
-    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+    """The modules named, or in a package named; a name ending in `_` is a prefix of modules."""
+    return sorted(
+        m
+        for m in modules
+        if any(m == n or m.startswith(n + ".") or (n.endswith("_") and m.startswith(n)) for n in names)
+    )
 
 
 def test_a_one_file_check_loads_the_engine_and_nothing_it_does_not_use(tmp_path: Path) -> None:
@@ -76,6 +83,15 @@ def test_a_format_and_a_fix_load_what_they_use(tmp_path: Path) -> None:
     fixed = loaded(tmp_path, "fix", "kernel.py")
     assert "semfix.engine.proof" in fixed and "tempfile" in fixed
     assert (tmp_path / "kernel.py").read_text() == KERNEL.replace("sem[...]", "sem")
+    (tmp_path / "old.py").write_text("from jax.experimental.pallas import tpu as pltpu\n\npltpu.semaphore_wait(s, 1)\n")
+    migrated = loaded(tmp_path, "check", "--extend-select", "SEM101", "old.py")  # a migration's logic, where enabled
+    assert among(migrated, MIGRATIONS) == sorted(
+        [
+            "semfix.analysis.importer",
+            "semfix.rules.sem101_references",
+            *(f"semfix.analysis.import_{part}" for part in ("changes", "placement", "pruning")),
+        ]
+    )
 
 
 @pytest.mark.parametrize("command", [["--version"], ["rules"], ["rules", "SEM001"], ["server", "--help"]])

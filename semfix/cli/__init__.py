@@ -1,3 +1,5 @@
-"""Files and commands: the click CLI, discovery and atomic writes, git, notebooks, reports and
-`explain`. This layer knows files and text; it asks `semfix.api` for every analysis and fix.
+"""The click commands, and only they: options, runs over files, reports and formats. They know
+files and text and ask `semfix.api` for every analysis and fix (explain's search included); the
+files themselves are read, found and written through semfix/files.py, which the server and
+explain share.
 """

@@ -37,9 +37,7 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
-    from semfix.api import parse_log
-    from semfix.cli.explain import explain as explain_failure
-    from semfix.cli.explain import left_after, merged_fixes
+    from semfix.api import explain_failure, left_after, merged_fixes, parse_log
 
     failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
     known = [item for item in failures if item.kind is not None]

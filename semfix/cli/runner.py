@@ -14,7 +14,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, may_fire, names_imported, skims_clean
+from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, may_fire, names_imported
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, excluded, ignored_by_git, module_name, read_source, write_atomic
@@ -23,7 +23,10 @@ from semfix.git import dirty
 from semfix.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
-_SKIM_HERE = 16  # up to this many files past the byte scan are skimmed before any pool starts
+#: Seconds of work left (estimated from the files done so far) before worker processes pay for
+#: their start. On 2 shared cores a pool lost to one process on tokamax and tpu-inference (~40
+#: kernels each, about half a second of parsing; benchmarks/startup.py --real).
+_POOL_PAYS = 2.0
 _WRITERS = 8  # threads writing files: each mostly waits for the disk
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
@@ -122,42 +125,53 @@ def analyse(task: _Task) -> FileOutcome:
 
 
 def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[FileOutcome]:
-    """Results in task order. No pool at all unless there are several files to parse: nor
-    its modules (multiprocessing, concurrent.futures), which would cost a one-file run more
-    than its check."""
+    """Results in task order. The files are analysed here, one after another, until what is
+    left would take more than _POOL_PAYS seconds at the rate so far (by bytes): only then do
+    the rest go to a pool of `jobs` processes. Most runs (a pre-commit run, a kernel library)
+    never start one, nor load its modules (multiprocessing, concurrent.futures)."""
     bar: ProgressBar | None = None
     if progress and len(tasks) >= _PROGRESS_FROM:
         bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
-    broken: tuple[type[BaseException], ...] = ()  # a worker died: none without workers
-    if jobs <= 1 or len(tasks) <= 1:
-        results: Iterable[FileOutcome] = map(analyse, tasks)
-        executor = None
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        broken = (BrokenProcessPool,)
-        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
-        chunk = max(1, min(16, len(tasks) // (jobs * 8)))
-        results = executor.map(analyse, tasks, chunksize=chunk)
-    done = 0
+    done, spent, read, left = 0, 0.0, 0, sum(len(task.data) for task in tasks)
     try:
-        for result in results:
-            done += 1
+        while done < len(tasks) and not (jobs > 1 and read and spent / read * left > _POOL_PAYS):
+            started = time.perf_counter()
+            result = analyse(tasks[done])
+            spent += time.perf_counter() - started
+            read, left, done = read + len(tasks[done].data), left - len(tasks[done].data), done + 1
             if bar is not None:
                 bar.update(1)
             yield result
-    except broken:  # a worker died (a crash in a native parser): name what is left
+        if done < len(tasks):
+            for result in _in_pool(tasks[done:], jobs):
+                if bar is not None:
+                    bar.update(1)
+                yield result
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
+    """`analyse` over `tasks` in worker processes, in order; if a worker dies (a crash in a
+    native parser), the files it left are named."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
+    done = 0
+    try:
+        for result in executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))):
+            done += 1
+            yield result
+    except BrokenProcessPool:
         for task in tasks[done:]:
             yield FileOutcome(task.path, error="internal error: the worker analysing this file or a neighbour crashed")
     finally:
-        if executor is not None:
-            executor.shutdown(cancel_futures=True)
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        executor.shutdown(cancel_futures=True)
 
 
 def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
@@ -213,11 +227,6 @@ def run(
             slots.append(_Task(path, data, settings, apply_fixes))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
-    # A few files (a pre-commit run) are skimmed here: no pool starts unless one needs parsing.
-    if sum(isinstance(slot, _Task) for slot in slots) <= _SKIM_HERE:
-        for index, slot in enumerate(slots):
-            if isinstance(slot, _Task) and slot.path.suffix != ".ipynb" and skims_clean(slot.data, settings):
-                slots[index] = FileOutcome(slot.path)
     if sources:
         slots = _with_importers(slots, sources)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]

@@ -8,5 +8,6 @@ Refs; the loop (loop.py) hands each catalog call's arguments to the rules' entry
 (semfix/rules/dispatch.py), which declare their fixes as text edits; run.py applies them and
 proves each result (proof.py): the new text must compile, parse to exactly the tree the
 fixes declare, and a second pass must find nothing to fix. What it cannot make sure of is
-reported without a fix. The entry point is `run.analyse`; this package imports nothing itself.
+reported without a fix. The entry points are `run.analyse` and, with the byte scan and the skim
+before it, `fix.fix_source` (and `fix.fix_notebook`); this package imports nothing itself.
 """

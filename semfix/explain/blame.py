@@ -1,6 +1,6 @@
 """What a JAX error raised at one line is about, and which of the engine's findings fix it.
 
-`semfix explain` (semfix/cli/explain.py) reads the traceback; the engine decides every rewrite:
+`semfix explain` (semfix/explain/search.py) reads the traceback; the engine decides every rewrite:
 blame takes the findings it makes at the arguments the error is about, with the edits that
 come with them (`_with_their_plans`). The traceback adds one piece of evidence the static
 rules lack: an argument it points at is proven not to be a Ref, so `sems[i]` there reads a

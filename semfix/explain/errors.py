@@ -8,7 +8,7 @@ DMA check's one text in three, each about fewer arguments (`suspects`): explain 
 those, so one culprit is proven more often. Before 0.7.2 JAX checked no DMA argument at trace
 time (a value went through to lowering), and before 0.9.1 none at a DMA's wait.
 
-`semfix explain` (semfix/cli/explain.py) reads its recogniser from here, and
+`semfix explain` (semfix/explain/search.py) reads its recogniser from here, and
 `semfix rules --errors` and the README print `markdown()`; tests/test_jax_errors.py holds the
 table to explain, to the catalog and to the README, so none of them drifts.
 """

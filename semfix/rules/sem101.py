@@ -80,24 +80,20 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
-from semfix.analysis.importer import (
-    ImportChanges,
-    Request,
-    Unsure,
-    bound_name,
-    edit_imports,
-    runs_first,
-)
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
 from semfix.catalog import MIGRATION_GATE, TPU_MIGRATIONS, Moved
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem103
 from semfix.rules.base import Invalid, Rule
-from semfix.rules.sem101_references import PALLAS, TPU, Reference, references
+
+if TYPE_CHECKING:  # the rule is off by default: its logic's imports load where it is enabled
+    from semfix.analysis.importer import ImportChanges
+    from semfix.rules.sem101_references import Reference
 
 CODE = "SEM101"
 
@@ -198,6 +194,9 @@ def renames(ctx: Context) -> Renames:
     """The references to rename, when SEM101 may apply (`ctx.tree` is set then)."""
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
+        from semfix.analysis.importer import bound_name
+        from semfix.rules.sem101_references import PALLAS, references
+
         found.pending = sorted(references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
         found.alias = bound_name(ctx.tree, PALLAS)
     return found
@@ -206,6 +205,11 @@ def renames(ctx: Context) -> Renames:
 def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None) -> None:
     """Rename the references that end by `until` (all if None): the engine calls this before
     each call's arguments, so findings come in libcst's order (callee, then call)."""
+    if not renames.pending:
+        return
+    from semfix.analysis.importer import ImportChanges, runs_first
+    from semfix.rules.sem101_references import PALLAS
+
     while renames.pending and (until is None or _end(renames.pending[-1].node) <= until):
         reference = renames.pending.pop()
         moved = TPU_MIGRATIONS[reference.function]
@@ -334,6 +338,9 @@ def finish(ctx: Context, renames: Renames) -> None:
         renames.findings.clear()
     if not (renames.made or drops):
         return
+    from semfix.analysis.importer import ImportChanges, Request, Unsure, edit_imports
+    from semfix.rules.sem101_references import PALLAS, TPU
+
     request = Request(
         PALLAS,
         renames.alias or DEFAULT_PALLAS_ALIAS,

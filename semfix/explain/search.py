@@ -1,7 +1,9 @@
 """`semfix explain`: from a JAX traceback to the argument that caused it, and its fix.
 
-This module reads what the error says and finds the file it points into; which arguments are
-to blame and which fixes to make is decided below the CLI (semfix/explain/blame.py).
+This module reads what the error says and finds the file (or the notebook's cell) it points
+into, through semfix/files.py, as the CLI and the server read theirs; which arguments are to
+blame and which fixes to make is blame.py's. The fixes are made and the file checked again the
+way `semfix.api.fix_source` does (semfix/engine/fix.py), so nothing here needs the API.
 
 A log is untrusted text (a CI log of someone else's pull request): only files under `--root`
 are read for a fix or written. Reading the log is logs.py's.
@@ -14,27 +16,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from semfix.api import (
-    ERRORS_BY_KEY,
-    Blame,
-    Failure,
-    Frame,
-    JaxError,
-    Joined,
-    SafetyError,
-    blame,
-    chosen_settings,
-    find_line,
-    fix_notebook,
-    fix_source,
-    join_cells,
-    read_shape,
-    recognise,
-    said,
-)
-from semfix.errors import SourceError
+from semfix.engine.fix import fix_notebook, fix_source
+from semfix.errors import SafetyError, SourceError
+from semfix.explain.blame import Blame, blame, settings_for
+from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, said
+from semfix.explain.logs import Failure, Frame
+from semfix.explain.relocate import find_line
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.messages import plural
+from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
 from semfix.settings import SettingsError, find_pyproject
 
@@ -247,7 +237,7 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | No
     cell = f"cell {number} ({frame.path}), line {frame.line}"
     result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
     try:
-        known = ERRORS_BY_KEY[result.kind or ""]
+        known = BY_KEY[result.kind or ""]
         result.blame = blame(
             notebook.module.encode("utf-8"),
             start + frame.line - 1,
@@ -327,7 +317,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
         first = items[0]
         findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
         fix = FileFix(path, first.name or path, first.old, notebook=first.notebook)
-        settings = chosen_settings(findings.values())
+        settings = settings_for(findings.values())
         try:
             fix.new = (
                 fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
