@@ -161,7 +161,7 @@ class Resolution:
                 continue
             scope = self.scopes.scope_of[id(call)]
             for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params)):
-                for param, argument in _bound(params, call):
+                for param, argument in bound_arguments(params, call):
                     if not isinstance(argument, ast.Name):
                         continue
                     _, bindings = scope.lookup(argument.id)
@@ -264,7 +264,7 @@ class Resolution:
         return None if key is None or key not in self.proofs() else self.axes_seen.get(key)
 
 
-def _bound(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
+def bound_arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
     """The call's arguments for `params`, each with its parameter: by position (up to a
     `*args`) and by keyword."""
     by_position = {p.position: p for p in params if p.position is not None}

@@ -13,6 +13,7 @@ import ast
 import bisect
 
 from semfix.analysis.context import Context
+from semfix.analysis.resolution import bound_arguments
 from semfix.catalog import SemParam
 from semfix.rules import dispatch
 
@@ -69,16 +70,7 @@ class Engine(Context):
 def bound(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
     """The call's arguments for `params`, each with its parameter, in source order: by position
     (up to a `*args`) and by keyword."""
-    by_position = {p.position: p for p in params if p.position is not None}
-    by_name = {p.name: p for p in params}
-    found = []
-    for index, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred):
-            break
-        if index in by_position:
-            found.append((by_position[index], argument))
-    found += [(by_name[k.arg], k.value) for k in call.keywords if k.arg in by_name]
-    return sorted(found, key=lambda pair: _place(pair[1]))
+    return sorted(bound_arguments(params, call), key=lambda pair: _place(pair[1]))
 
 
 def arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[ast.expr]:
