@@ -273,6 +273,8 @@ def _message(ctx: Context, reference: Reference, moved: Moved, new_text: str) ->
 def _rename_in_place(ctx: Context, renames: Renames, reference: Reference, moved: Moved) -> None:
     """`pltpu.TPUMemorySpace` to `pltpu.MemorySpace`: the module read stays read, so no import
     is edited; only the attribute is renamed (a name imported by it, or `getattr`'s, is reported)."""
+    from semfix.analysis.importer import ImportChanges
+
     node = reference.node
     attribute = isinstance(node, ast.Attribute)
     new_text = f"{ctx.text.of(node.value)}.{moved.to}" if isinstance(node, ast.Attribute) else moved.to
