@@ -13,7 +13,8 @@ ratio, so that a busy moment slows them alike.
     floor of any click program in that environment) and `ruff check --select UP FILE`.
     Target (issue 32): the check at most 1.5x the click import.
   server: `semfix server` spawned, `initialize` written to its stdin, the time until its
-    answer is read. Target: under 300 ms.
+    answer is read, beside the floor of any pygls server here (`import lsprotocol.types,
+    pygls.lsp.server` in a bare interpreter). Target: under 300 ms.
   real (--real): `semfix check` and `ruff check --select UP` on tpu-inference 0.32.0 and
     tokamax 0.0.17, each wheel's Python files (tests too) fetched with `pip download
     --no-deps` and unpacked. Target: at most 2x ruff on both.
@@ -140,12 +141,18 @@ def main() -> None:
             "semfix check kernel.py": partial(wall, [semfix, "check", "kernel.py"], folder),
             "ruff check --select UP kernel.py": partial(wall, [ruff, "check", "--select", "UP", "kernel.py"], folder),
             "semfix server: answers initialize": partial(server_ready, semfix, folder),
+            # the floor of any pygls server: its protocol types and server, imported and nothing run
+            "python -c 'import pygls.lsp.server'": partial(
+                wall, [python, "-c", "import lsprotocol.types, pygls.lsp.server"], folder
+            ),
         }
         medians = interleaved(one, args.repeat)
         print(f"{sys.platform}, {os.cpu_count()} cores; medians of {args.repeat} interleaved rounds; venv {args.venv}")
         report("one file", medians, 'python -c "import click"', ("semfix check kernel.py", 1.5))
         ready = medians["semfix server: answers initialize"] * 1000
+        floor = medians["python -c 'import pygls.lsp.server'"] * 1000
         print(f"  target: server ready < 300 ms: {ready:.0f} ms, {'met' if ready < 300 else 'NOT met'}")
+        print(f"  (importing pygls's server and protocol types alone: {floor:.0f} ms, {ready / floor:.2f}x of it)")
         if args.real:
             sys.path.insert(0, str(HERE))
             from real import fetch
