@@ -3,13 +3,15 @@
 A real LSP client (tests/lsp_client.py, pygls's) starts `python -m semfix server`, opens the
 file, and then sends changes one at a time, each a comment typed at the end of a line in a
 function's body of a kernel with planted bugs (an incremental change, as editors send them;
-`--at-end`: a new line at the end of the file instead), timing each `textDocument/didChange`
+`--new-lines`: a new comment line after one in a body, as after Enter; `--at-end`: a new line
+at the end of the file), timing each `textDocument/didChange`
 to the `publishDiagnostics` of its version. `--whole` turns the server's incremental check off
 (`SEMFIX_WHOLE_CHECKS`): every change is checked whole, as before issue 32. The first changes
 warm the server up and are not counted. Prints the median and p90, and beside them the same check in this process
 (`fix_source(..., apply_fixes=False)`), so that what the server adds can be told from the analysis.
 
     python benchmarks/server_latency.py [--lines 2000] [--bug-rate 0.1] [--changes 50] [--warmup 10]
+        [--new-lines | --at-end] [--whole]
                                         [--whole] [--at-end]
     python benchmarks/server_latency.py --actions [--lines 2000] [--changes 20]
 
@@ -57,7 +59,7 @@ def type_at(client: object, uri: str, line: int, column: int, text: str) -> int:
 
 
 async def measure(
-    lines: int, bug_rate: float, changes: int, warmup: int, at_end: bool = False
+    lines: int, bug_rate: float, changes: int, warmup: int, at_end: bool = False, new_lines: bool = False
 ) -> tuple[list[float], int, int]:
     """Seconds from each counted change to its diagnostics; the file's lines and findings."""
     module = kernel_module(random.Random(23), lines, bug_rate=bug_rate)
@@ -77,6 +79,12 @@ async def measure(
                 started = time.perf_counter()
                 if at_end:
                     version = client.insert(uri, end + index, f"x_{index} = {index}\n")
+                elif new_lines:  # a line of its own after one in a body, as after Enter
+                    row = body[(index * 37) % len(body)]
+                    indent = rows[row][: len(rows[row]) - len(rows[row].lstrip())]
+                    version = client.insert(uri, row + 1, f"{indent}# {index}\n")
+                    rows.insert(row + 1, f"{indent}# {index}")
+                    body = sorted([i + (i > row) for i in body] + [row + 1])
                 else:
                     row = body[(index * 37) % len(body)]
                     version = type_at(client, uri, row, len(rows[row]), f"  # {index}")
@@ -84,7 +92,7 @@ async def measure(
                 await client.diagnostics(uri, version)
                 if index >= warmup:
                     times.append(time.perf_counter() - started)
-    return times, text.count("\n") + 1 + warmup + changes if at_end else text.count("\n") + 1, found
+    return times, len(rows) + (warmup + changes if at_end else 0), found
 
 
 async def measure_actions(lines: int, bug_rate: float, runs: int) -> dict[str, list[float]]:
@@ -128,6 +136,7 @@ def main() -> None:
     parser.add_argument("--actions", action="store_true", help="time codeAction/resolve instead")
     parser.add_argument("--whole", action="store_true", help="the server checks every change whole")
     parser.add_argument("--at-end", action="store_true", help="each change a new line at the end of the file")
+    parser.add_argument("--new-lines", action="store_true", help="each change a new line in a function body")
     args = parser.parse_args()
     if args.whole:
         os.environ["SEMFIX_WHOLE_CHECKS"] = "1"  # read by the server's session, started below
@@ -138,7 +147,9 @@ def main() -> None:
                 f"resolve {kind}: median {statistics.median(ms):.1f} ms, min {ms[0]:.1f}, max {ms[-1]:.1f} ({len(ms)})"
             )
         return
-    times, lines, found = asyncio.run(measure(args.lines, args.bug_rate, args.changes, args.warmup, args.at_end))
+    times, lines, found = asyncio.run(
+        measure(args.lines, args.bug_rate, args.changes, args.warmup, args.at_end, args.new_lines)
+    )
     ms = sorted(t * 1000 for t in times)
     p90 = ms[min(len(ms) - 1, int(len(ms) * 0.9))]
     print(f"{lines} lines, {found} findings, {len(ms)} changes after {args.warmup} to warm up:")

@@ -53,10 +53,11 @@ def _kernels() -> list[str]:
 
 
 def test_random_edits_equal_whole_file_checks() -> None:
-    rng, settings, edits, taken = random.Random(32), build_settings(), 0, 0
+    rng, settings, edits, taken, moved = random.Random(32), build_settings(), 0, 0, 0
     for text in _kernels():
         state = None
         for _ in range(25):
+            count = text.count("\n")
             text = _edit(rng, text)
             before = incremental.analyses
             try:
@@ -67,7 +68,8 @@ def test_random_edits_equal_whole_file_checks() -> None:
             assert got == _whole(text), text
             edits += 1
             taken += incremental.analyses == before
-    assert edits == 325 and taken > 50
+            moved += incremental.analyses == before and text.count("\n") != count  # lines added or removed
+    assert edits == 325 and taken > 50 and moved > 10
 
 
 def test_an_edit_in_a_function_body_is_not_checked_whole() -> None:

@@ -2,7 +2,8 @@
 
 A whole-file check keeps, beside its findings, each top-level statement's lines, the names it
 binds for the others and the words it spells, and the call each finding was made at. When an
-edit leaves every line outside one top-level function as it was (and the line count too), the
+edit leaves every line outside one top-level function's body as it was (lines it adds or
+removes there move what follows, unless a finding's words name a line it moves), the
 analysis reaches from that function only through names: the statements linked to it, one
 spelling a name the other binds, again and again, are analysed again, in the text with every
 other function and class blanked out (spaces, so that every offset stays); the findings of the
@@ -145,17 +146,27 @@ def _again(old: Checked, text: str, settings: Settings) -> tuple[tuple[Finding, 
     if "\r" in text:
         return None
     lines = text.split("\n")
-    if len(lines) != len(old.lines):
-        return None
-    changed = [index for index, (a, b) in enumerate(zip(old.lines, lines)) if a is not b and a != b]
+    delta = len(lines) - len(old.lines)
+    same = min(len(lines), len(old.lines))
+    head = next((i for i in range(same) if old.lines[i] != lines[i]), same)  # lines kept at the start
+    tail = next((i for i in range(same - head) if old.lines[-1 - i] != lines[-1 - i]), same - head)
+    first, last = head + 1, len(old.lines) - tail  # the old lines the edit replaced (none: last < first)
     firsts = [unit.first for unit in old.units]
-    at = bisect.bisect_right(firsts, changed[0] + 1) - 1
+    at = bisect.bisect_right(firsts, first) - 1
     if at < 0:
         return None
     edited = old.units[at]
-    if edited.kind != "function" or not edited.first <= changed[0] + 1 <= changed[-1] + 1 <= edited.last:
+    # within the function's body: its def line stays (an edit there may change what the def
+    # is), and lines added before its last line are its own
+    if edited.kind != "function" or not edited.first < first <= max(last, first) <= edited.last:
         return None
-    reach = _reach(old.units, at, lines)
+    if delta and any(_mentions_lines(f.message, edited.first) for f in old.findings):
+        return None  # a kept finding's words would name a line the edit moved
+    shifted = tuple(
+        unit if index < at else replace(unit, last=unit.last + delta) if index == at else _shift(unit, delta)
+        for index, unit in enumerate(old.units)
+    )
+    reach = _reach(shifted, at, lines)
     if reach is None:
         return None
     units, linked = reach
@@ -175,14 +186,14 @@ def _again(old: Checked, text: str, settings: Settings) -> tuple[tuple[Finding, 
     keys = _keys(engine, len(new))
     if keys is None:
         return None
-    owner = _owners(units)
+    owner, owner_before = _owners(units), _owners(old.units)
     found: list[tuple[tuple[int, int], int, Finding]] = []
     for order, (finding, key) in enumerate(zip(old.findings, old.keys)):
-        if owner(key[0]) not in linked:
-            moved = _moved(finding, old.text, text, edited)
+        if owner_before(key[0]) not in linked:
+            moved = _moved(finding, old.text, text, edited, delta)
             if moved is None:
                 return None
-            found.append((key, order, moved))
+            found.append(((key[0] + delta, key[1]) if key[0] > edited.last else key, order, moved))
     for order, (finding, key) in enumerate(zip(new, keys)):
         if owner(key[0]) in linked:
             found.append((key, order, finding))
@@ -236,11 +247,26 @@ def _owners(units: tuple[Unit, ...]):  # type: ignore[no-untyped-def]
     return owner
 
 
-def _moved(finding: Finding, old: str, new: str, edited: Unit) -> Finding | None:
-    """A finding kept from before the edit, its fix's offsets past the edited function moved;
-    None where a position lies in it."""
+def _shift(unit: Unit, delta: int) -> Unit:
+    return replace(unit, first=unit.first + delta, last=unit.last + delta)
+
+
+_LINE_NAMED = re.compile(r"\bline (\d+)")
+
+
+def _mentions_lines(message: str, first: int) -> bool:
+    """Whether the message names a line from `first` on (an edit adding or removing lines there
+    would renumber it)."""
+    return any(int(number) >= first for number in _LINE_NAMED.findall(message))
+
+
+def _moved(finding: Finding, old: str, new: str, edited: Unit, delta: int) -> Finding | None:
+    """A finding kept from before the edit, its position and its fix's offsets past the edited
+    function moved (`delta`: the lines the edit added); None where a position lies in it."""
     if finding.end_line >= edited.first and finding.line <= edited.last:
         return None
+    if finding.line > edited.last:
+        finding = replace(finding, line=finding.line + delta, end_line=finding.end_line + delta)
     if finding.fix is None or not finding.fix.edits:
         return finding
     starts = Text(old).starts
