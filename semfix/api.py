@@ -14,9 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from semfix.analysis.run_imports import names_imported
-from semfix.engine import incremental
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
-from semfix.engine.incremental import Checked
 from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.rewrite.text import decode
@@ -25,6 +23,7 @@ from semfix.selection import build_settings
 from semfix.settings import Settings
 
 if TYPE_CHECKING:
+    from semfix.engine.incremental import Checked
     from semfix.explain.blame import Blame, blame
     from semfix.explain.blame import settings_for as chosen_settings
     from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
@@ -74,6 +73,7 @@ __all__ = [
 #: explain's services and the notebook's cells, each name with its module and its name there:
 #: loaded on first use (PEP 562), since checking or fixing Python files needs none of them.
 _LAZY = {
+    "Checked": ("semfix.engine.incremental", "Checked"),
     "ERRORS_BY_KEY": ("semfix.explain.errors", "BY_KEY"),
     "Blame": ("semfix.explain.blame", "Blame"),
     "Failure": ("semfix.explain.logs", "Failure"),
@@ -115,6 +115,8 @@ def check_incremental(
     keystroke. Returns the result and the state to pass to the next check."""
     if not may_fire(source, settings) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False), None
+    from semfix.engine import incremental  # the server's alone: a command line run never loads it
+
     findings, state = incremental.check(previous, source, settings)
     return FixResult(source, findings, "utf-8"), state
 

@@ -28,6 +28,7 @@ NOT_FOR_A_CHECK = (
     "semfix.notebook",
     "semfix.cli.formats",
     "semfix.engine.proof",
+    "semfix.engine.incremental",  # the server's
     "multiprocessing",
     "concurrent.futures",
     "tempfile",
