@@ -124,9 +124,11 @@ class Resolution:
     def _def_of(self, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The def a call is in (through comprehensions and lambdas)."""
         scope: Scope | None = self.scopes.scope_of[id(call)]
-        while scope is not None and not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        while scope is not None:
+            if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return scope.node
             scope = scope.parent
-        return None if scope is None else scope.node  # type: ignore[return-value]
+        return None
 
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to

@@ -19,13 +19,12 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from semfix.analysis.evidence import NeedsAccesses
 from semfix.analysis.nodes import Text
-from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.engine.loop import Engine
-from semfix.engine.run import _parse_whole, _run, _with_their_edits
+from semfix.engine.run import parse_whole, run_rules
 from semfix.findings import Finding
 from semfix.rewrite.compiles import refuse_uncompilable
 from semfix.rules import RULES
@@ -82,7 +81,7 @@ def whole(text: str, settings: Settings) -> tuple[tuple[Finding, ...], Checked |
     """The whole file checked, as `analyse` does."""
     global analyses
     analyses += 1
-    tree = _parse_whole(text)
+    tree = parse_whole(text)
     findings, engine = _findings(text, tree, settings)
     fixable = any(f.replacement is not None for f in findings)
     if fixable:
@@ -105,12 +104,7 @@ def _steady(settings: Settings) -> bool:
 
 
 def _findings(text: str, tree: ast.Module, settings: Settings) -> tuple[tuple[Finding, ...], Engine]:
-    lines = Text(text)
-    try:
-        engine = _run(lines, tree, ScopeBuilder(), settings)
-    except NeedsAccesses:
-        engine = _run(lines, tree, Tracking(), settings)
-    found = _with_their_edits(engine.findings, engine.fixes)
+    engine, found = run_rules(Text(text), tree, settings)
     return tuple(replace(f, applied=False) for f in found), engine
 
 
@@ -237,7 +231,8 @@ def _reach(units: tuple[Unit, ...], at: int, lines: list[str]) -> tuple[tuple[Un
     return units, linked
 
 
-def _owners(units: tuple[Unit, ...]):  # type: ignore[no-untyped-def]
+def _owners(units: tuple[Unit, ...]) -> Callable[[int], int]:
+    """The index of the unit a line is in (-1: between units)."""
     firsts = [unit.first for unit in units]
 
     def owner(line: int) -> int:

@@ -31,13 +31,24 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Resul
     """The new text and findings; SourceError for a file that cannot be read or written back."""
     text, encoding = decode(source)
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
-    tree = _parse_whole(text)
+    tree = parse_whole(text)
     if not round_trips:  # a fix would rewrite bytes it did not mean to
         raise SourceError(f"cannot write this file back byte for byte in {encoding}")
     return analyse_tree(text, tree, encoding, settings, apply_fixes)
 
 
-def _parse_whole(text: str) -> ast.Module:
+def run_rules(lines: Text, tree: ast.Module, settings: Settings) -> tuple[Engine, list[Finding]]:
+    """The rules over the tree, and their findings, each fixed one with its decision's edits.
+    Scopes record every name's accesses only where a rule asks (few files ask whether a Ref
+    expression keeps its value)."""
+    try:
+        engine = _run(lines, tree, ScopeBuilder(), settings)
+    except NeedsAccesses:
+        engine = _run(lines, tree, Tracking(), settings)
+    return engine, _with_their_edits(engine.findings, engine.fixes)
+
+
+def parse_whole(text: str) -> ast.Module:
     """The whole file's tree; the parser's complaints as SourceError."""
     try:
         return parse(text)
@@ -53,12 +64,7 @@ def _parse_whole(text: str) -> ast.Module:
 
 def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> Result:
     """`analyse` from the parsed tree (`apply_and_prove` runs it again on the new text)."""
-    lines = Text(text)
-    try:
-        engine = _run(lines, tree, ScopeBuilder(), settings)
-    except NeedsAccesses:  # few files ask whether a Ref expression keeps its value
-        engine = _run(lines, tree, Tracking(), settings)
-    findings = _with_their_edits(engine.findings, engine.fixes)
+    engine, findings = run_rules(Text(text), tree, settings)
     if not apply_fixes:
         if any(f.replacement is not None for f in findings):  # what `fix` would refuse to write
             refuse_uncompilable(text, tree)  # the tree is as parsed: only the fix path changes it

@@ -17,17 +17,15 @@ import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from semfix import messages
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, is_at, parse, unchain
 from semfix.analysis.scopes import Scope, Tracking
-from semfix.catalog import KINDS_NEEDED, Operation, SemParam
+from semfix.catalog import Operation
 from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
 from semfix.explain.errors import DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
-from semfix.rules.sem006 import CODE as WRONG_KIND
 from semfix.selection import build_settings
 from semfix.settings import Settings
 
@@ -305,71 +303,16 @@ def _kind_evidence(
     """A semaphore of the wrong kind: the findings of the rules that find it (the error table's)
     at the semaphore arguments the error is about (`about`; None: every one of the calls), each
     naming the allocation that proves it."""
-    arguments = [
-        argument
-        for call in calls
-        if (operation := evidence.operation(call)) is not None
-        for param in operation.sem_params
-        if about is None or param.name in about
-        for argument in given_for((param,), call)
-    ]
+    arguments = [a for name, a, _ in _arguments(evidence, calls, dma=False) if about is None or name in about]
     found = [f for f in findings if f.rule in _KIND_RULES and any(_within(f, a, evidence.text) for a in arguments)]
     result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found]
-    helped = [
-        f"At {where(argument.lineno)}, {WRONG_KIND} {words}"
-        for call in calls
-        for operation, param, argument in _through_helper(evidence, call)
-        if about is None or param.name in about
-        if not any(_within(f, argument, evidence.text) for f in found)
-        if (words := _wrong_kind(evidence, operation, param, argument, evidence.scopes.scope_of[id(call)])) is not None
-    ]
-    result.lines += helped
-    if not found and not helped:
+    if not found:
         result.lines.append(
             "Cannot point at the semaphore: semfix proves a semaphore's kind only from its allocation"
             " (`SemaphoreType.X` in `scratch_shapes`, a grid spec or `run_scoped`) bound to a parameter"
             " passed as it is or as an `.at[...]` view."
         )
     result.lines.append("No fix: allocate the semaphore as the kind the operation takes, or pass one that is.")
-
-
-def _through_helper(evidence: Evidence, call: ast.Call) -> list[tuple[Operation, SemParam, ast.expr]]:
-    """A call of a function of the file that hands its parameters, unchanged, to a catalog
-    operation (`def _copy(src, dst, sem): return pltpu.make_async_copy(src, dst, sem)`): for
-    each semaphore parameter so given, (the operation, its parameter, the call's argument)."""
-    scope = evidence.scopes.scope_of[id(call)]
-    _, bindings = scope.lookup(call.func.id) if isinstance(call.func, ast.Name) else (None, [])
-    helper = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
-    if not isinstance(helper, ast.FunctionDef) or evidence.operation(call) is not None:
-        return []
-    order = [*helper.args.posonlyargs, *helper.args.args]
-    positions = {a.arg: i for i, a in enumerate(order)} | {a.arg: None for a in helper.args.kwonlyargs}
-    found = []
-    for inner in evidence.scopes.calls:
-        inner_scope = evidence.scopes.scope_of[id(inner)].function_scope()
-        if inner_scope.node is not helper or (operation := evidence.operation(inner)) is None:
-            continue
-        for param in operation.sem_params:
-            for given in given_for((param,), inner):
-                bound = inner_scope.lookup(given.id)[1] if isinstance(given, ast.Name) else []
-                if isinstance(given, ast.Name) and given.id in positions and [b.kind for b in bound] == ["param"]:
-                    outer = given_for((SemParam(given.id, positions[given.id]),), call)
-                    found += [(operation, param, argument) for argument in outer]
-    return found
-
-
-def _wrong_kind(
-    evidence: Evidence, operation: Operation, param: SemParam, argument: ast.expr, scope: Scope
-) -> str | None:
-    """The wrong-kind rule's words for an argument whose proven kind the operation's parameter
-    does not take (a rule sees no operation at a helper's call)."""
-    needed = KINDS_NEEDED.get((operation.name, param.name))
-    proven = evidence.semaphore(argument, scope) if needed else None
-    if needed is None or proven is None or proven[0] in needed:
-        return None
-    kind, allocation = proven
-    written, allocated = evidence.text.of(argument), evidence.text.of(allocation)
-    return messages.wrong_kind(written, kind, allocation.lineno, allocated, operation.name, needed)
 
 
 def _with_their_plans(chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
