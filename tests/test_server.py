@@ -529,3 +529,25 @@ def test_nothing_is_published_before_the_client_s_settings_are_in(tmp_path: Path
             assert all(not p.diagnostics for p in client.published[uri])
 
     run(test)
+
+
+@pytest.mark.parametrize("breaker", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_an_incremental_edit_below_a_character_python_s_splitlines_breaks_at(tmp_path: Path, breaker: str) -> None:
+    """LSP ends lines at `\\n`, `\\r\\n` and `\\r` only: a form feed or a U+2028 in a comment
+    above must not move an edit a line up (fix all would then write a SyntaxError)."""
+    text = KERNEL.replace("pallas as pl\n", f"pallas as pl  # a{breaker}b\n")
+
+    async def test() -> None:
+        uri = _document(tmp_path, text)
+        async with session(tmp_path) as client:
+            client.open(uri, text)
+            await client.diagnostics(uri)
+            inserted = "    x = 1\n"
+            client.insert(uri, 6, inserted)
+            edited = text.replace("    pltpu.semaphore_wait", inserted + "    pltpu.semaphore_wait")
+            found = await client.diagnostics(uri)
+            assert [d.range.start.line for d in found] == [5, 7]
+            (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+            assert apply(edited, action.edit) == fix_source(edited).source  # type: ignore[arg-type]
+
+    run(test)

@@ -25,7 +25,7 @@ from lsprotocol import types as lsp
 
 from semfix.rules import RULES, describe
 from semfix.server.lsp import KINDS, client_settings, place
-from semfix.server.session import SemfixServer
+from semfix.server.session import LspWorkspace, SemfixServer
 
 server = SemfixServer()
 
@@ -39,6 +39,7 @@ def _debounce() -> float:
 def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
     ls.state.options = client_settings(params.initialization_options)
     ls.loop = asyncio.get_running_loop()
+    ls.workspace.__class__ = LspWorkspace  # made just before this handler: no document in it yet
 
 
 @server.feature(lsp.INITIALIZED)

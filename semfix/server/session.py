@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument, Workspace
 
 from semfix import __version__
 from semfix.api import Checked, FixResult, SafetyError, SourceError, check_incremental
@@ -82,6 +83,25 @@ class State:
         self.parsed.pop(uri, None)
         self.checked.pop(uri, None)
         self.notebooks.pop(uri, None)
+
+
+class _LspLines(TextDocument):
+    """A document whose lines end where LSP's do: at `\\n`, `\\r\\n` and `\\r` alone. pygls's
+    split (`str.splitlines`) also ends them at a form feed, `\\x1c`, U+2028 and the like, and
+    every incremental edit below one would land a line too high."""
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return [line for line in Lines(self.source, self.position_codec).lines if line]
+
+
+class LspWorkspace(Workspace):
+    """pygls's workspace, its text documents `_LspLines` (the server's, from `initialize` on)."""
+
+    def _create_text_document(self, doc_uri: str, *args: Any, **kwargs: Any) -> TextDocument:
+        made = super()._create_text_document(doc_uri, *args, **kwargs)
+        made.__class__ = _LspLines
+        return made
 
 
 def _uncollected(work: Callable[[], T]) -> T:
