@@ -137,10 +137,19 @@ def fix_finding(
     if found is None or unsafe != settings.unsafe_fixes:
         found = fix_source(source, settings=replace(settings, unsafe_fixes=unsafe), apply_fixes=False).findings
     settings = replace(settings, unsafe_fixes=unsafe)
-    mine = [f.fix for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
-    edits = mine[0].edits if mine else ()
+    mine = [f for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
+    if not mine:  # under unsafe fixes, one fix may hold it: `sems[1][...]`'s SEM001 holds SEM002's `sems[1]`
+        holding = (f for f in found if f.fix is not None and _holds(f, finding))
+        mine = sorted(holding, key=lambda f: (-f.line, -f.column, f.end_line, f.end_column))[:1]  # the innermost
+    edits = mine[0].fix.edits if mine and mine[0].fix else ()
     chosen = {_place(f) for f in found if edits and f.fix is not None and f.fix.edits == edits}
     return fix_source(source, settings=replace(settings, chosen=frozenset({_place(finding), *chosen})))
+
+
+def _holds(outer: Finding, inner: Finding) -> bool:
+    """Does `outer`'s span hold `inner`'s, in the same cell?"""
+    place = _place(outer)
+    return outer.cell == inner.cell and place[:2] <= _place(inner)[:2] and _place(inner)[2:] <= place[2:]
 
 
 def _place(finding: Finding) -> tuple[int, int, int, int]:

@@ -551,3 +551,36 @@ def test_an_incremental_edit_below_a_character_python_s_splitlines_breaks_at(tmp
             assert apply(edited, action.edit) == fix_source(edited).source  # type: ignore[arg-type]
 
     run(test)
+
+
+UNSEEN_SCRATCH = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(x_ref, o_ref, sems):
+    pl.semaphore_wait(sems[1][...])
+
+
+def run(x, shapes):
+    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=shapes)(x)
+"""
+
+
+@pytest.mark.parametrize("capabilities", [None, RESOLVING], ids=["eager", "resolving"])
+def test_an_unsafe_fix_inside_a_safe_one_makes_its_edit(tmp_path: Path, capabilities: lsp.ClientCapabilities) -> None:
+    """`sems[1][...]`: SEM001 drops the `[...]` (safe), SEM002 then `.at` (unsafe). Under unsafe
+    fixes they are one fix, so SEM002's quick fix is that one: never an action that does nothing."""
+
+    async def test() -> None:
+        uri = _document(tmp_path, UNSEEN_SCRATCH)
+        async with session(tmp_path, capabilities=capabilities) as client:
+            client.open(uri, UNSEEN_SCRATCH)
+            found = await client.pull(uri) if capabilities else await client.diagnostics(uri)
+            assert [d.code for d in found] == ["SEM001", "SEM002"]
+            fixes = [a for a in await client.actions(uri, found[1:]) if "replace" in a.title]
+            made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in fixes]
+            assert [a.title for a in made] == ["semfix (SEM002): replace `sems[1]` with `sems.at[1]` (unsafe)"]
+            fixed = apply(UNSEEN_SCRATCH, made[0].edit)  # type: ignore[arg-type]
+            assert fixed == UNSEEN_SCRATCH.replace("sems[1][...]", "sems.at[1]")
+
+    run(test)
