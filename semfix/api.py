@@ -138,7 +138,7 @@ def fix_finding(
         found = fix_source(source, settings=replace(settings, unsafe_fixes=unsafe), apply_fixes=False).findings
     settings = replace(settings, unsafe_fixes=unsafe)
     mine = [f for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
-    if not mine:  # under unsafe fixes, one fix may hold it: `sems[1][...]`'s SEM001 holds SEM002's `sems[1]`
+    if not mine:  # under unsafe fixes, another fix may hold it: `sems[1][...]`'s holds `sems[1]`'s
         holding = (f for f in found if f.fix is not None and _holds(f, finding))
         mine = sorted(holding, key=lambda f: (-f.line, -f.column, f.end_line, f.end_column))[:1]  # the innermost
     edits = mine[0].fix.edits if mine and mine[0].fix else ()
