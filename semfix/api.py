@@ -1,21 +1,24 @@
 """The public Python API: fix source text (or a notebook's cells) in memory, every rewrite verified.
 
-Nothing here touches files but explain's search; the CLI and other tools build on `fix_source`
-and `fix_notebook` (semfix/engine/fix.py) and on `explain`'s services: `parse_log`, `blame`,
-whose chosen fixes `fix_source` makes under `chosen_settings`, `find_line`, and the search for
-the files a traceback names (`explain_failure`, `merged_fixes`, `left_after`).
+Nothing here touches files but explain's search and the naming of a run's modules
+(`imported_by_run`); the CLI and other tools build on `fix_source` and `fix_notebook`
+(semfix/engine/fix.py) and on `explain`'s services: `parse_log`, `blame`, whose chosen fixes
+`fix_source` makes under `chosen_settings`, `find_line`, and the search for the files a
+traceback names (`explain_failure`, `merged_fixes`, `left_after`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from semfix.analysis.run_imports import names_imported
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
+from semfix.files import module_names
 from semfix.findings import Finding
 from semfix.rewrite.text import decode
 from semfix.rules import RULES
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "drops_imports",
+    "imported_by_run",
     "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
@@ -154,6 +158,15 @@ def _holds(outer: Finding, inner: Finding) -> bool:
 
 def _place(finding: Finding) -> tuple[int, int, int, int]:
     return finding.line, finding.column, finding.end_line, finding.end_column
+
+
+def imported_by_run(sources: Mapping[Path, bytes]) -> dict[Path, frozenset[str]]:
+    """For each file of a run (`sources`: every file's bytes), the names the run's other modules
+    import from it (`Settings.imported_by_run`), where they import any; the CLI's run and the
+    server's (the project, its open documents over it) alike."""
+    named = module_names(sources)
+    imported = names_imported((name, package, sources[path]) for path, (name, package) in named.items())
+    return {path: imported[name] for path, (name, _) in named.items() if name in imported}
 
 
 def drops_imports(settings: Settings) -> bool:

@@ -584,3 +584,45 @@ def test_an_unsafe_fix_inside_a_safe_one_makes_its_edit(tmp_path: Path, capabili
             assert fixed == UNSEEN_SCRATCH.replace("sems[1][...]", "sems.at[1]")
 
     run(test)
+
+
+SYNC = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas.tpu import DeviceIdType, semaphore_signal
+
+
+def signal(sem):
+    semaphore_signal(sem, 1, device_id=0, device_id_type=DeviceIdType.MESH)
+"""
+
+
+def test_fix_all_keeps_an_import_a_file_of_the_project_or_an_open_document_imports(tmp_path: Path) -> None:
+    """The server's run is the project's files (as `semfix fix .` reads them), its open
+    documents over them: a sibling's `from .sync import DeviceIdType` keeps that import."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "mypkg"\ndependencies = ["jax>=0.7"]\n\n[tool.semfix]\nextend-select = ["SEM1"]\n'
+    )
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "other.py").write_text("from .sync import DeviceIdType\n")
+    user = _document(package, "KIND = 1\n", "user.py")
+
+    async def fixed(client: Client, uri: str) -> str:
+        (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+        return apply(SYNC, action.edit)  # type: ignore[arg-type]
+
+    async def test() -> None:
+        uri = _document(package, SYNC, "sync.py")
+        async with session(tmp_path) as client:
+            client.open(uri, SYNC)
+            await client.diagnostics(uri)
+            assert "import DeviceIdType\n" in await fixed(client, uri)  # other.py imports it
+            (package / "other.py").write_text("")
+            client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))  # read again
+            assert "DeviceIdType" not in await fixed(client, uri)
+            client.open(user, "from mypkg.sync import DeviceIdType\n")  # unsaved
+            assert "import DeviceIdType\n" in await fixed(client, uri)
+
+    run(test)
