@@ -1,21 +1,24 @@
 """The public Python API: fix source text (or a notebook's cells) in memory, every rewrite verified.
 
-Nothing here touches files but explain's search; the CLI and other tools build on `fix_source`
-and `fix_notebook` (semfix/engine/fix.py) and on `explain`'s services: `parse_log`, `blame`,
-whose chosen fixes `fix_source` makes under `chosen_settings`, `find_line`, and the search for
-the files a traceback names (`explain_failure`, `merged_fixes`, `left_after`).
+Nothing here touches files but explain's search and the naming of a run's modules
+(`imported_by_run`); the CLI and other tools build on `fix_source` and `fix_notebook`
+(semfix/engine/fix.py) and on `explain`'s services: `parse_log`, `blame`, whose chosen fixes
+`fix_source` makes under `chosen_settings`, `find_line`, and the search for the files a
+traceback names (`explain_failure`, `merged_fixes`, `left_after`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from semfix.analysis.run_imports import names_imported
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
+from semfix.files import module_names
 from semfix.findings import Finding
 from semfix.rewrite.text import decode
 from semfix.rules import RULES
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "drops_imports",
+    "imported_by_run",
     "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
@@ -137,14 +141,32 @@ def fix_finding(
     if found is None or unsafe != settings.unsafe_fixes:
         found = fix_source(source, settings=replace(settings, unsafe_fixes=unsafe), apply_fixes=False).findings
     settings = replace(settings, unsafe_fixes=unsafe)
-    mine = [f.fix for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
-    edits = mine[0].edits if mine else ()
+    mine = [f for f in found if (f.rule, _place(f)) == (finding.rule, _place(finding)) and f.fix is not None]
+    if not mine:  # under unsafe fixes, another fix may hold it: `sems[1][...]`'s holds `sems[1]`'s
+        holding = (f for f in found if f.fix is not None and _holds(f, finding))
+        mine = sorted(holding, key=lambda f: (-f.line, -f.column, f.end_line, f.end_column))[:1]  # the innermost
+    edits = mine[0].fix.edits if mine and mine[0].fix else ()
     chosen = {_place(f) for f in found if edits and f.fix is not None and f.fix.edits == edits}
     return fix_source(source, settings=replace(settings, chosen=frozenset({_place(finding), *chosen})))
 
 
+def _holds(outer: Finding, inner: Finding) -> bool:
+    """Does `outer`'s span hold `inner`'s, in the same cell?"""
+    place = _place(outer)
+    return outer.cell == inner.cell and place[:2] <= _place(inner)[:2] and _place(inner)[2:] <= place[2:]
+
+
 def _place(finding: Finding) -> tuple[int, int, int, int]:
     return finding.line, finding.column, finding.end_line, finding.end_column
+
+
+def imported_by_run(sources: Mapping[Path, bytes]) -> dict[Path, frozenset[str]]:
+    """For each file of a run (`sources`: every file's bytes), the names the run's other modules
+    import from it (`Settings.imported_by_run`), where they import any; the CLI's run and the
+    server's (the project, its open documents over it) alike."""
+    named = module_names(sources)
+    imported = names_imported((name, package, sources[path]) for path, (name, package) in named.items())
+    return {path: imported[name] for path, (name, _) in named.items() if name in imported}
 
 
 def drops_imports(settings: Settings) -> bool:

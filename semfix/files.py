@@ -198,13 +198,30 @@ def decode_source(data: bytes) -> str:
         return ""
 
 
-def module_name(path: Path) -> tuple[str, bool]:
-    """The dotted name Python imports the file as (the packages, folders with an `__init__.py`,
-    above it), and whether it is a package's `__init__`."""
-    is_package = path.stem == "__init__"
-    parts = [] if is_package else [path.stem]
-    folder = path.resolve().parent
-    while (folder / "__init__.py").is_file() and folder.name:
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    return ".".join(parts), is_package
+_PROJECT_ROOT = ("pyproject.toml", ".git", ".hg")
+
+
+def module_names(paths: Iterable[Path]) -> dict[Path, tuple[str, bool]]:
+    """Each file's dotted name, and whether it is a package's `__init__`: the packages (folders
+    with an `__init__.py`) above it, and above those the folders that may be namespace packages,
+    up to the project root (the nearest folder holding pyproject.toml, .git or .hg) or a folder
+    not named as a Python name. An import may name the file by any trailing part of that name
+    (which folder is on `sys.path` is not known): `semfix/analysis/run_imports.py`."""
+    namespaces: dict[Path, tuple[str, ...]] = {}
+
+    def above(folder: Path) -> tuple[str, ...]:
+        if folder not in namespaces:
+            root = not folder.name.isidentifier() or any((folder / name).exists() for name in _PROJECT_ROOT)
+            namespaces[folder] = () if root else (*above(folder.parent), folder.name)
+        return namespaces[folder]
+
+    named = {}
+    for path in paths:
+        is_package = path.stem == "__init__"
+        parts = [] if is_package else [path.stem]
+        folder = path.resolve().parent
+        while (folder / "__init__.py").is_file() and folder.name:
+            parts.insert(0, folder.name)
+            folder = folder.parent
+        named[path] = ".".join([*above(folder), *parts]), is_package
+    return named

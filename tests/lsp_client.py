@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -154,8 +155,8 @@ class Client(LanguageClient):
 
 
 def offset(text: str, position: lsp.Position) -> int:
-    """A UTF-16 position's character offset in `text`."""
-    lines = text.splitlines(keepends=True)
+    """A UTF-16 position's character offset in `text`, its lines ended where LSP ends them."""
+    lines = re.findall(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+", text)
     start = sum(len(line) for line in lines[: position.line])
     line = lines[position.line] if position.line < len(lines) else ""
     units = 0

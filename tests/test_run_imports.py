@@ -7,6 +7,7 @@ the run's other modules import from it (`Settings.imported_by_run`).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,7 @@ def _fix(root: Path, *paths: str) -> None:
         cwd=root,
         capture_output=True,
         text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},  # this checkout's semfix
     )
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -88,3 +90,30 @@ def test_names_imported_resolves_relative_absolute_and_star_imports() -> None:
         "pkg.sync": frozenset({"b", "d", STAR}),
         "pkg": frozenset({"sync", "user"}),
     }
+
+
+@pytest.mark.parametrize("layout", ["ringlib", "src/ringlib"])
+def test_a_namespace_package_s_sibling_keeps_its_name(tmp_path: Path, layout: str) -> None:
+    """A package without `__init__.py` (a namespace package, also under `src/`): the sibling's
+    `from ringlib.sync import DeviceIdType` names the fixed module all the same."""
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / layout
+    package.mkdir(parents=True)
+    (package / "sync.py").write_text(SYNC)
+    (package / "user.py").write_text("from ringlib.sync import DeviceIdType\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "ringlib"\ndependencies = ["jax>=0.7"]\n')
+    _fix(tmp_path, layout.partition("/")[0])
+    fixed = (package / "sync.py").read_text()
+    assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed
+    assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed
+
+
+def test_an_import_names_a_module_by_its_trailing_names() -> None:
+    """Above its regular packages a module's name runs up to the project root: an import names it
+    by any trailing part of that name (the folder on `sys.path` may be any of them)."""
+    modules = [
+        ("src.ringlib.sync", False, b"x = 1\n"),
+        ("src.ringlib.user", False, b"from ringlib.sync import a\nfrom .sync import b\nfrom sync import c\n"),
+        ("tools.run", False, b"from lib.sync import d\nfrom ib.sync import e\n"),
+    ]
+    assert names_imported(modules) == {"src.ringlib.sync": frozenset({"a", "b", "c"})}

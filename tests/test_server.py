@@ -529,3 +529,100 @@ def test_nothing_is_published_before_the_client_s_settings_are_in(tmp_path: Path
             assert all(not p.diagnostics for p in client.published[uri])
 
     run(test)
+
+
+@pytest.mark.parametrize("breaker", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_an_incremental_edit_below_a_character_python_s_splitlines_breaks_at(tmp_path: Path, breaker: str) -> None:
+    """LSP ends lines at `\\n`, `\\r\\n` and `\\r` only: a form feed or a U+2028 in a comment
+    above must not move an edit a line up (fix all would then write a SyntaxError)."""
+    text = KERNEL.replace("pallas as pl\n", f"pallas as pl  # a{breaker}b\n")
+
+    async def test() -> None:
+        uri = _document(tmp_path, text)
+        async with session(tmp_path) as client:
+            client.open(uri, text)
+            await client.diagnostics(uri)
+            inserted = "    x = 1\n"
+            client.insert(uri, 6, inserted)
+            edited = text.replace("    pltpu.semaphore_wait", inserted + "    pltpu.semaphore_wait")
+            found = await client.diagnostics(uri)
+            assert [d.range.start.line for d in found] == [5, 7]
+            (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+            assert apply(edited, action.edit) == fix_source(edited).source  # type: ignore[arg-type]
+
+    run(test)
+
+
+UNSEEN_SCRATCH = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(x_ref, o_ref, sems):
+    pl.semaphore_wait(sems[1][...])
+
+
+def run(x, shapes):
+    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=shapes)(x)
+"""
+
+
+@pytest.mark.parametrize("capabilities", [None, RESOLVING], ids=["eager", "resolving"])
+def test_an_unsafe_fix_inside_a_safe_one_makes_its_edit(tmp_path: Path, capabilities: lsp.ClientCapabilities) -> None:
+    """`sems[1][...]`: SEM001 drops the `[...]` (safe), SEM002 then `.at` (unsafe). Under unsafe
+    fixes they are one fix, so SEM002's quick fix is that one: never an action that does nothing."""
+
+    async def test() -> None:
+        uri = _document(tmp_path, UNSEEN_SCRATCH)
+        async with session(tmp_path, capabilities=capabilities) as client:
+            client.open(uri, UNSEEN_SCRATCH)
+            found = await client.pull(uri) if capabilities else await client.diagnostics(uri)
+            assert [d.code for d in found] == ["SEM001", "SEM002"]
+            fixes = [a for a in await client.actions(uri, found[1:]) if "replace" in a.title]
+            made = [await asyncio.wait_for(client.code_action_resolve_async(a), 30) for a in fixes]
+            assert [a.title for a in made] == ["semfix (SEM002): replace `sems[1]` with `sems.at[1]` (unsafe)"]
+            fixed = apply(UNSEEN_SCRATCH, made[0].edit)  # type: ignore[arg-type]
+            assert fixed == UNSEEN_SCRATCH.replace("sems[1][...]", "sems.at[1]")
+
+    run(test)
+
+
+SYNC = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas.tpu import DeviceIdType, semaphore_signal
+
+
+def signal(sem):
+    semaphore_signal(sem, 1, device_id=0, device_id_type=DeviceIdType.MESH)
+"""
+
+
+def test_fix_all_keeps_an_import_a_file_of_the_project_or_an_open_document_imports(tmp_path: Path) -> None:
+    """The server's run is the project's files (as `semfix fix .` reads them), its open
+    documents over them: a sibling's `from .sync import DeviceIdType` keeps that import."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "mypkg"\ndependencies = ["jax>=0.7"]\n\n[tool.semfix]\nextend-select = ["SEM1"]\n'
+    )
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "other.py").write_text("from .sync import DeviceIdType\n")
+    user = _document(package, "KIND = 1\n", "user.py")
+
+    async def fixed(client: Client, uri: str) -> str:
+        (action,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+        return apply(SYNC, action.edit)  # type: ignore[arg-type]
+
+    async def test() -> None:
+        uri = _document(package, SYNC, "sync.py")
+        async with session(tmp_path) as client:
+            client.open(uri, SYNC)
+            await client.diagnostics(uri)
+            assert "import DeviceIdType\n" in await fixed(client, uri)  # other.py imports it
+            (package / "other.py").write_text("")
+            client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))  # read again
+            assert "DeviceIdType" not in await fixed(client, uri)
+            client.open(user, "from mypkg.sync import DeviceIdType\n")  # unsaved
+            assert "import DeviceIdType\n" in await fixed(client, uri)
+
+    run(test)

@@ -5,7 +5,11 @@ name from the fixed one (`from .sync import DeviceIdType`), and would then fail 
 CLI names each file of a run as Python would (its dotted module name, and whether it is a
 package's `__init__`); this reads their from-imports, resolves relative ones against the
 importer's package, and answers, for each module of the run, the names the others import from
-it by name (`*` for a star import: then every module-level name).
+it by name (`*` for a star import: then every module-level name). Above its regular packages a
+name runs through the folders that may be namespace packages up to the project root
+(`semfix.files.module_names`), and which of them is on `sys.path` is not known: an import names
+a module by any trailing part of its name (`ringlib.sync` names `src.ringlib.sync`). Naming
+too many only keeps an import.
 """
 
 from __future__ import annotations
@@ -21,7 +25,11 @@ def names_imported(modules: Iterable[tuple[str, bool, bytes]]) -> dict[str, froz
     `__init__`, its source); two files of one name answer for both. A source that does not
     parse imports nothing here (it is the run's to report)."""
     modules = list(modules)
-    names = {module for module, _, _ in modules}
+    named: dict[str, set[str]] = {}  # each trailing part of a module's name: the modules it names
+    for module, _, _ in modules:
+        parts = module.split(".")
+        for start in range(len(parts)):
+            named.setdefault(".".join(parts[start:]), set()).add(module)
     found: dict[str, set[str]] = {}
     for importer, is_package, data in modules:
         if b"import" not in data:
@@ -34,9 +42,9 @@ def names_imported(modules: Iterable[tuple[str, bool, bytes]]) -> dict[str, froz
         for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            target = _resolve(package, node.level, node.module)
-            if target in names and target != importer:
-                found.setdefault(target, set()).update(alias.name for alias in node.names)
+            for target in named.get(_resolve(package, node.level, node.module) or "", ()):
+                if target != importer:
+                    found.setdefault(target, set()).update(alias.name for alias in node.names)
     return {module: frozenset(names) for module, names in found.items()}
 
 

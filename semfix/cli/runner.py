@@ -14,10 +14,10 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, may_fire, names_imported
+from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, imported_by_run, may_fire
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
-from semfix.files import FileError, discover, excluded, ignored_by_git, module_name, read_source, write_atomic
+from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import dirty
 from semfix.settings import Settings
@@ -177,11 +177,10 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
 def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
     """Each task told the names the run's other modules import from it, so that a fix keeps
     their imports (a sibling's `from .sync import DeviceIdType` must still find the name)."""
-    named = {path: module_name(path) for path in sources}
-    imported = names_imported((name, package, sources[path]) for path, (name, package) in named.items())
+    imported = imported_by_run(sources)
     return [
-        replace(slot, settings=replace(slot.settings, imported_by_run=imported[named[slot.path][0]]))
-        if isinstance(slot, _Task) and slot.path in named and named[slot.path][0] in imported
+        replace(slot, settings=replace(slot.settings, imported_by_run=imported[slot.path]))
+        if isinstance(slot, _Task) and slot.path in imported
         else slot
         for slot in slots
     ]

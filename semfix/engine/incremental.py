@@ -7,8 +7,11 @@ removes there move what follows, unless a finding's words name a line it moves),
 analysis reaches from that function only through names: the statements linked to it, one
 spelling a name the other binds, again and again, are analysed again, in the text with every
 other function and class blanked out (spaces, so that every offset stays); the findings of the
-rest are kept. Imports bind the same names before and after, so they link nothing; a def that
-declares `global` or `nonlocal` binds every word it spells. What the engine does for the whole
+rest are kept. Imports bind the same names before and after, but what one function reads of an
+imported name may prove what another does: an import links the functions spelling the names it
+binds (JAX's own, which never hold a Ref, link nothing). A def that declares `global` or
+`nonlocal`, or whose decorators, defaults or annotations hold a walrus, binds every word it
+spells. What the engine does for the whole
 file at once (the nesting check holding every fix, the migrations' renames and import edits, a
 finding made outside a call) and every other case is checked whole (`whole`): equal findings
 (tests/test_incremental.py checks many random edits).
@@ -32,13 +35,14 @@ from semfix.settings import Settings
 
 _WORD = re.compile(r"\w+")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_JAX = re.compile(r"jax(\.\w+)*")
 
 
 @dataclass(frozen=True)
 class Unit:
     """One top-level statement: its lines (decorators included), what it binds for the rest
-    (its name, for a def or class; nothing, for an import; else every word it spells) and the
-    words it spells."""
+    (its name, for a def or class; for an import, the names it binds outside JAX; else every
+    word it spells) and the words it spells."""
 
     first: int
     last: int
@@ -126,12 +130,36 @@ def _span(statement: ast.stmt) -> tuple[int, int]:
 def _unit(statement: ast.stmt, lines: list[str]) -> Unit:
     first, last = _span(statement)
     words = frozenset(_WORD.findall("\n".join(lines[first - 1 : last])))
-    if isinstance(statement, _DEFS) and not words & {"global", "nonlocal"}:
+    if isinstance(statement, _DEFS) and not words & {"global", "nonlocal"} and not _binds_outside(statement):
         kind = "class" if isinstance(statement, ast.ClassDef) else "function"
         return Unit(first, last, kind, frozenset({statement.name}), words)
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return Unit(first, last, "import", frozenset(), words)
+        return Unit(first, last, "import", _imported(statement), words)
     return Unit(first, last, "other", words, words)
+
+
+def _binds_outside(statement: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """Does a walrus in what the module evaluates of a def (its decorators, defaults,
+    annotations, bases) bind a module name (`def f(b=(pltpu := None))`)?"""
+    outside = (value for name, value in ast.iter_fields(statement) if name != "body")
+    return any(isinstance(node, ast.NamedExpr) for value in outside for node in _walk(value))
+
+
+def _walk(value: object) -> list[ast.AST]:
+    items = value if isinstance(value, list) else [value]
+    return [node for item in items if isinstance(item, ast.AST) for node in ast.walk(item)]
+
+
+def _imported(statement: ast.Import | ast.ImportFrom) -> frozenset[str]:
+    """The names an import binds that link the functions spelling them: what one reads of an
+    imported name may prove what another does (`SEMS.at[0]` proves `SEMS[i]` a Ref). JAX's
+    own modules and functions never hold a Ref: they link nothing."""
+    if isinstance(statement, ast.ImportFrom):
+        jax = not statement.level and _JAX.fullmatch(statement.module or "") is not None
+        return frozenset() if jax else frozenset(alias.asname or alias.name for alias in statement.names)
+    return frozenset(
+        alias.asname or alias.name.partition(".")[0] for alias in statement.names if not _JAX.fullmatch(alias.name)
+    )
 
 
 def _again(old: Checked, text: str, settings: Settings) -> tuple[tuple[Finding, ...], Checked] | None:
@@ -215,6 +243,8 @@ def _reach(units: tuple[Unit, ...], at: int, lines: list[str]) -> tuple[tuple[Un
         return None
     if len(parsed.body) != 1 or not isinstance(parsed.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
+    if _binds_outside(parsed.body[0]):
+        return None  # a walrus added to a signature over several lines
     names = edited.names | {parsed.body[0].name}
     units = (*units[:at], Unit(edited.first, edited.last, "function", names, edited.words | words), *units[at + 1 :])
     linked, todo = {at}, [at]
@@ -223,7 +253,7 @@ def _reach(units: tuple[Unit, ...], at: int, lines: list[str]) -> tuple[tuple[Un
         for index, other in enumerate(units):
             if (
                 index not in linked
-                and other.kind != "import"
+                and (other.kind != "import" or other.names)
                 and (unit.names & other.words or other.names & unit.words)
             ):
                 linked.add(index)

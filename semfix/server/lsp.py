@@ -284,18 +284,18 @@ class Document:
         ]
 
     def quick_fix(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
-        """The finding's own fix, made and proved alone (with the rest of its decision); its
-        edits are its `Fix.edits`."""
+        """The finding's own fix, made and proved alone (with the rest of its decision, or the
+        fix that holds it: `fix_finding`); its edits are the applied `Fix.edits`."""
         if finding.fix is None:
             return None
         try:
             result = fix_finding(self.text, finding, self.settings, found=self.found)
         except SourceError:
             return None
-        made = [f.fix for f in result.findings if place(f) == place(finding) and f.applied and f.fix is not None]
+        made = [edit for f in result.findings if f.applied and f.fix is not None for edit in f.fix.edits]
         if not made or result.source == self.text:
             return None
-        return fix_action(finding, item, self.edit(self.text_edits(result.source, made[0].edits)))
+        return fix_action(finding, item, self.edit(self.text_edits(result.source, made)))
 
     def silence(self, finding: Finding, item: lsp.Diagnostic) -> lsp.CodeAction | None:
         """`# semfix: ignore[CODE]` on the finding's first line (or its last), kept only if a

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
 
 from semfix.rules import RULES, describe
 from semfix.server.lsp import KINDS, client_settings, place
-from semfix.server.session import SemfixServer
+from semfix.server.session import LspWorkspace, SemfixServer
 
 server = SemfixServer()
 
@@ -39,6 +41,9 @@ def _debounce() -> float:
 def initialize(ls: SemfixServer, params: lsp.InitializeParams) -> None:
     ls.state.options = client_settings(params.initialization_options)
     ls.loop = asyncio.get_running_loop()
+    ls.workspace.__class__ = LspWorkspace  # made just before this handler: no document in it yet
+    folders = [folder.uri for folder in params.workspace_folders or ()] + [params.root_uri or ""]
+    ls.state.projects.roots = [Path(path) for uri in folders if uri.startswith("file:") and (path := to_fs_path(uri))]
 
 
 @server.feature(lsp.INITIALIZED)
@@ -81,6 +86,7 @@ def did_save(ls: SemfixServer, params: lsp.DidSaveTextDocumentParams) -> None:
     if params.text_document.uri.endswith("pyproject.toml"):
         ls.refresh()
     else:
+        ls.state.projects.forget()  # the project's files are read again when next needed
         ls.schedule(params.text_document.uri)
 
 

@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument, Workspace
 
 from semfix import __version__
-from semfix.api import Checked, FixResult, SafetyError, SourceError, check_incremental
+from semfix.api import Checked, FixResult, SafetyError, SourceError, check_incremental, drops_imports
 from semfix.findings import Finding
 from semfix.selection import build_settings, load_settings
 from semfix.server.cells import Cell, Notebook
@@ -36,6 +37,7 @@ from semfix.server.lsp import (
     moved,
     resolve,
 )
+from semfix.server.project import Projects
 from semfix.settings import Settings, SettingsError, find_pyproject
 
 T = TypeVar("T")
@@ -72,6 +74,7 @@ class State:
     #: Set once the client's settings are in (`initialized` asked for them): nothing is checked
     #: before, so that no diagnostics are published under settings about to change.
     configured: asyncio.Event = field(default_factory=asyncio.Event)
+    projects: Projects = field(default_factory=Projects)  # the run the rules deciding across files see
 
     def close(self, uri: str) -> None:
         """A document (or notebook) closed: its pending check is cancelled and its results dropped."""
@@ -82,6 +85,25 @@ class State:
         self.parsed.pop(uri, None)
         self.checked.pop(uri, None)
         self.notebooks.pop(uri, None)
+
+
+class _LspLines(TextDocument):
+    """A document whose lines end where LSP's do: at `\\n`, `\\r\\n` and `\\r` alone. pygls's
+    split (`str.splitlines`) also ends them at a form feed, `\\x1c`, U+2028 and the like, and
+    every incremental edit below one would land a line too high."""
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return [line for line in Lines(self.source, self.position_codec).lines if line]
+
+
+class LspWorkspace(Workspace):
+    """pygls's workspace, its text documents `_LspLines` (the server's, from `initialize` on)."""
+
+    def _create_text_document(self, doc_uri: str, *args: Any, **kwargs: Any) -> TextDocument:
+        made = super()._create_text_document(doc_uri, *args, **kwargs)
+        made.__class__ = _LspLines
+        return made
 
 
 def _uncollected(work: Callable[[], T]) -> T:
@@ -343,6 +365,9 @@ class SemfixServer(LanguageServer):
             document = self.document(uri)
             result = await self.result_for(document)
             found = () if result is None else result.findings
+            imported = await self.imported(document)
+            if imported:  # its fixes keep those imports: the findings' edits are made again
+                return replace(document, settings=replace(document.settings, imported_by_run=imported)), found, None
             return replace(document, found=found), found, None
         joined = await self.notebook_result(notebook)
         index = notebook.cell_of(uri)
@@ -350,6 +375,21 @@ class SemfixServer(LanguageServer):
         if joined is None or cell is None:
             return notebook, (), ()
         return notebook, cell.findings, joined.findings
+
+    async def imported(self, document: Document) -> frozenset[str]:
+        """Under a rule that decides across files, the names the project's other modules (the
+        open documents as they are) import from the document, as `semfix fix` run over the
+        project reads them."""
+        path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+        if path is None or not drops_imports(document.settings):
+            return frozenset()
+        documents = self.workspace.text_documents.items()
+        texts = {
+            Path(p): text.source
+            for uri, text in documents
+            if uri.startswith("file:") and uri.endswith(".py") and (p := to_fs_path(uri))
+        }
+        return await self.on_worker(partial(self.state.projects.imported, Path(path), texts))
 
     async def actions(self, params: lsp.CodeActionParams, lazy: bool) -> list[lsp.CodeAction]:
         """The code actions for the document (or notebook cell) the request names."""
@@ -382,6 +422,7 @@ class SemfixServer(LanguageServer):
         """Settings changed: forget them and publish every open document again; a client that
         pulls is asked to pull again (`workspace/diagnostic/refresh`), where it can be."""
         self.state.settings.clear()
+        self.state.projects.forget()
         self.state.analysed.clear()  # made under the old settings: never an answer again
         self.state.parsed.clear()
         self.state.checked.clear()

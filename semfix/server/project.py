@@ -1,0 +1,61 @@
+"""The server's run, for the rules that decide across files (a migration keeps an import that a
+sibling module imports: `Settings.imported_by_run`): the project a document is in, its files as
+`semfix fix` run over the project reads them, with the open documents' texts over them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semfix.api import imported_by_run
+from semfix.files import FileError, discover, read_source
+from semfix.settings import SettingsError, find_pyproject, load_excludes
+
+
+@dataclass
+class Projects:
+    """Each project's files on disk, read when first needed and again once one is saved (or the
+    settings change: `forget`), and the last answer for each document."""
+
+    roots: list[Path] = field(default_factory=list)  # the client's workspace folders
+    disk: dict[Path, dict[Path, bytes]] = field(default_factory=dict)  # by project root
+    answered: dict[Path, tuple[object, frozenset[str]]] = field(default_factory=dict)  # by file
+
+    def forget(self) -> None:
+        self.disk.clear()
+        self.answered.clear()
+
+    def imported(self, path: Path, open_documents: Mapping[Path, str]) -> frozenset[str]:
+        """The names the project's other modules import from the file at `path`; those of an
+        open document are read from its text."""
+        root, excludes = self._project(path.parent)
+        if root not in self.disk:
+            files = discover([root], excludes).files
+            self.disk[root] = {file: _read(file) for file in files if file.suffix != ".ipynb"}
+        sources = dict(self.disk[root])
+        sources.update((file, text.encode()) for file, text in open_documents.items() if root in file.parents)
+        sources[path] = b""  # what it imports itself names nothing for it
+        key = tuple(sorted((str(file), hash(data)) for file, data in sources.items()))
+        known = self.answered.get(path)
+        if known is None or known[0] != key:
+            self.answered[path] = key, imported_by_run(sources).get(path, frozenset())
+        return self.answered[path][1]
+
+    def _project(self, folder: Path) -> tuple[Path, tuple[str, ...]]:
+        """The project's root (its pyproject.toml's folder, else the workspace folder, else the
+        document's) and its `extend-exclude` globs."""
+        try:
+            pyproject = find_pyproject([folder])
+            if pyproject is not None:
+                return pyproject.parent, load_excludes(pyproject)
+        except SettingsError:
+            pass  # the user is told (`SemfixServer.settings_for`)
+        return next((root for root in self.roots if root == folder or root in folder.parents), folder), ()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return read_source(path)
+    except FileError:
+        return b""
