@@ -46,7 +46,7 @@ RULE = Rule(
     name="semaphore-wait-dec-keyword",
     summary="semaphore_wait's `dec=` keyword (JAX <= 0.7.1) is now `value=`.",
     fix="safe",
-    fix_note="`value=n` from a JAX floor of 0.7.2, else the amount by position; reported only where `value` is also given",
+    fix_note="`value=n` from a JAX floor of 0.7.2, else by position; reported only where `value` is also given",
     default=False,
     docs=__doc__ or "",
     text_gate=("dec", "semaphore_wait"),  # a `dec` keyword of a call that resolves to semaphore_wait
