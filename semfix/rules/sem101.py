@@ -346,11 +346,14 @@ def finish(ctx: Context, renames: Renames) -> None:
     from semfix.analysis.importer import ImportChanges, Request, Unsure, edit_imports
     from semfix.rules.sem101_references import PALLAS, TPU
 
+    alias = renames.alias or DEFAULT_PALLAS_ALIAS
+    # the renames write `alias`: a dropped keyword's read of it takes nothing away (issue 36 item 1)
+    written = alias if renames.made else None
     request = Request(
         PALLAS,
-        renames.alias or DEFAULT_PALLAS_ALIAS,
+        alias,
         add=renames.alias is None and bool(renames.taken),
-        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops],
+        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops if drop.root.id != written],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
