@@ -63,7 +63,7 @@ def free_names(tree: ast.Module) -> set[str]:
     """The names the module reads and binds nowhere, builtins aside. A rewrite must add none:
     the tree it declares may be as wrong as the text (an import dropped whose name a rename
     writes), so this is checked apart from the comparison of trees."""
-    bound, read = set(dir(builtins)), set()
+    bound, read = set(dir(builtins)), set[str]()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
