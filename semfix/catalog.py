@@ -268,6 +268,10 @@ def may_contain_calls(data: bytes | str) -> bool:
 # spelling is missing or means something else, and the finding names the release it needs.
 
 
+#: `semaphore_wait`'s amount: `dec=` up to 0.7.1, `value=` from 0.7.2; by position on every JAX.
+WAIT_VALUE_KEYWORD_FROM: tuple[int, ...] = (0, 7, 2)
+
+
 @dataclass(frozen=True)
 class Moved:
     """A `pltpu` name with a new spelling: when JAX deprecated and removed `pltpu`'s, and the

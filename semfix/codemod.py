@@ -23,7 +23,7 @@ from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 from semfix.api import fix_source
 from semfix.messages import nothing_fixed
 from semfix.selection import expand, load_settings
-from semfix.settings import SettingsError, find_pyproject
+from semfix.settings import SettingsError, find_pyproject, for_file
 
 
 class SemfixCommand(CodemodCommand):
@@ -53,6 +53,7 @@ class SemfixCommand(CodemodCommand):
         """Fix the module with semfix's engine; findings it leaves in place become warnings."""
         located = [Path(self.context.filename)] if self.context.filename else []
         settings = load_settings(find_pyproject(located), select=self.select, unsafe_fixes=self.unsafe_fixes)
+        settings = for_file(settings, located[0]) if located else settings
         result = fix_source(tree.bytes, settings=settings)
         for finding in result.findings:
             if not finding.applied:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from semfix.rules import RULES
-from semfix.settings import Settings, SettingsError, declared_floor, jax_floor, strings, tool_table
+from semfix.settings import Settings, SettingsError, given_floor, jax_floor, strings, tool_table
 
 DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
 
@@ -36,14 +36,19 @@ def build_settings(
     ignore: Iterable[str] = (),
     unsafe_fixes: bool = False,
     target_jax: str | None = None,
+    target_from: str = "--target-jax",
 ) -> Settings:
     """`select` replaces the default set (as in ruff); the others adjust it. With nothing
-    given, the defaults: what `fix_source` runs without settings."""
+    given, the defaults: what `fix_source` runs without settings. A `target_jax` given here is
+    the floor of every file (`target_from` says where it was given)."""
     enabled = expand(select) if select is not None else DEFAULT_CODES
     enabled = (enabled | expand(extend_select)) - expand(ignore)
     if target_jax is None:
         return Settings(enabled, unsafe_fixes)
-    return Settings(enabled, unsafe_fixes, target_jax=jax_floor(target_jax), target_declared=True)
+    floor = jax_floor(target_jax)
+    return Settings(
+        enabled, unsafe_fixes, target_jax=floor, target_declared=True, target_from=target_from, target_given=True
+    )
 
 
 def load_settings(
@@ -70,7 +75,8 @@ def load_settings(
         extend_select=list(extend_select) if select else [*(file_extend or ()), *extend_select],
         ignore=list(ignore) if select else [*(file_ignore or ()), *ignore],
         unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
-        target_jax=target_jax if target_jax is not None else declared_floor(pyproject, table),
+        target_jax=target_jax if target_jax is not None else given_floor(pyproject, table),
+        target_from="--target-jax" if target_jax is not None else f"`target-jax` in {pyproject}",
     )
 
 

@@ -6,18 +6,15 @@ is semfix.selection's, in the layer of the rules it reads."""
 from __future__ import annotations
 
 import os
-import re
-import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from semfix.jax_versions import OLDEST, Version, parse, spelled
+from semfix.floor import SettingsError, nearest, read_toml
+from semfix.jax_versions import OLDEST, Version, parse
 
-
-class SettingsError(ValueError):
-    """A rule selector or setting that means nothing; the message says which."""
+__all__ = ["Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
 
 
 #: A finding's place: (line, column, end line, end column), 1-based, as in `Finding`.
@@ -42,13 +39,19 @@ class Settings:
     #: The names the other modules of the same run import from this one by name (`from .sync
     #: import DeviceIdType`; `*` for a star import): no fix drops a module-level import of them.
     imported_by_run: frozenset[str] = frozenset()
-    #: The oldest JAX the project supports (`target-jax`, else its `jax` requirement's lower
-    #: bound): a migration renames only where the new spelling means the same from this
-    #: release on. With none declared, the oldest JAX semfix supports, as ruff assumes its
-    #: oldest Python without `target-version`: no rename can then break a supported JAX.
+    #: The oldest JAX the project supports (`target-jax`, else the oldest release its `jax`
+    #: requirement admits, semfix.floor): a migration renames only where the new spelling
+    #: means the same from this release on. With none declared, the oldest JAX semfix
+    #: supports, as ruff assumes its oldest Python without `target-version`: no rename can
+    #: then break a supported JAX.
     target_jax: Version = OLDEST
     #: Whether the floor was declared (the findings held back by it say how to declare it).
     target_declared: bool = False
+    #: Where the floor was read, for the findings held back by it ("" when none was declared).
+    target_from: str = ""
+    #: The floor was given for the whole run (`--target-jax`, `target-jax`); else each file
+    #: takes the one its nearest project declares (`for_file`).
+    target_given: bool = False
 
     def accepts(self, place: Place, safe: bool) -> bool:
         """Is a fix at `place` made, given its safety?"""
@@ -72,88 +75,56 @@ def jax_floor(text: str) -> Version:
 
 
 _KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "target-jax"}
-#: `jax`, `jax[tpu]`... and the specifiers whose version is a lower bound: `>=`, `==`, `~=`.
-_REQUIREMENT = re.compile(
-    r"\s*jax\s*(?:\[[^\]]*\])?\s*(?P<specifiers>(?:[<>=!~][^;]*)?)(?:;.*)?", re.IGNORECASE | re.DOTALL
-)
-_LOWER_BOUND = re.compile(r"(?:>=|===?|~=)\s*(?P<version>[^\s,]*)")
 
 
-def declared_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
-    """The project's JAX floor: `target-jax` in [tool.semfix], else the lower bound of its
-    `jax` requirement in `[project] dependencies` (as ruff reads `requires-python`); None when
-    neither says. A requirement without a lower bound (`jax`, `jax<1`) declares none."""
+def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
+    """`target-jax` in [tool.semfix], checked; None when it is not set."""
     value = table.get("target-jax")
-    if value is not None:
-        if not isinstance(value, str):
-            raise SettingsError(f'{pyproject}: [tool.semfix] target-jax must be a JAX release, as a string ("0.7")')
-        try:
-            jax_floor(value)
-        except SettingsError as error:
-            raise SettingsError(f"{pyproject}: [tool.semfix] {error}") from None
-        return value
-    if pyproject is None:
+    if value is None:
         return None
-    project = _read(pyproject).get("project", {})
-    dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
-    if not isinstance(dependencies, list):
-        raise SettingsError(f"{pyproject}: [project] dependencies must be a list of requirements")
-    bounds: list[Version] = []
-    for requirement in dependencies:
-        match = _REQUIREMENT.fullmatch(requirement) if isinstance(requirement, str) else None
-        if match is None:
-            continue
-        for bound in _LOWER_BOUND.finditer(match.group("specifiers")):
-            try:
-                bounds.append(parse(bound.group("version")))
-            except ValueError:
-                raise SettingsError(
-                    f"{pyproject}: [project] dependencies: {requirement!r} has no JAX release"
-                ) from None
-    return spelled(max(bounds)) if bounds else None
+    if not isinstance(value, str):
+        raise SettingsError(f'{pyproject}: [tool.semfix] target-jax must be a JAX release, as a string ("0.7")')
+    try:
+        jax_floor(value)
+    except SettingsError as error:
+        raise SettingsError(f"{pyproject}: [tool.semfix] {error}") from None
+    return value
+
+
+def for_file(settings: Settings, path: Path) -> Settings:
+    """The settings for the file at `path`: unless the floor was given for the whole run, the
+    floor the nearest project above it declares, so that a pre-commit batch, a monorepo run
+    and the server give each file the same floor."""
+    if settings.target_given:
+        return settings
+    floor = nearest(Path(os.path.abspath(path)).parent)
+    if floor is None:
+        return replace(settings, target_jax=OLDEST, target_declared=False, target_from="")
+    return replace(settings, target_jax=floor.release, target_declared=True, target_from=str(floor))
 
 
 def find_pyproject(paths: Iterable[Path]) -> Path | None:
-    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder,
-    else (as ruff finds `requires-python`) the nearest with a [project] table, whose `jax`
-    requirement gives the JAX floor. The search stops at the repository root (a folder holding
-    .git or .hg)."""
+    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder, as
+    black finds its settings. The search stops at the repository root (a folder holding .git or
+    .hg). The JAX floor is read per file instead (`for_file`)."""
     try:
         absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
     except FileNotFoundError:
         raise SettingsError("the current folder no longer exists; cd to a real folder and run again") from None
     common = Path(os.path.commonpath([str(p) for p in absolute]))
     folder = common if common.is_dir() else common.parent
-    project: Path | None = None  # the nearest with a [project] table: its `jax` requirement is the floor
     for candidate in (folder, *folder.parents):
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file() and "semfix" in _tool(pyproject):
             return pyproject
-        if project is None and pyproject.is_file() and "project" in _read(pyproject):
-            project = pyproject
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
             break
-    return project
-
-
-def _read(path: Path) -> Mapping[str, Any]:
-    if sys.version_info >= (3, 11):  # loaded here: a run with no pyproject.toml reads no TOML
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-    try:
-        with path.open("rb") as handle:
-            data: dict[str, Any] = tomllib.load(handle)
-            return data
-    except OSError as error:
-        raise SettingsError(f"{path}: cannot read: {error.strerror or error}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise SettingsError(f"{path}: not valid TOML: {error}") from None
+    return None
 
 
 def _tool(pyproject: Path) -> Mapping[str, Any]:
     """The file's `[tool]` table: a file where `tool` is something else is named, not a crash."""
-    tool = _read(pyproject).get("tool", {})
+    tool = read_toml(pyproject).get("tool", {})
     if not isinstance(tool, dict):
         raise SettingsError(f"{pyproject}: `tool` must be a table")
     return tool

@@ -146,3 +146,27 @@ def test_migration_proof_refuses_a_new_text_that_does_not_parse() -> None:
     """A rewrite that breaks the syntax is the fix's fault (SafetyError), not the file's."""
     with pytest.raises(SafetyError, match="the rewritten source does not"):
         _prove_migration("pl.semaphore_wait(s\n")
+
+
+class _DropFirst:
+    """A change that declares the module without its first statement, as a dropped import does."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+
+    def declare(self) -> None:
+        del self.tree.body[0]
+
+
+def test_a_rewrite_that_leaves_a_read_unbound_is_refused() -> None:
+    """The declared tree can be as wrong as the text (issue 36 item 1: an import dropped whose
+    name a rename writes); the proof holds the new text to reading no name it leaves unbound."""
+    from semfix.analysis.fixes import Decision
+    from semfix.engine.run import apply_and_prove
+
+    text = "from jax.experimental import pallas as pl\nimport os\n\npl.semaphore_wait(os.sep)\n"
+    tree = ast.parse(text)
+    line = len("from jax.experimental import pallas as pl\n")
+    decision = Decision("SEM101", ((0, line, ""),), (_DropFirst(tree),))  # type: ignore[arg-type]
+    with pytest.raises(SafetyError, match="reads pl, which nothing would bind"):
+        apply_and_prove(Text(text), tree, [decision], "utf-8", Settings(frozenset({"SEM101"})), [])

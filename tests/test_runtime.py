@@ -8,6 +8,7 @@ failure, so CI cannot pass without having run them.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -48,17 +49,19 @@ BUGGY = [case for case in CASES if "error" in case.spec["runtime"]]
 CORRECT = [case for case in CASES if case.spec["runtime"].get("runs_as_written")]
 
 
-# A kernel that reads a name this JAX no longer has fails with AttributeError (its "error" says
-# "AttributeError: ..."); every other one with the ValueError of the bug its rule finds.
-REMOVED_NAME = "AttributeError: "
+# A kernel that reads a name this JAX no longer has fails with AttributeError, one that passes a
+# keyword it no longer takes with TypeError (its "error" starts with the type: "AttributeError: ...");
+# every other one with the ValueError of the bug its rule finds.
+NAMED_TYPE = re.compile(r"(AttributeError|TypeError): ")
 
 
 @pytest.mark.parametrize("case", BUGGY, ids=[c.name for c in BUGGY])
 def test_buggy_kernel_raises_the_jax_error(case: Case) -> None:
     module = _load(case.folder / "before.py", f"semfix_rt_before_{case.slug}")
     error = case.spec["runtime"]["error"]
-    removed = error.startswith(REMOVED_NAME)
-    with pytest.raises(AttributeError if removed else ValueError, match=error.removeprefix(REMOVED_NAME)):
+    named = NAMED_TYPE.match(error)
+    kind = {"AttributeError": AttributeError, "TypeError": TypeError}[named.group(1)] if named else ValueError
+    with pytest.raises(kind, match=error[named.end() if named else 0 :]):
         module.run()
 
 

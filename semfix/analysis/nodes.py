@@ -144,15 +144,21 @@ class Rewrite:
     argument: ast.expr  # the original argument node
     replacement: ast.expr  # the node the verified new tree must hold in its place
     edits: list[tuple[int, int, str]]
-    renamed: tuple[ast.keyword, str] | None = None  # a keyword given a new name instead, and that name
+    #: A keyword given a new name instead, and that name; None: passed by position instead (the
+    #: call's first keyword, after its last positional argument).
+    renamed: tuple[ast.keyword, str | None] | None = None
 
     def declare(self) -> None:
         """Make the declared tree, in place: the argument replaced in its call, or the keyword
         renamed. A rewrite without a call declares its tree elsewhere (in ImportChanges)."""
-        if self.renamed is not None:
-            self.renamed[0].arg = self.renamed[1]
-            return
         call = self.call
+        if self.renamed is not None:
+            keyword, name = self.renamed
+            if name is None and call is not None:
+                call.keywords.remove(keyword)
+                call.args.append(keyword.value)
+            keyword.arg = name
+            return
         if call is None:
             return
         for index, argument in enumerate(call.args):

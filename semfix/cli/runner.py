@@ -20,7 +20,7 @@ from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import dirty
-from semfix.settings import Settings
+from semfix.settings import Settings, SettingsError, for_file
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 #: Seconds of work left (estimated from the files done so far) before worker processes pay for
@@ -223,7 +223,10 @@ def run(
         if b"\0" in data:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
         elif may_fire(data, settings):
-            slots.append(_Task(path, data, settings, apply_fixes))
+            try:
+                slots.append(_Task(path, data, for_file(settings, path), apply_fixes))
+            except SettingsError as error:  # the project's `jax` requirement cannot be read
+                slots.append(FileOutcome(path, error=str(error)))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
     if sources:
@@ -307,6 +310,7 @@ def run_stdin(
     started = time.perf_counter()
     if force_exclude and excluded(PurePosixPath(name.as_posix()), excludes):
         return RunOutcome([FileOutcome(name)])  # nothing scanned, nothing found
+    settings = settings if name == Path("-") else for_file(settings, name)
     outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)
     outcome.seconds = time.perf_counter() - started
     return outcome

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,33 @@ def settles_by_construction(findings: list[Finding], rewrites: list[Rewrite]) ->
     return not any(read_target(r) is not None or element_read(r) or has_slice(r) for r in replacements)
 
 
+def shifts_lines(text: str, edits: list[tuple[int, int, str]]) -> bool:
+    """Does an edit remove or add a line break? Then the whole trees are compared, and the
+    edits may have dropped a statement (an import, an assignment a carried read was taken from): a binding."""
+    return any(LINE_BREAK.search(text, start, end) or LINE_BREAK.search(new) for start, end, new in edits)
+
+
+def free_names(tree: ast.Module) -> set[str]:
+    """The names the module reads and binds nowhere, builtins aside. A rewrite must add none:
+    the tree it declares may be as wrong as the text (an import dropped whose name a rename
+    writes), so this is checked apart from the comparison of trees."""
+    bound, read = set(dir(builtins)), set[str]()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return read - bound
+
+
 def prove(
     expected: ast.Module,
     old: Text,
@@ -81,7 +109,7 @@ def prove(
     `settles_by_construction`); otherwise the whole file is parsed and analysed again.
     """
     changed_lines = {old.line_of(start) for start, _, _ in edits}
-    shifted = any(LINE_BREAK.search(old.text, start, end) or LINE_BREAK.search(new) for start, end, new in edits)
+    shifted = shifts_lines(old.text, edits)
     proven = not shifted and _prove_statements(expected, old, new_text, edits, changed_lines)
     if proven and (settled or clears_for(new_text.encode("utf-8", "surrogatepass"), settings.enabled)):
         prove_compiles(old.text, new_text, SafetyError)

@@ -82,10 +82,11 @@ def apply_and_prove(
     declare (made here from `tree`, in place) and a second pass, where one could find more
     (`Decision.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
     SafetyError otherwise."""
-    from semfix.engine.proof import prove, settles_by_construction  # a check proves nothing: loaded by a fix
+    from semfix.engine.proof import free_names, prove, settles_by_construction, shifts_lines  # loaded by a fix
 
     edits = sorted(edit for fix in fixes for edit in fix.edits)
     new_text = apply_edits(old.text, 0, len(old.text), edits)
+    unbound = free_names(tree) if shifts_lines(old.text, edits) else None  # edits that may drop a binding
     for fix in fixes:
         for change in fix.changes:
             change.declare()
@@ -93,6 +94,8 @@ def apply_and_prove(
     settled = all(fix.settles for fix in fixes) and settles_by_construction(findings, rewrites)
     again = settings if settings.chosen is None else replace(settings, chosen=_rewritten(new_text, edits), near=True)
     actual = prove(tree, old, new_text, edits, again, settled=settled)
+    if unbound is not None and actual is not None and (read := free_names(actual) - unbound):
+        raise SafetyError(f"the rewritten source reads {', '.join(sorted(read))}, which nothing would bind")
     if actual is not None:  # a second pass must change nothing
         second = analyse_tree(new_text, actual, encoding, again, apply_fixes=True)
         if second.text != new_text or any(f.applied for f in second.findings):

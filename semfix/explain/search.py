@@ -26,7 +26,7 @@ from semfix.files import EXCLUDED_DIRS, FileError, read_source
 from semfix.messages import plural
 from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
-from semfix.settings import SettingsError, find_pyproject
+from semfix.settings import SettingsError, find_pyproject, for_file
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -332,7 +332,7 @@ def left_after(fix: FileFix) -> list[str]:
     """What `semfix check` (under the file's settings) still finds in the file once explain's
     fixes are made, and the commands that fix what they can: the next run would fail on it."""
     try:
-        settings = replace(load_settings(find_pyproject([fix.path])), unsafe_fixes=True)
+        settings = replace(for_file(load_settings(find_pyproject([fix.path])), fix.path), unsafe_fixes=True)
     except SettingsError:
         settings = build_settings(unsafe_fixes=True)
     try:

@@ -87,6 +87,7 @@ from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
 from semfix.catalog import MIGRATION_GATE, TPU_MIGRATIONS, Moved
+from semfix.floor import DECLARING
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem103
 from semfix.rules.base import Invalid, Rule
@@ -307,13 +308,15 @@ def needs(ctx: Context, new_text: str, release: Version) -> str:
     """Why a rename waits for the project's JAX floor, and how to declare it."""
     floor = spelled(ctx.settings.target_jax)
     said = (
-        f"the project's JAX floor is {floor}"
+        f"the project's JAX floor is {floor}, from {ctx.settings.target_from}"
         if ctx.settings.target_declared
-        else f"no JAX floor is declared ({floor} assumed)"
+        else f"no JAX floor is declared ({floor} assumed; no `jax` requirement with a lower bound in "
+        f"{', '.join(DECLARING)} up to the repository root)"
     )
+    wanted = spelled(release)
     return (
-        f"`{new_text}` means the same only from JAX {spelled(release)} and {said}; declare "
-        f"`jax>={spelled(release)}` in [project] dependencies or `target-jax` in [tool.semfix]"
+        f"`{new_text}` means the same only from JAX {wanted} and {said}; declare `jax>={wanted}` in the "
+        f"project's requirements, `target-jax` in [tool.semfix], or run with `--target-jax {wanted}`"
     )
 
 
@@ -343,11 +346,14 @@ def finish(ctx: Context, renames: Renames) -> None:
     from semfix.analysis.importer import ImportChanges, Request, Unsure, edit_imports
     from semfix.rules.sem101_references import PALLAS, TPU
 
+    alias = renames.alias or DEFAULT_PALLAS_ALIAS
+    # the renames write `alias`: a dropped keyword's read of it takes nothing away (issue 36 item 1)
+    written = alias if renames.made else None
     request = Request(
         PALLAS,
-        renames.alias or DEFAULT_PALLAS_ALIAS,
+        alias,
         add=renames.alias is None and bool(renames.taken),
-        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops],
+        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops if drop.root.id != written],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
+from semfix.floor import DECLARING
 from semfix.rules import RULES, describe
 from semfix.server.lsp import KINDS, client_settings, place
 from semfix.server.session import LspWorkspace, SemfixServer
@@ -57,7 +58,7 @@ async def initialized(ls: SemfixServer, params: lsp.InitializedParams) -> None:
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def watched_files_changed(ls: SemfixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    """A pyproject.toml was written, made or deleted: its [tool.semfix] may have changed."""
+    """A pyproject.toml (or a file declaring the JAX floor) was written, made or deleted."""
     ls.refresh()
 
 
@@ -83,7 +84,7 @@ def did_change(ls: SemfixServer, params: lsp.DidChangeTextDocumentParams) -> Non
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
 def did_save(ls: SemfixServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    if params.text_document.uri.endswith("pyproject.toml"):
+    if any(PurePosixPath(params.text_document.uri).match(name) for name in DECLARING):  # a floor or settings
         ls.refresh()
     else:
         ls.state.projects.forget()  # the project's files are read again when next needed

@@ -24,6 +24,7 @@ from pygls.workspace import TextDocument, Workspace
 from semfix import __version__
 from semfix.api import Checked, FixResult, SafetyError, SourceError, check_incremental, drops_imports
 from semfix.findings import Finding
+from semfix.floor import DECLARING
 from semfix.selection import build_settings, load_settings
 from semfix.server.cells import Cell, Notebook
 from semfix.server.lsp import (
@@ -38,7 +39,7 @@ from semfix.server.lsp import (
     resolve,
 )
 from semfix.server.project import Projects
-from semfix.settings import Settings, SettingsError, find_pyproject
+from semfix.settings import Settings, SettingsError, find_pyproject, for_file
 
 T = TypeVar("T")
 _CONFIGURATION_WAIT = 5.0  # seconds
@@ -170,8 +171,15 @@ class SemfixServer(LanguageServer):
                 pyproject = find_pyproject([folder]) if folder else None
             except SettingsError as error:
                 self.tell(f"semfix: {error}; [tool.semfix] is not read until it is mended")
-                pyproject = None
-            self.state.settings[folder] = self._settings(pyproject, self.state.options)
+                pyproject, folder_read = None, False
+            else:
+                folder_read = True
+            settings = self._settings(pyproject, self.state.options)
+            try:  # the JAX floor of the nearest project that declares one, as `semfix fix` reads it per file
+                settings = for_file(settings, folder / "_") if folder and folder_read else settings
+            except SettingsError as error:
+                self.tell(f"semfix: {error}; no JAX floor is read until it is mended")
+            self.state.settings[folder] = settings
         return self.state.settings[folder]
 
     def _settings(self, pyproject: Path | None, options: dict[str, Any]) -> Settings:
@@ -440,7 +448,7 @@ class SemfixServer(LanguageServer):
         watching = workspace.did_change_watched_files if workspace else None
         if not (watching and watching.dynamic_registration):
             return
-        watchers = lsp.DidChangeWatchedFilesRegistrationOptions([lsp.FileSystemWatcher("**/pyproject.toml")])
+        watchers = lsp.DidChangeWatchedFilesRegistrationOptions([lsp.FileSystemWatcher(f"**/{n}") for n in DECLARING])
         registration = lsp.Registration("semfix-pyproject", lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, watchers)
         try:
             await self.client_register_capability_async(lsp.RegistrationParams([registration]))
