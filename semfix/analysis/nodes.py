@@ -100,6 +100,13 @@ def element_read(node: ast.expr) -> TypeGuard[ast.Subscript]:
     )
 
 
+def branches(node: ast.expr) -> list[ast.expr]:
+    """What an argument may pass: `a if c else b` passes `a` or `b`, each checked as the argument."""
+    if isinstance(node, ast.IfExp):
+        return [*branches(node.body), *branches(node.orelse)]
+    return [node]
+
+
 class Text:
     """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
 
@@ -155,14 +162,14 @@ class Rewrite:
         call = self.call
         if call is None:
             return
-        for index, argument in enumerate(call.args):
-            if argument is self.argument:
-                call.args[index] = self.replacement
-                return
-        for keyword in call.keywords:
-            if keyword.value is self.argument:
-                keyword.value = self.replacement
-                return
+        for parent in ast.walk(call):  # the argument, or a branch of one (`branches`)
+            for name, value in ast.iter_fields(parent):
+                if value is self.argument:
+                    setattr(parent, name, self.replacement)
+                    return
+                if isinstance(value, list) and any(item is self.argument for item in value):
+                    value[next(i for i, item in enumerate(value) if item is self.argument)] = self.replacement
+                    return
         raise AssertionError("a rewrite's argument is not in its call")
 
 
