@@ -71,6 +71,7 @@ _CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
 _OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
+_IF = re.compile(rb"(?<![\w.])if(?!\w)")  # `a if c else b`, and more (a comprehension's `if`, a string)
 _PALLAS_SLICE = re.compile(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
 # A parenthesized list of two items or more (a shape of two dimensions, and more): `(2, n)`.
 _SHAPE_OF_TWO = re.compile(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
@@ -395,6 +396,8 @@ def _shape(argument: bytes) -> bytes | None:
         return argument
     if b":=" in argument:
         raise GiveUp("an assignment expression: the rules apply to its value")
+    if _IF.search(argument):
+        raise GiveUp("a conditional expression: each branch is an argument")
     if argument.startswith(b"("):
         raise GiveUp("a parenthesized argument")
     if argument.endswith(b"]"):
