@@ -77,6 +77,30 @@ _PALLAS_SLICE = re.compile(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and l
 _SHAPE_OF_TWO = re.compile(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
 
 
+# Around a name in a target list: its other names, blanks, commas, brackets and stars. Each is
+# matched from one occurrence of a name, within _NEAR bytes, so that no text costs more than that.
+_TARGET = rb"[\w \t\f\r\n\\,()\[\]*]"
+_LOOP_BEFORE_REVERSED = re.compile(_TARGET + rb"*?rof(?![\w.])")  # back to `for`
+_LOOP_AFTER = re.compile(_TARGET + rb"*?(?<![\w.])in(?!\w)")  # on to `in`
+_LINE_BEFORE_REVERSED = re.compile(rb"[\w \t\f\\,()\[\]*]*(?:\n|\Z)")  # back to the line's start
+_LINE_AFTER = re.compile(_TARGET + rb"*=(?!=)")  # on to `=`
+_NEAR = 400
+
+
+def _targeted(data: bytes, names: set[bytes]) -> bool:
+    """Is one of `names` in a loop's target list (`for` ... `in`) or a line's first target list
+    (`a, (v, b) =`)? And more: a line `f(v, k=1)` of a plain function's call."""
+    name = re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")(?!\w)")
+    for match in name.finditer(data):
+        before = data[max(0, match.start() - _NEAR) : match.start()][::-1]
+        after = data[match.end() : match.end() + _NEAR]
+        if _LOOP_BEFORE_REVERSED.match(before) and _LOOP_AFTER.match(after):
+            return True
+        if _LINE_BEFORE_REVERSED.match(before) and _LINE_AFTER.match(after):
+            return True
+    return False
+
+
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
     """One of `names`, then `:` and anything but `=` up to an `=` that is no `==`: every
     annotated assignment to it, and more (a dict key, a lambda's parameter)."""
@@ -148,6 +172,8 @@ class _Skim:
         if names and names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
             return False
         if names and b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
+            return False
+        if names and _targeted(data, names):  # `for a, v in ...`, `a, v = ...`: a value may reach `v`
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType

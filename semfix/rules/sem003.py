@@ -35,6 +35,14 @@ the same data there: it must be a parameter of the function holding the read, wr
 in it in any way (a store through any chain of views, `pl.store` or an atomic, a DMA into it or
 a view of it, a call or another name given it), checked exactly as SEM005 checks its buffer.
 Otherwise every use is reported with the line of the read.
+
+A read in a literal that a loop target or an unpacked name takes (`for sem in (sems[0], sems[1])`,
+`for src, dst in ((x[0], y), ...)`, `a, b = sems[0], sems[1]`, or through a name bound once to
+the literal) is reported at the read, and fixed there, to what the read passed directly is fixed
+to, where that is safe and the name is as above: a function's local bound once, used only as
+such arguments, in the same scope, seen by no `eval` or `nonlocal`, and the literal written in
+the loop or the assignment itself. The value is then made where it was, so nothing is read
+again elsewhere; for a DMA buffer (SEM005) nothing may write the Ref, as for a carried read.
 """
 
 from __future__ import annotations
@@ -288,7 +296,7 @@ def _unpacked(
             blocker = (
                 _refused(ctx, read, verdict)
                 if verdict.fix is None
-                else _in_place(ctx, read, statement, through, owner, use.id, arguments, guard)
+                else _in_place(ctx, read, verdict.fix, statement, through, owner, use.id, arguments, guard)
             )
             if blocker is not None:
                 ctx.report(code, read, f"{message} (not fixed: {blocker})", None)
@@ -303,6 +311,7 @@ def _unpacked(
 def _in_place(
     ctx: Context,
     read: ast.Subscript,
+    fix: str,
     statement: ast.For | ast.Assign,
     through: str | None,
     scope: Scope,
@@ -310,8 +319,8 @@ def _in_place(
     arguments: set[int],
     guard: Guard | None,
 ) -> str | None:
-    """Why the read in a literal is not fixed where it is; None when it may be: `name` holds
-    only what the literal gives it and is read only as such arguments (see `_blocker`)."""
+    """Why the read in a literal is not made `fix` where it is; None when it may be: `name`
+    holds only what the literal gives it and is read only as such arguments (see `_blocker`)."""
     if scope.kind != "function":
         return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
     if len(scope.bindings[name]) > 1:
@@ -326,7 +335,7 @@ def _in_place(
         return unseen
     if through is not None:
         return f"the values come through `{through}`, which other code may read"
-    if "#" in ctx.text.of(read):
+    if ctx.text.of(read).count("#") != fix.count("#"):
         return "a comment inside it would be lost"
     return guard(ctx, read.value, scope, statement, {id(a.name) for a in references}) if guard else None
 
