@@ -304,7 +304,11 @@ BUGGY = [
 ]
 # Kernels whose error no rewrite settles (a semaphore of the wrong kind): explain names the cause.
 REPORTED = [case for case in BUGGY if not case.spec.get("changes")]
-BUGGY = [case for case in BUGGY if case not in REPORTED]
+# Kernels whose fix is made at a read in a literal a loop target or an unpacked name takes, away
+# from the call JAX blames: explain names the argument and fixes nothing (exit 1), as it must
+# where it proves nothing; `semfix fix` fixes them (issue 35 item 9).
+READ_IN_A_LITERAL = [case for case in BUGGY if case.name in ("sem003/rt_loop_target", "sem003/rt_unpacked")]
+BUGGY = [case for case in BUGGY if case not in REPORTED and case not in READ_IN_A_LITERAL]
 # the report-only kernels of SEM006 (a wrong kind), and of SEM004 (a row, or a whole array)
 WRONG_KIND = [case for case in REPORTED if case.spec["reported"][0].endswith("SEM006")]
 NON_SCALAR = [case for case in REPORTED if case not in WRONG_KIND]
@@ -344,6 +348,20 @@ def test_explain_fixes_what_jax_reported(case: Case, tmp_path: Path) -> None:
             break
     assert done.returncode == 0, done.stderr
     assert kernel.read_bytes() == case.after
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("case", READ_IN_A_LITERAL, ids=[c.name for c in READ_IN_A_LITERAL])
+def test_explain_leaves_a_read_in_a_literal_to_fix(case: Case, tmp_path: Path) -> None:
+    """The call JAX blames passes a loop target or an unpacked name: explain names it, exits 1
+    and leaves the file as it was (it writes only what it proves)."""
+    kernel = tmp_path / "kernels.py"
+    kernel.write_bytes(case.before)
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=_traceback_of(kernel, tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert kernel.read_bytes() == case.before
+    assert "Not fixed, check by hand: `" in result.stdout, result.stdout
 
 
 @needs_jax

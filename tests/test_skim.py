@@ -299,6 +299,15 @@ def test_each_way_a_correct_kernel_goes_wrong_stops_the_skim() -> None:
             "    pl.kernel(wait_kernel, x, mesh=x, scratch_types=[pltpu.SemaphoreType.DMA((1,))])(x)\n"
             "    return pl.pallas_call(",
         ),
+        "an element in a conditional expression": ("sems.at[slot])  #", "sems[slot] if x else sems.at[0])  #"),
+        "a loop target": (
+            "    pl.semaphore_wait(ready_sem, 1)",
+            "    for v in (sems[0], sems[1]):\n        pl.semaphore_wait(v, 1)",
+        ),
+        "an unpacked name": (
+            "    pl.semaphore_wait(ready_sem, 1)",
+            "    v, w = sems[0], 1\n    pl.semaphore_wait(v, w)",
+        ),
         "a call inside another": (
             "pl.semaphore_wait(ready_sem, 1)",
             "pl.semaphore_wait(ready_sem, pl.semaphore_read(sems[1]))",

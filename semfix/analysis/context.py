@@ -3,15 +3,15 @@
 The rules (semfix/rules/semNNN.py) are functions over a Context. It gives them the file's
 `text` and `settings`; the evidence about its Refs (`kind`, `key`, `proofs`, `unstable`, from
 evidence.py); `report`, which records a finding unless its rule is off or silenced there and
-says whether its fix is accepted; `cut`, where a subscript's brackets can be cut as libcst
-would cut them; `holding`, under which fixes are only reported; and the lists a fix declares
-itself in (`make`, one `Decision` each), which the driver applies and proves.
+says whether its fix is accepted; `bracket` and `cut`, where a subscript's `[` is and whether
+its brackets can be dropped without a comment; `holding`, under which fixes are only
+reported; and the lists a fix declares itself in (`make`, one `Decision` each), which the
+driver applies and proves.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 import tokenize
 from collections.abc import Iterable, Iterator
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import LINE_BREAK, Located, Rewrite, Text, tokens
+from semfix.analysis.nodes import Located, Rewrite, Text, tokens
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -34,9 +34,6 @@ _IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
 # libcst calls the whitespace after the value.
 _AFTER_VALUE = re.compile(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
-_SIMPLE_WHITESPACE = re.compile(r"(?:[ \t\f]|\\(?:\r\n?|\n))*\Z")  # libcst's SimpleWhitespace
-_OPEN_PAREN = re.compile(r"(?:[ \t\f\r\n\\)]|#[^\r\n]*)*\(")
-_CLOSE_PAREN = re.compile(r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*\)")
 
 Span = tuple[tuple[int, int, int], tuple[int, int, int]]  # (line, 0-based column, offset), twice
 
@@ -158,22 +155,18 @@ class Context(Evidence):
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
 
-    def cut(self, subscript: ast.Subscript, call: ast.Call, floor: int | None = None) -> tuple[int, int] | None:
-        """(where the text to drop or `.at` starts, just past `]`), as libcst would cut it; None
-        where libcst would not cut: a comment in the subscript outside its value (in the
-        brackets, before them, or in the subscript's own parentheses, which start at or after
-        `floor`, by default the call's own), or a line break between the value and `[` that is
-        not a backslash continuation. Line breaks inside the brackets are cut with them."""
-        text = self.text.text
-        value_end, end = self.text.end(subscript.value)[2], self.text.end(subscript)[2]
-        gap = _AFTER_VALUE.match(text, value_end)
-        if gap is None or not _SIMPLE_WHITESPACE.match(gap.group("after")):  # None: text the pattern does not know
-            return None
-        comments = self.comments(call)
-        lbracket = gap.end() - 1
-        if comments and (
-            any(lbracket <= c < end for c in comments) or self._comment_in_parentheses(subscript, call, floor, comments)
-        ):
+    def bracket(self, subscript: ast.Subscript) -> re.Match[str]:
+        """From the end of the subscript's value to just past its `[`: the value's closing
+        parentheses, then the blanks, line breaks and comments before `[` (group "after")."""
+        gap = _AFTER_VALUE.match(self.text.text, self.text.end(subscript.value)[2])
+        assert gap is not None  # only `)`, blanks, comments and continuations stand between a value and `[`
+        return gap
+
+    def cut(self, subscript: ast.Subscript, call: ast.Call) -> tuple[int, int] | None:
+        """(where the text to drop starts, just past `]`): the subscript's brackets with the
+        blanks and line breaks before them; None where a comment would go with them."""
+        end, gap = self.text.end(subscript)[2], self.bracket(subscript)
+        if any(gap.start("after") <= c < end for c in self.comments(call)):
             return None
         return gap.start("after"), end
 
@@ -190,38 +183,6 @@ class Context(Evidence):
                 ]
             self._comments[id(call)] = found
         return self._comments[id(call)]
-
-    def _comment_in_parentheses(
-        self, subscript: ast.Subscript, call: ast.Call, floor: int | None, comments: list[int]
-    ) -> bool:
-        """Is a comment inside the parentheses around the subscript itself (libcst counts them
-        as the subscript's): after the outermost `(` that follows `floor`, before its `)`?"""
-        text = self.text.text
-        if floor is None:  # just past the call's own `(`
-            opening = _OPEN_PAREN.match(text, self.text.end(call.func)[2])
-            assert opening is not None  # a call's `(` follows its callee
-            floor = opening.end()
-        start, end = self.text.start(subscript)[2], self.text.end(subscript)[2]
-        position, outermost, depth = start, start, 0
-        while position > floor:  # back over blanks, comments and `(`
-            index = bisect.bisect_right(comments, position - 1) - 1
-            if index >= 0 and not LINE_BREAK.search(text, comments[index], position):
-                position = comments[index]  # inside a comment: skip it
-                continue
-            char = text[position - 1]
-            if char == "(":
-                outermost, depth = position - 1, depth + 1
-            elif char not in " \t\f\r\n\\":
-                break
-            position -= 1
-        if not depth:
-            return False
-        close = end
-        for _ in range(depth):
-            closing = _CLOSE_PAREN.match(text, close)
-            assert closing is not None  # each `(` around the subscript has its `)`
-            close = closing.end()
-        return any(outermost <= c < start or end <= c < close for c in comments)
 
 
 def _suppressions(text: str) -> dict[int, frozenset[str] | None]:

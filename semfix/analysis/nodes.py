@@ -100,6 +100,56 @@ def element_read(node: ast.expr) -> TypeGuard[ast.Subscript]:
     )
 
 
+def branches(node: ast.expr) -> list[ast.expr]:
+    """What an argument may pass: `a if c else b` passes `a` or `b`, each checked as the argument."""
+    if isinstance(node, ast.IfExp):
+        return [*branches(node.body), *branches(node.orelse)]
+    return [node]
+
+
+def unpacked(statement: ast.AST, name: str, source: ast.expr | None = None) -> list[ast.expr] | None:
+    """What a loop target or an unpacked name takes from literals: each `e` that `name` is bound
+    to by `for a, name in ((d, e), ...)`, `for name in (e, ...)` or `a, name = d, e` (`source`:
+    the literal the loop's iterable or the assigned value names); None where `name` is not so
+    bound, or the values are not all written there (a name, a call, `*rest`)."""
+    if isinstance(statement, ast.For):
+        targets, items = [statement.target], _literal(source or statement.iter)
+    elif isinstance(statement, ast.Assign):
+        targets, items = statement.targets, [source or statement.value]
+    else:
+        return None
+    path = next((found for target in targets if (found := _path(target, name)) is not None), None)
+    if path is None or items is None:
+        return None
+    values = []
+    for item in items:
+        for index in path:
+            elements = _literal(item)
+            if elements is None or len(elements) <= index:
+                return None
+            item = elements[index]
+        values.append(item)
+    return values
+
+
+def _literal(node: ast.expr) -> list[ast.expr] | None:
+    """The elements of a tuple or list literal without `*`; None for anything else."""
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return list(node.elts)
+    return None
+
+
+def _path(target: ast.expr, name: str) -> list[int] | None:
+    """Where `name` sits in a target: the indices into nested tuples; None if absent or starred."""
+    if isinstance(target, ast.Name):
+        return [] if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        for index, element in enumerate(target.elts):
+            if (inner := _path(element, name)) is not None:
+                return [index, *inner]
+    return None
+
+
 class Text:
     """The decoded source, with ast positions (UTF-8 byte columns) turned into offsets."""
 
@@ -140,7 +190,9 @@ class Text:
 class Rewrite:
     """A fix a rule declares: its text edits, and the node the proof expects in the new tree."""
 
-    call: ast.Call | None  # None for a rename of a reference, which declares its tree elsewhere
+    # the call the argument is in (or the loop or assignment a read carried in a literal is in);
+    # None for a rename of a reference, which declares its tree elsewhere
+    call: ast.AST | None
     argument: ast.expr  # the original argument node
     replacement: ast.expr  # the node the verified new tree must hold in its place
     edits: list[tuple[int, int, str]]
@@ -161,14 +213,14 @@ class Rewrite:
             return
         if call is None:
             return
-        for index, argument in enumerate(call.args):
-            if argument is self.argument:
-                call.args[index] = self.replacement
-                return
-        for keyword in call.keywords:
-            if keyword.value is self.argument:
-                keyword.value = self.replacement
-                return
+        for parent in ast.walk(call):  # the argument, or a branch of one (`branches`)
+            for name, value in ast.iter_fields(parent):
+                if value is self.argument:
+                    setattr(parent, name, self.replacement)
+                    return
+                if isinstance(value, list) and any(item is self.argument for item in value):
+                    value[next(i for i, item in enumerate(value) if item is self.argument)] = self.replacement
+                    return
         raise AssertionError("a rewrite's argument is not in its call")
 
 

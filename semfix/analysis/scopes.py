@@ -22,7 +22,9 @@ class Binding:
     # tuple_literal, read, assign, star, other
     kind: str
     qualname: str | None = None  # for imports
-    node: ast.AST | None = None  # the def, the parameter, the Assign (AnnAssign: a read) or the import statement
+    # the def, the parameter, the Assign (AnnAssign: a read), the import statement, or the `for`
+    # or assignment whose target binds the name
+    node: ast.AST | None = None
     declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
 
     @property
@@ -238,7 +240,7 @@ class ScopeBuilder:
         self.visit(node.value, scope)
         for target in node.targets:
             if not isinstance(target, ast.Name):
-                self._target(target, scope, "unpack")  # a tuple's names; an attribute or subscript binds none
+                self._target(target, scope, "unpack", node)  # a tuple's names; an attribute or subscript binds none
             elif len(node.targets) == 1 and content_read(node.value):
                 self.scope_of_read[id(node)] = scope
                 scope.bind(target.id, Binding("read", node=node))
@@ -267,7 +269,7 @@ class ScopeBuilder:
 
     def _for(self, node: ast.For | ast.AsyncFor, scope: Scope) -> None:
         self.visit(node.iter, scope)
-        self._target(node.target, scope, "other")
+        self._target(node.target, scope, "other", node)
         for statement in (*node.body, *node.orelse):
             self.visit(statement, scope)
 
@@ -310,14 +312,15 @@ class ScopeBuilder:
         for part in ("elt", "key", "value"):
             self.visit(getattr(node, part, None), inner)
 
-    def _target(self, target: ast.expr | None, scope: Scope, kind: str) -> None:
+    def _target(self, target: ast.expr | None, scope: Scope, kind: str, statement: ast.stmt | None = None) -> None:
+        """Bind the names of a target; a `for` loop's and an assignment's keep their `statement`."""
         if isinstance(target, ast.Name):
-            scope.bind(target.id, Binding(kind))
+            scope.bind(target.id, Binding(kind, node=statement))
         elif isinstance(target, (ast.Tuple, ast.List)):  # an assignment's, or a loop's (`for`, `with`, ...)
             for element in target.elts:
-                self._target(element, scope, "unpack" if kind == "unpack" else "element")
+                self._target(element, scope, "unpack" if kind == "unpack" else "element", statement)
         elif isinstance(target, ast.Starred):  # always a list
-            self._target(target.value, scope, "star_unpack")
+            self._target(target.value, scope, "star_unpack", statement)
         else:  # an attribute or subscript: only loads inside (or None: `with x:`)
             self.visit(target, scope)
 

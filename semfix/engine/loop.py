@@ -13,6 +13,7 @@ import ast
 import bisect
 
 from semfix.analysis.context import Context
+from semfix.analysis.nodes import branches
 from semfix.analysis.resolution import bound_arguments
 from semfix.catalog import SemParam
 from semfix.rules import dispatch
@@ -69,8 +70,9 @@ class Engine(Context):
 
 def bound(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
     """The call's arguments for `params`, each with its parameter, in source order: by position
-    (up to a `*args`) and by keyword."""
-    return sorted(bound_arguments(params, call), key=lambda pair: _place(pair[1]))
+    (up to a `*args`) and by keyword; each branch of a conditional expression as one."""
+    found = [(param, branch) for param, argument in bound_arguments(params, call) for branch in branches(argument)]
+    return sorted(found, key=lambda pair: _place(pair[1]))
 
 
 def arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[ast.expr]:

@@ -71,9 +71,34 @@ _CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
 _OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
 _VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
+_IF = re.compile(rb"(?<![\w.])if(?!\w)")  # `a if c else b`, and more (a comprehension's `if`, a string)
 _PALLAS_SLICE = re.compile(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
 # A parenthesized list of two items or more (a shape of two dimensions, and more): `(2, n)`.
 _SHAPE_OF_TWO = re.compile(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
+
+
+# Around a name in a target list: its other names, blanks, commas, brackets and stars. Each is
+# matched from one occurrence of a name, within _NEAR bytes, so that no text costs more than that.
+_TARGET = rb"[\w \t\f\r\n\\,()\[\]*]"
+_LOOP_BEFORE_REVERSED = re.compile(_TARGET + rb"*?rof(?![\w.])")  # back to `for`
+_LOOP_AFTER = re.compile(_TARGET + rb"*?(?<![\w.])in(?!\w)")  # on to `in`
+_LINE_BEFORE_REVERSED = re.compile(rb"[\w \t\f\\,()\[\]*]*(?:\n|\Z)")  # back to the line's start
+_LINE_AFTER = re.compile(_TARGET + rb"*=(?!=)")  # on to `=`
+_NEAR = 400
+
+
+def _targeted(data: bytes, names: set[bytes]) -> bool:
+    """Is one of `names` in a loop's target list (`for` ... `in`) or a line's first target list
+    (`a, (v, b) =`)? And more: a line `f(v, k=1)` of a plain function's call."""
+    name = re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")(?!\w)")
+    for match in name.finditer(data):
+        before = data[max(0, match.start() - _NEAR) : match.start()][::-1]
+        after = data[match.end() : match.end() + _NEAR]
+        if _LOOP_BEFORE_REVERSED.match(before) and _LOOP_AFTER.match(after):
+            return True
+        if _LINE_BEFORE_REVERSED.match(before) and _LINE_AFTER.match(after):
+            return True
+    return False
 
 
 def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
@@ -147,6 +172,8 @@ class _Skim:
         if names and names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
             return False
         if names and b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
+            return False
+        if names and _targeted(data, names):  # `for a, v in ...`, `a, v = ...`: a value may reach `v`
             return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
@@ -395,6 +422,8 @@ def _shape(argument: bytes) -> bytes | None:
         return argument
     if b":=" in argument:
         raise GiveUp("an assignment expression: the rules apply to its value")
+    if _IF.search(argument):
+        raise GiveUp("a conditional expression: each branch is an argument")
     if argument.startswith(b"("):
         raise GiveUp("a parenthesized argument")
     if argument.endswith(b"]"):

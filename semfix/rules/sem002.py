@@ -39,7 +39,8 @@ Refs). Nor where the allocation's shape has more dimensions than `sems[i]` gives
 reads a row, and `sems.at[i]` would pass one (SEM004 reports it). A name an assignment unpacks
 (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
 (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
-so never.
+so never. `.at` goes just before `[`: a comment or line break around the index stays. Each
+branch of a conditional expression (`sems[0] if first else sems[1]`) is an argument of its own.
 """
 
 from __future__ import annotations
@@ -182,11 +183,7 @@ def check(
     if kind is Kind.TUPLE or keyed_by_text(element):  # `sems[i]` or `sems["load"]` already is a Ref
         return previous
     safe = (kind is Kind.ARRAY or _proven(ctx, base, scope)) and not _type_tested(ctx, ctx.key(base, scope))
-    floor = None if previous is None else ctx.text.start(previous.argument)[2]  # where `X[i]`'s parentheses may start
-    cuts = ctx.cut(element, call, floor)
-    if cuts is None:
-        return previous
-    cut = cuts[0]
+    cut = ctx.bracket(element).end() - 1  # `.at` just before `[` keeps every byte around it, comments included
     insert = (cut, cut, ".at")
     start, end = ctx.text.start(element)[2], ctx.text.end(element)[2]
     view = ctx.text.text[start:cut] + ".at" + ctx.text.text[cut:end]

@@ -35,6 +35,14 @@ the same data there: it must be a parameter of the function holding the read, wr
 in it in any way (a store through any chain of views, `pl.store` or an atomic, a DMA into it or
 a view of it, a call or another name given it), checked exactly as SEM005 checks its buffer.
 Otherwise every use is reported with the line of the read.
+
+A read in a literal that a loop target or an unpacked name takes (`for sem in (sems[0], sems[1])`,
+`for src, dst in ((x[0], y), ...)`, `a, b = sems[0], sems[1]`, or through a name bound once to
+the literal) is reported at the read, and fixed there, to what the read passed directly is fixed
+to, where that is safe and the name is as above: a function's local bound once, used only as
+such arguments, in the same scope, seen by no `eval` or `nonlocal`, and the literal written in
+the loop or the assignment itself. The value is then made where it was, so nothing is read
+again elsewhere; for a DMA buffer (SEM005) nothing may write the Ref, as for a carried read.
 """
 
 from __future__ import annotations
@@ -52,12 +60,14 @@ from semfix.analysis.fixes import Decision, Removal
 from semfix.analysis.nodes import (
     Rewrite,
     alone_on_its_lines,
+    content_read,
     enclosing,
     end_of,
     first_line,
     holder,
     read_target,
     tokens,
+    unpacked,
 )
 from semfix.analysis.scopes import Access, Binding, Scope
 from semfix.analysis.writes import index_reads, written
@@ -70,6 +80,8 @@ CODE = "SEM003"
 WORDS = (
     "`{name}` holds a value read from the semaphore Ref at line {line}; pass the Ref `{ref}`",
     "`{assign}` only carried the read to semaphore arguments; removed with them",
+    "`{read}` reads a value out of the semaphore Ref, which reaches the semaphore argument `{name}` at line "
+    "{line} as a {how}; pass the Ref `{ref}`",
 )
 
 RULE = Rule(
@@ -147,8 +159,9 @@ _UNDECIDED = object()
 _SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
-#: Another rule's own reason a carried read must not be rewritten (SEM005: the Ref may be written).
-Guard = Callable[[Context, "Carried", Scope], "str | None"]
+#: Another rule's own reason a carried read must not be rewritten (SEM005: the Ref may be written
+#: before a use), given the Ref, its scope, the statement carrying the read and its uses' ids.
+Guard = Callable[[Context, ast.expr, Scope, ast.stmt, set[int]], "str | None"]
 
 
 @dataclass
@@ -177,7 +190,7 @@ class Carried:
     uses: list[ast.Name]
     body: list[ast.stmt] | None  # the statement list holding the assignment
     code: str
-    words: tuple[str, str]
+    words: tuple[str, str, str]
     verdict: Verdict
     blocker: str | None = None  # why the rewrite is not safe; None when it is
     decision: object = _UNDECIDED
@@ -197,7 +210,7 @@ def check(
     judge: Judge,
     *,
     code: str = CODE,
-    words: tuple[str, str] = WORDS,
+    words: tuple[str, str, str] = WORDS,
     arguments: set[int] | None = None,
     guard: Guard | None = None,
 ) -> bool:
@@ -210,7 +223,7 @@ def check(
     found = (_plan(ctx, call, b, code, words, args, guard, judge) for b in reversed(bindings) if b.kind == "read")
     plan = next((p for p in found if p is not None), None)
     if plan is None:
-        return False
+        return _unpacked(ctx, call, use, scope, judge, code, words, args, guard)
     verdict = plan.verdict
     if verdict.fix is None and (shape := next((f for f in verdict.findings if f.rule == sem004.CODE), None)):
         ctx.report(shape.rule, use, messages.carried(use.id, plan.assign.lineno, shape.message), None)
@@ -234,12 +247,105 @@ def check(
     return True
 
 
+def _unpacked(
+    ctx: Context,
+    call: ast.Call,
+    use: ast.Name,
+    scope: Scope,
+    judge: Judge,
+    code: str,
+    words: tuple[str, str, str],
+    arguments: set[int],
+    guard: Guard | None,
+) -> bool:
+    """`for v in (X[i], ...)`, `for a, v in ((d, X[...]), ...)`, `a, v = d, X[i]`: each read `v`
+    takes from the literal (or from a name bound once to one) reaches the argument. Each is
+    reported at the read, once, and fixed there to what the read passed directly is fixed to
+    (the value is then made where it was, the Ref is read at the same place) where that fix is
+    safe and `v`, as a plain carried read's variable, is a local used only as such arguments."""
+    owner, bindings = scope.lookup(use.id)
+    found = False
+    for binding in bindings:
+        statement = binding.node
+        if owner is None or binding.kind not in ("unpack", "element", "other"):
+            continue
+        if not isinstance(statement, (ast.For, ast.Assign)):
+            continue
+        given = statement.iter if isinstance(statement, ast.For) else statement.value
+        through = given.id if isinstance(given, ast.Name) else None
+        source = None
+        if through is not None:  # `pairs = ((...), ...)` then `for a, b in pairs`
+            holder_scope, held = owner.lookup(through)
+            source = held[0].value if holder_scope is not None and [b.kind for b in held] == ["tuple_literal"] else None
+        for read in unpacked(statement, use.id, source) or ():
+            if not content_read(read) or (code, id(read)) in ctx.memo:
+                found |= bool(ctx.memo.get((code, id(read))))
+                continue
+            assert isinstance(read, ast.Subscript)  # a content read is one
+            verdict = judge(ctx, call, read, owner)
+            ctx.memo[code, id(read)] = bool(verdict.findings)
+            if not verdict.findings:
+                continue
+            found = True
+            how = "loop target" if isinstance(statement, ast.For) else "name unpacked"
+            suggestion = verdict.fix or next((f.replacement for f in verdict.findings if f.replacement), None)
+            shown = messages.one_line(suggestion or ctx.text.of(read.value))
+            message = words[2].format(
+                read=messages.one_line(ctx.text.of(read)), name=use.id, line=use.lineno, how=how, ref=shown
+            )
+            blocker = (
+                _refused(ctx, read, verdict)
+                if verdict.fix is None
+                else _in_place(ctx, read, verdict.fix, statement, through, owner, use.id, arguments, guard)
+            )
+            if blocker is not None:
+                ctx.report(code, read, f"{message} (not fixed: {blocker})", None)
+            elif ctx.report(code, read, message, verdict.fix):
+                assert verdict.fix is not None and verdict.replacement is not None  # no blocker: fixed (`Verdict`)
+                start, end = ctx.text.start(read)[2], ctx.text.end(read)[2]
+                rewrite = Rewrite(statement, read, copy.deepcopy(verdict.replacement), [(start, end, verdict.fix)])
+                ctx.make(Decision.of(code, rewrite))
+    return found
+
+
+def _in_place(
+    ctx: Context,
+    read: ast.Subscript,
+    fix: str,
+    statement: ast.For | ast.Assign,
+    through: str | None,
+    scope: Scope,
+    name: str,
+    arguments: set[int],
+    guard: Guard | None,
+) -> str | None:
+    """Why the read in a literal is not made `fix` where it is; None when it may be: `name`
+    holds only what the literal gives it and is read only as such arguments (see `_blocker`)."""
+    if scope.kind != "function":
+        return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
+    if len(scope.bindings[name]) > 1:
+        return f"`{name}` is assigned more than once"
+    references = ctx.tracking().references(name, scope)
+    if any(id(access.name) not in arguments for access in references):
+        return f"`{name}` is also used for something else"
+    if any(access.scope is not scope for access in references):
+        return f"`{name}` is used in a nested scope"
+    assert scope.node is not None  # a function scope's node: its def or lambda (`ScopeBuilder`)
+    if (unseen := _seen_by_name(scope.node, name)) is not None:
+        return unseen
+    if through is not None:
+        return f"the values come through `{through}`, which other code may read"
+    if ctx.text.of(read).count("#") != fix.count("#"):
+        return "a comment inside it would be lost"
+    return guard(ctx, read.value, scope, statement, {id(a.name) for a in references}) if guard else None
+
+
 def _plan(
     ctx: Context,
     call: ast.Call,
     binding: Binding,
     code: str,
-    words: tuple[str, str],
+    words: tuple[str, str, str],
     arguments: set[int],
     guard: Guard | None,
     judge: Judge,
@@ -270,20 +376,22 @@ def _plan(
             assert isinstance(read, ast.Subscript)  # the value of a "read" binding: `X[...]`
             plan = Carried(assign, read, uses, body, code, words, verdict)
             if verdict.fix is None:
-                plan.blocker = _refused(ctx, plan)
+                plan.blocker = _refused(ctx, read, verdict)
             else:
-                plan.blocker = _blocker(ctx, plan, scope, name, references) or (guard and guard(ctx, plan, scope))
+                plan.blocker = _blocker(ctx, plan, scope, name, references) or (
+                    guard and guard(ctx, plan.ref, scope, assign, {id(use) for use in uses})
+                )
         ctx.memo[code, id(binding)] = plan
     kept = ctx.memo[code, id(binding)]
     assert kept is None or isinstance(kept, Carried)  # what this function keeps under the key, above
     return kept
 
 
-def _refused(ctx: Context, plan: Carried) -> str:
+def _refused(ctx: Context, read: ast.expr, verdict: Verdict) -> str:
     """Why the read passed directly is not fixed: its first finding says. An unsafe fix is not
     offered for the carried read, which needs the direct form's safe one."""
-    reason = plan.verdict.findings[0].message.removesuffix(messages.UNSAFE_SUFFIX)
-    return f"`{messages.one_line(ctx.text.of(plan.read))}` passed directly is not fixed safely either: {reason}"
+    reason = verdict.findings[0].message.removesuffix(messages.UNSAFE_SUFFIX)
+    return f"`{messages.one_line(ctx.text.of(read))}` passed directly is not fixed safely either: {reason}"
 
 
 def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:

@@ -70,6 +70,8 @@ CODE = "SEM005"
 WORDS = (
     "`{name}` holds a value read from the Ref at line {line} and is passed as a DMA buffer; pass the Ref `{ref}`",
     "`{assign}` only carried the read to DMA buffers; removed with them",
+    "`{read}` reads a value out of the Ref, which reaches the DMA buffer `{name}` at line {line} as a {how}; "
+    "pass the Ref `{ref}`",
 )
 
 _HEADER = """\
@@ -139,7 +141,7 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, judge:
     if isinstance(argument, ast.Name):
         if judge is not None:
             sem003.check(
-                ctx, call, argument, scope, judge, code=CODE, words=WORDS, arguments=ctx.buffer_args, guard=_written
+                ctx, call, argument, scope, judge, code=CODE, words=WORDS, arguments=ctx.buffer_args, guard=written
             )
         return None
     rewrite: Rewrite | None = None
@@ -151,9 +153,3 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, judge:
     if isinstance(current, ast.Subscript) and not is_at(current.value) and read_target(current) is None:
         rewrite = sem002.check(ctx, call, current, scope, rewrite, code=CODE, words=messages.buffer_view)
     return rewrite
-
-
-def _written(ctx: Context, plan: sem003.Carried, scope: Scope) -> str | None:
-    """Why the buffer may hold other data when the DMA runs than at the read (the indices it
-    reads are SEM003's to check); None when nothing may write it."""
-    return written(ctx, plan.ref, scope, plan.assign, {id(use) for use in plan.uses})

@@ -125,7 +125,7 @@ class Dropped(Rewrite):
     keyword: ast.keyword | None = None
 
     def declare(self) -> None:
-        assert self.call is not None and self.keyword is not None  # `check` sets both
+        assert isinstance(self.call, ast.Call) and self.keyword is not None  # `check` sets both
         self.call.keywords.remove(self.keyword)
 
 
