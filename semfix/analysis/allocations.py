@@ -359,7 +359,9 @@ class Allocations(Resolution):
         items = source_order(node)
         first = items[0] if items else None
         shape = first.value if isinstance(first, ast.keyword) and first.arg == "shape" else first
-        entries = None if shape is None or isinstance(first, ast.Starred) else self._entries(shape, scope)
+        if not isinstance(shape, ast.expr) or isinstance(shape, ast.Starred):  # `X(*shape)`, `X(dtype=...)`
+            return None
+        entries = self._entries(shape, scope)
         return None if entries is None else (len(entries), node)
 
     def _unprove(self, body: ast.AST, scope: Scope) -> None:

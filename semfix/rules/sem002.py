@@ -19,7 +19,8 @@ pl.semaphore_signal(sems.at[slot], 1)
 ```
 
 ## Fix safety
-Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope
+Safe where the file proves `sems` is a Ref: a `.at[...]` view (`sems.at[s][0]`, or `window[0]`
+after `window = sems.at[s]`: a view is always a Ref), `sems.at[...]` or `sems[...]` in the same scope
 (an attribute chain such as `c.sems` only where each name in it resolves to the same binding:
 a comprehension, lambda or class body binding its own `c` proves nothing about the function's),
 or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of `pallas_call`
@@ -36,7 +37,11 @@ already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it s
 a pytree node in `out_shape` or `out_specs` such as `(pltpu.SemaphoreType.DMA(()),) * 2`, a
 parameter that any allocation makes a tuple), or a string index (`sems["load"]`: a dict of
 Refs). Nor where the allocation's shape has more dimensions than `sems[i]` gives indices: that
-reads a row, and `sems.at[i]` would pass one (SEM004 reports it). A name an assignment unpacks
+reads a row, and `sems.at[i]` would pass one (SEM004 reports it). Where the allocation is a
+semaphore array whose shape semfix cannot read (`X(shape)` of a parameter) or whose launches
+disagree, the number of indices that pick one semaphore is not proven: unsafe. `sems[i][j]` of a
+proven Ref is reported with the view `sems.at[i, j]`, never fixed: `sems[i].at[j]` would be
+jnp's `.at` of a value. A name an assignment unpacks
 (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
 (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
 so never.

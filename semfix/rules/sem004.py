@@ -5,8 +5,12 @@ Flags a slice (`sems.at[0:2]`, `sems[1:]`, `sems.at[pl.ds(0, 2)]`), a row, or a 
 array passed where one semaphore is needed. Reported only. A row is a view or read that gives
 fewer indices than its allocation has dimensions (`sems.at[i]`, `sems[i]` or `sems.at[i][...]`
 of a `SemaphoreType.DMA((2, 2))`), where the parameter's every allocation writes its shape as
-a tuple of that length (a shape held in a name proves no rank); carried through a variable
-(`row = sems[i]`), it is reported at the use.
+a tuple of that length (`(2, 2)`, `(2,) * 2`, or a name bound once to one; a parameter proves
+no rank), or where a view of it in the scope shows more dimensions (`sems.at[i, j]`,
+`sems.at[i].at[j]`, `row.at[j]` after `row = sems.at[i]`). A view held in a local bound once
+(`out_sem = sems.at[1]`) is the view; an index held in a local bound once to a tuple
+(`idx = (half, slot)`) gives its entries. Carried through a variable (`row = sems[i]`), it
+is reported at the use.
 
 ## Why is this bad?
 Semaphore operations take exactly one semaphore; tracing fails with
