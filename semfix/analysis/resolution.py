@@ -20,9 +20,11 @@ from semfix.analysis.nodes import (
     unchain,
 )
 from semfix.analysis.scopes import Scope, Tracking
+from semfix.analysis.views import unview
 from semfix.catalog import (
     FUNCTION_NAMES,
     PARTIAL,
+    SLICES,
     Operation,
     SemParam,
     lookup,
@@ -56,7 +58,7 @@ class Resolution:
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
-        self.axes_seen: dict[object, ast.Subscript] = {}  # by key: its view or read of the most indices
+        self.axes_seen: dict[object, tuple[int, ast.Subscript]] = {}  # by key: the most dimensions a view shows
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
 
@@ -254,16 +256,33 @@ class Resolution:
                     self.proven.add(proof)
                     if isinstance(target, ast.Attribute):
                         self.proof_sites.setdefault(proof, []).append((target, scope))
-                    seen = self.axes_seen.get(proof)
-                    if axes(subscript) > (0 if seen is None else axes(seen)):  # a view's or a read's
-                        self.axes_seen[proof] = subscript
+                if is_at(subscript.value):
+                    self._see_axes(subscript, scope)
         return self.proven
 
-    def axes_indexed(self, node: ast.expr, scope: Scope) -> ast.Subscript | None:
-        """The view or read of the Ref `node` names with the most indices (`x.at[i, j]`,
-        `x[i, j]`), where the file has one: the Ref has at least as many dimensions (`axes`)."""
+    def _see_axes(self, subscript: ast.Subscript, scope: Scope) -> None:
+        """Record how many dimensions the view shows the Ref it views (through locals and
+        chains) to have at least: `flags.at[i].at[j]` and `row.at[j]` after `row = flags.at[i]`, two."""
+        view = unview(subscript, scope)
+        key = self.key(view.base, view.scope) if view.counted else None
+        if key is None:
+            return
+        before = [sum(not self.keeps_dimension(i, view.scope) for i in level) for level in view.levels]
+        least = max(len(level) + sum(before[:n]) for n, level in enumerate(view.levels))
+        if least > self.axes_seen.get(key, (0, subscript))[0]:
+            self.axes_seen[key] = (least, subscript)
+
+    def axes_indexed(self, node: ast.expr, scope: Scope) -> tuple[int, ast.Subscript] | None:
+        """How many dimensions the file's views of the Ref `node` names show it has at least
+        (`x.at[i, j]`), with the view that shows the most, where the file has one."""
         key = self.key(node, scope)
         return None if key is None or key not in self.proofs() else self.axes_seen.get(key)
+
+    def keeps_dimension(self, index: ast.expr, scope: Scope) -> bool:
+        """Does the index keep its dimension: `a:b`, or one of Pallas's slices (`pl.ds(0, 2)`)?"""
+        return isinstance(index, ast.Slice) or (
+            isinstance(index, ast.Call) and self.resolves_to(index.func, scope, SLICES)
+        )
 
 
 def bound_arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
@@ -289,12 +308,3 @@ def _last_parts(targets: frozenset[str]) -> frozenset[str]:
 
 
 _OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
-
-
-def axes(view: ast.Subscript) -> int:
-    """How many dimensions a subscript indexes (a slice too); 0 where it cannot be told (`...`,
-    `*idx`)."""
-    entries = view.slice.elts if isinstance(view.slice, ast.Tuple) else [view.slice]
-    if any(isinstance(e, ast.Starred) or (isinstance(e, ast.Constant) and e.value is Ellipsis) for e in entries):
-        return 0
-    return len(entries)

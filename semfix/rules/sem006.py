@@ -8,7 +8,8 @@ to a DMA (`make_async_copy`, `async_copy`, and both semaphores of the remote cop
 message names the line of the allocation. Reported only.
 
 The kind counts only where it is proven: the argument is a kernel or `run_scoped` body
-parameter (or an `.at[...]` view of one) that nothing rebinds, and every allocation bound to it
+parameter (or an `.at[...]` view of one, also held in a local bound once: `ready = sems.at[1]`)
+that nothing rebinds, and every allocation bound to it
 (`scratch_shapes` of `pallas_call` or of JAX's grid specs, `scratch_types` of `pl.kernel`,
 `run_scoped`, `core_map`, as SEM002 reads them) is a `SemaphoreType.X` or
 `SemaphoreType.X(shape)` of one kind. A parameter that two calls give two kinds, or that a
