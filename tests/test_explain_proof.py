@@ -96,7 +96,7 @@ def test_explain_fix_is_refused_or_runs_right(wronglib: Path, log: str) -> None:
     ("log", "words"),
     [
         ("wrong_scaled.log", ["`sems[slot]` (sem): SEM002", "--unsafe-fixes"]),
-        ("wrong12_scaled.log", ["called at wronglib/kernels.py:", "`x_ref[...] * 2.0` (src_ref)"]),
+        ("wrong12_scaled.log", ["called at wronglib/kernels.py:", "`x_ref[...] * 2.0` (given to `_copy_slot`'s `src`)"]),
         ("wrong12_named.log", ["`refs.src` (src_ref)", "`refs.dst` (dst_ref)"]),
         ("wrong12_shared.log", ["`sems[slot]` (sem): SEM002", "`sems` is a parameter of `_copy_slot`"]),
         ("wrong_cond.log", ["SEM002", "unsafe"]),
@@ -127,7 +127,7 @@ def test_an_installed_helper_blames_the_checkouts_frame(wronglib: Path, log: str
     result = _explain(text, wronglib)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "in an installed package" in result.stdout
-    assert "It was called at wronglib/kernels.py:144, in installed_kernel." in result.stdout
+    assert "It was called at wronglib/kernels.py:145, in installed_kernel." in result.stdout
     named = "`sems[half]` (given to `copy_half`'s `sem`)" if readable else "`copy_half(x_ref, o_ref, sems[half])`"
     assert named in result.stdout, result.stdout
     assert (wronglib / KERNELS).read_text() == before and helper.read_text() == helper_before

@@ -223,7 +223,10 @@ def read_shape(match: re.Match[str]) -> str | None:
     """The shape of the semaphore value JAX got (the match's `aval`), as Python prints a tuple
     (`(2,)`), when it is not one semaphore (`semaphore[2]`: a row read out of a 2-D array);
     None otherwise. Every rewrite of a read into a Ref (`x[...]` -> `x`, `x[i]` -> `x.at[i]`)
-    keeps that shape, so none of them makes the one semaphore JAX needs."""
+    keeps that shape, so none of them makes the one semaphore JAX needs. The non-()-shaped
+    error names the shape itself."""
+    if shaped := match.groupdict().get("shape"):
+        return shaped.strip()
     aval = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", _strip(match.groupdict().get("aval") or ""))
     if aval is None or aval["name"] not in _AVALS or not aval["shape"].strip():
         return None
