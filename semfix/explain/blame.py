@@ -103,9 +103,8 @@ def blame(
                         f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone."
                     )
     if problem or not arguments:
-        result.lines.append(
-            f"Cannot fix it automatically: {problem or 'no semaphore or DMA argument there semfix can read'}."
-        )
+        none = "no DMA call there whose arguments semfix can read" if suspects else "no semaphore argument there"
+        result.lines.append(f"Cannot fix it automatically: {problem or none}.")
         return result
     if (passed := _passed_in(arguments)) is not None:
         result.lines.append(
@@ -120,7 +119,20 @@ def blame(
     _decide(result, scopes, evidence, arguments, at, where)
     scope = arguments[-1][2].function_scope()
     low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
-    result.chosen = _with_their_plans(result.chosen, [f for f in findings if f.fixable and low <= f.line <= high])
+    fixes = [f for f in findings if f.fixable and low <= f.line <= high]
+    result.chosen = _with_their_plans(result.chosen + _same_ref(scopes, evidence, result.chosen, fixes), fixes)
+    for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
+        edit = (
+            f"`{finding.original}` -> `{finding.replacement}`"
+            if finding.replacement
+            else f"remove `{finding.original.strip()}`"
+        )
+        unsafe = (
+            "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
+            if finding.safety != "safe"
+            else ""
+        )
+        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})")
     return result
 
 
@@ -159,18 +171,6 @@ def _decide(
         result.lines.append(f"Cannot fix it automatically: semfix proves no fix at {names}; check by hand.")
     if open_:
         result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
-    for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
-        edit = (
-            f"`{finding.original}` -> `{finding.replacement}`"
-            if finding.replacement
-            else f"remove `{finding.original.strip()}`"
-        )
-        unsafe = (
-            "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
-            if finding.safety != "safe"
-            else ""
-        )
-        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})")
     result.fixed = bool(result.chosen) and not open_
 
 
@@ -348,6 +348,20 @@ def _given(scopes: Tracking, line: int, through: Through) -> list[tuple[str, ast
 
 def _base(finding: Finding) -> str:
     return finding.original.split("[", 1)[0].strip()
+
+
+def _same_ref(scopes: Tracking, evidence: Evidence, chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
+    """The engine's safe fixes (what `fix` writes) of the other reads of a Ref a chosen fix
+    reads, where its name resolves to the same binding: JAX stops at the first, and a read
+    explain does not know (`semaphore_read`'s) would stop the next run."""
+    scopes_at = {evidence.text.start(node)[:2]: scopes.scope_of[id(node)] for node in scopes.subscripts}
+
+    def bound(finding: Finding) -> int | None:
+        where = scopes_at.get((finding.line, finding.column - 1))
+        return None if where is None else id(where.lookup(_base(finding))[1])
+
+    refs = {bound(f) for f in chosen} - {None}
+    return [f for f in fixes if f.safety == "safe" and bound(f) in refs]
 
 
 def _shared_parameter(scopes: Tracking, name: str, scope: Scope) -> str | None:

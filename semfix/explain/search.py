@@ -143,7 +143,8 @@ def explain(failure: Failure, root: Path) -> Explanation:
     verb, through = "raised from", None
     while True:
         installed = _installed(frame, root)
-        if installed and callers:  # the first frame in the checkout is blamed, through what the package passed on
+        outer = failure.frames[failure.frames.index(frame) - 1] if failure.frames.index(frame) else None
+        if installed and callers and outer is callers[0]:  # called from the checkout: blamed, through what it passed on
             result.lines.append(f"{installed}: its caller is blamed.")
             through = _passed_by_package(frame, known, through)
         else:
