@@ -96,7 +96,10 @@ def test_explain_fix_is_refused_or_runs_right(wronglib: Path, log: str) -> None:
     ("log", "words"),
     [
         ("wrong_scaled.log", ["`sems[slot]` (sem): SEM002", "--unsafe-fixes"]),
-        ("wrong12_scaled.log", ["called at wronglib/kernels.py:", "`x_ref[...] * 2.0` (given to `_copy_slot`'s `src`)"]),
+        (
+            "wrong12_scaled.log",
+            ["called at wronglib/kernels.py:", "`x_ref[...] * 2.0` (given to `_copy_slot`'s `src`)"],
+        ),
         ("wrong12_named.log", ["`refs.src` (src_ref)", "`refs.dst` (dst_ref)"]),
         ("wrong12_shared.log", ["`sems[slot]` (sem): SEM002", "`sems` is a parameter of `_copy_slot`"]),
         ("wrong_cond.log", ["SEM002", "unsafe"]),
