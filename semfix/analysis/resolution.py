@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections import Counter
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -135,7 +136,10 @@ class Resolution:
         another such helper's): at its calls, each is treated as the parameter it is passed to.
         Only a def bound once by that name, undecorated, without `*args` or `**kwargs`; a
         parameter counts only where the def never rebinds it and passes it to parameters of
-        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side)."""
+        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side), and does nothing else
+        with it: a helper that stores its `src` as a value on another path (`dst[...] = src`),
+        or picks a semaphore out of it itself (`sem.at[slot]`), is given a value or a row
+        rightly there, and the call is not the catalog's to fix."""
         _, bindings = scope.lookup(name.id)
         function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
         if not isinstance(function, ast.FunctionDef) or bindings[0].declared or function.decorator_list:
@@ -153,7 +157,7 @@ class Resolution:
         ordered = [*arguments.posonlyargs, *arguments.args]
         positions: dict[int, int | None] = {id(p): i for i, p in enumerate(ordered)}
         positions.update((id(p), None) for p in arguments.kwonlyargs)
-        uses: dict[int, set[tuple[bool, tuple[str, str]]]] = {}
+        uses: dict[int, list[tuple[bool, tuple[str, str]]]] = {}  # by parameter: each catalog use
         inner: list[ast.Call] = []
         for call in ast.walk(function):
             if not isinstance(call, ast.Call):
@@ -168,15 +172,16 @@ class Resolution:
                         continue
                     _, bindings = scope.lookup(argument.id)
                     if len(bindings) == 1 and bindings[0].kind == "param" and id(bindings[0].node) in positions:
-                        uses.setdefault(id(bindings[0].node), set()).add(
+                        uses.setdefault(id(bindings[0].node), []).append(
                             (buffer, param.via or (operation.name, param.name))
                         )
                         inner.append(call)
+        spelled = Counter(node.id for node in ast.walk(function) if isinstance(node, ast.Name))
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
-            found = uses.get(id(parameter), set())
-            if len(found) == 1:
-                (buffer, via), *_ = found
+            found = uses.get(id(parameter), [])
+            if len(set(found)) == 1 and len(found) == spelled[parameter.arg]:  # its every use: passed on
+                buffer, via = found[0]
                 passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
         if not passed[0] and not passed[1]:
             return None
