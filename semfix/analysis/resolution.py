@@ -60,6 +60,7 @@ class Resolution:
         self.axes_seen: dict[object, ast.Subscript] = {}  # by key: its view or read of the most indices
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
+        self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
 
     def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
@@ -112,7 +113,7 @@ class Resolution:
             found = [c for c in relevant if self.operation(c) is not None]
             names: set[str] = set()
             while found:
-                names |= {d.name for d in (self._def_of(c) for c in found) if d is not None}
+                names |= {d.name for c in found for d in self._runners(self._def_of(c))}
                 found = [
                     c
                     for c in self.scopes.calls
@@ -130,6 +131,29 @@ class Resolution:
                 return scope.node
             scope = scope.parent
         return None
+
+    def _runners(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[ast.AST]:
+        """`function`, and each def around it that runs it: where a nested def is called or
+        handed on by its name, bound once there (`lax.fori_loop(0, n, step, 0)`), or decorated
+        (`@pl.when(...)`), what it does with the outer def's parameters, that def does."""
+        found: list[ast.AST] = []
+        while function is not None:
+            found.append(function)
+            if id(function) not in self._runs_in:
+                self._runs_in[id(function)] = self._runner(function)
+            function = self._runs_in[id(function)]
+        return found
+
+    def _runner(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        outer = self.scopes.scope_of[id(function)]
+        node = outer.node if outer.kind == "function" else None
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if function.decorator_list:
+            return node
+        _, bindings = outer.lookup(function.name)
+        named = any(isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(node))
+        return node if len(bindings) == 1 and named else None
 
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
@@ -163,8 +187,8 @@ class Resolution:
             if not isinstance(call, ast.Call):
                 continue
             operation = self.operation(call)
-            if operation is None or operation.partial:
-                continue
+            if operation is None or operation.partial or function not in self._runners(self._def_of(call)):
+                continue  # a call in a nested def counts where the def runs it
             scope = self.scopes.scope_of[id(call)]
             for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params)):
                 for param, argument in bound_arguments(params, call):
