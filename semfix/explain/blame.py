@@ -45,8 +45,9 @@ class Blame:
     fixed: bool = False  # every argument the error may be about is fixed
     encoding: str = "utf-8"  # the source's, for writing the fixes back
     # the arguments the error is about are the parameters of a helper of the file, passed on
-    # unchanged: what they were given is at its caller, the traceback's frame before
-    follow_caller: bool = False
+    # unchanged: what they were given is at the caller of that def (the name), the frame of
+    # the line's function or of the def it is nested in
+    follow_caller: str | None = None
 
 
 def blame(
@@ -79,10 +80,10 @@ def blame(
     if wrong_kind:
         _kind_evidence(result, evidence, calls, suspects, findings, where)
         return result
-    if _passed_in(evidence, calls, suspects):
-        name = getattr(scopes.scope_of[id(calls[-1])].function_scope().node, "name", "the function")
-        result.lines.append(f"What it is about are parameters of `{name}`, passed on unchanged: its caller gave them.")
-        result.follow_caller = True
+    owner = _passed_in(evidence, calls, suspects)
+    if owner is not None:
+        result.lines.append(f"What it is about are parameters of `{owner}`, passed on unchanged: its caller gave them.")
+        result.follow_caller = owner
         return result
     if suspects is not None:
         proven, safe = _dma_evidence(result, evidence, calls, suspects, findings)
@@ -238,16 +239,22 @@ def _copies(operation: Operation) -> bool:
     return bool(operation.buffer_params) or any(p.via is not None and p.via[0] in DMAS for p in operation.sem_params)
 
 
-def _passed_in(evidence: Evidence, calls: list[ast.Call], suspects: frozenset[str] | None) -> bool:
-    """Whether every argument the error is about is a parameter of the function holding the
-    calls, which it never rebinds: the value it was given is its caller's."""
+def _passed_in(evidence: Evidence, calls: list[ast.Call], suspects: frozenset[str] | None) -> str | None:
+    """The def whose parameters, never rebound, every argument the error is about is: the
+    function holding the calls, or a def it is nested in (a step function's closure), or an
+    `.at[...]` view of one. The value each was given is that def's caller's. None where they
+    are not all one def's."""
     about = [a for a in _arguments(evidence, calls, suspects is not None) if suspects is None or a[0] in suspects]
-    return bool(about) and all(
-        isinstance(argument, ast.Name)
-        and _kinds_here(argument.id, scope) == ["param"]
-        and not isinstance(scope.function_scope().node, ast.Lambda)
-        for _, argument, scope in about
-    )
+    owners = set()
+    for _, argument, scope in about:
+        while isinstance(argument, ast.Subscript) and is_at(argument.value):
+            argument = argument.value.value
+        found, bindings = scope.lookup(argument.id) if isinstance(argument, ast.Name) else (None, [])
+        if found is None or [b.kind for b in bindings] != ["param"]:
+            return None
+        owners.add(found.node)
+    (owner, *others) = owners or {None}
+    return owner.name if not others and isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _dma_evidence(

@@ -143,9 +143,13 @@ def explain(failure: Failure, root: Path) -> Explanation:
     verb = "raised from"
     while True:
         _explain_frame(result, frame, root, known, read_shape(match), verb)
-        if not (result.blame.follow_caller and callers):
+        owner = result.blame.follow_caller  # a helper of the file passed on what its caller gave it
+        if owner is not None and frame.function != owner:  # from a def nested in it: past its own frame
+            while callers and callers.pop(0).function != owner:
+                pass
+        if not (owner and callers):
             return result
-        frame, verb = callers.pop(0), "called at"  # a helper of the file passed on what its caller gave it
+        frame, verb = callers.pop(0), "called at"
         result.blame = Blame()
 
 
