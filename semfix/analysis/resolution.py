@@ -132,11 +132,13 @@ class Resolution:
             scope = scope.parent
         return None
 
-    def _runners(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[ast.AST]:
+    def _runners(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         """`function`, and each def around it that runs it: where a nested def is called or
         handed on by its name, bound once there (`lax.fori_loop(0, n, step, 0)`), or decorated
         (`@pl.when(...)`), what it does with the outer def's parameters, that def does."""
-        found: list[ast.AST] = []
+        found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         while function is not None:
             found.append(function)
             if id(function) not in self._runs_in:
@@ -144,7 +146,9 @@ class Resolution:
             function = self._runs_in[id(function)]
         return found
 
-    def _runner(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    def _runner(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         outer = self.scopes.scope_of[id(function)]
         node = outer.node if outer.kind == "function" else None
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -160,13 +160,18 @@ def _waited(
     if operation.inner:
         inner = [(c, ctx.operation(c)) for c in operation.inner if isinstance(c, ast.Call)]
         return any(op is not None and _waited(ctx, c, op, methods, (call, *sites)) for c, op in inner)
-    return _reaches(ctx, call, methods, sites, frozenset())
+    return _reaches(ctx, call, ctx.scopes.scope_of[id(call)], methods, sites, frozenset())
 
 
 def _reaches(
-    ctx: Context, node: ast.expr, methods: frozenset[str], sites: tuple[ast.Call, ...], seen: frozenset[int]
+    ctx: Context,
+    node: ast.expr,
+    scope: Scope,
+    methods: frozenset[str],
+    sites: tuple[ast.Call, ...],
+    seen: frozenset[int],
 ) -> bool:
-    """Is the descriptor `node` evaluates to waited on at one of `methods`: `node.wait()`; a
+    """Is the descriptor `node` (in `scope`) evaluates to waited on at one of `methods`: `node.wait()`; a
     local name bound to it, by that name (bound more than once: before it is bound again, in
     the same block); or returned, at the calls of its def? Anything else it may be handed to
     (a list, a call, `functools.partial`) proves nothing: a DMA only started may signal a
@@ -176,36 +181,35 @@ def _reaches(
     if isinstance(parent, ast.Attribute):  # `make_async_copy(...).wait()`; `.start()` returns None
         return parent.attr in methods
     if isinstance(parent, ast.Return):
-        function = parent
+        function: ast.AST | None = parent
         while function is not None and not isinstance(function, _Def):
             function = parents.get(id(function))
         if not isinstance(function, _Def) or id(function) in seen:
             return False
         if sites and _called(ctx, sites[0]) is function:
-            return _reaches(ctx, sites[0], methods, sites[1:], seen | {id(function)})
-        return any(_reaches(ctx, c, methods, sites, seen | {id(function)}) for c in _calls(ctx, function))
-    scope = ctx.scopes.scope_of.get(id(node)) if isinstance(node, ast.Call) else None
-    target = parent.targets[0] if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
-    if not isinstance(target, ast.Name) or scope is None or scope.kind != "function":
+            site, sites = sites[0], sites[1:]
+            return _reaches(ctx, site, ctx.scopes.scope_of[id(site)], methods, sites, seen | {id(function)})
+        seen |= {id(function)}
+        return any(_reaches(ctx, c, ctx.scopes.scope_of[id(c)], methods, sites, seen) for c in _calls(ctx, function))
+    if not isinstance(parent, ast.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):
         return False
-    _, bindings = scope.lookup(target.id)
-    if any(binding.declared for binding in bindings):
+    name = parent.targets[0].id
+    _, bindings = scope.lookup(name)
+    if scope.kind != "function" or any(binding.declared for binding in bindings):
         return False
     if len(bindings) > 1:
-        return _waited_next(ctx, parent, target.id, methods)
+        return _waited_next(ctx, parent, name, methods)
     return any(
         (access.called and len(access.steps) == 1 and access.steps[0] in methods)
-        or (not access.steps and _reaches(ctx, access.name, methods, sites, seen))
-        for access in ctx.tracking().references(target.id, scope)
+        or (not access.steps and _reaches(ctx, access.name, access.scope, methods, sites, seen))
+        for access in ctx.tracking().references(name, scope)
     )
 
 
 def _waited_next(ctx: Context, assign: ast.Assign, name: str, methods: frozenset[str]) -> bool:
     """Is `name.wait()` (one of `methods`) called in the statements after `assign` in its
     block, before one that may bind `name` again?"""
-    block = next(
-        (v for _, v in ast.iter_fields(_parents(ctx)[id(assign)]) if isinstance(v, list) and assign in v), []
-    )
+    block = next((v for _, v in ast.iter_fields(_parents(ctx)[id(assign)]) if isinstance(v, list) and assign in v), [])
     for statement in block[block.index(assign) + 1 :]:
         nodes = list(ast.walk(statement))
         if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes):
