@@ -241,13 +241,13 @@ def _copies(operation: Operation) -> bool:
 
 def _passed_in(evidence: Evidence, calls: list[ast.Call], suspects: frozenset[str] | None) -> str | None:
     """The def whose parameters, never rebound, every argument the error is about is: the
-    function holding the calls, or a def it is nested in (a step function's closure), or an
-    `.at[...]` view of one. The value each was given is that def's caller's. None where they
-    are not all one def's."""
+    function holding the calls, or a def it is nested in (a step function's closure); for a
+    DMA's error (`suspects`), also an `.at[...]` view of one, a Ref where the parameter is one.
+    The value each was given is that def's caller's. None where they are not all one def's."""
     about = [a for a in _arguments(evidence, calls, suspects is not None) if suspects is None or a[0] in suspects]
     owners = set()
     for _, argument, scope in about:
-        while isinstance(argument, ast.Subscript) and is_at(argument.value):
+        while suspects is not None and isinstance(argument, ast.Subscript) and is_at(argument.value):
             argument = argument.value.value
         found, bindings = scope.lookup(argument.id) if isinstance(argument, ast.Name) else (None, [])
         if found is None or [b.kind for b in bindings] != ["param"]:
