@@ -149,6 +149,7 @@ class Resolution:
     def _runner(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef
     ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def `function` is nested in, where that def runs it (`_runners`); else None."""
         outer = self.scopes.scope_of[id(function)]
         node = outer.node if outer.kind == "function" else None
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
