@@ -135,7 +135,9 @@ def require_jax_python(version: str, config: pytest.Config) -> str:
 class Worker:
     """One JAX process, of a given Python, that runs kernel modules; restarted when a kernel hangs."""
 
-    def __init__(self, python: str = sys.executable, timeout: float = TIMEOUT, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, python: str = sys.executable, timeout: float = TIMEOUT, env: dict[str, str] | None = None
+    ) -> None:
         self.python = python
         self.timeout = timeout
         self.env = env or {}  # more variables for the worker (the oracle's: two CPU devices)

@@ -5,8 +5,9 @@ killed by the parent's watchdog, so that JAX is imported once for many kernels, 
 kernel can run on a JAX in another venv (tests/jax_env.py): this file imports neither semfix
 nor pytest. A request is {"source", "check", "strict"} and an optional "path", the file the
 source is on disk as (so that a traceback names it, as a user's does); each answer is {"ok":
-digest of the result} or {"error": "Type: message"}, with the whole "traceback" for a "path". A semaphore left with a count at kernel exit (JAX's
-interpret mode only prints that) counts as an error; so, with "check", does a result other than
+digest of the result} or {"error": "Type: message"}, with the whole "traceback" for a "path".
+A semaphore left with a count at kernel exit (JAX's interpret mode only prints that) counts as
+an error; so, with "check", does a result other than
 the module's expected(), and, with "strict", a Pallas deprecation warning.
 """
 

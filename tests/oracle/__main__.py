@@ -19,6 +19,9 @@ from .grammar import generate
 from .judge import FAILURES, INFO, TWO_DEVICES, Judge, Verdict
 from .shrink import fixture_text, shrink
 
+# wrong fixes first: they are what the soak is for
+SHRUNK_FIRST = ("wrong safe fix", "explain wrong fix", "semfix error", "wrong unsafe fix", "false report", "miss")
+
 
 def make_judge(jax: str, mutants: int) -> Judge:
     """A judge whose kernels run on `jax`: the project's own, or a tests/jax_env.py venv."""
@@ -57,6 +60,8 @@ def report(verdict: Verdict) -> None:
     print("\n".join(f"{name.upper():>22}: {sum(f.kind == name for f in verdict.failures)}" for name in FAILURES))
     for f in sorted(verdict.failures, key=lambda f: (FAILURES.index(f.kind), f.seed)):
         print(f"{f.kind.upper()} seed {f.seed}: {f.detail[:400]}")
+    for f in sorted(verdict.notes, key=lambda f: (f.kind, f.seed)):
+        print(f"note, {f.kind} seed {f.seed}: {f.detail[:300]}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutants", type=int, default=4, help="mutants judged per case (0: all)")
     parser.add_argument("--case", action="store_true", help="replay case --seed alone, every mutant")
     parser.add_argument("--shrink", type=Path, help="write each distinct failure, shrunk, to this folder")
+    parser.add_argument("--shrink-limit", type=int, default=20, help="shrink at most this many distinct failures")
+    parser.add_argument("--shrink-budget", type=int, default=30, help="judgements per shrink")
     args = parser.parse_args(argv)
     if args.case:
         judge = make_judge(args.jax, 0)
@@ -93,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.shrink and judge is not None:
         args.shrink.mkdir(parents=True, exist_ok=True)
         seen: set[tuple[str, str, str, tuple[str, ...]]] = set()
-        for failure in verdict.failures:
-            if failure.key() in seen:
+        for failure in sorted(verdict.failures, key=lambda f: (SHRUNK_FIRST.index(f.kind), f.seed)):
+            if failure.key() in seen or len(seen) >= args.shrink_limit:
                 continue
             seen.add(failure.key())
-            _, small = shrink(failure, judge)
+            _, small = shrink(failure, judge, budget=args.shrink_budget)
             name = f"{failure.kind.replace(' ', '_')}-{failure.seed}-{len(seen)}.py"
             (args.shrink / name).write_text(fixture_text(small))
             print(f"wrote {args.shrink / name}")

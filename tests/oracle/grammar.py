@@ -192,9 +192,12 @@ class Writer:
         layout = self.rng.choice(["plain"] * 4 + ["comment", "break"]) if "layout" not in self.plan.plain else "plain"
         if layout != "plain":
             self.features.add(f"layout-{layout}")
-        return self.site("sem", render(base, subs, layout), sem_mutants(base, subs, self.rng, layout=layout))
-
-        return render(base, subs, layout, forms)
+        token = self.site("sem", render(base, subs, layout), sem_mutants(base, subs, self.rng, layout=layout))
+        if self.on("conditional-argument", 0.1):  # the argument a conditional expression
+            self.constants["FLIP"] = "True"
+            self.features.add("conditional-argument")
+            return f"({token} if FLIP else {render(base, subs)})"
+        return token
 
     def index(self, value: int, lines: list[str], ctx: dict[str, object]) -> str:
         """A spelling of a constant index: a literal, a local, a conditional expression, a loop
@@ -233,7 +236,7 @@ class Writer:
     def to_helper(self, *tokens: str) -> str:
         """The arguments of a helper call: a read planted there is a value given to a helper."""
         for token in tokens:
-            site = self.sites[int(token.strip("\x00"))]
+            site = self.sites[int(token.split("\x00")[1])]  # the first site a token names
             site.role = "helper-arg"
             site.mutants = [("value-to-helper" if m == "read" else m, t) for m, t in site.mutants]
         return ", ".join(tokens)
@@ -268,9 +271,17 @@ class Writer:
             )
             base = self.base(a, lines)
             head = [str(i) for i in element[:-1]]
-            row = self.site("helper-arg", render(base, [head]) if head else base, sem_mutants(base, [head] if head else [], self.rng))
+            row = self.site(
+                "helper-arg",
+                render(base, [head]) if head else base,
+                sem_mutants(base, [head] if head else [], self.rng),
+            )
             self.features.add("helper-slot")
-            return [*lines, self.op("signal", f"{s_sig}, {n}{peer}"), f"_wait_at({self.to_helper(row)}, {n}, {element[-1]})"]
+            return [
+                *lines,
+                self.op("signal", f"{s_sig}, {n}{peer}"),
+                f"_wait_at({self.to_helper(row)}, {n}, {element[-1]})",
+            ]
         s_wait = self.sem(a, element, lines, ctx) if self.on("respell", 0.5) else s_sig
         if helper == "pass":
             self.helpers["_signal"] = "def _signal(sem, n):\n    pl.semaphore_signal(sem, n)\n"
@@ -285,11 +296,13 @@ class Writer:
             return [*lines, signal]
         return [*lines, signal, wait]
 
-    def copy_call(self, src: str, dst: str, a: Alloc, element: tuple[int, ...], lines: list[str], ctx: dict[str, object]) -> str:
+    def copy_call(
+        self, src: str, dst: str, a: Alloc, element: tuple[int, ...], lines: list[str], ctx: dict[str, object]
+    ) -> str:
         if self.plan.launch == "remote":
             recv, relement = self.alloc("DMA")
-            send = self.sem(a, element, lines, ctx)
-            return f"pltpu.make_async_remote_copy({src}, {dst}, {send}, {self.sem(recv, relement, lines, ctx)}, device_id=(peer,))"
+            send, got = self.sem(a, element, lines, ctx), self.sem(recv, relement, lines, ctx)
+            return f"pltpu.make_async_remote_copy({src}, {dst}, {send}, {got}, device_id=(peer,))"
         return f"pltpu.make_async_copy({src}, {dst}, {self.sem(a, element, lines, ctx)})"
 
     def chunk_expect(self, source: int, target: int, remote: bool = False) -> None:
@@ -326,14 +339,17 @@ class Writer:
             again: list[str] = []
             wait_src = self.buffer("x_hbm", source, again)
             wait_dst = self.buffer("o_hbm", target, again)
-            self.deferred += [*again, f"pltpu.make_async_copy({wait_src}, {wait_dst}, {self.sem(a, element, again, {})}).wait()"]
+            wait = f"pltpu.make_async_copy({wait_src}, {wait_dst}, {self.sem(a, element, again, {})}).wait()"
+            self.deferred += [*again, wait]
             return [*lines, start]
         c = self.fresh("copy")
         if form == "branches":  # built in either branch of a Python `if`
             self.constants["SPLIT"] = "True"
             one = self.copy_call(src, dst, a, element, lines, ctx)
             other: list[str] = []
-            two = self.copy_call(self.buffer("x_hbm", source, other), self.buffer("o_hbm", target, other), a, element, other, ctx)
+            two = self.copy_call(
+                self.buffer("x_hbm", source, other), self.buffer("o_hbm", target, other), a, element, other, ctx
+            )
             body = ["if SPLIT:", *indent(lines), f"    {c} = {one}", "else:", *indent(other), f"    {c} = {two}"]
             return [*body, f"{c}.start()", f"{c}.wait()"]
         call = self.copy_call(src, dst, a, element, lines, ctx)
@@ -352,7 +368,14 @@ class Writer:
             self.features.add("copy-list")
             made = ", ".join(f"pltpu.make_async_copy({s}, {d}, {m})" for s, d, m in triples)
             copies = self.fresh("copies")
-            return [*lines, f"{copies} = [{made}]", f"for c in {copies}:", "    c.start()", f"for c in {copies}:", "    c.wait()"]
+            return [
+                *lines,
+                f"{copies} = [{made}]",
+                f"for c in {copies}:",
+                "    c.start()",
+                f"for c in {copies}:",
+                "    c.wait()",
+            ]
         self.features.add("loop-pairs")
         rows = ", ".join(f"({s}, {d}, {m})" for s, d, m in triples)
         sem = self.site("sem", "sem", sem_mutants("sem", [], self.rng))
@@ -382,12 +405,16 @@ class Writer:
         self.features.add("helper-mixed")
         rows = f"{2 * target}:{2 * target + 2}"
         args = self.to_helper(stage, self.buffer("o_hbm", target, lines), self.sem(a, element, lines, ctx))
-        return [
-            *lines,
-            f"pltpu.sync_copy(x_hbm.at[{2 * source}:{2 * source + 2}], stage.at[{rows}])",
-            f"_emit(stage[{rows}] * 2.0, stage.at[{rows}])",
-            f"_emit({args})",
-        ]
+        fill = f"pltpu.sync_copy(x_hbm.at[{2 * source}:{2 * source + 2}], stage.at[{rows}])"
+        if self.rng.random() < 0.5:  # the value a plain read, stored back where it was read
+            return [
+                *lines,
+                fill,
+                f"stage[{rows}] = stage[{rows}] * 2.0",
+                f"_emit(stage[{rows}], stage.at[{rows}])",
+                f"_emit({args})",
+            ]
+        return [*lines, fill, f"_emit(stage[{rows}] * 2.0, stage.at[{rows}])", f"_emit({args})"]
 
     # -- wrapping a block --------------------------------------------------------------------
     def wrap(self, spec: dict[str, object]) -> list[str]:
@@ -400,7 +427,13 @@ class Writer:
         name = self.fresh("step")
         if how == "fori":
             body = self.block(spec, {"loop": "i", "wrapped": True})
-            return [f"def {name}(i, carry):", *indent(body), "    return carry", "", f"jax.lax.fori_loop(0, 1, {name}, 0)"]
+            return [
+                f"def {name}(i, carry):",
+                *indent(body),
+                "    return carry",
+                "",
+                f"jax.lax.fori_loop(0, 1, {name}, 0)",
+            ]
         body = self.block(spec, {"wrapped": True})
         if how == "when":
             return [f"@pl.when({self.true()})", f"def {name}():", *indent(body)]
@@ -512,7 +545,11 @@ def build(plan: Plan) -> Case:
         if spec.get("barrier"):
             w.features.add("barrier")
             sig, wait = (w.site("sem", "bar", sem_mutants("bar", [], w.rng)) for _ in "ab")
-            body += ["bar = pltpu.get_barrier_semaphore()", f"pl.semaphore_signal({sig}, 1, device_id=(peer,))", f"pl.semaphore_wait({wait}, 1)"]
+            body += [
+                "bar = pltpu.get_barrier_semaphore()",
+                f"pl.semaphore_signal({sig}, 1, device_id=(peer,))",
+                f"pl.semaphore_wait({wait}, 1)",
+            ]
             continue
         body += w.wrap(spec)
     body += w.deferred
@@ -537,11 +574,11 @@ def build(plan: Plan) -> Case:
         names = [a.name for a in scoped]
         types = [w.shape(a) for a in scoped]
         inner = [f"def body({', '.join(names)}):", *indent(body or ["pass"])]
-        if plan.scoped == "decorator":
-            args = ", ".join(types)
-            inner = [f"@functools.partial(pl.run_scoped, {args})", *inner]
+        keywords = ", ".join(f"{n}={t}" for n, t in zip(names, types))
+        if plan.scoped == "decorator":  # the body is called at once: its types as keywords
+            inner = [f"@functools.partial(pl.run_scoped, {keywords})", *inner]
         elif plan.scoped == "keyword":
-            inner += ["", f"pl.run_scoped(body, {', '.join(f'{n}={t}' for n, t in zip(names, types))})"]
+            inner += ["", f"pl.run_scoped(body, {keywords})"]
         else:
             inner += ["", f"pl.run_scoped(body, {', '.join(types)})"]
         body = inner
@@ -554,42 +591,53 @@ def build(plan: Plan) -> Case:
 
 
 def launch_text(plan: Plan, w: Writer, shapes: list[str]) -> str:
+    """`run()`: the kernel launched as the plan says (and `build()`, the launcher of two launches)."""
+    rows = 32 if plan.launch == "remote" else 16
+    head = f"def run():\n    x = jnp.arange({rows} * 128, dtype=jnp.float32).reshape({rows}, 128)\n"
+    anywhere = "pl.BlockSpec(memory_space=pl.ANY)"
+    common = f"out_shape=jax.ShapeDtypeStruct((16, 128), jnp.float32), in_specs=[{anywhere}], out_specs={anywhere}"
+    tail = ", interpret=pltpu.InterpretParams()"
     scratch = "[" + ", ".join(shapes) + "]"
-    out = "jax.ShapeDtypeStruct(x.shape, x.dtype)"
-    interp = "interpret=pltpu.InterpretParams()"
-    anywhere = "in_specs=[pl.BlockSpec(memory_space=pl.ANY)], out_specs=pl.BlockSpec(memory_space=pl.ANY)"
-    head = "def run():\n    x = jnp.arange(16 * 128, dtype=jnp.float32).reshape(16, 128)\n"
-    if plan.launch == "pl.kernel":
-        mesh = (
-            '    mesh = getattr(pltpu, "TensorCoreMesh")(axis_name="core", num_cores=1) if hasattr(pltpu, "TensorCoreMesh")'
-            ' else getattr(pltpu, "create_tensorcore_mesh")("core", num_cores=1)\n'
+    if plan.launch == "pl.kernel":  # a TensorCoreMesh from 0.11 on, named so that no rule reads it
+        new = 'getattr(pltpu, "TensorCoreMesh")(axis_name="core", num_cores=1)'
+        old = 'getattr(pltpu, "create_tensorcore_mesh")("core", num_cores=1)'
+        out = "jax.ShapeDtypeStruct((16, 128), jnp.float32)"
+        return (
+            f'{head}    mesh = {new} if hasattr(pltpu, "TensorCoreMesh") else {old}\n'
+            f"    return pl.kernel(kernel, out_type={out}, mesh=mesh, scratch_types={scratch}{tail})(x)\n"
         )
-        return head + mesh + f"    return pl.kernel(kernel, out_type={out}, mesh=mesh, scratch_types={scratch}, {interp})(x)\n"
     if plan.launch == "prefetch":
-        spec = "pl.BlockSpec(memory_space=pl.ANY)"
-        grid = f"pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, grid=(1,), in_specs=[{spec}], out_specs={spec}, scratch_shapes={scratch})"
-        return head + f"    grid_spec = {grid}\n" + f"    return pl.pallas_call(kernel, out_shape={out}, grid_spec=grid_spec, {interp})(jnp.array([0, 1], jnp.int32), x)\n"
+        grid = (
+            f"num_scalar_prefetch=1, grid=(1,), in_specs=[{anywhere}], out_specs={anywhere}, scratch_shapes={scratch}"
+        )
+        return (
+            f"{head}    grid_spec = pltpu.PrefetchScalarGridSpec({grid})\n"
+            "    out_shape = jax.ShapeDtypeStruct((16, 128), jnp.float32)\n"
+            f"    call = pl.pallas_call(kernel, out_shape=out_shape, grid_spec=grid_spec{tail})\n"
+            "    return call(jnp.array([0, 1], jnp.int32), x)\n"
+        )
     if plan.launch == "remote":
         params = ", compiler_params=pltpu.CompilerParams(collective_id=0)" if w.barrier else ""
+        specs = 'mesh=mesh, in_specs=jax.P("x"), out_specs=jax.P("x"), check_vma=False'
         return (
-            "def run():\n    x = jnp.arange(32 * 128, dtype=jnp.float32).reshape(32, 128)\n"
-            '    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("x",))\n'
-            f"    call = pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((16, 128), x.dtype), {anywhere}, scratch_shapes={scratch}{params}, {interp})\n"
-            '    return jax.jit(jax.shard_map(call, mesh=mesh, in_specs=jax.P("x"), out_specs=jax.P("x"), check_vma=False))(x)\n'
+            f'{head}    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("x",))\n'
+            f"    call = pl.pallas_call(kernel, {common}, scratch_shapes={scratch}{params}{tail})\n"
+            f"    return jax.jit(jax.shard_map(call, {specs}))(x)\n"
         )
     if plan.launch == "build":  # launched twice, the shapes given as parameters of the builder
         shaped = [a for a in w.allocs if not a.scoped and not a.container and a.rank]
         params = [f"{a.name}_shape" for a in shaped] if plan.spelling == "param" else []
-        first = ", ".join("(" + ", ".join(["2"] * a.rank) + ("," if a.rank == 1 else "") + ")" for a in shaped)
-        second = ", ".join("(" + ", ".join(["3"] * a.rank) + ("," if a.rank == 1 else "") + ")" for a in shaped)
+        sizes = [
+            ", ".join("(" + ", ".join([n] * a.rank) + ("," if a.rank == 1 else "") + ")" for a in shaped) for n in "23"
+        ]
         w.features.add("two-launches")
         return (
             f"def build({', '.join(params)}):\n"
-            f"    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((16, 128), jnp.float32), grid=(1,), {anywhere}, scratch_shapes={scratch}, {interp})\n\n\n"
-            + head
-            + (f"    return jnp.concatenate([build({first})(x), build({second})(x)])\n" if params else "    return jnp.concatenate([build()(x), build()(x)])\n")
+            f"    return pl.pallas_call(kernel, {common}, grid=(1,), scratch_shapes={scratch}{tail})\n\n\n"
+            f"{head}    first, second = build({sizes[0] if params else ''}), build({sizes[1] if params else ''})\n"
+            "    return jnp.concatenate([first(x), second(x)])\n"
         )
-    return head + f"    return pl.pallas_call(kernel, out_shape={out}, grid=(1,), {anywhere}, scratch_shapes={scratch}, {interp})(x)\n"
+    return f"{head}    return pl.pallas_call(kernel, {common}, grid=(1,), scratch_shapes={scratch}{tail})(x)\n"
 
 
 def expected_text(plan: Plan, w: Writer) -> str:
@@ -618,7 +666,20 @@ def simpler(plan: Plan) -> list[Plan]:
         for key, plain in (("wrap", "none"), ("helper", ""), ("form", "plain")):
             if spec.get(key, plain) != plain and not (key == "form" and spec["kind"] == "pairs"):
                 found.append(replace(plan, blocks=[*plan.blocks[:i], {**spec, key: plain}, *plan.blocks[i + 1 :]]))
-    for feature in ("layout", "index", "local-view", "chain", "tuple-index", "namedtuple", "alias", "respell", "buffer-local", "container", "unpack", "far"):
+    for feature in (
+        "layout",
+        "index",
+        "local-view",
+        "chain",
+        "tuple-index",
+        "namedtuple",
+        "alias",
+        "respell",
+        "buffer-local",
+        "container",
+        "unpack",
+        "far",
+    ):
         if feature not in plan.plain:
             found.append(replace(plan, plain=plan.plain | {feature}))
     if plan.scoped:

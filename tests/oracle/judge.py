@@ -34,7 +34,8 @@ from semfix.selection import build_settings
 from .grammar import Case
 
 FAILURES = ("false report", "miss", "wrong safe fix", "wrong unsafe fix", "explain wrong fix", "semfix error")
-INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up", "explain unrecognised")
+INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
+INFO += ("explain gave up, fix fixed", "explain unrecognised")
 SAFE = build_settings(select=["ALL"])
 UNSAFE = build_settings(select=["ALL"], unsafe_fixes=True)
 TWO_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}  # remote copies and signals
@@ -63,11 +64,13 @@ class Failure:
 class Verdict:
     counts: Counter[str] = field(default_factory=Counter)
     failures: list[Failure] = field(default_factory=list)
+    notes: list[Failure] = field(default_factory=list)  # not failures: fixed only unsafe, explain gave up
     broken: str = ""  # the generator wrote a kernel that does not run: a bug in the generator
 
     def add(self, other: Verdict) -> None:
         self.counts.update(other.counts)
         self.failures += other.failures
+        self.notes += other.notes
 
 
 def _findings(source: str) -> list[str]:
@@ -135,7 +138,10 @@ class Judge:
         def fail(kind: str, detail: str, written: str = "") -> None:
             where = f"{case.sites[site].role}, {mutation}: {planted}"
             role = case.sites[site].role
-            verdict.failures.append(Failure(kind, case.seed, site, role, mutation, f"{detail} [{where}] JAX: {outcome}", source, written))
+            failure = Failure(
+                kind, case.seed, site, role, mutation, f"{detail} [{where}] JAX: {outcome}", source, written
+            )
+            (verdict.failures if kind in FAILURES else verdict.notes).append(failure)
 
         try:
             if not _findings(source):
@@ -151,16 +157,23 @@ class Judge:
                 fail("wrong safe fix", f"{_applied(safe)}: {wrong}", safe.source)
         if unsafe.source not in (source, safe.source):
             verdict.counts["unsafe only" if safe.source == source else "unsafe fixed more"] += 1
+            if safe.source == source:
+                fail("unsafe only", _applied(unsafe))
             if wrong := self._runs_right(unsafe.source, expected):
                 fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
         if log:
-            self._explain(path, log, source, expected, fail, verdict)
+            fixed = safe.source != source and not self._runs_right(safe.source, expected)
+            self._explain(path, log, source, expected, fail, verdict, fixed)
 
-    def _explain(self, path: Path, log: str, source: str, expected: str, fail: object, verdict: Verdict) -> None:
+    def _explain(
+        self, path: Path, log: str, source: str, expected: str, fail: object, verdict: Verdict, fixed: bool
+    ) -> None:
         from semfix.cli.main import main
 
         (path.parent / "error.log").write_text(log)
-        result = CliRunner().invoke(main, ["explain", str(path.parent / "error.log"), "--root", str(path.parent), "--fix"])
+        result = CliRunner().invoke(
+            main, ["explain", str(path.parent / "error.log"), "--root", str(path.parent), "--fix"]
+        )
         written = path.read_text()
         said = " ".join(result.output.split())[:300]
         if written != source:
@@ -169,6 +182,9 @@ class Judge:
                 fail("explain wrong fix", f"explain wrote a kernel that fails ({said}): {wrong}", written)  # type: ignore[operator]
         elif result.exit_code == 1:
             verdict.counts["explain gave up"] += 1
+            if fixed:
+                verdict.counts["explain gave up, fix fixed"] += 1
+                fail("explain gave up, fix fixed", said)  # type: ignore[operator]
         elif result.exit_code == 2 and "no JAX semaphore or DMA error" in result.output:
             verdict.counts["explain unrecognised"] += 1
         else:

@@ -35,7 +35,9 @@ def render(base: str, subs: list[list[str]], layout: str = "plain", forms: list[
     return text
 
 
-def sem_mutants(base: str, subs: list[list[str]], rng: random.Random, *, at: bool = True, layout: str = "plain") -> Mutants:
+def sem_mutants(
+    base: str, subs: list[list[str]], rng: random.Random, *, at: bool = True, layout: str = "plain"
+) -> Mutants:
     """Mistakes at a semaphore expression `base.at[...]...` (with `at=False`, `base[i]` is an
     element of a tuple or list of Refs: only a read can be planted)."""
     read = rng.choice(["[...]", "[()]"])

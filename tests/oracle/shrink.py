@@ -28,7 +28,7 @@ def _reproduces(plan: Plan, failure: Failure, judge: Judge, tries: int) -> Failu
     return next((f for f in verdict.failures if f.key() == failure.key()), None)
 
 
-def shrink(failure: Failure, judge: Judge, budget: int = 60, tries: int = 6) -> tuple[Case, Failure]:
+def shrink(failure: Failure, judge: Judge, budget: int = 30, tries: int = 3) -> tuple[Case, Failure]:
     """The plainest plan found within `budget` judgements that still fails as `failure` did."""
     plan, found = plan_for(failure.seed), failure
     progress = True
