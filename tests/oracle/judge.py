@@ -75,7 +75,8 @@ class Verdict:
 
 def _findings(source: str) -> list[str]:
     found = fix_source(source, settings=SAFE, apply_fixes=False).findings
-    return [f"{f.line}:{f.column} {f.rule}" for f in found]
+    lines = source.splitlines()
+    return [f"{f.line}:{f.column} {f.rule}: {lines[f.line - 1].strip()}" for f in found]
 
 
 class Judge:

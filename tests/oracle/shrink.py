@@ -25,7 +25,7 @@ def _reproduces(plan: Plan, failure: Failure, judge: Judge, tries: int) -> Failu
             if m == failure.mutation
         ][:tries]
     verdict = judge.judge(case, only=only)
-    return next((f for f in verdict.failures if f.key() == failure.key()), None)
+    return next((f for f in verdict.failures + verdict.notes if f.key() == failure.key()), None)
 
 
 def shrink(failure: Failure, judge: Judge, budget: int = 30, tries: int = 3) -> tuple[Case, Failure]:
