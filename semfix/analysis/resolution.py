@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections import Counter
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,7 @@ class Resolution:
         self.axes_seen: dict[object, tuple[int, ast.Subscript]] = {}  # by key: the most dimensions a view shows
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
+        self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
 
     def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
@@ -113,7 +115,7 @@ class Resolution:
             found = [c for c in relevant if self.operation(c) is not None]
             names: set[str] = set()
             while found:
-                names |= {d.name for d in (self._def_of(c) for c in found) if d is not None}
+                names |= {d.name for c in found for d in self._runners(self._def_of(c))}
                 found = [
                     c
                     for c in self.scopes.calls
@@ -132,12 +134,43 @@ class Resolution:
             scope = scope.parent
         return None
 
+    def _runners(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """`function`, and each def around it that runs it: where a nested def is called or
+        handed on by its name, bound once there (`lax.fori_loop(0, n, step, 0)`), or decorated
+        (`@pl.when(...)`), what it does with the outer def's parameters, that def does."""
+        found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        while function is not None:
+            found.append(function)
+            if id(function) not in self._runs_in:
+                self._runs_in[id(function)] = self._runner(function)
+            function = self._runs_in[id(function)]
+        return found
+
+    def _runner(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def `function` is nested in, where that def runs it (`_runners`); else None."""
+        outer = self.scopes.scope_of[id(function)]
+        node = outer.node if outer.kind == "function" else None
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if function.decorator_list:
+            return node
+        _, bindings = outer.lookup(function.name)
+        named = any(isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(node))
+        return node if len(bindings) == 1 and named else None
+
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
         another such helper's): at its calls, each is treated as the parameter it is passed to.
         Only a def bound once by that name, undecorated, without `*args` or `**kwargs`; a
         parameter counts only where the def never rebinds it and passes it to parameters of
-        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side)."""
+        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side), and does nothing else
+        with it: a helper that stores its `src` as a value on another path (`dst[...] = src`),
+        or picks a semaphore out of it itself (`sem.at[slot]`), is given a value or a row
+        rightly there, and the call is not the catalog's to fix."""
         _, bindings = scope.lookup(name.id)
         function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
         if not isinstance(function, ast.FunctionDef) or bindings[0].declared or function.decorator_list:
@@ -155,14 +188,14 @@ class Resolution:
         ordered = [*arguments.posonlyargs, *arguments.args]
         positions: dict[int, int | None] = {id(p): i for i, p in enumerate(ordered)}
         positions.update((id(p), None) for p in arguments.kwonlyargs)
-        uses: dict[int, set[tuple[bool, tuple[str, str]]]] = {}
+        uses: dict[int, list[tuple[bool, tuple[str, str]]]] = {}  # by parameter: each catalog use
         inner: list[ast.Call] = []
         for call in ast.walk(function):
             if not isinstance(call, ast.Call):
                 continue
             operation = self.operation(call)
-            if operation is None or operation.partial:
-                continue
+            if operation is None or operation.partial or function not in self._runners(self._def_of(call)):
+                continue  # a call in a nested def counts where the def runs it
             scope = self.scopes.scope_of[id(call)]
             for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params)):
                 for param, argument in bound_arguments(params, call):
@@ -170,15 +203,16 @@ class Resolution:
                         continue
                     _, bindings = scope.lookup(argument.id)
                     if len(bindings) == 1 and bindings[0].kind == "param" and id(bindings[0].node) in positions:
-                        uses.setdefault(id(bindings[0].node), set()).add(
+                        uses.setdefault(id(bindings[0].node), []).append(
                             (buffer, param.via or (operation.name, param.name))
                         )
                         inner.append(call)
+        spelled = Counter(node.id for node in ast.walk(function) if isinstance(node, ast.Name))
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
-            found = uses.get(id(parameter), set())
-            if len(found) == 1:
-                (buffer, via), *_ = found
+            found = uses.get(id(parameter), [])
+            if len(set(found)) == 1 and len(found) == spelled[parameter.arg]:  # its every use: passed on
+                buffer, via = found[0]
                 passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
         if not passed[0] and not passed[1]:
             return None
