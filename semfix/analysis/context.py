@@ -71,9 +71,11 @@ class Context(Evidence):
         safe: bool = True,
         span: Span | None = None,
         made: bool = True,
+        related: Iterable[Located | int] = (),
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
-        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not)."""
+        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not).
+        `related`: the evidence it follows from, as nodes or lines (`Finding.related` holds their lines)."""
         (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
         if self.off(code, (line, end_line)):
             return None
@@ -88,8 +90,17 @@ class Context(Evidence):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
+        lines = sorted(
+            {
+                n
+                for e in related
+                for n in ((e,) if isinstance(e, int) else range(e.lineno, (e.end_lineno or e.lineno) + 1))
+            }
+        )
         self.findings.append(
-            Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted)
+            Finding(
+                code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted, None, tuple(lines)
+            )
         )
         return accepted
 

@@ -106,12 +106,12 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     if rank is not None and rank[0] > used:
         shape = rank[1]
         words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], shape.lineno, ctx.text.of(shape))
-        ctx.report(CODE, argument, words, None)
+        ctx.report(CODE, argument, words, None, related=[shape])
         return True
     seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope)
     if seen is not None and axes(seen) > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
         words = messages.row_seen(ctx.text.of(argument), axes(seen) - used, axes(seen), seen.lineno, ctx.text.of(seen))
-        ctx.report(CODE, argument, words, None)
+        ctx.report(CODE, argument, words, None, related=[seen])
         return True
     if (
         sliced
