@@ -134,6 +134,19 @@ def test_a_finding_counts_where_its_evidence_changed(tmp_path: Path) -> None:
     assert found == [("kinds.py", 6, "SEM006"), ("kinds.py", 7, "SEM006"), ("nested.py", 8, "SEM003")]
 
 
+def test_a_changed_file_whose_name_holds_a_space(branch: Path) -> None:
+    """git ends a patch header's name holding a space with a tab: the name Colab gives a copy."""
+    for name in ("Copy of new.py", "tab\there.py", 'q"uote.py'):
+        (branch / "pkg" / name).write_text((branch / "pkg" / "new.py").read_text())
+    git(branch, "add", ".")
+    found = [(f["path"], f["line"]) for f in json.loads(cli("review", "--format", "json", cwd=branch).stdout)]
+    assert [f for f in found if f[0] not in ("pkg/kernels.py", "pkg/new.py")] == [
+        ("pkg/Copy of new.py", 2),
+        ('pkg/q"uote.py', 2),
+        ("pkg/tab\there.py", 2),
+    ]
+
+
 def test_base_defaults_and_explicit_base(branch: Path) -> None:
     head = cli("review", "--base", "HEAD", cwd=branch)
     assert head.returncode == 0 and head.stdout == ""  # nothing changed since HEAD
