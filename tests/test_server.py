@@ -299,6 +299,24 @@ def test_a_notebook_s_cells_are_checked_as_one_module_and_fixed_cell_by_cell(tmp
     run(test)
 
 
+def test_a_file_the_project_excludes_is_not_checked_nor_fixed(tmp_path: Path) -> None:
+    """As ruff's server: a file under `extend-exclude` gets no diagnostics and no fix on save."""
+
+    async def test() -> None:
+        (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-exclude = ["vendor"]\n')
+        (tmp_path / "vendor").mkdir()
+        vendored, own = _document(tmp_path, KERNEL, "vendor/lib.py"), _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(vendored, KERNEL)
+            client.open(own, KERNEL)
+            assert len(await client.diagnostics(own)) == 2
+            assert await client.diagnostics(vendored) == []
+            assert await client.actions(vendored, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            assert len(await client.actions(own, [], only=[lsp.CodeActionKind.SourceFixAll])) == 1
+
+    run(test)
+
+
 def test_save_close_and_pushed_settings(tmp_path: Path) -> None:
     async def test() -> None:
         uri = _document(tmp_path, KERNEL)

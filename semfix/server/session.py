@@ -238,6 +238,9 @@ class SemfixServer(LanguageServer):
         """Check the text (or the notebook's cells); None where it does not parse (no stale
         diagnostics) or on any error."""
         try:
+            if self.excluded(document.uri):
+                empty = document.data if isinstance(document, Notebook) else document.text
+                return FixResult(empty, (), "utf-8", parsed=False)
             if isinstance(document, Notebook):
                 return document.analyse()
             previous = self.state.checked.pop(document.uri, None) if self.state.incremental else None
@@ -255,6 +258,11 @@ class SemfixServer(LanguageServer):
         except Exception:  # noqa: BLE001 - a bug in semfix must not end the session
             self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
             return None
+
+    def excluded(self, uri: str) -> bool:
+        """Is the document a file its project's excludes skip (`Projects.excluded`)?"""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        return path is not None and self.state.projects.excluded(Path(path))
 
     def pulls(self) -> bool:
         """Does the client pull text documents' diagnostics (`textDocument/diagnostic`)? Then,
