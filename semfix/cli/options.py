@@ -263,7 +263,8 @@ def print_findings(
         click.echo(as_json(findings, errors), nl=False)
     elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them
         root = toplevel(Path.cwd()) or Path.cwd()
-        click.echo((as_github if output_format == "github" else as_sarif)(findings, root, errors), nl=False)
+        made = (as_github if output_format == "github" else as_sarif)(findings, root, errors, options.text)
+        click.echo(made, nl=False)
     elif output_format == "rdjson":
         click.echo(as_rdjson(findings, options.text, errors), nl=False)
     else:
