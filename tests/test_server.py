@@ -5,7 +5,9 @@ Every wait is bounded (tests/lsp_client.py), so a hung server fails the test."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -257,6 +259,46 @@ def test_without_pygls_the_command_names_the_extra(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "semfix[server]" in done.stderr
+
+
+def _framed(*bodies: object) -> bytes:
+    """LSP messages as a client writes them; a `bytes` body is sent as it is."""
+    raw = [b if isinstance(b, bytes) else json.dumps(b).encode() for b in bodies]
+    return b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) for body in raw)
+
+
+def _raw_session(tmp_path: Path, *bodies: object) -> tuple[int, dict[object, dict[str, object]]]:
+    """`semfix server` given these messages after `initialize`, then `exit`: its exit status
+    and its answers (responses, not notifications), by id."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    written = _framed(initialize, *bodies, {"jsonrpc": "2.0", "method": "exit"})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "semfix", "server"]
+    done = subprocess.run(command, input=written, capture_output=True, timeout=60, env=env, cwd=tmp_path, check=False)
+    messages = [
+        json.loads(body) for body in re.split(rb"Content-Length: \d+\r\n(?:[^\r\n]+\r\n)*\r\n", done.stdout)[1:]
+    ]
+    return done.returncode, {m.get("id"): m for m in messages if "method" not in m}
+
+
+def test_the_server_answers_what_it_cannot_read_and_ends_as_the_spec_says(tmp_path: Path) -> None:
+    """Every request is answered, even one whose params are not its LSP type (-32602), a body
+    that is not JSON (-32700), one that is no JSON-RPC object (-32600), or one after `shutdown`
+    (-32600); `exit` exits 0 after `shutdown`, 1 without."""
+    hover = {"textDocument": {"uri": (tmp_path / "k.py").as_uri()}, "position": {"line": 0, "character": 0}}
+    status, answers = _raw_session(
+        tmp_path,
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": 5}},
+        b"{not json",
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": hover},
+    )
+    codes = {key: answer.get("error", {}).get("code") for key, answer in answers.items()}  # type: ignore[union-attr]
+    assert (status, codes) == (0, {1: None, 2: -32602, None: -32700, 3: None, 4: -32600})
+    assert answers[3]["result"] is None
+    status, answers = _raw_session(tmp_path, [1, 2])
+    assert status == 1 and answers[None]["error"] == {"code": -32600, "message": "not a JSON-RPC message"}
 
 
 IMPORTS_CELL = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"

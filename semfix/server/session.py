@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument, Workspace
@@ -39,6 +40,7 @@ from semfix.server.lsp import (
     resolve,
 )
 from semfix.server.project import Projects
+from semfix.server.protocol import Protocol
 from semfix.settings import Settings, SettingsError, find_pyproject, for_file
 
 T = TypeVar("T")
@@ -124,7 +126,8 @@ def _uncollected(work: Callable[[], T]) -> T:
 class SemfixServer(LanguageServer):
     def __init__(self) -> None:
         cells = lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")])
-        super().__init__("semfix", __version__, notebook_document_sync=lsp.NotebookDocumentSyncOptions([cells]))
+        sync = lsp.NotebookDocumentSyncOptions([cells])
+        super().__init__("semfix", __version__, notebook_document_sync=sync, protocol_cls=Protocol)
         self.state = State()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
         self.loop: asyncio.AbstractEventLoop | None = None  # the session's, once initialized
@@ -154,7 +157,10 @@ class SemfixServer(LanguageServer):
         self.send(partial(self.window_show_message, lsp.ShowMessageParams(type=kind, message=message)))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """pygls's own errors go to the log too, never end the session."""
+        """pygls's own errors go to the log too, never end the session. A body that does not
+        read as JSON (pygls's reading loop reports it so) is answered -32700, as JSON-RPC asks."""
+        if source is JsonRpcException and isinstance(error, ValueError) and isinstance(self.protocol, Protocol):
+            self.protocol.unreadable(error)
         self.log(f"semfix server: {error!r}")
 
     async def on_worker(self, work: Callable[[], T]) -> T:
