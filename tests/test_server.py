@@ -341,6 +341,66 @@ def test_a_notebook_s_cells_are_checked_as_one_module_and_fixed_cell_by_cell(tmp
     run(test)
 
 
+def test_a_broken_cell_keeps_every_cell_s_last_diagnostics(tmp_path: Path) -> None:
+    """One cell that does not parse (mid-typing) leaves every cell its last diagnostics, as a
+    text document keeps its own; once it parses again, the cells are checked as ever."""
+    notebook, cells = (tmp_path / "k.ipynb").as_uri(), [f"{(tmp_path / 'k.ipynb').as_uri()}#cell{i}" for i in (1, 2, 3)]
+    notebooks = lsp.NotebookDocumentClientCapabilities(lsp.NotebookDocumentSyncClientCapabilities())
+
+    async def published(client: Client, uri: str, count: int) -> list[lsp.Diagnostic]:
+        async with client.arrived:
+            await asyncio.wait_for(client.arrived.wait_for(lambda: len(client.published.get(uri, [])) >= count), 30)
+        return list(client.published[uri][count - 1].diagnostics)
+
+    def edit(client: Client, version: int, text: str) -> None:
+        content = lsp.NotebookDocumentCellContentChanges(
+            lsp.VersionedTextDocumentIdentifier(uri=cells[2], version=version),
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+        event = lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[content]))
+        identifier = lsp.VersionedNotebookDocumentIdentifier(version=version, uri=notebook)
+        client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(identifier, event))
+
+    async def test() -> None:
+        async with session(tmp_path, capabilities=lsp.ClientCapabilities(notebook_document=notebooks)) as client:
+            document = lsp.NotebookDocument(
+                notebook, "jupyter-notebook", 1, [lsp.NotebookCell(lsp.NotebookCellKind.Code, uri) for uri in cells]
+            )
+            texts = (IMPORTS_CELL, KERNEL_CELL, "x = 1\n")
+            items = [lsp.TextDocumentItem(uri, "python", 1, text) for uri, text in zip(cells, texts)]
+            client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(document, items))
+            assert [d.code for d in await published(client, cells[1], 1)] == ["SEM001"]
+            edit(client, 2, "x = (\n")  # the third cell, mid-typing
+            assert [d.code for d in await published(client, cells[1], 2)] == ["SEM001"]
+            edit(client, 3, "x = (1)\n")
+            assert [d.code for d in await published(client, cells[1], 3)] == ["SEM001"]
+
+    run(test)
+
+
+def test_a_buffer_that_starts_with_a_byte_order_mark_is_checked(tmp_path: Path) -> None:
+    """A BOM (U+FEFF) in the buffer, as some editors keep it: checked as Python reads such a
+    file, the positions on its first line counting it."""
+    text = "\ufefffrom jax.experimental import pallas as pl; pl.semaphore_wait(sem[...])\n" + KERNEL.split("\n", 1)[1]
+
+    async def test() -> None:
+        uri = _document(tmp_path, text)
+        async with session(tmp_path) as client:
+            client.open(uri, text)
+            found = await client.diagnostics(uri)
+            assert [(d.range.start.line, d.range.start.character) for d in found] == [
+                (0, text.index("sem[...]")),
+                (5, 27),
+                (6, 25),
+            ]
+            (fix,) = [a for a in await client.actions(uri, found[:1]) if "replace" in a.title]
+            assert apply(text, fix.edit) == text.replace("wait(sem[...])", "wait(sem)", 1)  # type: ignore[arg-type]
+            (fix_all,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+            assert apply(text, fix_all.edit) == "\ufeff" + fix_source(text[1:]).source  # type: ignore[arg-type]
+
+    run(test)
+
+
 def test_a_file_the_project_excludes_is_not_checked_nor_fixed(tmp_path: Path) -> None:
     """As ruff's server: a file under `extend-exclude` gets no diagnostics and no fix on save."""
 

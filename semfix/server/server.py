@@ -183,7 +183,7 @@ def notebook_saved(ls: SemfixServer, params: lsp.DidSaveNotebookDocumentParams) 
 def notebook_closed(ls: SemfixServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
     ls.state.close(params.notebook_document.uri)
     for cell in params.cell_text_documents:
-        ls.state.analysed.pop(cell.uri, None)
+        ls.state.close(cell.uri)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, []))
 
 

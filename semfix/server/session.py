@@ -219,7 +219,9 @@ class SemfixServer(LanguageServer):
     def document(self, uri: str) -> Document:
         text_document = self.workspace.get_text_document(uri)
         text = text_document.source
-        lines = Lines(text, self.workspace.position_codec)
+        bom = text.startswith("\ufeff")  # checked without it, as Python reads a file that starts so
+        text = text[bom:]
+        lines = Lines(text, self.workspace.position_codec, bom)
         settings = self.settings_for(uri)
         if uri.endswith("/__init__.py"):  # as `semfix fix` runs it: its module-level names are its API
             settings = replace(settings, package_init=True)
@@ -327,8 +329,9 @@ class SemfixServer(LanguageServer):
         self.state.notebooks[notebook.uri] = (notebook.data, notebook.settings, result)
         for index, cell in enumerate(notebook.cells):
             mine = notebook.of_cell(result, index)
-            self.state.analysed[cell.uri] = Analysed(cell.version, cell.text, mine, notebook.settings)
-            found = notebook.diagnostics(result, index)
+            self.remember(cell.uri, Analysed(cell.version, cell.text, mine, notebook.settings))
+            # while one cell does not parse, every cell keeps its last diagnostics, as a text document does
+            found = notebook.diagnostics(result, index) if result is not None else self.kept(cell.uri, cell.lines)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, found, cell.version))
 
     async def current(self, uri: str) -> tuple[FixResult[str] | None, Lines | None]:
@@ -361,13 +364,13 @@ class SemfixServer(LanguageServer):
             self.state.parsed[uri] = analysed
 
     def kept(self, uri: str, lines: Lines) -> list[lsp.Diagnostic]:
-        """While a text document does not parse (a bracket open mid-typing), the diagnostics of
-        its last text that did, moved with the edits since (as rust-analyzer keeps them), so
-        that they do not flicker away and back at every keystroke."""
+        """While a text document (or a notebook's cell) does not parse (a bracket open
+        mid-typing), the diagnostics of its last text that did, moved with the edits since (as
+        rust-analyzer keeps them), so that they do not flicker away and back at every keystroke."""
         last = self.state.parsed.get(uri)
         if last is None or last.result is None:
             return []
-        return [diagnostic(f, lines) for f in moved(last.result.findings, last.text, lines) if f.cell is None]
+        return [diagnostic(f, lines) for f in moved(last.result.findings, last.text, lines)]
 
     async def notebook_result(self, notebook: Notebook) -> FixResult[bytes] | None:
         """The analysis of the notebook's cells as they are: the published one if current."""
