@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Located, Rewrite, Text, tokens
+from semfix.analysis.nodes import Located, Rewrite, Text, end_of, tokens
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -81,27 +81,14 @@ class Context(Evidence):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        accepted = (
-            made
-            and replacement is not None
-            and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
-        )
+        place = (line, column + 1, end_line, end_column + 1)
+        accepted = made and replacement is not None and self.settings.accepts(place, safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        lines = sorted(
-            {
-                n
-                for e in related
-                for n in ((e,) if isinstance(e, int) else range(e.lineno, (e.end_lineno or e.lineno) + 1))
-            }
-        )
-        self.findings.append(
-            Finding(
-                code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted, None, tuple(lines)
-            )
-        )
+        lines = {n for e in related for n in ((e,) if isinstance(e, int) else range(e.lineno, end_of(e)[0] + 1))}
+        self.findings.append(Finding(code, *place, message, original, fix, accepted, related=tuple(sorted(lines))))
         return accepted
 
     def place(self, node: Located) -> Place:

@@ -20,7 +20,6 @@ from typing import Any
 from semfix import __version__
 from semfix.cli.report import split_lines
 from semfix.cli.runner import RunOutcome
-from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.rules import RULES
 
@@ -57,7 +56,7 @@ def _in_file(read_text: Reader | None) -> Callable[[Path, Finding], tuple[int, i
         if finding.cell is None:
             return finding.line, finding.end_line
         if path not in joined:
-            from semfix.notebook import join_cells
+            from semfix.api import SourceError, join_cells
 
             try:
                 joined[path] = join_cells(read_text(path).encode("utf-8")) if read_text else None
