@@ -153,18 +153,18 @@ class Context(Evidence):
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
 
-    def bracket(self, subscript: ast.Subscript) -> re.Match[str]:
+    def bracket(self, subscript: ast.Subscript) -> re.Match[str] | None:
         """From the end of the subscript's value to just past its `[`: the value's closing
-        parentheses, then the blanks, line breaks and comments before `[` (group "after")."""
-        gap = _AFTER_VALUE.match(self.text.text, self.text.end(subscript.value)[2])
-        assert gap is not None  # only `)`, blanks, comments and continuations stand between a value and `[`
-        return gap
+        parentheses, then the blanks, line breaks and comments before `[` (group "after").
+        Only those stand there in any source known; None for text the pattern does not know,
+        which is then reported, not cut."""
+        return _AFTER_VALUE.match(self.text.text, self.text.end(subscript.value)[2])
 
     def cut(self, subscript: ast.Subscript, call: ast.Call) -> tuple[int, int] | None:
         """(where the text to drop starts, just past `]`): the subscript's brackets with the
         blanks and line breaks before them; None where a comment would go with them."""
         end, gap = self.text.end(subscript)[2], self.bracket(subscript)
-        if any(gap.start("after") <= c < end for c in self.comments(call)):
+        if gap is None or any(gap.start("after") <= c < end for c in self.comments(call)):
             return None
         return gap.start("after"), end
 
