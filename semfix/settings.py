@@ -74,7 +74,7 @@ def jax_floor(text: str) -> Version:
         raise SettingsError(f'target-jax: not a JAX release number: {text!r} (e.g. "0.7")') from None
 
 
-_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "target-jax"}
+_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "force-exclude", "target-jax"}
 
 
 def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
@@ -154,3 +154,12 @@ def strings(pyproject: Path | None, table: Mapping[str, Any], key: str, what: st
 def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
     """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
     return tuple(strings(pyproject, tool_table(pyproject), "extend-exclude", "globs") or ())
+
+
+def load_force_exclude(pyproject: Path | None) -> bool:
+    """`force-exclude` in [tool.semfix]: the excludes apply to files named on the command line too
+    (pre-commit names every file it passes), as ruff's setting of that name does."""
+    value = tool_table(pyproject).get("force-exclude", False)
+    if not isinstance(value, bool):
+        raise SettingsError(f"{pyproject}: [tool.semfix] force-exclude must be true or false")
+    return value

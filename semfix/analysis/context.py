@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Located, Rewrite, Text, tokens
+from semfix.analysis.nodes import Located, Rewrite, Text, end_of, tokens
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -71,26 +71,24 @@ class Context(Evidence):
         safe: bool = True,
         span: Span | None = None,
         made: bool = True,
+        related: Iterable[Located | int] = (),
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
-        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not)."""
+        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not).
+        `related`: the evidence it follows from, as nodes or lines (`Finding.related` holds their lines)."""
         (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
         if self.off(code, (line, end_line)):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        accepted = (
-            made
-            and replacement is not None
-            and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
-        )
+        place = (line, column + 1, end_line, end_column + 1)
+        accepted = made and replacement is not None and self.settings.accepts(place, safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        self.findings.append(
-            Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted)
-        )
+        lines = {n for e in related for n in ((e,) if isinstance(e, int) else range(e.lineno, end_of(e)[0] + 1))}
+        self.findings.append(Finding(code, *place, message, original, fix, accepted, related=tuple(sorted(lines))))
         return accepted
 
     def place(self, node: Located) -> Place:

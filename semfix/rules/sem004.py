@@ -110,13 +110,13 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     if rank is not None and rank[0] > used:
         shape = rank[1]
         words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], shape.lineno, ctx.text.of(shape))
-        ctx.report(CODE, argument, words, None)
+        ctx.report(CODE, argument, words, None, related=[shape])
         return True
     seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope_of_base)
     if seen is not None and seen[0] > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
         axes, shown = seen
         words = messages.row_seen(ctx.text.of(argument), axes - used, axes, shown.lineno, ctx.text.of(shown))
-        ctx.report(CODE, argument, words, None)
+        ctx.report(CODE, argument, words, None, related=[shown])
         return True
     if (
         sliced

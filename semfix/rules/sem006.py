@@ -144,7 +144,7 @@ def check(
     kind, allocation = proven
     written, allocated = ctx.text.of(argument), ctx.text.of(allocation)
     words = messages.wrong_kind(written, kind, allocation.lineno, allocated, function, needed)
-    ctx.report(CODE, argument, words, None)
+    ctx.report(CODE, argument, words, None, related=[allocation])
 
 
 _PARENTS = object()  # the key of what `_parents` works out once per file, in `Context.memo`
