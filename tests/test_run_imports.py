@@ -7,6 +7,7 @@ the run's other modules import from it (`Settings.imported_by_run`).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -106,6 +107,51 @@ def test_a_namespace_package_s_sibling_keeps_its_name(tmp_path: Path, layout: st
     fixed = (package / "sync.py").read_text()
     assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed
     assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed
+
+
+COMPAT = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def wait(sem):
+    pltpu.semaphore_wait(sem, 1)
+"""
+READERS = {  # a sibling that reads `pltpu` through the module, not by a from-import of the name
+    "module_alias": "import ringlib.compat as compat\n\nREGULAR = compat.pltpu.SemaphoreType.REGULAR\n",
+    "from_package": "from ringlib import compat\n\nREGULAR = compat.pltpu.SemaphoreType.REGULAR\n",
+    "dotted": "import ringlib.compat\n\nREGULAR = ringlib.compat.pltpu.SemaphoreType.REGULAR\n",
+}
+
+
+@pytest.mark.parametrize("style", READERS)
+def test_a_name_a_sibling_reads_through_the_module_stays_imported(tmp_path: Path, style: str) -> None:
+    """Issue 36 item 2: `compat.pltpu` in a sibling reads compat's import as an attribute; dropping
+    it would make the sibling fail with AttributeError on every JAX."""
+    package = tmp_path / "ringlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "compat.py").write_text(COMPAT)
+    (package / "kernels.py").write_text(READERS[style])
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "ringlib"\ndependencies = ["jax>=0.7"]\n')
+    _fix(tmp_path, "ringlib")
+    fixed = (package / "compat.py").read_text()
+    assert "pl.semaphore_wait(sem, 1)" in fixed
+    assert "from jax.experimental.pallas import tpu as pltpu\n" in fixed
+    if importlib.util.find_spec("jax") is not None:
+        run = [sys.executable, "-W", "ignore", "-c", "import ringlib.kernels"]
+        imported = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
+        assert imported.returncode == 0, imported.stderr
+
+
+def test_reads_through_a_module_count_as_imports_of_the_name() -> None:
+    modules = [
+        ("pkg", True, b""),
+        ("pkg.compat", False, b"x = 1\n"),
+        ("pkg.a", False, b"from . import compat as c\nc.f(c.g.h)\n"),
+        ("pkg.b", False, b"import pkg.compat\nimport os.path as compat\npkg.compat.i\ncompat.join\n"),
+    ]
+    assert names_imported(modules) == {"pkg.compat": frozenset({"f", "g", "i"}), "pkg": frozenset({"compat"})}
 
 
 def test_an_import_names_a_module_by_its_trailing_names() -> None:

@@ -64,8 +64,9 @@ the module's names), an IPython magic or shell line of a notebook (masked, it is
 the parser), or the importers of a package's `__init__.py` (`from mypkg import
 semaphore_wait`: the command line keeps every module-level import of a file so named, as
 ruff's F401 does; `fix_source` callers set `Settings.package_init`), or a sibling module of
-the same run that imports the name (`from .sync import DeviceIdType`: the command line reads
-the run's from-imports and keeps those names' module-level imports; `Settings.imported_by_run`;
+the same run that imports the name (`from .sync import DeviceIdType`), or reads it through the
+module (`compat.pltpu` after `from ringlib import compat`): the command line reads the run's
+imports and keeps those names' module-level imports; `Settings.imported_by_run`;
 a file fixed alone has no such importers). Such an import stays,
 unused: a kept `from jax.experimental.pallas.tpu import semaphore_wait` still fails on JAX
 0.11, and is for its importers to move. These matter for nothing else: a file whose imports
