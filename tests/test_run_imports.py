@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from jax_env import require_jax_python
 
 from semfix.analysis.run_imports import STAR, names_imported
+from semfix.jax_versions import NEWEST, spelled
 
 SYNC = """\
 from jax.experimental import pallas as pl
@@ -54,17 +56,24 @@ def test_a_name_a_sibling_imports_stays_imported(tmp_path: Path) -> None:
     _fix(tmp_path, "mypkg")
     fixed = (package / "sync.py").read_text()
     assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed  # the migration is made...
-    assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed  # ...and the sibling's name kept
+    # ...and the sibling's name kept, imported from where it stays (the TPU module's is gone in JAX 0.11)
+    assert "from jax.experimental.pallas import DeviceIdType\n" in fixed
     assert "semaphore_signal," not in fixed  # what nobody imports still goes
 
 
 @pytest.mark.jax
-def test_the_sibling_still_imports_after_the_migration(tmp_path: Path) -> None:
-    pytest.importorskip("jax")
+@pytest.mark.parametrize("jax", ["0.10.2", spelled(NEWEST)])
+def test_the_sibling_still_imports_after_the_migration(
+    tmp_path: Path, request: pytest.FixtureRequest, jax: str
+) -> None:
+    """On JAX 0.11+ too (issue 36 item 6): the name kept moves to `jax.experimental.pallas`."""
+    python = sys.executable if jax == "0.10.2" else require_jax_python(jax, request.config)
+    if jax == "0.10.2":
+        pytest.importorskip("jax")
     _package(tmp_path)
     _fix(tmp_path, "mypkg")
     imported = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", "import mypkg.user"], cwd=tmp_path, capture_output=True, text=True
+        [python, "-W", "ignore", "-c", "import mypkg.user"], cwd=tmp_path, capture_output=True, text=True
     )
     assert imported.returncode == 0, imported.stderr
 
@@ -106,7 +115,7 @@ def test_a_namespace_package_s_sibling_keeps_its_name(tmp_path: Path, layout: st
     _fix(tmp_path, layout.partition("/")[0])
     fixed = (package / "sync.py").read_text()
     assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed
-    assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed
+    assert "from jax.experimental.pallas import DeviceIdType\n" in fixed
 
 
 COMPAT = """\

@@ -68,8 +68,9 @@ the same run that imports the name (`from .sync import DeviceIdType`), or reads 
 module (`compat.pltpu` after `from ringlib import compat`): the command line reads the run's
 imports and keeps those names' module-level imports; `Settings.imported_by_run`;
 a file fixed alone has no such importers). Such an import stays,
-unused: a kept `from jax.experimental.pallas.tpu import semaphore_wait` still fails on JAX
-0.11, and is for its importers to move. These matter for nothing else: a file whose imports
+unused; a name of it that `pl` gives alike at the floor is imported from `jax.experimental.pallas`
+instead (`from jax.experimental.pallas.tpu import DeviceIdType` fails on JAX 0.11), in place.
+These matter for nothing else: a file whose imports
 all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
 of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
 where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
@@ -87,7 +88,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
-from semfix.catalog import MIGRATION_GATE, TPU_MIGRATIONS, Moved
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, TPU_MIGRATIONS, Moved
 from semfix.floor import DECLARING
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem103
@@ -359,6 +360,10 @@ def finish(ctx: Context, renames: Renames) -> None:
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
         kept=ctx.settings.imported_by_run,
+        # a name kept for importers that `pl` gives at the floor: imported from `pl`'s module (issue 36)
+        moved=frozenset(
+            n for n, m in MOVED_TO_PALLAS.items() if m.same_from and ctx.settings.target_jax >= m.same_from
+        ),
     )
     tree = ctx.tree
     assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
