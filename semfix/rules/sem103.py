@@ -30,9 +30,11 @@ Safe: the call passes what the default gives, on every supported JAX (so no JAX 
 needed). The keyword goes with one comma and the blanks between, the rest of the call byte for
 byte: `f(a, device_id_type=M, b=1)` and a keyword on its own line before another lose the
 keyword up to the next argument; a last one loses the text from the previous argument's end
-(or from after its comma, when the keyword has a trailing comma). Where anything else stands in
-that text (a comment, a line continuation, a parenthesis around an argument), the edit is not
-sure: reported without a fix. An import left unused goes as SEM101's do (with the same care for
+(or from after its comma, when the keyword has a trailing comma). A comment after the keyword on
+its line is not the keyword's: it stays (`device_id_type=M,  # wake the peer` on a line of its
+own leaves `# wake the peer` there). Where anything else stands in that text (a comment before
+it, a line continuation, a parenthesis around an argument), the edit is not sure: reported
+without a fix. An import left unused goes as SEM101's do (with the same care for
 a package's `__init__.py`, strings, doctests and notebook magics); with SEM101 on, a
 `pltpu.DeviceIdType.MESH` in a dropped keyword is dropped, not renamed.
 """
@@ -208,21 +210,36 @@ def _located(ctx: Context, span: tuple[int, int]) -> tuple[tuple[int, int, int],
 
 
 _BETWEEN = re.compile(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
+_BLANKS = re.compile(r"[ \t\f\r\n]*")
+# After a keyword, the rest of its line: its comma, perhaps, then a comment (`# wake the peer`)
+_COMMENTED = re.compile(r"[ \t\f]*(,?)[ \t\f]*#[^\r\n]*")
 
 
 def _span(ctx: Context, call: ast.Call, keyword: ast.keyword) -> tuple[int, int] | None:
     """The text to remove with `keyword` (offsets), or None where that text holds anything but
-    blanks, line breaks and the one comma (a comment, a backslash, a parenthesis)."""
+    blanks, line breaks and the one comma (a comment, a backslash, a parenthesis). A comment
+    after the keyword on its line stays: the text removed ends before it."""
     items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     index = items.index(keyword)
-    text = ctx.text.text
-    start, end = ctx.text.start(keyword)[2], ctx.text.end(keyword)[2]
-    if index + 1 < len(items):  # up to the next argument
-        following = ctx.text.start(items[index + 1])[2]
-        return (start, following) if _BETWEEN.fullmatch(text, end, following) else None
     if index == 0:
         return None  # never: the semaphore comes first
+    text = ctx.text.text
+    start, end = ctx.text.start(keyword)[2], ctx.text.end(keyword)[2]
     previous = ctx.text.end(items[index - 1])[2]
+    last = index + 1 == len(items)
+    commented = _COMMENTED.match(text, end)
+    if commented and (commented.group(1) or last):  # `device_id_type=M,  # why`: the keyword (and its comma) go
+        line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+        if not text[line_start:start].strip(" \t\f"):  # its indent and the comment stay
+            return start, commented.start() + commented.group().index("#")
+        if not _BETWEEN.fullmatch(text, previous, start):
+            return None
+        return (text.index(",", previous) + 1, commented.end(1)) if commented.group(1) else (previous, end)
+    if commented:
+        return None  # its comma on a later line
+    if not last:  # up to the next argument
+        following = ctx.text.start(items[index + 1])[2]
+        return (start, following) if _BETWEEN.fullmatch(text, end, following) else None
     close = ctx.text.end(call)[2] - 1  # the `)`
     after = re.compile(r"[ \t\f\r\n]*(,?)[ \t\f\r\n]*").fullmatch(text, end, close)
     comma = _BETWEEN.fullmatch(text, previous, start)
