@@ -290,8 +290,9 @@ class Moved:
 #: modules from `jax._src.pallas`. `pl.HOST` appeared in 0.7.0, but `pltpu.HOST` was the TPU
 #: enum's member (`tpu_core.MemorySpace.HOST`) until 0.10.2 made it `pl.HOST`'s
 #: (`_pl_core.MemorySpace.HOST`); 0.12.0 removed it. `pltpu.ANY` was the TPU enum's member
-#: (`TPUMemorySpace.ANY`, then `MemorySpace.ANY`) until 0.7.2 made it `pl.ANY`
-#: (`GeneralMemorySpace.ANY`); 0.9.0 deprecated it ("use pl.ANY instead"), 0.10.0 removed it.
+#: (`TPUMemorySpace.ANY`, then `MemorySpace.ANY`) until 0.7.1 made it `pl.ANY`
+#: (`ANY = GeneralMemorySpace.ANY`, `jax._src.pallas.core.MemorySpace`, in 0.7.1's tpu.py); 0.9.0
+#: deprecated it ("use pl.ANY instead"), 0.10.0 removed it.
 MOVED_TO_PALLAS: Mapping[str, Moved] = {
     "semaphore_signal": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "semaphore_wait": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
@@ -299,7 +300,7 @@ MOVED_TO_PALLAS: Mapping[str, Moved] = {
     "semaphore": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "DeviceIdType": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "HOST": Moved((0, 10, 0), (0, 12, 0), (0, 10, 2)),
-    "ANY": Moved((0, 9, 0), (0, 10, 0), (0, 7, 2)),
+    "ANY": Moved((0, 9, 0), (0, 10, 0), (0, 7, 1)),
 }
 
 #: `pltpu.TPUMemorySpace`, the TPU enum (a class up to 0.6.0), became `pltpu.MemorySpace` in

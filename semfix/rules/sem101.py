@@ -33,7 +33,7 @@ pl.semaphore_wait(sem, 1)
 A rename is made only when the project's JAX floor (`target-jax`, else the `jax` requirement's
 lower bound; 0.4.35 when none is declared) is at least the release from which `pl`'s name is
 the very object `pltpu`'s gives (`catalog.MOVED_TO_PALLAS`: 0.6.0 for the semaphore functions,
-`semaphore` and `DeviceIdType`, 0.7.2 for `ANY`, whose `pltpu` spelling was the TPU enum's own
+`semaphore` and `DeviceIdType`, 0.7.1 for `ANY`, whose `pltpu` spelling was the TPU enum's own
 member before, and 0.10.2 for `HOST`, likewise); below it the finding names the release needed.
 `pltpu.ANY` (deprecated in 0.9, removed in 0.10) is renamed as the others are, and
 `pltpu.TPUMemorySpace` (deprecated in 0.6.2, removed in 0.7.2) from 0.6.2, where `pltpu.MemorySpace`
