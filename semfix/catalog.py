@@ -320,6 +320,11 @@ RENAMED_ON_TPU: Mapping[str, Moved] = {
 #: DeviceIdType.MESH`), and from 0.12.0 to `None`, which the function turns into MESH without a
 #: warning: dropping `device_id_type=<...>.DeviceIdType.MESH` keeps the meaning everywhere.
 DEVICE_ID_TYPE_FUNCTIONS = frozenset({"semaphore_signal", "make_async_remote_copy", "async_remote_copy"})
+#: Those that take it by position too: `(src_ref, dst_ref, send_sem, recv_sem, device_id,
+#: device_id_type)` in every release from 0.4.35 to 0.12.1, its last positional parameter, so a
+#: call that gives it by position gives it last, and dropping it moves no other argument
+#: (`semaphore_signal`'s is keyword-only).
+DEVICE_ID_TYPE_POSITION: Mapping[str, int] = {"make_async_remote_copy": 5, "async_remote_copy": 5}
 DEVICE_ID_TYPE_DEPRECATED = (0, 12, 0)
 
 #: What JAX deprecated on `pltpu` and later removed, in this family, that `pl` holds: its
