@@ -94,6 +94,7 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
     wanted = {id(node) for node in candidates}
     holders = {id(child): parent for parent in nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
     formatted = {id(n) for s in nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    guarded = _feature_tested(ctx)
     for node, root in zip(candidates, roots):
         scope = scopes[id(root)]
         if isinstance(node, ast.Call):
@@ -108,10 +109,42 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
         names = {f"{name}{suffix}" for name in modules_read or ()}
         if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
             continue
+        if any(a <= (node.lineno, node.col_offset) < b for a, b in guarded.get(DEPRECATED_TPU[name], ())):
+            continue  # `else: pltpu.ANY` under `if hasattr(pl, "ANY"):`, for a JAX without `pl.ANY`
         if not isinstance(node, ast.Call) and type(node.ctx) is not ast.Load:
             unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
             yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+
+
+def _feature_tested(ctx: Context) -> dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]:
+    """The branches taken only where the pallas module lacks a name (`else:` under `if
+    hasattr(pl, "ANY"):`, or the body under `if not hasattr(...)`; of a conditional expression
+    too): that name's spans (start, end). An old spelling there is a fallback for a JAX the
+    test says is older, which no renaming may touch."""
+    found: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+    if "hasattr" not in ctx.text.text:
+        return found
+    for node in _near(ctx, {"hasattr"}):
+        if not isinstance(node, (ast.If, ast.IfExp)):
+            continue
+        test, negated = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"):
+            continue
+        scope = ctx.scopes.scope_of[id(test)]
+        if len(test.args) != 2 or test.keywords or scope.lookup("hasattr")[1]:
+            continue  # not the builtin's two arguments
+        module, name = test.args
+        if not (isinstance(name, ast.Constant) and name.value in TPU_MIGRATIONS):
+            continue
+        if ctx.qualified(module, scope) != {PALLAS.module}:
+            continue
+        branch = node.body if negated else node.orelse
+        for part in branch if isinstance(branch, list) else [branch]:
+            found.setdefault(name.value, []).append(((part.lineno, part.col_offset), end_of(part)))
+    return found
 
 
 def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:
