@@ -49,7 +49,8 @@ is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an 
 f-string or over several lines is reported without a fix, and so is one whose module may be
 `None` (`except ImportError: pltpu = None`: the rename would make the fallback work where it
 failed). One that a feature test on the new name keeps for a JAX without it (`else:` under `if
-hasattr(pl, "ANY"):`, or the `else` of a conditional expression) is left alone, unreported. The added import goes where the `pltpu` import was when it stands sorted there (a
+hasattr(pl, "ANY"):`, or the `else` of a conditional expression) is left alone, unreported.
+The added import goes where the `pltpu` import was when it stands sorted there (a
 function-local import stays local), else at its sorted place in that import's block, where
 ruff's I001 puts it: `import` lines first, then `from` lines by module and, within a module,
 by the name imported (in the third-party section, so semfix never has to tell first-party from

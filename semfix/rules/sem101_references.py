@@ -137,7 +137,7 @@ def _feature_tested(ctx: Context) -> dict[str, list[tuple[tuple[int, int], tuple
         if len(test.args) != 2 or test.keywords or scope.lookup("hasattr")[1]:
             continue  # not the builtin's two arguments
         module, name = test.args
-        if not (isinstance(name, ast.Constant) and name.value in TPU_MIGRATIONS):
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value in TPU_MIGRATIONS):
             continue
         if ctx.qualified(module, scope) != {PALLAS.module}:
             continue
