@@ -50,6 +50,8 @@ f-string or over several lines is reported without a fix, and so is one whose mo
 `None` (`except ImportError: pltpu = None`: the rename would make the fallback work where it
 failed). One that a feature test on the new name keeps for a JAX without it (`else:` under `if
 hasattr(pl, "ANY"):`, or the `else` of a conditional expression) is left alone, unreported.
+A name that only `from jax.experimental.pallas.tpu import *` binds is reported: the star gives
+it no more once JAX deprecated it (a NameError from 0.10, 0.9 for `ANY`).
 The added import goes where the `pltpu` import was when it stands sorted there (a
 function-local import stays local), else at its sorted place in that import's block, where
 ruff's I001 puts it: `import` lines first, then `from` lines by module and, within a module,
@@ -200,10 +202,16 @@ def renames(ctx: Context) -> Renames:
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
         from semfix.analysis.importer import bound_name
-        from semfix.rules.sem101_references import PALLAS, references
+        from semfix.rules.sem101_references import PALLAS, TPU, references, star_reads
 
         found.pending = sorted(references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
         found.alias = bound_name(ctx.tree, PALLAS)
+        for name in star_reads(ctx):
+            moved = MOVED_TO_PALLAS[name.id]
+            assert moved.deprecated is not None  # every name `pl` holds was deprecated on `pltpu` first
+            why = f"`{name.id}` comes from `from {TPU} import *`, which gives it no more from JAX"
+            why += f" {spelled(moved.deprecated[:2])} (NameError); use `pl.{name.id}`"
+            ctx.report(CODE, name, why + " (not fixed: a star import's names are not resolved)", None)
     return found
 
 

@@ -13,7 +13,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.importer import Symbol
 from semfix.analysis.nodes import end_of, first_line, unchain
 from semfix.analysis.scopes import Scope
-from semfix.catalog import TPU_MIGRATIONS
+from semfix.catalog import MOVED_TO_PALLAS, TPU_MIGRATIONS
 
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
@@ -115,6 +115,24 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
             yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+
+
+def star_reads(ctx: Context) -> list[ast.Name]:
+    """The names that only `from jax.experimental.pallas.tpu import *` can bind (read, bound
+    by nothing else): the star stopped giving each when JAX moved it into `_deprecations` (0.9
+    for `ANY`, 0.10 for the others), and the read fails with NameError. Reported, not renamed:
+    what a star import binds is not resolved."""
+    stars = [n.module for n in ctx.scopes.imports if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
+    if not stars or any(module != TPU for module in stars):  # another star may give it (`pl`'s)
+        return []
+    accesses = ctx.tracking().accesses
+    found = [
+        a.name
+        for name in MOVED_TO_PALLAS
+        for a in accesses.get(name, ())
+        if [b.kind for b in a.scope.lookup(name)[1]] == ["star"]
+    ]
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 
 def _feature_tested(ctx: Context) -> dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]:
