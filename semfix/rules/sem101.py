@@ -9,14 +9,14 @@ pallas import and dropping TPU imports left unused (kept while the file reads `j
 through a parent package, which only an import of the TPU module makes exist); renames
 `pltpu.TPUMemorySpace` to `pltpu.MemorySpace` where it stands (`catalog.RENAMED_ON_TPU`: the module
 read stays, no import changes); and reports the TPU enum's `ANY` (`pltpu.MemorySpace.ANY`), removed
-in JAX 0.9. Off by default: select it (`--select SEM101` or `extend-select`).
+in JAX 0.8.2, and its `HOST`, removed in 0.10.2. Off by default: select it (`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
 The `pltpu` names were deprecated in JAX 0.10, and all but `HOST` were removed in 0.11, where
 the kernel fails with `AttributeError` when it is traced (or the module, on import). The list
 is JAX's own: `_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly
 these six, each "use pl.<name> instead"; at 0.11.0 the same table maps the five others to
-None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed.
+None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there (0.11.2 removes it).
 (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from 0.10 already:
 a file that still reads them fails there, before any migration.)
 
@@ -39,8 +39,10 @@ member before, and 0.10.2 for `HOST`, likewise); below it the finding names the 
 `pltpu.TPUMemorySpace` (deprecated in 0.6.2, removed in 0.7.2) from 0.6.2, where `pltpu.MemorySpace`
 appeared as the same enum (one read as a name of its own, or by `getattr`, is reported).
 `pltpu.MemorySpace.ANY` (or `TPUMemorySpace.ANY`), a member of the TPU enum in every release that
-has it (to 0.8.0), is reported with `pl.ANY` to use, never renamed: `pl.ANY` is a member of
-another enum in every JAX, so the rename could change what the program does.
+has it (to 0.8.1), is reported with `pl.ANY` to use, never renamed: `pl.ANY` is a member of
+another enum in every JAX, so the rename could change what the program does; so is
+`pltpu.MemorySpace.HOST` (to 0.10.1; an AttributeError from 0.10.2, in no deprecation table),
+with `pl.HOST`.
 Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (the same
 functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
 space), so the program means what it meant. Every reference
