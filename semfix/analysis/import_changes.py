@@ -49,7 +49,8 @@ class Request:
     (`Settings.imported_by_run`), whose module-level imports are not pruned. `moved`: the names
     of `loads` that are the very objects of `symbol`'s module's names at the project's floor:
     one kept only for importers is imported from there instead (the TPU module's `DeviceIdType`
-    is gone in JAX 0.11, `pl`'s is the same enum from 0.6: issue 36)."""
+    is gone in JAX 0.11, `pl`'s is the same enum from 0.6: issue 36), in place where it stands
+    sorted there."""
 
     symbol: Symbol
     alias: str
@@ -59,6 +60,9 @@ class Request:
     exported: bool = False
     kept: frozenset[str] = frozenset()
     moved: frozenset[str] = frozenset()
+    #: Filled in by the edits: the imports whose `moved` names stay (their new import would not
+    #: stand sorted in their place), for the caller to report.
+    unmoved: list[ast.ImportFrom] = field(default_factory=list)
 
 
 @dataclass

@@ -29,7 +29,14 @@ from semfix.analysis.import_changes import (
     Unsure,
     own_lines,
 )
-from semfix.analysis.import_placement import bound_name, insert_sorted, runs_first, sorted_in_place, sorts_first
+from semfix.analysis.import_placement import (
+    bound_name,
+    insert_sorted,
+    module_sorted_in_place,
+    runs_first,
+    sorted_in_place,
+    sorts_first,
+)
 from semfix.analysis.import_pruning import OPAQUE_CODE, Site, resolved_sites, without_unused
 from semfix.analysis.nodes import Text, end_of
 from semfix.analysis.scopes import Access, Scope
@@ -74,6 +81,13 @@ def edit_imports(
     at_module_reads: list[tuple[ast.Name, Scope]] = []
     sites = resolved_sites(module, request, at_module_reads)
     dropped = {id(site.statement) for site in sites if not any(site.keep) and not any(site.move)}
+    for site in sites:  # a name moves where its new import stands sorted, else stays and is reported
+        below = not any(site.keep)
+        if any(site.move) and not module_sorted_in_place(module, site.statement, request.symbol.module, dropped, below):
+            assert isinstance(site.statement, ast.ImportFrom)  # `resolved_sites` moves only from-imports
+            request.unmoved.append(site.statement)
+            site.keep = [kept or moved for kept, moved in zip(site.keep, site.move)]
+            site.move = [False] * len(site.move)
     unswapped: list[ast.stmt] = []  # dropped at module level, where the new import would not stand sorted
     at: int | None = None  # where the new import goes at module level: above tree.body[at]
     for site in sites:

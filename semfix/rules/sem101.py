@@ -75,7 +75,8 @@ module (`compat.pltpu` after `from ringlib import compat`): the command line rea
 imports and keeps those names' module-level imports; `Settings.imported_by_run`;
 a file fixed alone has no such importers). Such an import stays,
 unused; a name of it that `pl` gives alike at the floor is imported from `jax.experimental.pallas`
-instead (`from jax.experimental.pallas.tpu import DeviceIdType` fails on JAX 0.11), in place.
+instead (`from jax.experimental.pallas.tpu import DeviceIdType` fails on JAX 0.11), in place
+where that import stands sorted (else the line is reported).
 These matter for nothing else: a file whose imports
 all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
 of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
@@ -386,6 +387,10 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(str(reason), CODE)
         ctx.hold(str(reason), sem103.CODE)
         return
+    for statement in request.unmoved:  # kept for the run's other modules, where JAX 0.11 fails it
+        names = ", ".join(a.name for a in statement.names if a.name in request.moved)
+        why = f"`{names}`, kept for the modules that import it, is gone from `{TPU}` in JAX 0.11 (ImportError)"
+        ctx.report(CODE, statement, f"{why}: import it from `{PALLAS.module}` (not fixed: not sorted there)", None)
     made = [edit for rewrite in renames.made for edit in rewrite.edits] + [drop.edit for drop in drops]
     # one decision: every rename and drop with the import edits, the tree declared in `declared`
     changes: tuple[Change, ...] = (*renames.made, *(drop.change for drop in drops), declared)
