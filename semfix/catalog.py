@@ -289,28 +289,58 @@ class Moved:
 #: `pl.semaphore_*`, `pl.semaphore` and `pl.DeviceIdType` appeared in 0.6.0, imported by both
 #: modules from `jax._src.pallas`. `pl.HOST` appeared in 0.7.0, but `pltpu.HOST` was the TPU
 #: enum's member (`tpu_core.MemorySpace.HOST`) until 0.10.2 made it `pl.HOST`'s
-#: (`_pl_core.MemorySpace.HOST`); 0.12.0 removed it. `pltpu.ANY` was the TPU enum's member
-#: (`TPUMemorySpace.ANY`, then `MemorySpace.ANY`) until 0.7.2 made it `pl.ANY`
-#: (`GeneralMemorySpace.ANY`); 0.9.0 deprecated it ("use pl.ANY instead"), 0.10.0 removed it.
+#: (`_pl_core.MemorySpace.HOST`); 0.11.2 removed it (its message says 0.12.0, its table None).
+#: `pltpu.ANY` was the TPU enum's member
+#: (`TPUMemorySpace.ANY`, then `MemorySpace.ANY`) until 0.7.1 made it `pl.ANY`
+#: (`ANY = GeneralMemorySpace.ANY`, `jax._src.pallas.core.MemorySpace`, in 0.7.1's tpu.py); 0.9.0
+#: deprecated it ("use pl.ANY instead"), 0.10.0 removed it.
 MOVED_TO_PALLAS: Mapping[str, Moved] = {
     "semaphore_signal": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "semaphore_wait": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "semaphore_read": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "semaphore": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
     "DeviceIdType": Moved((0, 10, 0), (0, 11, 0), (0, 6, 0)),
-    "HOST": Moved((0, 10, 0), (0, 12, 0), (0, 10, 2)),
-    "ANY": Moved((0, 9, 0), (0, 10, 0), (0, 7, 2)),
+    "HOST": Moved((0, 10, 0), (0, 11, 2), (0, 10, 2)),
+    "ANY": Moved((0, 9, 0), (0, 10, 0), (0, 7, 1)),
 }
 
 #: `pltpu.TPUMemorySpace`, the TPU enum (a class up to 0.6.0), became `pltpu.MemorySpace` in
 #: 0.6.2, which kept `TPUMemorySpace` as its deprecated alias ("TPUMemorySpace is deprecated,
 #: use MemorySpace instead"; `pltpu.MemorySpace` is missing before 0.6.2); 0.7.2 removed it.
-#: The enum's own `ANY` member (0.4.35 to 0.8.0, removed in 0.9.0 without a deprecation) is
-#: never `pl.ANY` (`GeneralMemorySpace.ANY`, another enum's member): reported, not renamed.
+#: The enum's own `ANY` member (0.4.35 to 0.8.1, removed in 0.8.2 without a deprecation) is
+#: never `pl.ANY` (`GeneralMemorySpace.ANY`, another enum's member), and its `HOST` (0.6.2 to
+#: 0.10.1; 0.10.2's deprecation of it is an instance's `__getattr__`, so the class's raises
+#: AttributeError) never `pl.HOST`: reported, not renamed.
 RENAMED_ON_TPU: Mapping[str, Moved] = {
     "TPUMemorySpace": Moved((0, 6, 2), (0, 7, 2), (0, 6, 2), to="MemorySpace"),
-    "TPUMemorySpace.ANY": Moved(None, (0, 9, 0), None, use="pl.ANY"),
-    "MemorySpace.ANY": Moved(None, (0, 9, 0), None, use="pl.ANY"),
+    "TPUMemorySpace.ANY": Moved(None, (0, 7, 2), None, use="pl.ANY"),
+    "MemorySpace.ANY": Moved(None, (0, 8, 2), None, use="pl.ANY"),
+    "TPUMemorySpace.HOST": Moved(None, (0, 7, 2), None, use="pl.HOST"),
+    "MemorySpace.HOST": Moved(None, (0, 10, 2), None, use="pl.HOST"),
+}
+
+#: Every public name (or public enum's member) a release removed from `jax.experimental.pallas`
+#: or `.tpu` (module path after `jax.`), and whether it is of this family: one that is must be
+#: in `TPU_MIGRATIONS`, removed in that very release. tests/test_jax_removals.py compares each
+#: release's names, read from its wheel, with the previous release's: a member or an attribute
+#: removed without a deprecation (`pltpu.MemorySpace.HOST`) is in no `_deprecations` table.
+_REMOVED_OF_THE_FAMILY = ("TPUMemorySpace", "MemorySpace.ANY", "ANY", "MemorySpace.HOST", "DeviceIdType", "HOST")
+_REMOVED_ELSEWHERE = (
+    *("CostEstimate", "run_scoped", "device_id", "enable_runtime_assert", "runtime_assert_enabled"),
+    *("get_memory_space", "TPUCompilerParams", "is_accelerated", "verification", "delay"),
+    *("get_pipeline_schedule", "make_pipeline_allocations", "CoreMemorySpace", "KernelType", "repeat"),
+    *("core", "create_tensorcore_mesh"),
+)
+_REMOVED_FROM_PL = (
+    *("IndexingMode", "Unblocked", "unblocked", "enable_runtime_assert", "runtime_assert_enabled", "MemoryRef"),
+    *(f"atomic_{op}" for op in ("add", "and", "cas", "max", "min", "or", "xchg", "xor")),
+    *("load", "max_contiguous", "store", "swap", "MemorySpace.HOST", "debug_checks_enabled", "dot"),
+)
+REMOVED_FROM_PALLAS: Mapping[str, bool] = {
+    **{f"experimental.pallas.{name}": False for name in _REMOVED_FROM_PL},
+    **{f"experimental.pallas.tpu.{name}": False for name in _REMOVED_ELSEWHERE},
+    **{f"experimental.pallas.tpu.{name}": True for name in _REMOVED_OF_THE_FAMILY},
+    **{f"experimental.pallas.tpu.semaphore{end}": True for end in ("", "_read", "_signal", "_wait")},
 }
 
 #: The functions whose `device_id_type=` JAX 0.12.0 deprecated ("device_id_type is deprecated
@@ -319,6 +349,11 @@ RENAMED_ON_TPU: Mapping[str, Moved] = {
 #: DeviceIdType.MESH`), and from 0.12.0 to `None`, which the function turns into MESH without a
 #: warning: dropping `device_id_type=<...>.DeviceIdType.MESH` keeps the meaning everywhere.
 DEVICE_ID_TYPE_FUNCTIONS = frozenset({"semaphore_signal", "make_async_remote_copy", "async_remote_copy"})
+#: Those that take it by position too: `(src_ref, dst_ref, send_sem, recv_sem, device_id,
+#: device_id_type)` in every release from 0.4.35 to 0.12.1, its last positional parameter, so a
+#: call that gives it by position gives it last, and dropping it moves no other argument
+#: (`semaphore_signal`'s is keyword-only).
+DEVICE_ID_TYPE_POSITION: Mapping[str, int] = {"make_async_remote_copy": 5, "async_remote_copy": 5}
 DEVICE_ID_TYPE_DEPRECATED = (0, 12, 0)
 
 #: What JAX deprecated on `pltpu` and later removed, in this family, that `pl` holds: its

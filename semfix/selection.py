@@ -6,6 +6,7 @@ below the rules and knows none of them."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,18 +38,18 @@ def build_settings(
     unsafe_fixes: bool = False,
     target_jax: str | None = None,
     target_from: str = "--target-jax",
+    imported_by_run: Iterable[str] = (),
 ) -> Settings:
     """`select` replaces the default set (as in ruff); the others adjust it. With nothing
     given, the defaults: what `fix_source` runs without settings. A `target_jax` given here is
     the floor of every file (`target_from` says where it was given)."""
     enabled = expand(select) if select is not None else DEFAULT_CODES
     enabled = (enabled | expand(extend_select)) - expand(ignore)
+    settings = Settings(enabled, unsafe_fixes, imported_by_run=frozenset(imported_by_run))
     if target_jax is None:
-        return Settings(enabled, unsafe_fixes)
+        return settings
     floor = jax_floor(target_jax)
-    return Settings(
-        enabled, unsafe_fixes, target_jax=floor, target_declared=True, target_from=target_from, target_given=True
-    )
+    return replace(settings, target_jax=floor, target_declared=True, target_from=target_from, target_given=True)
 
 
 def load_settings(

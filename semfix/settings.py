@@ -37,7 +37,8 @@ class Settings:
     #: read (`from mypkg import semaphore_wait`), so no fix drops a module-level import.
     package_init: bool = False
     #: The names the other modules of the same run import from this one by name (`from .sync
-    #: import DeviceIdType`; `*` for a star import): no fix drops a module-level import of them.
+    #: import DeviceIdType`; `*` for a star import) or read through it (`compat.pltpu`): no fix
+    #: drops a module-level import of them (one of a name `pl` gives alike moves to `pl`'s module).
     imported_by_run: frozenset[str] = frozenset()
     #: The oldest JAX the project supports (`target-jax`, else the oldest release its `jax`
     #: requirement admits, semfix.floor): a migration renames only where the new spelling

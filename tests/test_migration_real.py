@@ -35,11 +35,11 @@ def test_migrated_wheel_keeps_only_what_semfix_reports_and_still_imports(tmp_pat
         result.before
     )
     # left: the TPU enum's ANY (never `pl.ANY`'s object) and `pltpu.ANY` (`pl.ANY`'s only from
-    # 0.7.2, above the floor), each reported by semfix with that reason, one finding a reference
+    # 0.7.1, above the floor), each reported by semfix with that reason, one finding a reference
     reasons = Counter(
         "pltpu.MemorySpace.ANY" if "is not the object it gave" in line else "pltpu.ANY"
         for line in result.left
-        if "means the same only from JAX 0.7.2" in line or "is not the object it gave" in line
+        if "means the same only from JAX 0.7.1" in line or "is not the object it gave" in line
     )
     assert len(result.left) == sum(reasons.values())
     assert result.after == reasons

@@ -7,14 +7,17 @@ the run's other modules import from it (`Settings.imported_by_run`).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from jax_env import require_jax_python
 
 from semfix.analysis.run_imports import STAR, names_imported
+from semfix.jax_versions import NEWEST, spelled
 
 SYNC = """\
 from jax.experimental import pallas as pl
@@ -53,17 +56,24 @@ def test_a_name_a_sibling_imports_stays_imported(tmp_path: Path) -> None:
     _fix(tmp_path, "mypkg")
     fixed = (package / "sync.py").read_text()
     assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed  # the migration is made...
-    assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed  # ...and the sibling's name kept
+    # ...and the sibling's name kept, imported from where it stays (the TPU module's is gone in JAX 0.11)
+    assert "from jax.experimental.pallas import DeviceIdType\n" in fixed
     assert "semaphore_signal," not in fixed  # what nobody imports still goes
 
 
 @pytest.mark.jax
-def test_the_sibling_still_imports_after_the_migration(tmp_path: Path) -> None:
-    pytest.importorskip("jax")
+@pytest.mark.parametrize("jax", ["0.10.2", spelled(NEWEST)])
+def test_the_sibling_still_imports_after_the_migration(
+    tmp_path: Path, request: pytest.FixtureRequest, jax: str
+) -> None:
+    """On JAX 0.11+ too (issue 36 item 6): the name kept moves to `jax.experimental.pallas`."""
+    python = sys.executable if jax == "0.10.2" else require_jax_python(jax, request.config)
+    if jax == "0.10.2":
+        pytest.importorskip("jax")
     _package(tmp_path)
     _fix(tmp_path, "mypkg")
     imported = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", "import mypkg.user"], cwd=tmp_path, capture_output=True, text=True
+        [python, "-W", "ignore", "-c", "import mypkg.user"], cwd=tmp_path, capture_output=True, text=True
     )
     assert imported.returncode == 0, imported.stderr
 
@@ -105,7 +115,52 @@ def test_a_namespace_package_s_sibling_keeps_its_name(tmp_path: Path, layout: st
     _fix(tmp_path, layout.partition("/")[0])
     fixed = (package / "sync.py").read_text()
     assert "pl.semaphore_signal(sem, 1, device_id=0)" in fixed
-    assert "from jax.experimental.pallas.tpu import DeviceIdType\n" in fixed
+    assert "from jax.experimental.pallas import DeviceIdType\n" in fixed
+
+
+COMPAT = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def wait(sem):
+    pltpu.semaphore_wait(sem, 1)
+"""
+READERS = {  # a sibling that reads `pltpu` through the module, not by a from-import of the name
+    "module_alias": "import ringlib.compat as compat\n\nREGULAR = compat.pltpu.SemaphoreType.REGULAR\n",
+    "from_package": "from ringlib import compat\n\nREGULAR = compat.pltpu.SemaphoreType.REGULAR\n",
+    "dotted": "import ringlib.compat\n\nREGULAR = ringlib.compat.pltpu.SemaphoreType.REGULAR\n",
+}
+
+
+@pytest.mark.parametrize("style", READERS)
+def test_a_name_a_sibling_reads_through_the_module_stays_imported(tmp_path: Path, style: str) -> None:
+    """Issue 36 item 2: `compat.pltpu` in a sibling reads compat's import as an attribute; dropping
+    it would make the sibling fail with AttributeError on every JAX."""
+    package = tmp_path / "ringlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "compat.py").write_text(COMPAT)
+    (package / "kernels.py").write_text(READERS[style])
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "ringlib"\ndependencies = ["jax>=0.7"]\n')
+    _fix(tmp_path, "ringlib")
+    fixed = (package / "compat.py").read_text()
+    assert "pl.semaphore_wait(sem, 1)" in fixed
+    assert "from jax.experimental.pallas import tpu as pltpu\n" in fixed
+    if importlib.util.find_spec("jax") is not None:
+        run = [sys.executable, "-W", "ignore", "-c", "import ringlib.kernels"]
+        imported = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
+        assert imported.returncode == 0, imported.stderr
+
+
+def test_reads_through_a_module_count_as_imports_of_the_name() -> None:
+    modules = [
+        ("pkg", True, b""),
+        ("pkg.compat", False, b"x = 1\n"),
+        ("pkg.a", False, b"from . import compat as c\nc.f(c.g.h)\n"),
+        ("pkg.b", False, b"import pkg.compat\nimport os.path as compat\npkg.compat.i\ncompat.join\n"),
+    ]
+    assert names_imported(modules) == {"pkg.compat": frozenset({"f", "g", "i"}), "pkg": frozenset({"compat"})}
 
 
 def test_an_import_names_a_module_by_its_trailing_names() -> None:

@@ -46,7 +46,11 @@ class Request:
     resolved to pruned of the names nothing else reads. Every import pruned loads `loads`.
     `exported`: the module's names are read by its importers (a package's `__init__.py`), so
     no module-level import is pruned; `kept`: those of its names that other modules import
-    (`Settings.imported_by_run`), whose module-level imports are not pruned."""
+    (`Settings.imported_by_run`), whose module-level imports are not pruned. `moved`: the names
+    of `loads` that are the very objects of `symbol`'s module's names at the project's floor:
+    one kept only for importers is imported from there instead (the TPU module's `DeviceIdType`
+    is gone in JAX 0.11, `pl`'s is the same enum from 0.6: issue 36), in place where it stands
+    sorted there."""
 
     symbol: Symbol
     alias: str
@@ -55,6 +59,10 @@ class Request:
     loads: str
     exported: bool = False
     kept: frozenset[str] = frozenset()
+    moved: frozenset[str] = frozenset()
+    #: Filled in by the edits: the imports whose `moved` names stay (their new import would not
+    #: stand sorted in their place), for the caller to report.
+    unmoved: list[ast.ImportFrom] = field(default_factory=list)
 
 
 @dataclass

@@ -126,6 +126,33 @@ def _member(name: str) -> tuple[int, str]:
 def sorted_in_place(module: ModuleView, statement: ast.stmt, symbol: Symbol, dropped: set[int]) -> bool:
     """Would the new import stand sorted where `statement` (dropped) is, between the imports
     kept above and below it in its block (no blank line between)?"""
+    above, below = _neighbours(module, statement, dropped)
+    return (above is None or sorts_first(above, symbol)) and (below is None or not sorts_first(below, symbol))
+
+
+def module_sorted_in_place(module: ModuleView, statement: ast.stmt, name: str, dropped: set[int], below: bool) -> bool:
+    """Would `from {name} import ...` stand sorted in `statement`'s place (`below`: with the
+    imports below it too, else with `statement`, which sorts after, kept under it)? Only where
+    its neighbours import other modules: ruff's I001 would merge one of the same module."""
+    if statement not in module.tree.body:
+        return False
+    above, under = _neighbours(module, statement, dropped)
+
+    def first(other: ast.Import | ast.ImportFrom) -> bool | None:  # None: the same module
+        if isinstance(other, ast.Import):
+            return True
+        if other.level:
+            return False
+        return None if other.module == name else (other.module or "").lower() < name.lower()
+
+    return (above is None or first(above) is True) and (not below or under is None or first(under) is False)
+
+
+def _neighbours(
+    module: ModuleView, statement: ast.stmt, dropped: set[int]
+) -> tuple[ast.Import | ast.ImportFrom | None, ast.Import | ast.ImportFrom | None]:
+    """The imports kept just above and below `statement` in its module-level block (no blank
+    line between)."""
     body, text, starts = module.tree.body, module.text.text, module.text.starts
 
     def neighbour(index: int, step: int) -> ast.Import | ast.ImportFrom | None:
@@ -143,5 +170,4 @@ def sorted_in_place(module: ModuleView, statement: ast.stmt, symbol: Symbol, dro
         return None
 
     index = body.index(statement)
-    above, below = neighbour(index, -1), neighbour(index, 1)
-    return (above is None or sorts_first(above, symbol)) and (below is None or not sorts_first(below, symbol))
+    return neighbour(index, -1), neighbour(index, 1)

@@ -35,6 +35,7 @@ class Site:
     holder: ast.AST  # the node whose statement list holds it
     body: list[ast.stmt]  # that list
     keep: list[bool]  # per name it binds: False when only taken reads read it
+    move: list[bool]  # per name: kept only for importers, and imported from `Request.moved_to` instead
 
 
 def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[ast.Name, Scope]]) -> list[Site]:
@@ -86,16 +87,15 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
     for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
         bound = [_bound(alias, statement) for alias in statement.names]
         exported = request.exported and not local  # importers of the package may read it
-        keep = [
-            loaded
-            or exported
-            or n not in names
-            or n in spelled
-            or (n, id(statement)) in used
-            or (n in request.kept and not local)
-            for n in bound
+        read = [loaded or n not in names or n in spelled or (n, id(statement)) in used for n in bound]
+        importers = [exported or (n in request.kept and not local) for n in bound]
+        movable = isinstance(statement, ast.ImportFrom) and not statement.level and statement.module == request.loads
+        move = [
+            movable and importer and not own and alias.name in request.moved
+            for alias, own, importer in zip(statement.names, read, importers)
         ]
-        sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep))
+        keep = [(own or importer) and not moved for own, importer, moved in zip(read, importers, move)]
+        sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep, move))
     return sites
 
 

@@ -29,8 +29,15 @@ from semfix.analysis.import_changes import (
     Unsure,
     own_lines,
 )
-from semfix.analysis.import_placement import bound_name, insert_sorted, runs_first, sorted_in_place, sorts_first
-from semfix.analysis.import_pruning import OPAQUE_CODE, resolved_sites, without_unused
+from semfix.analysis.import_placement import (
+    bound_name,
+    insert_sorted,
+    module_sorted_in_place,
+    runs_first,
+    sorted_in_place,
+    sorts_first,
+)
+from semfix.analysis.import_pruning import OPAQUE_CODE, Site, resolved_sites, without_unused
 from semfix.analysis.nodes import Text, end_of
 from semfix.analysis.scopes import Access, Scope
 
@@ -73,7 +80,14 @@ def edit_imports(
     placed = False
     at_module_reads: list[tuple[ast.Name, Scope]] = []
     sites = resolved_sites(module, request, at_module_reads)
-    dropped = {id(site.statement) for site in sites if not any(site.keep)}
+    dropped = {id(site.statement) for site in sites if not any(site.keep) and not any(site.move)}
+    for site in sites:  # a name moves where its new import stands sorted, else stays and is reported
+        below = not any(site.keep)
+        if any(site.move) and not module_sorted_in_place(module, site.statement, request.symbol.module, dropped, below):
+            assert isinstance(site.statement, ast.ImportFrom)  # `resolved_sites` moves only from-imports
+            request.unmoved.append(site.statement)
+            site.keep = [kept or moved for kept, moved in zip(site.keep, site.move)]
+            site.move = [False] * len(site.move)
     unswapped: list[ast.stmt] = []  # dropped at module level, where the new import would not stand sorted
     at: int | None = None  # where the new import goes at module level: above tree.body[at]
     for site in sites:
@@ -92,6 +106,8 @@ def edit_imports(
             else:
                 new_text = ""
             declared.replace(statement, [cut] if cut.names else [], site.holder)
+        if any(site.move):  # names kept for importers, imported from where they stay
+            new_text = _moved(statement, site, source[start:end], new_text, request, declared, first_break.group())
         at_module = site.body is tree.body  # not under an `if` or a `try`, nor in a function
         local = add and site.local
         swap = (
@@ -129,3 +145,28 @@ def edit_imports(
     if at is not None and any(runs_first(tree, name, scope, at) for name, scope in at_module_reads):
         raise Unsure(f"the `{alias}` import added would go below code that may run a renamed reference on import")
     return edits
+
+
+def _moved(
+    statement: ast.stmt,
+    site: Site,
+    old_text: str,
+    new_text: str,
+    request: Request,
+    declared: ImportChanges,
+    newline: str,
+) -> str:
+    """The statement's new text with the names `site.move` marks imported from `request.symbol`'s
+    module: the statement itself with its module renamed (its comments kept) when nothing else of
+    it stays, else a new `from` line above what stays (the module sorts first)."""
+    assert isinstance(statement, ast.ImportFrom)  # `resolved_sites` moves only from-imports
+    names = [ast.alias(a.name, a.asname) for a, moved in zip(statement.names, site.move) if moved]
+    line = ast.ImportFrom(request.symbol.module, names, 0)
+    indent = old_text[: statement.col_offset]
+    if new_text:
+        declared.add(statement, line, site.holder, before=True)
+        return indent + ast.unparse(line) + newline + new_text
+    declared.replace(statement, [line], site.holder)
+    kept = without_unused(old_text[statement.col_offset :], site.move)
+    head = re.match(rf"from[ \t]+{re.escape(request.loads)}(?=[ \t])", kept)
+    return indent + (f"from {request.symbol.module}{kept[head.end() :]}" if head else ast.unparse(line) + newline)

@@ -5,7 +5,9 @@ name from the fixed one (`from .sync import DeviceIdType`), and would then fail 
 CLI names each file of a run as Python would (its dotted module name, and whether it is a
 package's `__init__`); this reads their from-imports, resolves relative ones against the
 importer's package, and answers, for each module of the run, the names the others import from
-it by name (`*` for a star import: then every module-level name). Above its regular packages a
+it by name (`*` for a star import: then every module-level name), or read as attributes of it where
+they import the module itself (`from ringlib import compat` then `compat.pltpu`, `import
+ringlib.compat as compat`: issue 36). Above its regular packages a
 name runs through the folders that may be namespace packages up to the project root
 (`semfix.files.module_names`), and which of them is on `sys.path` is not known: an import names
 a module by any trailing part of its name (`ringlib.sync` names `src.ringlib.sync`). Naming
@@ -39,13 +41,36 @@ def names_imported(modules: Iterable[tuple[str, bool, bytes]]) -> dict[str, froz
         except (SyntaxError, ValueError):
             continue
         package = importer if is_package else importer.rpartition(".")[0]
+        bound: dict[str, str] = {}  # each name an import binds: the module (or name) it is bound to
+        attributes: list[ast.Attribute] = []
         for node in ast.walk(tree):
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            for target in named.get(_resolve(package, node.level, node.module) or "", ()):
+            if isinstance(node, ast.Attribute):
+                attributes.append(node)
+            elif isinstance(node, ast.Import):
+                bound.update((a.asname, a.name) if a.asname else (a.name.partition(".")[0],) * 2 for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and (source := _resolve(package, node.level, node.module)):
+                names = [alias.name for alias in node.names]
+                for target in named.get(source, ()):
+                    if target != importer:
+                        found.setdefault(target, set()).update(names)
+                bound.update((a.asname or a.name, f"{source}.{a.name}") for a in node.names)
+        for node in attributes:  # `compat.pltpu`, `ringlib.compat.pltpu`: the module's name `pltpu`
+            path = _dotted(node.value, bound)
+            for target in named.get(path or "", ()):
                 if target != importer:
-                    found.setdefault(target, set()).update(alias.name for alias in node.names)
+                    found.setdefault(target, set()).add(node.attr)
     return {module: frozenset(names) for module, names in found.items()}
+
+
+def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
+    """The module an attribute chain on an imported name reads (`ringlib.compat`), if it is one."""
+    steps: list[str] = []
+    while isinstance(node, ast.Attribute):
+        steps.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in bound:
+        return None
+    return ".".join([bound[node.id], *reversed(steps)])
 
 
 def _resolve(package: str, level: int, module: str | None) -> str | None:

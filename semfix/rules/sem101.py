@@ -9,14 +9,14 @@ pallas import and dropping TPU imports left unused (kept while the file reads `j
 through a parent package, which only an import of the TPU module makes exist); renames
 `pltpu.TPUMemorySpace` to `pltpu.MemorySpace` where it stands (`catalog.RENAMED_ON_TPU`: the module
 read stays, no import changes); and reports the TPU enum's `ANY` (`pltpu.MemorySpace.ANY`), removed
-in JAX 0.9. Off by default: select it (`--select SEM101` or `extend-select`).
+in JAX 0.8.2, and its `HOST`, removed in 0.10.2. Off by default: select it (`--select SEM101` or `extend-select`).
 
 ## Why is this bad?
 The `pltpu` names were deprecated in JAX 0.10, and all but `HOST` were removed in 0.11, where
 the kernel fails with `AttributeError` when it is traced (or the module, on import). The list
 is JAX's own: `_deprecations` in `jax/experimental/pallas/tpu.py` at 0.10.2 names exactly
 these six, each "use pl.<name> instead"; at 0.11.0 the same table maps the five others to
-None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there, not removed.
+None ("removed in JAX v0.11.0"), and `pltpu.HOST` is still deprecated there (0.11.2 removes it).
 (`pltpu.delay` and `pltpu.ANY`, deprecated earlier, are gone from 0.10 already:
 a file that still reads them fails there, before any migration.)
 
@@ -33,14 +33,16 @@ pl.semaphore_wait(sem, 1)
 A rename is made only when the project's JAX floor (`target-jax`, else the `jax` requirement's
 lower bound; 0.4.35 when none is declared) is at least the release from which `pl`'s name is
 the very object `pltpu`'s gives (`catalog.MOVED_TO_PALLAS`: 0.6.0 for the semaphore functions,
-`semaphore` and `DeviceIdType`, 0.7.2 for `ANY`, whose `pltpu` spelling was the TPU enum's own
+`semaphore` and `DeviceIdType`, 0.7.1 for `ANY`, whose `pltpu` spelling was the TPU enum's own
 member before, and 0.10.2 for `HOST`, likewise); below it the finding names the release needed.
 `pltpu.ANY` (deprecated in 0.9, removed in 0.10) is renamed as the others are, and
 `pltpu.TPUMemorySpace` (deprecated in 0.6.2, removed in 0.7.2) from 0.6.2, where `pltpu.MemorySpace`
 appeared as the same enum (one read as a name of its own, or by `getattr`, is reported).
 `pltpu.MemorySpace.ANY` (or `TPUMemorySpace.ANY`), a member of the TPU enum in every release that
-has it (to 0.8.0), is reported with `pl.ANY` to use, never renamed: `pl.ANY` is a member of
-another enum in every JAX, so the rename could change what the program does.
+has it (to 0.8.1), is reported with `pl.ANY` to use, never renamed: `pl.ANY` is a member of
+another enum in every JAX, so the rename could change what the program does; so is
+`pltpu.MemorySpace.HOST` (to 0.10.1; an AttributeError from 0.10.2, in no deprecation table),
+with `pl.HOST`.
 Safe: in JAX 0.10.2 each `pltpu` name gives the very object `pl`'s name gives (the same
 functions, the same `DeviceIdType` enum, the same `semaphore` dtype, the same `HOST` memory
 space), so the program means what it meant. Every reference
@@ -48,7 +50,11 @@ is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an 
 `functools.partial`, `getattr(pltpu, "semaphore_wait")` with a constant name); one in an
 f-string or over several lines is reported without a fix, and so is one whose module may be
 `None` (`except ImportError: pltpu = None`: the rename would make the fallback work where it
-failed). The added import goes where the `pltpu` import was when it stands sorted there (a
+failed). One that a feature test on the new name keeps for a JAX without it (`else:` under `if
+hasattr(pl, "ANY"):`, or the `else` of a conditional expression) is left alone, unreported.
+A name that only `from jax.experimental.pallas.tpu import *` binds is reported: the star gives
+it no more once JAX deprecated it (a NameError from 0.10, 0.9 for `ANY`).
+The added import goes where the `pltpu` import was when it stands sorted there (a
 function-local import stays local), else at its sorted place in that import's block, where
 ruff's I001 puts it: `import` lines first, then `from` lines by module and, within a module,
 by the name imported (in the third-party section, so semfix never has to tell first-party from
@@ -64,11 +70,14 @@ the module's names), an IPython magic or shell line of a notebook (masked, it is
 the parser), or the importers of a package's `__init__.py` (`from mypkg import
 semaphore_wait`: the command line keeps every module-level import of a file so named, as
 ruff's F401 does; `fix_source` callers set `Settings.package_init`), or a sibling module of
-the same run that imports the name (`from .sync import DeviceIdType`: the command line reads
-the run's from-imports and keeps those names' module-level imports; `Settings.imported_by_run`;
+the same run that imports the name (`from .sync import DeviceIdType`), or reads it through the
+module (`compat.pltpu` after `from ringlib import compat`): the command line reads the run's
+imports and keeps those names' module-level imports; `Settings.imported_by_run`;
 a file fixed alone has no such importers). Such an import stays,
-unused: a kept `from jax.experimental.pallas.tpu import semaphore_wait` still fails on JAX
-0.11, and is for its importers to move. These matter for nothing else: a file whose imports
+unused; a name of it that `pl` gives alike at the floor is imported from `jax.experimental.pallas`
+instead (`from jax.experimental.pallas.tpu import DeviceIdType` fails on JAX 0.11), in place
+where that import stands sorted (else the line is reported).
+These matter for nothing else: a file whose imports
 all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
 of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
 where a name an import edit touches is declared `global` or `nonlocal`, or imported in a class
@@ -86,7 +95,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
-from semfix.catalog import MIGRATION_GATE, TPU_MIGRATIONS, Moved
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, TPU_MIGRATIONS, Moved
 from semfix.floor import DECLARING
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem103
@@ -196,10 +205,16 @@ def renames(ctx: Context) -> Renames:
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
         from semfix.analysis.importer import bound_name
-        from semfix.rules.sem101_references import PALLAS, references
+        from semfix.rules.sem101_references import PALLAS, TPU, references, star_reads
 
         found.pending = sorted(references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
         found.alias = bound_name(ctx.tree, PALLAS)
+        for name in star_reads(ctx):
+            moved = MOVED_TO_PALLAS[name.id]
+            assert moved.deprecated is not None  # every name `pl` holds was deprecated on `pltpu` first
+            why = f"`{name.id}` comes from `from {TPU} import *`, which gives it no more from JAX"
+            why += f" {spelled(moved.deprecated[:2])} (NameError); use `pl.{name.id}`"
+            ctx.report(CODE, name, why + " (not fixed: a star import's names are not resolved)", None)
     return found
 
 
@@ -358,6 +373,10 @@ def finish(ctx: Context, renames: Renames) -> None:
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
         kept=ctx.settings.imported_by_run,
+        # a name kept for importers that `pl` gives at the floor: imported from `pl`'s module (issue 36)
+        moved=frozenset(
+            n for n, m in MOVED_TO_PALLAS.items() if m.same_from and ctx.settings.target_jax >= m.same_from
+        ),
     )
     tree = ctx.tree
     assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
@@ -368,6 +387,10 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(str(reason), CODE)
         ctx.hold(str(reason), sem103.CODE)
         return
+    for statement in request.unmoved:  # kept for the run's other modules, where JAX 0.11 fails it
+        names = ", ".join(a.name for a in statement.names if a.name in request.moved)
+        why = f"`{names}`, kept for the modules that import it, is gone from `{TPU}` in JAX 0.11 (ImportError)"
+        ctx.report(CODE, statement, f"{why}: import it from `{PALLAS.module}` (not fixed: not sorted there)", None)
     made = [edit for rewrite in renames.made for edit in rewrite.edits] + [drop.edit for drop in drops]
     # one decision: every rename and drop with the import edits, the tree declared in `declared`
     changes: tuple[Change, ...] = (*renames.made, *(drop.change for drop in drops), declared)

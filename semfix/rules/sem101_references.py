@@ -13,7 +13,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.importer import Symbol
 from semfix.analysis.nodes import end_of, first_line, unchain
 from semfix.analysis.scopes import Scope
-from semfix.catalog import TPU_MIGRATIONS
+from semfix.catalog import MOVED_TO_PALLAS, TPU_MIGRATIONS
 
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
@@ -94,6 +94,7 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
     wanted = {id(node) for node in candidates}
     holders = {id(child): parent for parent in nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
     formatted = {id(n) for s in nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
+    guarded = _feature_tested(ctx)
     for node, root in zip(candidates, roots):
         scope = scopes[id(root)]
         if isinstance(node, ast.Call):
@@ -108,10 +109,60 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
         names = {f"{name}{suffix}" for name in modules_read or ()}
         if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
             continue
+        if any(a <= (node.lineno, node.col_offset) < b for a, b in guarded.get(DEPRECATED_TPU[name], ())):
+            continue  # `else: pltpu.ANY` under `if hasattr(pl, "ANY"):`, for a JAX without `pl.ANY`
         if not isinstance(node, ast.Call) and type(node.ctx) is not ast.Load:
             unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
             yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+
+
+def star_reads(ctx: Context) -> list[ast.Name]:
+    """The names that only `from jax.experimental.pallas.tpu import *` can bind (read, bound
+    by nothing else): the star stopped giving each when JAX moved it into `_deprecations` (0.9
+    for `ANY`, 0.10 for the others), and the read fails with NameError. Reported, not renamed:
+    what a star import binds is not resolved."""
+    stars = [n.module for n in ctx.scopes.imports if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
+    if not stars or any(module != TPU for module in stars):  # another star may give it (`pl`'s)
+        return []
+    accesses = ctx.tracking().accesses
+    found = [
+        a.name
+        for name in MOVED_TO_PALLAS
+        for a in accesses.get(name, ())
+        if [b.kind for b in a.scope.lookup(name)[1]] == ["star"]
+    ]
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _feature_tested(ctx: Context) -> dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]:
+    """The branches taken only where the pallas module lacks a name (`else:` under `if
+    hasattr(pl, "ANY"):`, or the body under `if not hasattr(...)`; of a conditional expression
+    too): that name's spans (start, end). An old spelling there is a fallback for a JAX the
+    test says is older, which no renaming may touch."""
+    found: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+    if "hasattr" not in ctx.text.text:
+        return found
+    for node in _near(ctx, {"hasattr"}):
+        if not isinstance(node, (ast.If, ast.IfExp)):
+            continue
+        test, negated = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"):
+            continue
+        scope = ctx.scopes.scope_of[id(test)]
+        if len(test.args) != 2 or test.keywords or scope.lookup("hasattr")[1]:
+            continue  # not the builtin's two arguments
+        module, name = test.args
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value in TPU_MIGRATIONS):
+            continue
+        if ctx.qualified(module, scope) != {PALLAS.module}:
+            continue
+        branch = node.body if negated else node.orelse
+        for part in branch if isinstance(branch, list) else [branch]:
+            found.setdefault(name.value, []).append(((part.lineno, part.col_offset), end_of(part)))
+    return found
 
 
 def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:

@@ -3,7 +3,9 @@
 ## What it does
 Drops `device_id_type=<...>.DeviceIdType.MESH` from `semaphore_signal`, `make_async_remote_copy`
 and `async_remote_copy` (however `DeviceIdType` is spelled: `pl.`, `pltpu.`, imported by name,
-a private `jax._src.pallas` path, an alias), with its comma, and the import it leaves unused.
+a private `jax._src.pallas` path, an alias), with its comma, and the import it leaves unused;
+so too MESH given by position to the two copies, their last positional parameter in every
+release (`catalog.DEVICE_ID_TYPE_POSITION`: dropping it moves no other argument).
 Reports, without a fix, a `device_id_type=` of any other value (`LOGICAL`, a variable) and
 every other use of `DeviceIdType`. Off by default: select it (`--select SEM103`, or `SEM1`).
 
@@ -30,9 +32,11 @@ Safe: the call passes what the default gives, on every supported JAX (so no JAX 
 needed). The keyword goes with one comma and the blanks between, the rest of the call byte for
 byte: `f(a, device_id_type=M, b=1)` and a keyword on its own line before another lose the
 keyword up to the next argument; a last one loses the text from the previous argument's end
-(or from after its comma, when the keyword has a trailing comma). Where anything else stands in
-that text (a comment, a line continuation, a parenthesis around an argument), the edit is not
-sure: reported without a fix. An import left unused goes as SEM101's do (with the same care for
+(or from after its comma, when the keyword has a trailing comma). A comment after the keyword on
+its line is not the keyword's: it stays (`device_id_type=M,  # wake the peer` on a line of its
+own leaves `# wake the peer` there). Where anything else stands in that text (a comment before
+it, a line continuation, a parenthesis around an argument), the edit is not sure: reported
+without a fix. An import left unused goes as SEM101's do (with the same care for
 a package's `__init__.py`, strings, doctests and notebook magics); with SEM101 on, a
 `pltpu.DeviceIdType.MESH` in a dropped keyword is dropped, not renamed.
 """
@@ -45,7 +49,7 @@ from dataclasses import dataclass
 
 from semfix.analysis.context import Context
 from semfix.analysis.nodes import Rewrite, unchain
-from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, Operation
+from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, DEVICE_ID_TYPE_POSITION, Operation
 from semfix.jax_versions import spelled
 from semfix.rules.base import Invalid, Rule
 
@@ -120,13 +124,16 @@ def signal_kernel(x_ref, o_ref, sem):
 
 @dataclass
 class Dropped(Rewrite):
-    """A keyword removed from its call: the tree the proof expects has it no more."""
+    """An argument removed from its call: the tree the proof expects has it no more."""
 
-    keyword: ast.keyword | None = None
+    keyword: ast.keyword | ast.expr | None = None  # an expression: the argument given by position
 
     def declare(self) -> None:
         assert isinstance(self.call, ast.Call) and self.keyword is not None  # `check` sets both
-        self.call.keywords.remove(self.keyword)
+        if isinstance(self.keyword, ast.keyword):
+            self.call.keywords.remove(self.keyword)
+        else:
+            self.call.args.remove(self.keyword)
 
 
 @dataclass
@@ -156,23 +163,28 @@ def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> l
         return []  # Mosaic GPU's own semaphore_signal
     spans = []
     scope = ctx.scopes.scope_of[id(call)]
-    for keyword in (k for k in call.keywords if k.arg == "device_id_type"):
-        drops.seen.update(id(n) for n in ast.walk(keyword.value))
-        names = ctx.qualified(keyword.value, scope)
-        message = f"`device_id_type=` was {_DEPRECATED}"
+    given: list[ast.keyword | ast.expr] = [k for k in call.keywords if k.arg == "device_id_type"]
+    position = DEVICE_ID_TYPE_POSITION.get(operation.name, -2) + operation.partial  # after partial's function
+    if len(call.args) == position + 1 and not any(isinstance(a, ast.Starred) for a in call.args):
+        given.append(call.args[position])  # by position: the last argument the function takes
+    for argument in given:
+        value = argument.value if isinstance(argument, ast.keyword) else argument
+        drops.seen.update(id(n) for n in ast.walk(value))
+        names = ctx.qualified(value, scope)
+        message = f"`device_id_type{'=' if isinstance(argument, ast.keyword) else ''}` was {_DEPRECATED}"
         if not names or not names <= MESH:
-            ctx.report(CODE, keyword, message + "; only MESH, the default, can be dropped (not fixed)", None)
+            ctx.report(CODE, argument, message + "; only MESH, the default, can be dropped (not fixed)", None)
             continue
-        span = _span(ctx, call, keyword)
+        span = _span(ctx, call, argument)
         if span is None:
             ctx.report(
-                CODE, keyword, message + "; MESH is the default (not fixed: a comment or an unusual layout)", None
+                CODE, argument, message + "; MESH is the default (not fixed: a comment or an unusual layout)", None
             )
-        elif ctx.report(CODE, keyword, message + "; MESH is the default", "", span=_located(ctx, span)):
-            root = unchain(keyword.value)[0]
+        elif ctx.report(CODE, argument, message + "; MESH is the default", "", span=_located(ctx, span)):
+            root = unchain(value)[0]
             assert isinstance(root, ast.Name)  # `qualified` resolved it through an import
             edit = (*span, "")
-            dropped = Dropped(call, keyword.value, keyword.value, [edit], keyword=keyword)
+            dropped = Dropped(call, value, value, [edit], keyword=argument)
             drops.made.append(Drop(edit, dropped, len(ctx.findings) - 1, root))
             spans.append(span)
     return spans
@@ -208,21 +220,36 @@ def _located(ctx: Context, span: tuple[int, int]) -> tuple[tuple[int, int, int],
 
 
 _BETWEEN = re.compile(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
+_BLANKS = re.compile(r"[ \t\f\r\n]*")
+# After a keyword, the rest of its line: its comma, perhaps, then a comment (`# wake the peer`)
+_COMMENTED = re.compile(r"[ \t\f]*(,?)[ \t\f]*#[^\r\n]*")
 
 
-def _span(ctx: Context, call: ast.Call, keyword: ast.keyword) -> tuple[int, int] | None:
+def _span(ctx: Context, call: ast.Call, keyword: ast.keyword | ast.expr) -> tuple[int, int] | None:
     """The text to remove with `keyword` (offsets), or None where that text holds anything but
-    blanks, line breaks and the one comma (a comment, a backslash, a parenthesis)."""
+    blanks, line breaks and the one comma (a comment, a backslash, a parenthesis). A comment
+    after the keyword on its line stays: the text removed ends before it."""
     items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     index = items.index(keyword)
-    text = ctx.text.text
-    start, end = ctx.text.start(keyword)[2], ctx.text.end(keyword)[2]
-    if index + 1 < len(items):  # up to the next argument
-        following = ctx.text.start(items[index + 1])[2]
-        return (start, following) if _BETWEEN.fullmatch(text, end, following) else None
     if index == 0:
         return None  # never: the semaphore comes first
+    text = ctx.text.text
+    start, end = ctx.text.start(keyword)[2], ctx.text.end(keyword)[2]
     previous = ctx.text.end(items[index - 1])[2]
+    last = index + 1 == len(items)
+    commented = _COMMENTED.match(text, end)
+    if commented and (commented.group(1) or last):  # `device_id_type=M,  # why`: the keyword (and its comma) go
+        line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+        if not text[line_start:start].strip(" \t\f"):  # its indent and the comment stay
+            return start, commented.start() + commented.group().index("#")
+        if not _BETWEEN.fullmatch(text, previous, start):
+            return None
+        return (text.index(",", previous) + 1, commented.end(1)) if commented.group(1) else (previous, end)
+    if commented:
+        return None  # its comma on a later line
+    if not last:  # up to the next argument
+        following = ctx.text.start(items[index + 1])[2]
+        return (start, following) if _BETWEEN.fullmatch(text, end, following) else None
     close = ctx.text.end(call)[2] - 1  # the `)`
     after = re.compile(r"[ \t\f\r\n]*(,?)[ \t\f\r\n]*").fullmatch(text, end, close)
     comma = _BETWEEN.fullmatch(text, previous, start)
