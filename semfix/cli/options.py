@@ -112,7 +112,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         default=None,
         help=(
             "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable; "
-            "only `semfix fix` with this option applies them."
+            "only a fix (`fix`, `check --fix`) with this option applies them."
         ),
     )
     @click.option(
