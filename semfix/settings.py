@@ -5,6 +5,7 @@ is semfix.selection's, in the layer of the rules it reads."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -14,11 +15,32 @@ from typing import Any
 from semfix.floor import SettingsError, nearest, read_toml
 from semfix.jax_versions import OLDEST, Version, parse
 
-__all__ = ["Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
+__all__ = ["FileIgnore", "Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
 
 
 #: A finding's place: (line, column, end line, end column), 1-based, as in `Finding`.
 Place = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class FileIgnore:
+    """One `per-file-ignores` entry, read as ruff reads it: the glob matches a file's name, or its
+    path from `root` (the folder of the file that declares it); `*` crosses folders, `**/` may
+    match no folder, and a leading `!` turns the match around."""
+
+    glob: str
+    root: str
+    codes: frozenset[str]
+
+    def matches(self, path: Path) -> bool:
+        glob = self.glob.removeprefix("!")
+        absolute = Path(os.path.abspath(path)).as_posix()
+        full = Path(os.path.abspath(os.path.join(self.root, glob))).as_posix()
+        hit = any(
+            fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(absolute, whole)
+            for pattern, whole in ((glob, full), (glob.replace("**/", ""), full.replace("**/", "")))
+        )
+        return hit != self.glob.startswith("!")
 
 
 @dataclass(frozen=True)
@@ -52,6 +74,8 @@ class Settings:
     #: The floor was given for the whole run (`--target-jax`, `target-jax`); else each file
     #: takes the one its nearest project declares (`for_file`).
     target_given: bool = False
+    #: `per-file-ignores` and `extend-per-file-ignores`: the codes `for_file` turns off by path.
+    file_ignores: tuple[FileIgnore, ...] = ()
 
     def accepts(self, place: Place, safe: bool) -> bool:
         """Is a fix at `place` made, given its safety?"""
@@ -74,7 +98,16 @@ def jax_floor(text: str) -> Version:
         raise SettingsError(f'target-jax: not a JAX release number: {text!r} (e.g. "0.7")') from None
 
 
-_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "target-jax"}
+_KEYS = {
+    "select",
+    "extend-select",
+    "ignore",
+    "unsafe-fixes",
+    "extend-exclude",
+    "target-jax",
+    "per-file-ignores",
+    "extend-per-file-ignores",
+}
 
 
 def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
@@ -92,9 +125,13 @@ def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
 
 
 def for_file(settings: Settings, path: Path) -> Settings:
-    """The settings for the file at `path`: unless the floor was given for the whole run, the
-    floor the nearest project above it declares, so that a pre-commit batch, a monorepo run
-    and the server give each file the same floor."""
+    """The settings for the file at `path`: without the rules its `per-file-ignores` turn off,
+    and, unless the floor was given for the whole run, with the floor the nearest project above
+    it declares, so that a pre-commit batch, a monorepo run and the server give each file the
+    same floor."""
+    ignored = frozenset().union(*(entry.codes for entry in settings.file_ignores if entry.matches(path)))
+    if ignored:
+        settings = replace(settings, enabled=settings.enabled - ignored)
     if settings.target_given:
         return settings
     floor = nearest(Path(os.path.abspath(path)).parent)
@@ -141,13 +178,16 @@ def tool_table(pyproject: Path | None) -> Mapping[str, Any]:
     return table
 
 
-def strings(pyproject: Path | None, table: Mapping[str, Any], key: str, what: str) -> list[str] | None:
-    """A list of strings (or one string) under `key` of [tool.semfix] (`what`: what they are)."""
+def strings(
+    pyproject: Path | None, table: Mapping[str, Any], key: str, what: str, *, where: str = ""
+) -> list[str] | None:
+    """A list of strings (or one string) under `key` of [tool.semfix] (`what`: what they are;
+    `where`: the key's name in the file, if not `key`)."""
     value = table.get(key)
     if isinstance(value, str):
         value = [value]
     elif not (value is None or isinstance(value, list) and all(isinstance(v, str) for v in value)):
-        raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a list of {what}")
+        raise SettingsError(f"{pyproject}: [tool.semfix] {where or key} must be a list of {what}")
     return value
 
 

@@ -4,7 +4,6 @@ order and columns of what is printed)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -34,9 +33,10 @@ def semfix(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproce
     )
 
 
-def ruff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def ruff(*args: str, cwd: Path, isolated: bool = True) -> subprocess.CompletedProcess[str]:
+    """`ruff COMMAND --select F401,E711 ARGS`, reading no settings file unless not `isolated`."""
     assert RUFF is not None
-    command = [RUFF, args[0], "--no-cache", "--isolated", *RUFF_RULES, *args[1:]]
+    command = [RUFF, args[0], "--no-cache", *(["--isolated"] if isolated else []), *RUFF_RULES, *args[1:]]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
 
 
@@ -71,3 +71,91 @@ def test_check_fix_works_as_in_ruff(both: Path, options: tuple[str, ...], code: 
     assert ((both / "semfix" / "k.py").read_text() != KERNEL) == written
     if "--diff" in options:
         assert theirs.stdout.startswith("--- ") and ours.stdout.startswith("--- a/k.py\n+++ b/k.py\n@@ ")
+
+
+# Item 5: noqa comments on a line, and for a file; `per-file-ignores`.
+
+SILENCED = (
+    "from jax.experimental import pallas as pl\n"
+    "\n"
+    "\n"
+    "def kernel(sem):\n"
+    "    pl.semaphore_signal(sem[...], 2)  # noqa: SEM001\n"
+    "    pl.semaphore_signal(sem[...], 2)  # noqa\n"
+    "    pl.semaphore_signal(sem[...], 2)  # NOQA:E501,SEM001 a reason\n"
+    "    pl.semaphore_signal(sem[...], 2)  # noqa: E501\n"  # another rule's: still reported
+    "    pl.semaphore_signal(sem[...], 2)  # noqa:\n"  # no code: silences nothing
+    '    x = "# noqa"; pl.semaphore_signal(sem[...], 2)\n'  # not a comment
+)
+RUFF_SILENCED = (
+    "import os  # noqa: F401\n"
+    "import re  # noqa\n"
+    "import io  # NOQA:E501,F401 a reason\n"
+    "import sys  # noqa: E501\n"
+    "import json  # noqa:\n"
+    'x = "# noqa"; import abc\n'
+)
+
+
+@needs_ruff
+def test_noqa_comments_silence_their_line_as_in_ruff(tmp_path: Path) -> None:
+    (tmp_path / "x.py").write_text(RUFF_SILENCED)
+    (tmp_path / "k.py").write_text(SILENCED)
+    theirs = ruff("check", "--output-format", "concise", "x.py", cwd=tmp_path)
+    ours = semfix("check", "k.py", cwd=tmp_path)
+    assert (theirs.returncode, ours.returncode) == (1, 1), ours.stderr
+    their_lines = [int(line.split(":")[1]) for line in theirs.stdout.splitlines() if line.startswith("x.py:")]
+    assert their_lines == [4, 5, 6]  # the last three
+    assert [int(line.split(":")[1]) - 4 for line in ours.stdout.splitlines()] == their_lines  # def kernel: line 4
+
+
+@needs_ruff
+@pytest.mark.parametrize(
+    ("ruff_comment", "comment", "code"),
+    [
+        ("# ruff: noqa", "# ruff: noqa", 0),
+        ("# ruff: noqa: F401", "# ruff: noqa: SEM001", 0),
+        ("# ruff: noqa: E501", "# ruff: noqa: SEM002", 1),
+        ("# ruff: noqa", "# semfix: noqa", 0),
+        ("# ruff: noqa: F401", "# semfix: noqa: SEM001", 0),
+    ],
+)
+def test_a_file_level_exemption_as_in_ruff(tmp_path: Path, ruff_comment: str, comment: str, code: int) -> None:
+    (tmp_path / "x.py").write_text(f"{ruff_comment}\nimport os\n")
+    (tmp_path / "k.py").write_text(KERNEL.replace("sems[i]", "sems.at[i]") + f"{comment}\n")
+    theirs = ruff("check", "x.py", cwd=tmp_path)
+    ours = semfix("check", "k.py", cwd=tmp_path)
+    assert (theirs.returncode, ours.returncode) == (code, code), ours.stdout
+
+
+@needs_ruff
+@pytest.mark.parametrize("key", ["per-file-ignores", "extend-per-file-ignores"])
+def test_per_file_ignores_as_in_ruff(tmp_path: Path, key: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.ruff.lint]\n{key} = {{"tests/*" = ["F401"], "conftest.py" = ["F"]}}\n'
+        f'[tool.semfix]\n{key} = {{"tests/*" = ["SEM001"], "conftest.py" = ["SEM"]}}\n'
+    )
+    for folder in ("tests/unit", "src", "src/deep"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "x.py").write_text("import os\n")
+        (tmp_path / folder / "k.py").write_text(KERNEL.replace("sems[i]", "sems.at[i]"))
+    (tmp_path / "src" / "deep" / "conftest.py").write_text("import os\n" + KERNEL)
+    theirs = ruff("check", "--output-format", "concise", ".", cwd=tmp_path, isolated=False)
+    ours = semfix("check", ".", cwd=tmp_path)
+    assert (theirs.returncode, ours.returncode) == (1, 1), ours.stderr
+    assert {line.split(":")[0] for line in theirs.stdout.splitlines() if ".py:" in line} == {
+        str(Path("src/x.py")),
+        str(Path("src/deep/x.py")),
+    }
+    assert {line.split(":")[0] for line in ours.stdout.splitlines()} == {
+        str(Path("src/k.py")),
+        str(Path("src/deep/k.py")),
+    }
+
+
+def test_per_file_ignores_must_name_rules(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nper-file-ignores = {"tests/*" = ["SEM9"]}\n')
+    (tmp_path / "k.py").write_text(KERNEL)
+    result = semfix("check", "k.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "[tool.semfix] per-file-ignores.'tests/*': unknown rule selector 'SEM9'" in result.stderr

@@ -24,7 +24,6 @@ from semfix.cli.report import applied_fixes, finding_line, fix_mark, unified_dif
 from semfix.cli.runner import FileOutcome, RunOutcome
 from semfix.findings import Finding
 
-
 #: What `fix` does beyond `check`: ruff's `check --fix` takes them too.
 FIX_OPTIONS = (
     click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files."),
