@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from semfix.rules import RULES
-from semfix.settings import FileIgnore, Settings, SettingsError, given_floor, jax_floor, strings, tool_table
+from semfix.settings import FileIgnore, Settings, SettingsError, given_floor, jax_floor, label, strings, tool_table
 
 DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
 
@@ -68,7 +68,7 @@ def load_settings(
     )
     file_unsafe = table.get("unsafe-fixes", False)
     if not isinstance(file_unsafe, bool):
-        raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
+        raise SettingsError(f"{label(pyproject)} unsafe-fixes must be true or false")
     # As in ruff, a command-line `--select` starts over: it replaces the file's `select`,
     # `extend-select` and `ignore` alike, so a rule asked for by name runs.
     settings = build_settings(
@@ -89,7 +89,7 @@ def _file_ignores(pyproject: Path, table: Mapping[str, Any]) -> tuple[FileIgnore
     for key in ("per-file-ignores", "extend-per-file-ignores"):
         value = table.get(key, {})
         if not isinstance(value, dict):
-            raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a table of globs to lists of rule codes")
+            raise SettingsError(f"{label(pyproject)} {key} must be a table of globs to lists of rule codes")
         for glob in value:
             codes = _codes(pyproject, value, glob, where=f"{key}.{glob!r}")
             found.append(FileIgnore(glob, str(pyproject.parent), expand(codes or ())))
@@ -103,5 +103,5 @@ def _codes(pyproject: Path | None, table: Mapping[str, Any], key: str, where: st
     try:
         expand(value or ())
     except SettingsError as error:
-        raise SettingsError(f"{pyproject}: [tool.semfix] {where or key}: {error}") from None
+        raise SettingsError(f"{label(pyproject)} {where or key}: {error}") from None
     return value

@@ -116,11 +116,11 @@ def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise SettingsError(f'{pyproject}: [tool.semfix] target-jax must be a JAX release, as a string ("0.7")')
+        raise SettingsError(f'{label(pyproject)} target-jax must be a JAX release, as a string ("0.7")')
     try:
         jax_floor(value)
     except SettingsError as error:
-        raise SettingsError(f"{pyproject}: [tool.semfix] {error}") from None
+        raise SettingsError(f"{label(pyproject)} {error}") from None
     return value
 
 
@@ -140,10 +140,17 @@ def for_file(settings: Settings, path: Path) -> Settings:
     return replace(settings, target_jax=floor.release, target_declared=True, target_from=str(floor))
 
 
+#: semfix's own settings files, which hold its keys at the top level as ruff.toml holds ruff's.
+#: In one folder, as ruff prefers .ruff.toml to ruff.toml to pyproject.toml, the first of these
+#: is read, then pyproject.toml.
+OWN_FILES = (".semfix.toml", "semfix.toml")
+
+
 def find_pyproject(paths: Iterable[Path]) -> Path | None:
-    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder, as
-    black finds its settings. The search stops at the repository root (a folder holding .git or
-    .hg). The JAX floor is read per file instead (`for_file`)."""
+    """The nearest settings file above the paths' common folder, as black and ruff find theirs:
+    one of OWN_FILES, else a pyproject.toml with a [tool.semfix] table. The search stops at the
+    repository root (a folder holding .git or .hg). The JAX floor is read per file instead
+    (`for_file`)."""
     try:
         absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
     except FileNotFoundError:
@@ -151,12 +158,28 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
     common = Path(os.path.commonpath([str(p) for p in absolute]))
     folder = common if common.is_dir() else common.parent
     for candidate in (folder, *folder.parents):
+        for name in OWN_FILES:
+            if (candidate / name).is_file():
+                return candidate / name
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file() and "semfix" in _tool(pyproject):
             return pyproject
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
             break
     return None
+
+
+def _nested(path: Path) -> bool:
+    """Whether a file's settings sit under [tool.semfix]: in pyproject.toml, or any file with a
+    `tool` table; not in OWN_FILES, nor in another file given to --config (as ruff reads a
+    --config file that is not pyproject.toml as it reads ruff.toml)."""
+    return path.name not in OWN_FILES and (path.name == "pyproject.toml" or "tool" in read_toml(path))
+
+
+def label(path: Path | None) -> str:
+    """How an error names where a setting is: `path: [tool.semfix]`, or `path:` for a file of
+    semfix's own."""
+    return f"{path}: [tool.semfix]" if path is None or _nested(path) else f"{path}:"
 
 
 def _tool(pyproject: Path) -> Mapping[str, Any]:
@@ -168,14 +191,30 @@ def _tool(pyproject: Path) -> Mapping[str, Any]:
 
 
 def tool_table(pyproject: Path | None) -> Mapping[str, Any]:
-    """[tool.semfix] of pyproject.toml, its keys known (none: empty)."""
-    table = _tool(pyproject).get("semfix", {}) if pyproject else {}
+    """The settings in a file, its keys known (none: empty): [tool.semfix] of pyproject.toml,
+    or the top level of a file of semfix's own."""
+    if pyproject is None:
+        return {}
+    table = _tool(pyproject).get("semfix", {}) if _nested(pyproject) else read_toml(pyproject)
     if not isinstance(table, dict):
         raise SettingsError(f"{pyproject}: [tool.semfix] must be a table")
     unknown = set(table) - _KEYS
     if unknown:
-        raise SettingsError(f"{pyproject}: [tool.semfix] has unknown key(s): {', '.join(sorted(unknown))}")
+        hint = "" if _nested(pyproject) or pyproject.name in OWN_FILES else _WHERE
+        raise SettingsError(f"{label(pyproject)} has unknown key(s): {', '.join(sorted(unknown))}{hint}")
     return table
+
+
+_WHERE = " (semfix reads its keys at the top of semfix.toml, or under [tool.semfix] in pyproject.toml)"
+
+
+def check_config(path: Path) -> None:
+    """A file named with --config must hold semfix's settings: one that holds none (a ruff.toml,
+    a misspelt table, a pyproject.toml without [tool.semfix]) would leave the run to the
+    defaults without a word. A file of semfix's own may be empty, as an empty ruff.toml may."""
+    if path.name not in OWN_FILES and not tool_table(path):
+        where = "no [tool.semfix] table" if _nested(path) else "no semfix settings"
+        raise SettingsError(f"{path}: {where}: the file given to --config holds nothing for semfix{_WHERE}")
 
 
 def strings(
@@ -187,7 +226,7 @@ def strings(
     if isinstance(value, str):
         value = [value]
     elif not (value is None or isinstance(value, list) and all(isinstance(v, str) for v in value)):
-        raise SettingsError(f"{pyproject}: [tool.semfix] {where or key} must be a list of {what}")
+        raise SettingsError(f"{label(pyproject)} {where or key} must be a list of {what}")
     return value
 
 

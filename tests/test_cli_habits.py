@@ -34,9 +34,10 @@ def semfix(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproce
 
 
 def ruff(*args: str, cwd: Path, isolated: bool = True) -> subprocess.CompletedProcess[str]:
-    """`ruff COMMAND --select F401,E711 ARGS`, reading no settings file unless not `isolated`."""
+    """`ruff COMMAND --select F401,E711 ARGS`; not `isolated`, ruff reads its settings files, and
+    they select the rules (a `--select` would override their `ignore`)."""
     assert RUFF is not None
-    command = [RUFF, args[0], "--no-cache", *(["--isolated"] if isolated else []), *RUFF_RULES, *args[1:]]
+    command = [RUFF, args[0], "--no-cache", *(["--isolated", *RUFF_RULES] if isolated else []), *args[1:]]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
 
 
@@ -159,3 +160,63 @@ def test_per_file_ignores_must_name_rules(tmp_path: Path) -> None:
     result = semfix("check", "k.py", cwd=tmp_path)
     assert result.returncode == 2
     assert "[tool.semfix] per-file-ignores.'tests/*': unknown rule selector 'SEM9'" in result.stderr
+
+
+# Item 6: semfix.toml, as ruff.toml; a --config file with nothing for semfix is an error.
+
+
+@needs_ruff
+def test_own_settings_files_are_found_and_preferred_as_ruffs(tmp_path: Path) -> None:
+    """In one folder ruff prefers .ruff.toml to ruff.toml to pyproject.toml; semfix the same."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.py").write_text(LINTED)
+    (tmp_path / "sub" / "k.py").write_text(KERNEL)
+    files = {
+        "pyproject.toml": ('[tool.ruff.lint]\nselect = ["F401"]\n', '[tool.semfix]\nignore = ["SEM0"]\n'),
+        "{}.toml": ('[lint]\nselect = ["E711"]\n', 'ignore = ["SEM001"]\n'),
+        ".{}.toml": ('[lint]\nselect = ["F401"]\n', 'ignore = ["SEM002"]\n'),
+    }
+    expected = {
+        "pyproject.toml": ({"F401"}, set()),
+        "{}.toml": ({"E711"}, {"SEM002"}),
+        ".{}.toml": ({"F401"}, {"SEM001"}),
+    }
+    for name, (theirs_text, ours_text) in files.items():  # each one more preferred than the last
+        if name == "pyproject.toml":  # one file for both
+            (tmp_path / name).write_text(theirs_text + ours_text)
+        else:
+            (tmp_path / name.format("ruff")).write_text(theirs_text)
+            (tmp_path / name.format("semfix")).write_text(ours_text)
+        theirs = ruff("check", "--output-format", "concise", "sub/x.py", cwd=tmp_path, isolated=False)
+        ours = semfix("check", "sub/k.py", cwd=tmp_path)
+        their_codes = {line.split()[1] for line in theirs.stdout.splitlines() if ".py:" in line}
+        assert (their_codes, {line.split()[1] for line in ours.stdout.splitlines()}) == expected[name], ours.stderr
+        assert (theirs.returncode, ours.returncode) == (1, 1 if expected[name][1] else 0)
+
+
+@needs_ruff
+def test_config_reads_a_file_with_top_level_keys_as_ruff_does(tmp_path: Path) -> None:
+    (tmp_path / "x.py").write_text("import os\n")
+    (tmp_path / "k.py").write_text(KERNEL)
+    (tmp_path / "lint.toml").write_text('[lint]\nselect = ["F"]\nignore = ["F401"]\n')
+    (tmp_path / "settings.toml").write_text('ignore = ["SEM0"]\n')
+    theirs = ruff("check", "--config", "lint.toml", "x.py", cwd=tmp_path, isolated=False)
+    ours = semfix("check", "--config", "settings.toml", "k.py", cwd=tmp_path)
+    assert (theirs.returncode, ours.returncode) == (0, 0), ours.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        ("ruff.toml", '[lint]\nignore = ["SEM002"]\n', "ruff.toml: has unknown key(s): lint (semfix reads its keys"),
+        ("pyproject.toml", '[tool.semfx]\nignore = ["SEM002"]\n', "pyproject.toml: no [tool.semfix] table"),
+        ("config.toml", '[tool.ruff]\nignore = ["SEM002"]\n', "config.toml: no [tool.semfix] table"),
+        ("empty.toml", "", "empty.toml: no semfix settings"),
+    ],
+)
+def test_a_config_file_with_nothing_for_semfix_is_an_error(tmp_path: Path, name: str, text: str, error: str) -> None:
+    (tmp_path / name).write_text(text)
+    (tmp_path / "k.py").write_text(KERNEL)
+    result = semfix("check", "--config", name, "k.py", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"error: {error}"), result.stderr

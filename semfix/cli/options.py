@@ -19,7 +19,7 @@ from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
 from semfix.selection import load_settings
-from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes
+from semfix.settings import Settings, SettingsError, check_config, find_pyproject, load_excludes
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
 SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")
@@ -126,7 +126,8 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--config",
         "config_path",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).",
+        help="The settings file: semfix.toml (keys at the top, as ruff.toml), or pyproject.toml's [tool.semfix] "
+        "(default: the nearest .semfix.toml, semfix.toml or pyproject.toml with [tool.semfix] above PATHS).",
     )
     @click.option(
         "--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude."
@@ -171,6 +172,8 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         stdin_name = kwargs.pop("stdin_filename", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
         try:
+            if config_path is not None:
+                check_config(config_path)
             pyproject = config_path or find_pyproject(located)
             settings = load_settings(
                 pyproject,
