@@ -220,3 +220,72 @@ def test_a_config_file_with_nothing_for_semfix_is_an_error(tmp_path: Path, name:
     result = semfix("check", "--config", name, "k.py", cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"error: {error}"), result.stderr
+
+
+# Item 7: `--statistics`.
+
+PARTLY = (  # SEM002 twice: one shown to be a Ref (a safe fix), one not (an unsafe one)
+    "from jax.experimental import pallas as pl\n"
+    "\n"
+    "\n"
+    "def kernel(sems, other, i):\n"
+    "    pl.semaphore_signal(sems.at[0], 1)\n"
+    "    pl.semaphore_signal(sems[i], 1)\n"
+    "    pl.semaphore_signal(other[i], 1)\n"
+)
+RUFF_PARTLY = "def f():\n    x = 1\n    try:\n        pass\n    except Exception as e:\n        pass\n"  # F841 twice
+
+
+def _rows(stdout: str) -> list[list[str]]:
+    """`COUNT CODE [mark] name` rows, split at their tabs, without the counts' and codes' padding."""
+    return [[cell.strip() for cell in line.split("\t")] for line in stdout.splitlines() if "\t" in line]
+
+
+@needs_ruff
+def test_statistics_mark_rules_all_some_or_none_fixable_as_ruff(both: Path) -> None:
+    theirs = ruff("check", "--statistics", "x.py", cwd=both / "ruff")
+    ours = semfix("check", "--statistics", "k.py", cwd=both / "semfix")
+    assert (theirs.returncode, ours.returncode) == (1, 1)
+    assert _rows(theirs.stdout) == [["1", "E711", "[ ] none-comparison"], ["1", "F401", "[*] unused-import"]]
+    assert _rows(ours.stdout) == [
+        ["1", "SEM001", "[*] value-read-passed-as-semaphore"],
+        ["1", "SEM002", "[ ] element-read-passed-as-semaphore"],
+    ]
+    (both / "ruff" / "x.py").write_text(RUFF_PARTLY)
+    (both / "semfix" / "k.py").write_text(PARTLY)
+    theirs = ruff("check", "--select", "F841", "--statistics", "x.py", cwd=both / "ruff")
+    ours = semfix("check", "--statistics", "k.py", cwd=both / "semfix")
+    assert _rows(theirs.stdout) == [["2", "F841", "[-] unused-variable"]]
+    assert _rows(ours.stdout) == [["2", "SEM002", "[-] element-read-passed-as-semaphore"]]
+
+
+@needs_ruff
+@pytest.mark.parametrize("command", [("check", "--fix"), ("fix",)])
+def test_statistics_after_a_fix_count_what_is_left_as_ruff(both: Path, command: tuple[str, ...]) -> None:
+    theirs = ruff("check", "--fix", "--statistics", "x.py", cwd=both / "ruff")
+    ours = semfix(*command, "--statistics", "k.py", cwd=both / "semfix")
+    assert (theirs.returncode, ours.returncode) == (1, 1)
+    assert _rows(theirs.stdout) == [["1", "E711", "none-comparison"]]  # nothing left is fixable: no column
+    assert _rows(ours.stdout) == [["1", "SEM002", "element-read-passed-as-semaphore"]]
+
+
+@needs_ruff
+def test_statistics_with_a_diff_is_refused_as_in_ruff(both: Path) -> None:
+    theirs = ruff("check", "--diff", "--statistics", "x.py", cwd=both / "ruff")
+    ours = [semfix(*c, "--diff", "--statistics", "k.py", cwd=both / "semfix") for c in (("fix",), ("check",))]
+    assert [theirs.returncode] + [r.returncode for r in ours] == [2, 2, 2]
+    assert all("--statistics cannot be used with --diff" in r.stderr and r.stdout == "" for r in ours)
+    assert (both / "semfix" / "k.py").read_text() == KERNEL
+
+
+@needs_ruff
+def test_statistics_as_json_as_ruff(both: Path) -> None:
+    import json
+
+    theirs = json.loads(ruff("check", "--statistics", "--output-format", "json", "x.py", cwd=both / "ruff").stdout)
+    ours = json.loads(semfix("check", "--statistics", "--output-format", "json", "k.py", cwd=both / "semfix").stdout)
+    assert [set(row) for row in ours] == [set(row) for row in theirs]
+    assert [(row["code"], row["count"], row["fixable"], row["fixable_count"]) for row in ours] == [
+        ("SEM001", 1, True, 1),
+        ("SEM002", 1, False, 0),
+    ]

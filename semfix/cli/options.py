@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
-from semfix.cli.report import FORMATS, finding_line, fix_mark, suggestion_diff, summary
+from semfix.cli.report import FORMATS, finding_line, fix_mark, statistics_rows, suggestion_diff, summary
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
 from semfix.files import FileError, check_writable, decode_source, read_source
@@ -169,6 +169,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         output_format = kwargs.get("output_format", "text")
         if STDIN in paths and len(paths) > 1:
             usage_error("'-' (source on stdin) cannot be given with other paths", output_format)
+        if kwargs.get("statistics") and (kwargs.get("diff") or output_format not in ("text", "json")):
+            with_what = "--diff" if kwargs.get("diff") else f"--output-format {output_format}"
+            usage_error(f"--statistics cannot be used with {with_what} (as in ruff): it prints text or json")
         stdin_name = kwargs.pop("stdin_filename", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
         try:
@@ -255,8 +258,15 @@ def print_findings(
     """The findings on stdout in `output_format`, or (`statistics`) their counts by rule.
     `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
     findings = outcome.findings
-    if statistics:
-        click.echo(stats_text((f for _, f in findings), unsafe_fixes=options.settings.unsafe_fixes), nl=False)
+    if statistics:  # as ruff, what is left: not what `fix` wrote
+        left = (f for p, f in findings if not (mark and mark(p, f) == "[fixed]"))
+        if output_format == "json":
+            import json
+
+            rows = statistics_rows(left, unsafe_fixes=options.settings.unsafe_fixes)
+            click.echo(json.dumps(rows, indent=2))
+        else:
+            click.echo(stats_text(left, unsafe_fixes=options.settings.unsafe_fixes), nl=False)
         return
     errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by finish
     if output_format != "text":  # each machine format is loaded only when asked for

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -59,15 +60,37 @@ def finding_line(path: Path, finding: Finding, mark: str = "") -> str:
 
 
 def statistics(findings: Iterable[Finding], *, unsafe_fixes: bool) -> str:
-    """`--statistics`, as ruff prints it: `COUNT CODE [*] rule-name` per rule, most frequent first."""
-    findings = list(findings)
-    counts = Counter(f.rule for f in findings)
-    fixable = {f.rule for f in findings if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)}
-    width = len(str(max(counts.values(), default=0)))
+    """`--statistics`, as ruff prints it: `COUNT CODE [*] rule-name` per rule, most frequent first.
+    As in ruff, `[*]` marks a rule whose findings can all be fixed, `[-]` one where some can, `[ ]`
+    one where none can; with nothing fixable the column is left out."""
+    rows = statistics_rows(findings, unsafe_fixes=unsafe_fixes)
+    width = len(str(max((row["count"] for row in rows), default=0)))
+    marked = any(row["fixable_count"] for row in rows)
+
+    def mark(row: dict[str, Any]) -> str:
+        return "[*] " if row["fixable"] else "[-] " if row["fixable_count"] else "[ ] "
+
     return "".join(
-        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else ''}{RULES[code].name if code in RULES else ''}\n"
-        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        f"{row['count']:>{width}}\t{row['code']}\t{mark(row) if marked else ''}{row['name']}\n" for row in rows
     )
+
+
+def statistics_rows(findings: Iterable[Finding], *, unsafe_fixes: bool) -> list[dict[str, Any]]:
+    """Per rule, most frequent first: what `--statistics` prints, and (as ruff's) its JSON."""
+    counts, fixable = Counter[str](), Counter[str]()
+    for finding in findings:
+        counts[finding.rule] += 1
+        fixable[finding.rule] += bool(fix_mark(finding, fixed=False, unsafe_fixes=unsafe_fixes))
+    return [
+        {
+            "code": code,
+            "name": RULES[code].name if code in RULES else "",
+            "count": count,
+            "fixable": fixable[code] == count,
+            "fixable_count": fixable[code],
+        }
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
 def applied_fixes(fixed: Iterable[tuple[Path, Finding]]) -> str:
