@@ -289,3 +289,73 @@ def test_statistics_as_json_as_ruff(both: Path) -> None:
         ("SEM001", 1, True, 1),
         ("SEM002", 1, False, 0),
     ]
+
+
+# Item 8: findings in position order; `rule CODE`; `-o`; `--output-format concise|full`.
+
+MIGRATION = Path(__file__).parent / "fixtures" / "sem103" / "layouts_and_sem101_together" / "before.py"
+
+
+def _places(stdout: str) -> list[tuple[str, int, int]]:
+    """(path, line, column) of each concise finding line."""
+    found = []
+    for line in stdout.splitlines():
+        path, row, column, *_ = [*line.split(":"), "", ""]
+        if row.isdigit():
+            found.append((path, int(row), int(column)))
+    return found
+
+
+@needs_ruff
+def test_findings_come_by_path_line_and_column_as_in_ruff(both: Path) -> None:
+    (both / "ruff" / "a.py").write_text(LINTED)
+    (both / "semfix" / "a.py").write_bytes(MIGRATION.read_bytes())  # SEM101 at 10:5 after SEM103 at 10:47
+    theirs = ruff("check", "--output-format", "concise", "x.py", "a.py", cwd=both / "ruff")
+    ours = semfix("check", "--select", "SEM1", "--target-jax", "0.10.2", "k.py", "a.py", cwd=both / "semfix")
+    assert (theirs.returncode, ours.returncode) == (1, 1)
+    for places in (_places(theirs.stdout), _places(ours.stdout)):
+        assert [p[0] for p in places][0] == "a.py" and places == sorted(places)
+    assert ("a.py", 10, 5) in _places(ours.stdout)
+
+
+@needs_ruff
+@pytest.mark.parametrize(("theirs", "ours", "code"), [("F401", "sem001", 0), ("XX9", "SEM9", 2), ("--all", "--all", 0)])
+def test_rule_prints_one_rules_docs_as_ruff(tmp_path: Path, theirs: str, ours: str, code: int) -> None:
+    assert RUFF is not None
+    their = subprocess.run([RUFF, "rule", theirs], capture_output=True, text=True, check=False)
+    our = semfix("rule", ours, cwd=tmp_path)
+    assert (their.returncode, our.returncode) == (code, code), our.stderr
+    if ours == "sem001":
+        assert our.stdout.startswith("SEM001  value-read-passed-as-semaphore\n")
+        assert our.stdout == semfix("rules", "SEM001", cwd=tmp_path).stdout
+    no_code = subprocess.run([RUFF, "rule"], capture_output=True, text=True, check=False)
+    assert (no_code.returncode, semfix("rule", cwd=tmp_path).returncode) == (2, 2)
+
+
+@needs_ruff
+def test_output_file_takes_the_findings_as_ruff(both: Path) -> None:
+    theirs = ruff("check", "--output-format", "concise", "-o", "out/x.txt", "x.py", cwd=both / "ruff")
+    ours = semfix("check", "-o", "out/k.txt", "k.py", cwd=both / "semfix")
+    assert (theirs.returncode, ours.returncode) == (1, 1)
+    assert theirs.stdout == ours.stdout == ""
+    assert _places((both / "ruff" / "out" / "x.txt").read_text()) == [("x.py", 1, 8), ("x.py", 3, 9)]
+    assert _places((both / "semfix" / "out" / "k.txt").read_text()) == [("k.py", 5, 25), ("k.py", 6, 25)]
+    assert "2 problems found" in ours.stderr  # the summary stays on stderr
+
+
+@needs_ruff
+def test_output_formats_concise_and_full_as_ruff(both: Path) -> None:
+    concise = (
+        ruff("check", "--output-format", "concise", "x.py", cwd=both / "ruff"),
+        semfix("check", "--output-format", "concise", "k.py", cwd=both / "semfix"),
+    )
+    assert _places(concise[0].stdout) == [("x.py", 1, 8), ("x.py", 3, 9)]
+    assert _places(concise[1].stdout) == [("k.py", 5, 25), ("k.py", 6, 25)]
+    theirs = ruff("check", "--output-format", "full", "x.py", cwd=both / "ruff").stdout
+    ours = semfix("check", "--output-format", "full", "k.py", cwd=both / "semfix").stdout
+    assert ours.startswith("SEM001 [*] ") and theirs.startswith("F401 [*] ")
+    assert [line for line in ours.splitlines() if line.startswith(" --> ")] == [" --> k.py:5:25", " --> k.py:6:25"]
+    assert [line for line in theirs.splitlines() if line.startswith(" --> ")] == [" --> x.py:1:8", " --> x.py:3:9"]
+    assert "5 |     pl.semaphore_signal(sem[...], 2)\n  |                         ^^^^^^^^\n" in ours
+    assert "1 | import os\n  |        ^^\n" in theirs
+    assert "+    pl.semaphore_signal(sem, 2)\n" in ours  # the suggested fix

@@ -20,7 +20,7 @@ from semfix.cli.options import (
     print_findings,
     usage_error,
 )
-from semfix.cli.report import applied_fixes, finding_line, fix_mark, unified_diff
+from semfix.cli.report import TEXT_FORMATS, applied_fixes, finding_line, fix_mark, unified_diff
 from semfix.cli.runner import FileOutcome, RunOutcome
 from semfix.findings import Finding
 
@@ -81,7 +81,7 @@ def run_fix(
 ) -> None:
     """`semfix fix`, and `semfix check --fix` or `--diff` (ruff's spelling of it)."""
     dry = diff or check_only
-    if (diff or options.stdin) and output_format != "text":
+    if (diff or options.stdin) and output_format not in TEXT_FORMATS:
         usage_error(
             "--output-format applies to the findings list; with --diff or '-' they go to stderr as text", output_format
         )
