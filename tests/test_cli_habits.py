@@ -4,6 +4,7 @@ order and columns of what is printed)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -359,3 +360,82 @@ def test_output_formats_concise_and_full_as_ruff(both: Path) -> None:
     assert "5 |     pl.semaphore_signal(sem[...], 2)\n  |                         ^^^^^^^^\n" in ours
     assert "1 | import os\n  |        ^^\n" in theirs
     assert "+    pl.semaphore_signal(sem, 2)\n" in ours  # the suggested fix
+
+
+# Item 9: nothing drawn under --silent, -q or a machine format; NO_COLOR everywhere.
+
+ESCAPE = b"\x1b["
+
+
+def _on_a_terminal(
+    command: list[str], cwd: Path, *, stream: str, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
+    """Run `command` with `stream` ("stdout" or "stderr") on a pseudo-terminal and the other on a
+    pipe: (exit status, what the terminal got, what the pipe got)."""
+    import pty
+    import tempfile
+
+    leader, follower = pty.openpty()
+    with tempfile.TemporaryFile() as other:  # a file, not a pipe: a full pipe would block the command
+        streams = {"stdout": other, "stderr": other, stream: follower}
+        with subprocess.Popen(command, cwd=cwd, env=env, **streams) as process:  # type: ignore[call-overload]
+            os.close(follower)
+            seen = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed: the command has exited
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            code = process.wait(timeout=120)
+        other.seek(0)
+        rest = other.read()
+    os.close(leader)
+    return code, seen, rest
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal is POSIX")
+def test_nothing_is_drawn_under_silent_quiet_or_a_machine_format(tmp_path: Path) -> None:
+    for i in range(210):  # past the threshold where a bar is drawn
+        (tmp_path / f"k{i}.py").write_text(KERNEL)
+    command = [sys.executable, "-m", "semfix", "check", "-j", "1", "."]
+    for options in (["--silent"], ["-q"], ["-q", "--output-format", "json"], ["--output-format", "sarif"]):
+        code, drawn, stdout = _on_a_terminal([*command, *options], tmp_path, stream="stderr")
+        assert code == 1 and ESCAPE not in drawn and b"semfix [" not in drawn, (options, drawn[:200])
+        if "--output-format" in options:
+            assert stdout.lstrip().startswith(b"{") or stdout.lstrip().startswith(b"[")
+    code, drawn, _ = _on_a_terminal(command, tmp_path, stream="stderr")  # for people: the bar
+    assert code == 1 and b"semfix [" in drawn
+
+
+@needs_ruff
+@pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal is POSIX")
+def test_no_color_is_honoured_as_by_ruff(both: Path) -> None:
+    assert RUFF is not None
+    theirs = [RUFF, "check", "--no-cache", "--isolated", *RUFF_RULES, "--output-format", "full", "x.py"]
+    ours = [sys.executable, "-m", "semfix", "check", "--output-format", "full", "k.py"]
+    for no_color, coloured in (("1", False), ("", True)):
+        env = {**os.environ, "NO_COLOR": no_color}
+        their_out = _on_a_terminal(theirs, both / "ruff", stream="stdout", env=env)[1]
+        our_out = _on_a_terminal(ours, both / "semfix", stream="stdout", env=env)[1]
+        assert (ESCAPE in their_out, ESCAPE in our_out) == (coloured, coloured), our_out
+
+
+@pytest.mark.skipif(shutil.which("git") is None or os.name == "nt", reason="git and a pseudo-terminal")
+def test_review_diffs_honour_no_color(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=tmp_path, check=True)
+
+    git("init", "-q", "-b", "main")
+    (tmp_path / "k.py").write_text(KERNEL.replace("sem[...]", "sem").replace("sems[i]", "sems.at[i]"))
+    git("add", ".")
+    git("commit", "-qm", "main")
+    git("checkout", "-q", "-b", "feature")
+    (tmp_path / "k.py").write_text(KERNEL)
+    command = [sys.executable, "-m", "semfix", "review", "--base", "main"]
+    for no_color, coloured in (("1", False), ("", True)):
+        code, out, _ = _on_a_terminal(command, tmp_path, stream="stdout", env={**os.environ, "NO_COLOR": no_color})
+        assert code == 1 and b"+    pl.semaphore_signal(sem, 2)" in out.replace(b"\x1b[32m", b"")
+        assert (ESCAPE in out) == coloured

@@ -16,6 +16,7 @@ from semfix.cli.options import (
     RunOptions,
     common_options,
     finish,
+    for_people,
     format_option,
     print_findings,
     usage_error,
@@ -85,7 +86,8 @@ def run_fix(
         usage_error(
             "--output-format applies to the findings list; with --diff or '-' they go to stderr as text", output_format
         )
-    outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
+    shown = for_people(output_format, quiet=quiet, silent=silent)
+    outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty, shown=shown)
     if options.stdin:
         outcome.written = not dry  # the fixed source is the output
     unsafe = options.settings.unsafe_fixes
@@ -138,7 +140,7 @@ def check(options: RunOptions, apply: bool, **kwargs: Any) -> None:
     if apply or kwargs["diff"]:
         return run_fix(options, check_only=False, **kwargs)
     output_format, statistics, quiet, silent = (kwargs[k] for k in ("output_format", "statistics", "quiet", "silent"))
-    outcome = options.run(apply_fixes=False)
+    outcome = options.run(apply_fixes=False, shown=for_people(output_format, quiet=quiet, silent=silent))
     if not silent:
         print_findings(outcome, output_format, options, with_diffs=False, statistics=statistics)
     finish(outcome, options, command="check", quiet=quiet, silent=silent)

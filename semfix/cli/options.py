@@ -87,8 +87,12 @@ class RunOptions:
     def stdin_data(self) -> bytes:
         return sys.stdin.buffer.read()
 
-    def run(self, *, apply_fixes: bool, write: bool = False, allow_dirty: bool = True) -> RunOutcome:
-        """The run over PATHS, or over the source on stdin (then nothing is written)."""
+    def run(
+        self, *, apply_fixes: bool, write: bool = False, allow_dirty: bool = True, shown: bool = True
+    ) -> RunOutcome:
+        """The run over PATHS, or over the source on stdin (then nothing is written). `shown`:
+        whether the output is for people (not -q, --silent, nor a machine format), and so may
+        have a progress bar on a terminal."""
         if self.stdin:
             return run_stdin(
                 self.stdin_name,
@@ -107,7 +111,7 @@ class RunOptions:
             excludes=self.excludes,
             force_exclude=self.force_exclude,
             allow_dirty=allow_dirty,
-            progress=sys.stderr.isatty(),
+            progress=shown and sys.stderr.isatty(),
         )
 
     def text(self, path: Path) -> str:
@@ -237,6 +241,12 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         return command(options=options, **kwargs)
 
     return wrapper
+
+
+def for_people(output_format: str, *, quiet: bool, silent: bool) -> bool:
+    """Whether a run's output is read by people, who may be shown a progress bar: not under -q,
+    --silent or a machine format, where anything drawn would end up in the output."""
+    return output_format in TEXT_FORMATS and not (quiet or silent)
 
 
 def usage_error(message: str, output_format: str = "text") -> NoReturn:
