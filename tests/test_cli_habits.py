@@ -134,7 +134,7 @@ def test_a_file_level_exemption_as_in_ruff(tmp_path: Path, ruff_comment: str, co
 @pytest.mark.parametrize("key", ["per-file-ignores", "extend-per-file-ignores"])
 def test_per_file_ignores_as_in_ruff(tmp_path: Path, key: str) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        f'[tool.ruff.lint]\n{key} = {{"tests/*" = ["F401"], "conftest.py" = ["F"]}}\n'
+        f'[tool.ruff.lint]\nselect = ["F401"]\n{key} = {{"tests/*" = ["F401"], "conftest.py" = ["F"]}}\n'
         f'[tool.semfix]\n{key} = {{"tests/*" = ["SEM001"], "conftest.py" = ["SEM"]}}\n'
     )
     for folder in ("tests/unit", "src", "src/deep"):
