@@ -33,6 +33,10 @@ class Finding:
     fix: Fix | None  # None when there is no safe rewrite
     applied: bool  # whether the rewrite is in the returned source
     cell: int | None = None  # in a notebook: the 1-based cell number; lines count within it
+    # The lines of the evidence it follows from (the assignment a carried read comes through,
+    # the allocation a kind or a shape is read from), numbered as `line` is; a change there
+    # can make or unmake it, so `semfix review` counts them as its lines.
+    related: tuple[int, ...] = ()
 
     @property
     def replacement(self) -> str | None:

@@ -149,23 +149,26 @@ def resolve_base(folder: Path, base: str) -> str:
 def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     """Per changed file (absolute path), the working-tree lines added or changed since `base`.
 
-    None when `folder` is not in a git work tree or `base` is not a revision there.
+    None when `folder` is not in a git work tree or `base` is not a revision there. The names
+    come from `--name-only -z`, exact whatever they hold (git ends a patch header's name that
+    holds a space with a tab, and quotes others); the patch lists the same files in the same
+    order, each opening with one `diff --git` line.
     """
     root = toplevel(folder)
     if root is None:
         return None
-    diff = _git(
-        root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", base, "--"
-    )
-    if diff is None:
+    options = ("-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+    names = _git(root, *options, "--name-only", "-z", base, "--")
+    diff = _git(root, *options, "-U0", base, "--")
+    if names is None or diff is None:
         return None
+    files = iter(names.split("\0"))
     changed: dict[Path, set[int]] = {}
-    current: set[int] | None = None
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            name = line[4:]
-            current = None if name == "/dev/null" else changed.setdefault(root / name[2:], set())
-        elif line.startswith("@@") and current is not None:
+    current: set[int] = set()
+    for line in diff.split("\n"):  # not splitlines(): a changed line may hold \r or \x0c
+        if line.startswith("diff --git "):
+            current = changed.setdefault(root / next(files), set())
+        elif line.startswith("@@"):
             added = line.split(" ")[2]  # +start[,count]
             start, _, count = added[1:].partition(",")
             first, length = int(start), int(count) if count else 1

@@ -17,17 +17,43 @@ def value_read(written: str, ref: str) -> str:
     return f"`{one_line(written)}` reads a value out of the semaphore Ref; pass the Ref `{one_line(ref)}`"
 
 
-def element_read(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
+# Why a rule holds `X` a Ref (the reasons `element_read` and `buffer_view` give for a safe fix).
+ALLOCATED_ARRAY = "it is allocated as a semaphore array"
+VIEWED = "it is a `.at[...]` view, which is always a Ref"
+
+
+def element_read(written: str, view: str, *, safe: bool, evidence: str | None, base: str) -> str:
     if safe:
-        reason = "it is allocated as a semaphore array" if array else _REF_EVIDENCE
         return (
             f"`{one_line(written)}` reads one semaphore out of the array Ref; "
-            f"pass the view `{one_line(view)}` ({reason})"
+            f"pass the view `{one_line(view)}` ({evidence or _REF_EVIDENCE})"
         )
     return (
         f"`{one_line(written)}` may read one semaphore out of an array Ref: pass the view `{one_line(view)}` "
         f"if `{one_line(base)}` is a Ref (for a tuple of Refs, `{one_line(written)}` is right)"
     )
+
+
+def rank_unproven(written: str, view: str, base: str) -> str:
+    """SEM002's words where the Ref is a semaphore array whose allocation does not show how
+    many indices pick one semaphore: the view may be a row (unsafe fix)."""
+    return (
+        f"`{one_line(written)}` reads one semaphore out of the array Ref: pass the view `{one_line(view)}` "
+        f"if it picks one semaphore (the allocation of `{one_line(base)}` does not show its number of dimensions)"
+    )
+
+
+def not_cut(written: str) -> str:
+    """SEM002's words where the text between the value and `[` is not what the edit knows."""
+    return (
+        f"`{one_line(written)}` reads out of the Ref; pass a `.at[...]` view of it (not fixed: unusual text before `[`)"
+    )
+
+
+def read_of_a_read(written: str, view: str | None) -> str:
+    """`X[i][j]` of a Ref `X`: `X[i].at[j]` would take jnp's `.at` of a value. Reported only."""
+    use = f"pass the view `{one_line(view)}`" if view else "index the Ref with one `.at[...]`"
+    return f"`{one_line(written)}` reads out of the Ref, then out of the value read; {use}"
 
 
 def read_then_view(read_message: str, view: str, *, safe: bool) -> str:
@@ -74,12 +100,12 @@ def buffer_read(written: str, ref: str) -> str:
     return f"`{one_line(written)}` passes a value read out of the Ref as a DMA buffer; pass the Ref `{one_line(ref)}`"
 
 
-def buffer_view(written: str, view: str, *, safe: bool, array: bool, base: str) -> str:
+def buffer_view(written: str, view: str, *, safe: bool, evidence: str | None, base: str) -> str:
     """SEM005's words for `x[i]` or `x[0:8]` passed as a DMA buffer (see `element_read`)."""
     if safe:
         return (
             f"`{one_line(written)}` reads elements out of the Ref as a DMA buffer; "
-            f"pass the view `{one_line(view)}` ({_REF_EVIDENCE})"
+            f"pass the view `{one_line(view)}` ({evidence or _REF_EVIDENCE})"
         )
     return (
         f"`{one_line(written)}` may read elements out of a Ref as a DMA buffer: pass the view `{one_line(view)}` "

@@ -26,6 +26,8 @@ _MAGIC = re.compile(r"^\s*(?:[%!?]|\w+\s*=\s*[%!])|^[^#]*\?\s*$")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _INDENT = re.compile(r"^\s*")
 _MASKED = re.compile(r"^(\s*)" + re.escape(_MASK))
+# A line a message names (`at line 29`), outside the code it quotes in backticks.
+_LINE_NAMED = re.compile(r"`[^`\n]*`|\bline (?P<line>\d+)\b")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+\-]*|true|false|null|[][{}:,]|(?P<other>[^ \t\r\n])', re.DOTALL)
 
 _Spans = dict[tuple[object, ...], tuple[int, int]]  # a JSON value's path -> where it is in the text
@@ -97,8 +99,45 @@ class Joined:
         return [(cell.index + 1, start, cell.lines) for cell, start in zip(self.cells, self.starts)]
 
     def locate(self, finding: Finding) -> Finding:
-        """The finding in the module, placed in its cell: its cell number, lines counted within it."""
-        return _locate(finding, self.cells, self.starts)
+        """The finding in the module, placed in its cell: its cell number, lines counted within
+        it, and the lines its message names (`named`) and its evidence's (`related`) too; evidence
+        in another cell is named in the message alone."""
+        own, line = self._place(finding.line)
+        _, end_line = self._place(finding.end_line)
+        related = tuple(within for cell, within in map(self._place, finding.related) if cell == own)
+        message = self.named(finding.message, own)
+        return replace(finding, cell=own, line=line, end_line=end_line, message=message, related=related)
+
+    def named(self, message: str, own: int | None = None) -> str:
+        """`message` (a finding's or an error's) with each line of the module it names as the
+        line of its cell: `line 29` becomes `cell 3, line 5`, or `line 5` in the cell `own`."""
+
+        def name(match: re.Match[str]) -> str:
+            if match["line"] is None:  # quoted code: left as written
+                return match[0]
+            cell, line = self._place(int(match["line"]))
+            return f"line {line}" if cell == own else f"cell {cell}, line {line}"
+
+        return _LINE_NAMED.sub(name, message)
+
+    def _place(self, line: int) -> tuple[int, int]:
+        """The module's `line` as (its cell's 1-based number among all cells, its line there)."""
+        number = max((i for i, start in enumerate(self.starts) if start <= line), default=0)
+        return self.cells[number].index + 1, line - self.starts[number] + 1
+
+    def file_line(self, cell: int, line: int) -> int:
+        """The line of the notebook's JSON text holding line `line` of cell `cell` (1-based, among
+        all cells): where the JSON string it starts in begins, so that an annotation on the file
+        (GitHub's, reviewdog's) lands on the code it is about."""
+        found = next(c for c in self.cells if c.index + 1 == cell)
+        path: tuple[object, ...] = ("cells", found.index, "source")
+        start = sum(len(text) for text in found.lines[: line - 1])  # its offset in the cell's source
+        for index, part in enumerate(found.parts or ()):
+            path = ("cells", found.index, "source", index)
+            if start < len(part):
+                break
+            start -= len(part)
+        return self.text.count("\n", 0, self.spans[path][0]) + 1
 
     def rebuild(self, new_module: str) -> bytes:
         """The notebook's bytes with each code cell given its new text from `new_module`."""
@@ -143,14 +182,6 @@ def join_cells(data: bytes) -> Joined | None:
         module.append(body if body.endswith("\n") or not body else body + "\n")
         module.append(_BOUNDARY)
     return Joined(text, spans, cells, starts, "".join(module))
-
-
-def _locate(finding: Finding, cells: list[_Cell], starts: list[int]) -> Finding:
-    number = max(i for i, start in enumerate(starts) if start <= finding.line)
-    offset = starts[number] - 1
-    return replace(
-        finding, cell=cells[number].index + 1, line=finding.line - offset, end_line=finding.end_line - offset
-    )
 
 
 def _edits(text: str, spans: _Spans, cell: _Cell, new_text: str) -> list[tuple[int, int, str]]:

@@ -104,6 +104,7 @@ _KEYS = {
     "ignore",
     "unsafe-fixes",
     "extend-exclude",
+    "force-exclude",
     "target-jax",
     "per-file-ignores",
     "extend-per-file-ignores",
@@ -233,3 +234,12 @@ def strings(
 def load_excludes(pyproject: Path | None) -> tuple[str, ...]:
     """`extend-exclude` globs from [tool.semfix], added to the command line's `--exclude`."""
     return tuple(strings(pyproject, tool_table(pyproject), "extend-exclude", "globs") or ())
+
+
+def load_force_exclude(pyproject: Path | None) -> bool:
+    """`force-exclude` in [tool.semfix]: the excludes apply to files named on the command line too
+    (pre-commit names every file it passes), as ruff's setting of that name does."""
+    value = tool_table(pyproject).get("force-exclude", False)
+    if not isinstance(value, bool):
+        raise SettingsError(f"{label(pyproject)} force-exclude must be true or false")
+    return value

@@ -135,14 +135,17 @@ def require_jax_python(version: str, config: pytest.Config) -> str:
 class Worker:
     """One JAX process, of a given Python, that runs kernel modules; restarted when a kernel hangs."""
 
-    def __init__(self, python: str = sys.executable, timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self, python: str = sys.executable, timeout: float = TIMEOUT, env: dict[str, str] | None = None
+    ) -> None:
         self.python = python
         self.timeout = timeout
+        self.env = env or {}  # more variables for the worker (the oracle's: two CPU devices)
         self.process: subprocess.Popen[str] | None = None
         self.cache: dict[str, str] = {}
 
     def _start(self) -> subprocess.Popen[str]:
-        env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+        env = {**os.environ, "JAX_PLATFORMS": "cpu", **self.env}
         process = subprocess.Popen(
             [self.python, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
@@ -165,6 +168,21 @@ class Worker:
         return self.cache[request]
 
     def _run(self, request: str) -> str:
+        answer = self.answer(request)
+        if answer is None:
+            return "hang"
+        return f"ok {answer['ok']}" if "ok" in answer else f"error {answer['error']}"
+
+    def run_file(self, path: Path, *, check: bool = False) -> tuple[str, str]:
+        """run() of the module at `path`, as that file (a traceback names it), uncached: the
+        answer and, for an error, its whole traceback."""
+        answer = self.answer(json.dumps({"source": path.read_text(), "check": check, "path": str(path)}))
+        if answer is None:
+            return "hang", ""
+        return (f"ok {answer['ok']}", "") if "ok" in answer else (f"error {answer['error']}", answer["traceback"])
+
+    def answer(self, request: str) -> dict[str, str] | None:
+        """The worker's answer to one request, or None when it hangs (it is restarted)."""
         if self.process is None or self.process.poll() is not None:
             self.process = self._start()
         assert self.process.stdin is not None
@@ -173,9 +191,8 @@ class Worker:
         line = self._read(self.process, self.timeout)
         if not line:
             self.close()
-            return "hang"
-        answer = json.loads(line)
-        return f"ok {answer['ok']}" if "ok" in answer else f"error {answer['error']}"
+            return None
+        return json.loads(line)
 
     def close(self) -> None:
         if self.process is not None:

@@ -3,9 +3,11 @@
 A subprocess so that a kernel that deadlocks (a wait on a semaphore nobody signals) can be
 killed by the parent's watchdog, so that JAX is imported once for many kernels, and so that a
 kernel can run on a JAX in another venv (tests/jax_env.py): this file imports neither semfix
-nor pytest. A request is {"source", "check", "strict"}; each answer is {"ok": digest of the
-result} or {"error": "Type: message"}. A semaphore left with a count at kernel exit (JAX's
-interpret mode only prints that) counts as an error; so, with "check", does a result other than
+nor pytest. A request is {"source", "check", "strict"} and an optional "path", the file the
+source is on disk as (so that a traceback names it, as a user's does); each answer is {"ok":
+digest of the result} or {"error": "Type: message"}, with the whole "traceback" for a "path".
+A semaphore left with a count at kernel exit (JAX's interpret mode only prints that) counts as
+an error; so, with "check", does a result other than
 the module's expected(), and, with "strict", a Pallas deprecation warning.
 """
 
@@ -19,6 +21,7 @@ import json
 import os
 import re
 import sys
+import traceback
 import warnings
 from types import ModuleType
 
@@ -64,12 +67,16 @@ def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, 
             if request.get("strict"):
                 fail_on_deprecations(modules)
             namespace: dict[str, object] = {"__name__": "generated_kernel"}
-            exec(compile(str(request["source"]), "<generated kernel>", "exec"), namespace)  # noqa: S102 - the kernel under test
+            filename = str(request.get("path", "<generated kernel>"))
+            exec(compile(str(request["source"]), filename, "exec"), namespace)  # noqa: S102 - the kernel under test
             result = np.asarray(namespace["run"]())  # type: ignore[operator]
             if request.get("check"):
                 np.testing.assert_allclose(result, namespace["expected"]())  # type: ignore[operator]
     except BaseException as error:  # noqa: BLE001 - every failure is an answer
-        return {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        answer = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        if "path" in request:
+            answer["traceback"] = traceback.format_exc()
+        return answer
     if "non-zero count" in printed.getvalue():
         return {"error": "semaphore count left at kernel exit: " + printed.getvalue().strip()[:300]}
     return {"ok": hashlib.sha256(repr(result.shape).encode() + result.tobytes()).hexdigest()}

@@ -114,6 +114,9 @@ def test_pre_commit_hook_fixes_and_blocks_then_passes(tmp_path: Path, hook_repo:
     installed = subprocess.run([pre_commit, "install"], cwd=project, capture_output=True, text=True, env=env)
     assert installed.returncode == 0, installed.stderr
     (project / "kernel.py").write_text(BUGGY)
+    (project / "pyproject.toml").write_text('[tool.semfix]\nextend-exclude = ["vendor"]\n')
+    (project / "vendor").mkdir()
+    (project / "vendor" / "lib.py").write_text(BUGGY)  # named by pre-commit, excluded by the project
     git(project, "add", ".")
     blocked = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-m", "buggy kernel"],
@@ -125,6 +128,7 @@ def test_pre_commit_hook_fixes_and_blocks_then_passes(tmp_path: Path, hook_repo:
     )
     assert blocked.returncode != 0, blocked.stdout + blocked.stderr
     assert (project / "kernel.py").read_text() == CLEAN  # the hook fixed it in place
+    assert (project / "vendor" / "lib.py").read_text() == BUGGY and "vendor" not in blocked.stdout + blocked.stderr
     assert "SEM001" in blocked.stdout + blocked.stderr
     git(project, "add", "kernel.py")
     passed = subprocess.run(

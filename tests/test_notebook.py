@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,60 @@ def test_an_import_a_magic_reads_is_kept() -> None:
         "def k(sem):\n    pl.semaphore_wait(sem, 1)\n",
         "%time out = run(interpret=pltpu.InterpretParams())\n",
     ]
+
+
+def test_messages_name_the_lines_of_cells() -> None:
+    """A message names a line of its own cell, or of another cell by number, never a line of
+    the joined module ("at line 9" in a 4-line cell); a syntax error too."""
+    data = _notebook(
+        ["from jax.experimental import pallas as pl\n", "from jax.experimental.pallas import tpu as pltpu\n"],
+        [
+            "def k(x_hbm, o_hbm, sem, flag):\n",
+            "    done = flag[...]\n",
+            "    o_hbm[0] = done\n",
+            "    pl.semaphore_wait(done, 1)\n",
+            "    pltpu.make_async_copy(x_hbm, o_hbm, sem).wait()\n",
+        ],
+        [
+            "out = pl.pallas_call(\n",
+            "    k, out_shape=None, scratch_shapes=[pltpu.SemaphoreType.REGULAR, pltpu.SemaphoreType.REGULAR]\n",
+            ")(None)\n",
+        ],
+    )
+    found = fix_notebook(data, build_settings(), apply_fixes=False).findings
+    assert [(f.rule, f.cell, f.line, f.related) for f in found] == [("SEM003", 2, 4, (2,)), ("SEM006", 2, 5, ())]
+    assert "from the semaphore Ref at line 2;" in found[0].message
+    assert "allocated at cell 3, line 2:" in found[1].message
+    with pytest.raises(SourceError, match=r"syntax error at cell 2, line 1,"):
+        broken = _notebook(["from jax.experimental import pallas as pl\n", "x = 1\n"], ["pl.semaphore_wait(\n"])
+        fix_notebook(broken, build_settings())
+
+
+def _annotated(output_format: str) -> tuple[str, list[int]]:
+    """`check --format FORMAT` on the stored notebook, and the lines of its .ipynb text that
+    hold the code of its three findings."""
+    path = "tests/notebooks/ring_unicode.before.ipynb"
+    root = Path(__file__).parents[1]
+    command = [sys.executable, "-m", "semfix", "check", "--format", output_format, path]
+    ran = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    lines = (root / path).read_text(encoding="utf-8").splitlines()
+    held = ["make_async_copy(x_hbm, o_hbm, sem[...])", "semaphore_signal(sem[()])", '"source": "pl.semaphore_wait']
+    return ran.stdout, [next(n for n, line in enumerate(lines, 1) if code in line) for code in held]
+
+
+def test_github_and_rdjson_annotate_the_notebook_s_own_lines() -> None:
+    """The annotations land on the lines of the .ipynb holding the code, and name the cell and
+    the line within it; a cell held in one string is on that string's line."""
+    github, held = _annotated("github")
+    assert [line.split("::")[1] for line in github.splitlines()] == [
+        "error file=tests/notebooks/ring_unicode.before.ipynb,"
+        f"line={line},endLine={line},title=semfix SEM001 (cell {cell}%2C line {within}%2C column {column})"
+        for line, (cell, within, column) in zip(held, [(3, 3, 48), (3, 5, 25), (5, 1, 19)])
+    ]
+    rdjson, _ = _annotated("rdjson")
+    diagnostics = json.loads(rdjson)["diagnostics"]
+    assert [d["location"]["range"] for d in diagnostics] == [{"start": {"line": n}, "end": {"line": n}} for n in held]
+    assert diagnostics[0]["message"].startswith("cell 3, line 3, column 48: `sem[...]` reads")
+    sarif, _ = _annotated("sarif")
+    regions = [r["locations"][0]["physicalLocation"]["region"] for r in json.loads(sarif)["runs"][0]["results"]]
+    assert regions == [{"startLine": n, "endLine": n} for n in held]

@@ -74,6 +74,40 @@ def test_excludes_from_the_command_line_and_pyproject(tmp_path: Path) -> None:
     assert forced.stdout == "" and forced.returncode == 0  # ...unless --force-exclude
 
 
+def _hooks() -> dict[str, list[str]]:
+    """Each hook of .pre-commit-hooks.yaml: its command line before the file names, as pre-commit
+    makes it (`entry`, then `args`)."""
+    hooks: dict[str, list[str]] = {}
+    for block in (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text().split("- id: ")[1:]:
+        fields = dict(line.strip().split(": ", 1) for line in block.splitlines()[1:] if ": " in line)
+        args = fields.get("args", "[]").strip("[]").split(", ")
+        hooks[block.split()[0]] = [*fields["entry"].split(), *(a for a in args if a)]
+    return hooks
+
+
+def test_the_hooks_and_force_exclude_keep_the_excludes_for_files_named(tmp_path: Path) -> None:
+    """pre-commit names every staged file: the hooks pass --force-exclude, so a vendored file under
+    `extend-exclude` is neither rewritten nor reported; `force-exclude = true` does the same."""
+    _tree(
+        tmp_path,
+        {"pyproject.toml": '[tool.semfix]\nextend-exclude = ["vendor"]\n', "vendor/lib.py": BUGGY, "k.py": BUGGY},
+    )
+    hooks = _hooks()
+    assert set(hooks) == {"semfix", "semfix-check"}
+    for name, command in hooks.items():
+        assert command[0] == "semfix"
+        (tmp_path / "k.py").write_text(BUGGY)
+        ran = cli(*command[1:], "vendor/lib.py", "k.py", cwd=tmp_path)
+        assert ran.returncode == 1 and "vendor" not in ran.stdout + ran.stderr, (name, ran.stdout, ran.stderr)
+        assert (tmp_path / "vendor/lib.py").read_text() == BUGGY
+        assert (tmp_path / "k.py").read_text() == (FIXED if name == "semfix" else BUGGY)
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-exclude = ["vendor"]\nforce-exclude = true\n')
+    assert cli("check", "vendor/lib.py", cwd=tmp_path).stdout == ""
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nforce-exclude = "yes"\n')
+    refused = cli("check", "vendor/lib.py", cwd=tmp_path)
+    assert refused.returncode == 2 and "force-exclude must be true or false" in refused.stderr
+
+
 def test_parallel_output_is_identical_to_serial(tmp_path: Path) -> None:
     for index in range(12):
         body = BUGGY if index % 3 else "import numpy\n"

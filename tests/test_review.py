@@ -89,6 +89,64 @@ def test_only_findings_on_changed_lines(branch: Path) -> None:
     assert "compared with" in result.stderr
 
 
+NESTED = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(x_hbm, o_hbm, sems):
+    sem = sems.at[0]
+
+    def signal():
+        pl.semaphore_signal(sem, 1)
+
+    signal()
+"""
+KINDS = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(x_hbm, o_hbm, sem):
+    pl.semaphore_signal(sem)
+    pl.semaphore_wait(sem)
+
+
+def run(x, out_shape):
+    return pl.pallas_call(kernel, out_shape=out_shape, scratch_shapes=[pltpu.SemaphoreType.REGULAR])(x)
+"""
+
+
+def test_a_finding_counts_where_its_evidence_changed(tmp_path: Path) -> None:
+    """A branch that changes only the assignment a use carries (SEM003), or only the allocation
+    a kind is read from (SEM006), breaks lines it did not touch: those findings are its doing."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "nested.py").write_text(NESTED)
+    (tmp_path / "kinds.py").write_text(KINDS)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "main")
+    assert cli("review", cwd=tmp_path).returncode == 0
+    git(tmp_path, "checkout", "-q", "-b", "feature")
+    (tmp_path / "nested.py").write_text(NESTED.replace("sems.at[0]", "sems[0]"))
+    (tmp_path / "kinds.py").write_text(KINDS.replace("REGULAR", "DMA"))
+    result = cli("review", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    found = [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+    assert found == [("kinds.py", 6, "SEM006"), ("kinds.py", 7, "SEM006"), ("nested.py", 8, "SEM003")]
+
+
+def test_a_changed_file_whose_name_holds_a_space(branch: Path) -> None:
+    """git ends a patch header's name holding a space with a tab: the name Colab gives a copy."""
+    for name in ("Copy of new.py", "tab\there.py", 'q"uote.py'):
+        (branch / "pkg" / name).write_text((branch / "pkg" / "new.py").read_text())
+    git(branch, "add", ".")
+    found = [(f["path"], f["line"]) for f in json.loads(cli("review", "--format", "json", cwd=branch).stdout)]
+    assert [f for f in found if f[0] not in ("pkg/kernels.py", "pkg/new.py")] == [
+        ("pkg/Copy of new.py", 2),
+        ('pkg/q"uote.py', 2),
+        ("pkg/tab\there.py", 2),
+    ]
+
+
 def test_base_defaults_and_explicit_base(branch: Path) -> None:
     head = cli("review", "--base", "HEAD", cwd=branch)
     assert head.returncode == 0 and head.stdout == ""  # nothing changed since HEAD

@@ -5,7 +5,9 @@ Every wait is bounded (tests/lsp_client.py), so a hung server fails the test."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -259,6 +261,46 @@ def test_without_pygls_the_command_names_the_extra(tmp_path: Path) -> None:
     assert "semfix[server]" in done.stderr
 
 
+def _framed(*bodies: object) -> bytes:
+    """LSP messages as a client writes them; a `bytes` body is sent as it is."""
+    raw = [b if isinstance(b, bytes) else json.dumps(b).encode() for b in bodies]
+    return b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) for body in raw)
+
+
+def _raw_session(tmp_path: Path, *bodies: object) -> tuple[int, dict[object, dict[str, object]]]:
+    """`semfix server` given these messages after `initialize`, then `exit`: its exit status
+    and its answers (responses, not notifications), by id."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    written = _framed(initialize, *bodies, {"jsonrpc": "2.0", "method": "exit"})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "semfix", "server"]
+    done = subprocess.run(command, input=written, capture_output=True, timeout=60, env=env, cwd=tmp_path, check=False)
+    messages = [
+        json.loads(body) for body in re.split(rb"Content-Length: \d+\r\n(?:[^\r\n]+\r\n)*\r\n", done.stdout)[1:]
+    ]
+    return done.returncode, {m.get("id"): m for m in messages if "method" not in m}
+
+
+def test_the_server_answers_what_it_cannot_read_and_ends_as_the_spec_says(tmp_path: Path) -> None:
+    """Every request is answered, even one whose params are not its LSP type (-32602), a body
+    that is not JSON (-32700), one that is no JSON-RPC object (-32600), or one after `shutdown`
+    (-32600); `exit` exits 0 after `shutdown`, 1 without."""
+    hover = {"textDocument": {"uri": (tmp_path / "k.py").as_uri()}, "position": {"line": 0, "character": 0}}
+    status, answers = _raw_session(
+        tmp_path,
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": 5}},
+        b"{not json",
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": hover},
+    )
+    codes = {key: answer.get("error", {}).get("code") for key, answer in answers.items()}  # type: ignore[union-attr]
+    assert (status, codes) == (0, {1: None, 2: -32602, None: -32700, 3: None, 4: -32600})
+    assert answers[3]["result"] is None
+    status, answers = _raw_session(tmp_path, [1, 2])
+    assert status == 1 and answers[None]["error"] == {"code": -32600, "message": "not a JSON-RPC message"}
+
+
 IMPORTS_CELL = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
 KERNEL_CELL = "def kernel(x_ref, o_ref, sem):\n    pltpu.semaphore_signal(sem[...], 1)\n"
 
@@ -295,6 +337,84 @@ def test_a_notebook_s_cells_are_checked_as_one_module_and_fixed_cell_by_cell(tmp
             identifier = lsp.VersionedNotebookDocumentIdentifier(version=2, uri=notebook)
             client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(identifier, event))
             assert await client.diagnostics(cells[1], version=2) == []
+
+    run(test)
+
+
+def test_a_broken_cell_keeps_every_cell_s_last_diagnostics(tmp_path: Path) -> None:
+    """One cell that does not parse (mid-typing) leaves every cell its last diagnostics, as a
+    text document keeps its own; once it parses again, the cells are checked as ever."""
+    notebook, cells = (tmp_path / "k.ipynb").as_uri(), [f"{(tmp_path / 'k.ipynb').as_uri()}#cell{i}" for i in (1, 2, 3)]
+    notebooks = lsp.NotebookDocumentClientCapabilities(lsp.NotebookDocumentSyncClientCapabilities())
+
+    async def published(client: Client, uri: str, count: int) -> list[lsp.Diagnostic]:
+        async with client.arrived:
+            await asyncio.wait_for(client.arrived.wait_for(lambda: len(client.published.get(uri, [])) >= count), 30)
+        return list(client.published[uri][count - 1].diagnostics)
+
+    def edit(client: Client, version: int, text: str) -> None:
+        content = lsp.NotebookDocumentCellContentChanges(
+            lsp.VersionedTextDocumentIdentifier(uri=cells[2], version=version),
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+        event = lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[content]))
+        identifier = lsp.VersionedNotebookDocumentIdentifier(version=version, uri=notebook)
+        client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(identifier, event))
+
+    async def test() -> None:
+        async with session(tmp_path, capabilities=lsp.ClientCapabilities(notebook_document=notebooks)) as client:
+            document = lsp.NotebookDocument(
+                notebook, "jupyter-notebook", 1, [lsp.NotebookCell(lsp.NotebookCellKind.Code, uri) for uri in cells]
+            )
+            texts = (IMPORTS_CELL, KERNEL_CELL, "x = 1\n")
+            items = [lsp.TextDocumentItem(uri, "python", 1, text) for uri, text in zip(cells, texts)]
+            client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(document, items))
+            assert [d.code for d in await published(client, cells[1], 1)] == ["SEM001"]
+            edit(client, 2, "x = (\n")  # the third cell, mid-typing
+            assert [d.code for d in await published(client, cells[1], 2)] == ["SEM001"]
+            edit(client, 3, "x = (1)\n")
+            assert [d.code for d in await published(client, cells[1], 3)] == ["SEM001"]
+
+    run(test)
+
+
+def test_a_buffer_that_starts_with_a_byte_order_mark_is_checked(tmp_path: Path) -> None:
+    """A BOM (U+FEFF) in the buffer, as some editors keep it: checked as Python reads such a
+    file, the positions on its first line counting it."""
+    text = "\ufefffrom jax.experimental import pallas as pl; pl.semaphore_wait(sem[...])\n" + KERNEL.split("\n", 1)[1]
+
+    async def test() -> None:
+        uri = _document(tmp_path, text)
+        async with session(tmp_path) as client:
+            client.open(uri, text)
+            found = await client.diagnostics(uri)
+            assert [(d.range.start.line, d.range.start.character) for d in found] == [
+                (0, text.index("sem[...]")),
+                (5, 27),
+                (6, 25),
+            ]
+            (fix,) = [a for a in await client.actions(uri, found[:1]) if "replace" in a.title]
+            assert apply(text, fix.edit) == text.replace("wait(sem[...])", "wait(sem)", 1)  # type: ignore[arg-type]
+            (fix_all,) = await client.actions(uri, [], only=[lsp.CodeActionKind.SourceFixAll])
+            assert apply(text, fix_all.edit) == "\ufeff" + fix_source(text[1:]).source  # type: ignore[arg-type]
+
+    run(test)
+
+
+def test_a_file_the_project_excludes_is_not_checked_nor_fixed(tmp_path: Path) -> None:
+    """As ruff's server: a file under `extend-exclude` gets no diagnostics and no fix on save."""
+
+    async def test() -> None:
+        (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-exclude = ["vendor"]\n')
+        (tmp_path / "vendor").mkdir()
+        vendored, own = _document(tmp_path, KERNEL, "vendor/lib.py"), _document(tmp_path, KERNEL)
+        async with session(tmp_path) as client:
+            client.open(vendored, KERNEL)
+            client.open(own, KERNEL)
+            assert len(await client.diagnostics(own)) == 2
+            assert await client.diagnostics(vendored) == []
+            assert await client.actions(vendored, [], only=[lsp.CodeActionKind.SourceFixAll]) == []
+            assert len(await client.actions(own, [], only=[lsp.CodeActionKind.SourceFixAll])) == 1
 
     run(test)
 

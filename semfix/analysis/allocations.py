@@ -17,11 +17,11 @@ from collections.abc import Sequence
 
 from semfix.analysis.nodes import (
     Text,
-    is_at,
     source_order,
 )
 from semfix.analysis.resolution import Kind, Resolution
 from semfix.analysis.scopes import Scope, ScopeBuilder
+from semfix.analysis.views import unview
 from semfix.catalog import (
     CORE_MAP,
     GRID_SPECS,
@@ -272,11 +272,10 @@ class Allocations(Resolution):
 
     def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
         """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
-        (or an `.at[...]` view of one) that every allocation bound to it gives that one kind,
+        (or a view of one, `unview`) that every allocation bound to it gives that one kind,
         and that nothing rebinds. None where the file does not prove it."""
-        while isinstance(node, ast.Subscript) and is_at(node.value):
-            node = node.value.value
-        parameter = self._parameter(node, scope)
+        view = unview(node, scope)
+        parameter = self._parameter(view.base, view.scope)
         return None if parameter is None else self.param_semaphores.get(id(parameter))
 
     def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
@@ -351,7 +350,8 @@ class Allocations(Resolution):
     def _rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
         """How many indices pick one semaphore out of what `node` allocates: 0 for
         `SemaphoreType.X` and `SemaphoreType.X(())`, the length of a shape written as a tuple
-        display (`X((2, 2))`, `X(shape=(4,))`); None for anything else (`X(shape)`)."""
+        display (`X((2, 2))`, `X(shape=(4,))`, `X((2,) * 2)`) or held in a name bound once to
+        one (`X(SHAPE)`); None for anything else (`X(shape)`, a parameter: it is not proven)."""
         if self._semaphore_kind(node, scope) is None:
             return None
         if not isinstance(node, ast.Call):
@@ -359,9 +359,10 @@ class Allocations(Resolution):
         items = source_order(node)
         first = items[0] if items else None
         shape = first.value if isinstance(first, ast.keyword) and first.arg == "shape" else first
-        if not isinstance(shape, ast.Tuple) or any(isinstance(e, ast.Starred) for e in shape.elts):
+        if not isinstance(shape, ast.expr) or isinstance(shape, ast.Starred):  # `X(*shape)`, `X(dtype=...)`
             return None
-        return len(shape.elts), node
+        entries = self._entries(shape, scope)
+        return None if entries is None else (len(entries), node)
 
     def _unprove(self, body: ast.AST, scope: Scope) -> None:
         """A call hands `body` allocations semfix cannot read: none of its parameters has a

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Located, Rewrite, Text, tokens
+from semfix.analysis.nodes import Located, Rewrite, Text, end_of, tokens
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -77,26 +77,24 @@ class Context(Evidence):
         safe: bool = True,
         span: Span | None = None,
         made: bool = True,
+        related: Iterable[Located | int] = (),
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
-        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not)."""
+        rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not).
+        `related`: the evidence it follows from, as nodes or lines (`Finding.related` holds their lines)."""
         (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
         if self.off(code, (line, end_line)):
             return None
         if self.held is not None and replacement is not None:
             message, replacement = f"{message} (not fixed: {self.held})", None
-        accepted = (
-            made
-            and replacement is not None
-            and self.settings.accepts((line, column + 1, end_line, end_column + 1), safe)
-        )
+        place = (line, column + 1, end_line, end_column + 1)
+        accepted = made and replacement is not None and self.settings.accepts(place, safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
         fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
         original = self.text.text[start:end]
-        self.findings.append(
-            Finding(code, line, column + 1, end_line, end_column + 1, message, original, fix, accepted)
-        )
+        lines = {n for e in related for n in ((e,) if isinstance(e, int) else range(e.lineno, end_of(e)[0] + 1))}
+        self.findings.append(Finding(code, *place, message, original, fix, accepted, related=tuple(sorted(lines))))
         return accepted
 
     def place(self, node: Located) -> Place:
@@ -161,18 +159,18 @@ class Context(Evidence):
         ]
         self.fixes = [fix for fix in self.fixes if rule is not None and fix.rule != rule]
 
-    def bracket(self, subscript: ast.Subscript) -> re.Match[str]:
+    def bracket(self, subscript: ast.Subscript) -> re.Match[str] | None:
         """From the end of the subscript's value to just past its `[`: the value's closing
-        parentheses, then the blanks, line breaks and comments before `[` (group "after")."""
-        gap = _AFTER_VALUE.match(self.text.text, self.text.end(subscript.value)[2])
-        assert gap is not None  # only `)`, blanks, comments and continuations stand between a value and `[`
-        return gap
+        parentheses, then the blanks, line breaks and comments before `[` (group "after").
+        Only those stand there in any source known; None for text the pattern does not know,
+        which is then reported, not cut."""
+        return _AFTER_VALUE.match(self.text.text, self.text.end(subscript.value)[2])
 
     def cut(self, subscript: ast.Subscript, call: ast.Call) -> tuple[int, int] | None:
         """(where the text to drop starts, just past `]`): the subscript's brackets with the
         blanks and line breaks before them; None where a comment would go with them."""
         end, gap = self.text.end(subscript)[2], self.bracket(subscript)
-        if any(gap.start("after") <= c < end for c in self.comments(call)):
+        if gap is None or any(gap.start("after") <= c < end for c in self.comments(call)):
             return None
         return gap.start("after"), end
 

@@ -206,7 +206,7 @@ class Rewrite:
         call = self.call
         if self.renamed is not None:
             keyword, name = self.renamed
-            if name is None and call is not None:
+            if name is None and isinstance(call, ast.Call):
                 call.keywords.remove(keyword)
                 call.args.append(keyword.value)
             keyword.arg = name

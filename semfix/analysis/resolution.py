@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections import Counter
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -20,9 +21,11 @@ from semfix.analysis.nodes import (
     unchain,
 )
 from semfix.analysis.scopes import Scope, Tracking
+from semfix.analysis.views import unview
 from semfix.catalog import (
     FUNCTION_NAMES,
     PARTIAL,
+    SLICES,
     Operation,
     SemParam,
     lookup,
@@ -56,9 +59,10 @@ class Resolution:
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
-        self.axes_seen: dict[object, ast.Subscript] = {}  # by key: its view or read of the most indices
+        self.axes_seen: dict[object, tuple[int, ast.Subscript]] = {}  # by key: the most dimensions a view shows
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
+        self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
 
     def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
@@ -111,7 +115,7 @@ class Resolution:
             found = [c for c in relevant if self.operation(c) is not None]
             names: set[str] = set()
             while found:
-                names |= {d.name for d in (self._def_of(c) for c in found) if d is not None}
+                names |= {d.name for c in found for d in self._runners(self._def_of(c))}
                 found = [
                     c
                     for c in self.scopes.calls
@@ -130,12 +134,43 @@ class Resolution:
             scope = scope.parent
         return None
 
+    def _runners(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """`function`, and each def around it that runs it: where a nested def is called or
+        handed on by its name, bound once there (`lax.fori_loop(0, n, step, 0)`), or decorated
+        (`@pl.when(...)`), what it does with the outer def's parameters, that def does."""
+        found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        while function is not None:
+            found.append(function)
+            if id(function) not in self._runs_in:
+                self._runs_in[id(function)] = self._runner(function)
+            function = self._runs_in[id(function)]
+        return found
+
+    def _runner(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def `function` is nested in, where that def runs it (`_runners`); else None."""
+        outer = self.scopes.scope_of[id(function)]
+        node = outer.node if outer.kind == "function" else None
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if function.decorator_list:
+            return node
+        _, bindings = outer.lookup(function.name)
+        named = any(isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(node))
+        return node if len(bindings) == 1 and named else None
+
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
         another such helper's): at its calls, each is treated as the parameter it is passed to.
         Only a def bound once by that name, undecorated, without `*args` or `**kwargs`; a
         parameter counts only where the def never rebinds it and passes it to parameters of
-        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side)."""
+        one catalog parameter alone (`KINDS_NEEDED`, the buffer's side), and does nothing else
+        with it: a helper that stores its `src` as a value on another path (`dst[...] = src`),
+        or picks a semaphore out of it itself (`sem.at[slot]`), is given a value or a row
+        rightly there, and the call is not the catalog's to fix."""
         _, bindings = scope.lookup(name.id)
         function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
         if not isinstance(function, ast.FunctionDef) or bindings[0].declared or function.decorator_list:
@@ -153,14 +188,14 @@ class Resolution:
         ordered = [*arguments.posonlyargs, *arguments.args]
         positions: dict[int, int | None] = {id(p): i for i, p in enumerate(ordered)}
         positions.update((id(p), None) for p in arguments.kwonlyargs)
-        uses: dict[int, set[tuple[bool, tuple[str, str]]]] = {}
+        uses: dict[int, list[tuple[bool, tuple[str, str]]]] = {}  # by parameter: each catalog use
         inner: list[ast.Call] = []
         for call in ast.walk(function):
             if not isinstance(call, ast.Call):
                 continue
             operation = self.operation(call)
-            if operation is None or operation.partial:
-                continue
+            if operation is None or operation.partial or function not in self._runners(self._def_of(call)):
+                continue  # a call in a nested def counts where the def runs it
             scope = self.scopes.scope_of[id(call)]
             for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params)):
                 for param, argument in bound_arguments(params, call):
@@ -168,15 +203,16 @@ class Resolution:
                         continue
                     _, bindings = scope.lookup(argument.id)
                     if len(bindings) == 1 and bindings[0].kind == "param" and id(bindings[0].node) in positions:
-                        uses.setdefault(id(bindings[0].node), set()).add(
+                        uses.setdefault(id(bindings[0].node), []).append(
                             (buffer, param.via or (operation.name, param.name))
                         )
                         inner.append(call)
+        spelled = Counter(node.id for node in ast.walk(function) if isinstance(node, ast.Name))
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
-            found = uses.get(id(parameter), set())
-            if len(found) == 1:
-                (buffer, via), *_ = found
+            found = uses.get(id(parameter), [])
+            if len(set(found)) == 1 and len(found) == spelled[parameter.arg]:  # its every use: passed on
+                buffer, via = found[0]
                 passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
         if not passed[0] and not passed[1]:
             return None
@@ -254,16 +290,33 @@ class Resolution:
                     self.proven.add(proof)
                     if isinstance(target, ast.Attribute):
                         self.proof_sites.setdefault(proof, []).append((target, scope))
-                    seen = self.axes_seen.get(proof)
-                    if axes(subscript) > (0 if seen is None else axes(seen)):  # a view's or a read's
-                        self.axes_seen[proof] = subscript
+                if is_at(subscript.value):
+                    self._see_axes(subscript, scope)
         return self.proven
 
-    def axes_indexed(self, node: ast.expr, scope: Scope) -> ast.Subscript | None:
-        """The view or read of the Ref `node` names with the most indices (`x.at[i, j]`,
-        `x[i, j]`), where the file has one: the Ref has at least as many dimensions (`axes`)."""
+    def _see_axes(self, subscript: ast.Subscript, scope: Scope) -> None:
+        """Record how many dimensions the view shows the Ref it views (through locals and
+        chains) to have at least: `flags.at[i].at[j]` and `row.at[j]` after `row = flags.at[i]`, two."""
+        view = unview(subscript, scope)
+        key = self.key(view.base, view.scope) if view.counted else None
+        if key is None:
+            return
+        before = [sum(not self.keeps_dimension(i, view.scope) for i in level) for level in view.levels]
+        least = max(len(level) + sum(before[:n]) for n, level in enumerate(view.levels))
+        if least > self.axes_seen.get(key, (0, subscript))[0]:
+            self.axes_seen[key] = (least, subscript)
+
+    def axes_indexed(self, node: ast.expr, scope: Scope) -> tuple[int, ast.Subscript] | None:
+        """How many dimensions the file's views of the Ref `node` names show it has at least
+        (`x.at[i, j]`), with the view that shows the most, where the file has one."""
         key = self.key(node, scope)
         return None if key is None or key not in self.proofs() else self.axes_seen.get(key)
+
+    def keeps_dimension(self, index: ast.expr, scope: Scope) -> bool:
+        """Does the index keep its dimension: `a:b`, or one of Pallas's slices (`pl.ds(0, 2)`)?"""
+        return isinstance(index, ast.Slice) or (
+            isinstance(index, ast.Call) and self.resolves_to(index.func, scope, SLICES)
+        )
 
 
 def bound_arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[SemParam, ast.expr]]:
@@ -289,12 +342,3 @@ def _last_parts(targets: frozenset[str]) -> frozenset[str]:
 
 
 _OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
-
-
-def axes(view: ast.Subscript) -> int:
-    """How many dimensions a subscript indexes (a slice too); 0 where it cannot be told (`...`,
-    `*idx`)."""
-    entries = view.slice.elts if isinstance(view.slice, ast.Tuple) else [view.slice]
-    if any(isinstance(e, ast.Starred) or (isinstance(e, ast.Constant) and e.value is Ellipsis) for e in entries):
-        return 0
-    return len(entries)

@@ -43,6 +43,35 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 
 
 Errors = Iterable[tuple[Path, str]]  # a file that could not be processed, and why
+Reader = Callable[[Path], str]  # a file's text
+
+
+def _in_file(read_text: Reader | None) -> Callable[[Path, Finding], tuple[int, int]]:
+    """A finding's first and last line in its file. A notebook's finding counts lines within its
+    cell: its lines are those of the .ipynb text holding them (`Joined.file_line`), so that an
+    annotation on the file lands on its code (line 1 where the notebook cannot be read)."""
+    joined: dict[Path, Any] = {}
+
+    def lines(path: Path, finding: Finding) -> tuple[int, int]:
+        if finding.cell is None:
+            return finding.line, finding.end_line
+        if path not in joined:
+            from semfix.api import SourceError, join_cells
+
+            try:
+                joined[path] = join_cells(read_text(path).encode("utf-8")) if read_text else None
+            except SourceError:
+                joined[path] = None
+        if (notebook := joined[path]) is None:
+            return 1, 1
+        return notebook.file_line(finding.cell, finding.line), notebook.file_line(finding.cell, finding.end_line)
+
+    return lines
+
+
+def _in_cell(finding: Finding) -> str:
+    """Where a notebook's finding is, in words (the formats' lines are the file's)."""
+    return f"cell {finding.cell}, line {finding.line}, column {finding.column}"
 
 
 def as_json(findings: Iterable[tuple[Path, Finding]], errors: Errors = ()) -> str:
@@ -66,20 +95,22 @@ def github_error(message: str, title: str) -> str:
     return f"::error title={_escape(title, in_property=True)}::{_escape(message)}\n"
 
 
-def as_github(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = ()) -> str:
+def as_github(
+    findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = (), read_text: Reader | None = None
+) -> str:
     """GitHub Actions workflow commands: one `::error ...::message` line per finding, and one
-    without a line (an annotation on the whole file) per file error."""
+    without a line (an annotation on the whole file) per file error. A notebook's finding is
+    on the lines of the .ipynb that hold it, its cell and place there in the title."""
     out = ""
+    in_file = _in_file(read_text)
     for path, finding in findings:
-        title = f"semfix {finding.rule}" if finding.cell is None else f"semfix {finding.rule} (cell {finding.cell})"
-        properties = {
-            "file": from_root(path, root),
-            "line": finding.line,
-            "col": finding.column,
-            "endLine": finding.end_line,
-            "endColumn": finding.end_column,
-            "title": title,
-        }
+        line, end_line = in_file(path, finding)
+        properties: dict[str, object] = {"file": from_root(path, root), "line": line}
+        if finding.cell is None:
+            properties.update(col=finding.column, endLine=end_line, endColumn=finding.end_column)
+            properties["title"] = f"semfix {finding.rule}"
+        else:
+            properties.update(endLine=end_line, title=f"semfix {finding.rule} ({_in_cell(finding)})")
         rendered = ",".join(f"{key}={_escape(str(value), in_property=True)}" for key, value in properties.items())
         out += f"::error {rendered}::{_escape(finding.message)}\n"
     title = _escape("semfix: file not processed", in_property=True)
@@ -88,24 +119,27 @@ def as_github(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Erro
     return out
 
 
-def as_sarif(findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = ()) -> str:
+def as_sarif(
+    findings: Iterable[tuple[Path, Finding]], root: Path, errors: Errors = (), read_text: Reader | None = None
+) -> str:
     """SARIF 2.1.0, one run, with each suggested replacement as a `fix`; file errors are the
-    invocation's `toolExecutionNotifications` (and make it unsuccessful), as SARIF means them."""
+    invocation's `toolExecutionNotifications` (and make it unsuccessful), as SARIF means them.
+    A notebook's finding is on the lines of the .ipynb that hold it; its message names its cell."""
     codes = list(RULES)
     results = []
+    in_file = _in_file(read_text)
     for path, finding in findings:
         uri = from_root(path, root)
-        region = {
-            "startLine": finding.line,
-            "startColumn": finding.column,
-            "endLine": finding.end_line,
-            "endColumn": finding.end_column,
-        }
+        line, end_line = in_file(path, finding)
+        region: dict[str, int] = {"startLine": line, "endLine": end_line}
+        if finding.cell is None:
+            region.update(startColumn=finding.column, endColumn=finding.end_column)
+        message = finding.message if finding.cell is None else f"{_in_cell(finding)}: {finding.message}"
         result: dict[str, Any] = {
             "ruleId": finding.rule,
             "ruleIndex": codes.index(finding.rule),
             "level": "error",
-            "message": {"text": finding.message},
+            "message": {"text": message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
         }
         if finding.replacement is not None and finding.cell is None:
@@ -151,10 +185,12 @@ def _sarif(results: list[dict[str, Any]], notices: list[dict[str, Any]]) -> str:
     return json.dumps(log, indent=2) + "\n"
 
 
-def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Path], str], errors: Errors = ()) -> str:
+def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Reader, errors: Errors = ()) -> str:
     """reviewdog's rdjson: diagnostics with `suggestions`, columns in UTF-8 bytes. A file
-    error is a diagnostic with no range and no code: it is about the whole file."""
+    error is a diagnostic with no range and no code: it is about the whole file. A notebook's
+    finding is on the lines of the .ipynb that hold it, without columns; its message names its cell."""
     diagnostics = []
+    in_file = _in_file(read_text)
     for path, finding in findings:
         lines = split_lines(read_text(path)) if finding.cell is None else []
 
@@ -162,9 +198,17 @@ def as_rdjson(findings: Iterable[tuple[Path, Finding]], read_text: Callable[[Pat
             text = lines[line - 1] if 0 < line <= len(lines) else ""
             return {"line": line, "column": len(text[: column - 1].encode("utf-8")) + 1}
 
-        span = {"start": position(finding.line, finding.column), "end": position(finding.end_line, finding.end_column)}
+        if finding.cell is None:
+            span = {
+                "start": position(finding.line, finding.column),
+                "end": position(finding.end_line, finding.end_column),
+            }
+        else:
+            line, end_line = in_file(path, finding)
+            span = {"start": {"line": line}, "end": {"line": end_line}}
+        message = finding.message if finding.cell is None else f"{_in_cell(finding)}: {finding.message}"
         diagnostic: dict[str, Any] = {
-            "message": finding.message,
+            "message": message,
             "location": {"path": path.as_posix(), "range": span},
             "severity": "ERROR",
             "code": {"value": finding.rule},

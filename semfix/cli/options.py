@@ -29,7 +29,14 @@ from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
 from semfix.selection import load_settings
-from semfix.settings import Settings, SettingsError, check_config, find_pyproject, load_excludes
+from semfix.settings import (
+    Settings,
+    SettingsError,
+    check_config,
+    find_pyproject,
+    load_excludes,
+    load_force_exclude,
+)
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
 SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")
@@ -214,6 +221,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 target_jax=target_jax,
             )
             excludes = (*load_excludes(pyproject), *exclude)
+            force_exclude = force_exclude or load_force_exclude(pyproject)
             if report_path is not None:
                 check_writable(report_path)
             if output_file is not None:  # its folders are made, as ruff makes them
@@ -338,7 +346,8 @@ def _print_findings(
         click.echo(as_json(findings, errors), nl=False)
     elif output_format in ("github", "sarif"):  # paths from the repository root, as GitHub reads them
         root = toplevel(Path.cwd()) or Path.cwd()
-        click.echo((as_github if output_format == "github" else as_sarif)(findings, root, errors), nl=False)
+        made = (as_github if output_format == "github" else as_sarif)(findings, root, errors, options.text)
+        click.echo(made, nl=False)
     elif output_format == "rdjson":
         click.echo(as_rdjson(findings, options.text, errors), nl=False)
     else:

@@ -20,7 +20,13 @@ from semfix.cli.options import (
 from semfix.cli.report import review_summary
 from semfix.cli.runner import run
 from semfix.files import SOURCE_SUFFIXES
+from semfix.findings import Finding
 from semfix.git import BaseError, changed_lines, default_base, resolve_base, toplevel
+
+
+def _lines_of(finding: Finding) -> set[int]:
+    """The lines a finding is the doing of: its own, and those of the evidence it follows from."""
+    return {*range(finding.line, finding.end_line + 1), *finding.related}
 
 
 @click.command()
@@ -41,9 +47,11 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
 
     Files are those `git diff BASE` lists (committed, staged and unstaged changes). Nothing is
     written. A finding on an untouched line of a changed file is not the author's doing, so it
-    is left out; a notebook's lines are cell-relative, so a changed notebook keeps them all.
-    Exit status: 1 if a finding touches a changed line, else 0; 2 on an error, and when what to
-    compare with cannot be found (the CI's target branch missing, a shallow clone): never a pass.
+    is left out, unless the evidence it follows from (the assignment a read comes through, the
+    allocation a kind is read from) is on a changed line; a notebook's lines are cell-relative,
+    so a changed notebook keeps them all. Exit status: 1 if a finding counts, else 0; 2 on an
+    error, and when what to compare with cannot be found (the CI's target branch missing, a
+    shallow clone): never a pass.
     """
     if options.stdin:
         usage_error(
@@ -92,7 +100,7 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     for result in outcome.files:
         lines = changed.get(Path(os.path.abspath(result.path)), set())
         if result.path.suffix != ".ipynb":
-            result.findings = tuple(f for f in result.findings if not lines.isdisjoint(range(f.line, f.end_line + 1)))
+            result.findings = tuple(f for f in result.findings if not lines.isdisjoint(_lines_of(f)))
     if not silent:
         print_findings(outcome, output_format, options, with_diffs=True)
     finish(outcome, options, command="review", quiet=quiet, silent=silent, line=review_summary(outcome, base))

@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 from semfix.catalog import may_contain_calls
 from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for, opens_a_gate
+from semfix.errors import SourceError
 from semfix.findings import Finding
 from semfix.selection import build_settings
 from semfix.settings import Settings
@@ -50,14 +51,18 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
 
 def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: bool = True) -> FixResult[bytes]:
     """`fix_source` over a Jupyter notebook's code cells, joined into one module (semfix/notebook.py);
-    every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines;
+    every other byte of the JSON is kept. Findings carry their cell number and cell-relative lines
+    (their messages and a SourceError's name lines so);
     their `Fix.edits` are offsets into the joined module, not into the notebook's JSON."""
     from semfix.notebook import join_cells
 
     notebook = join_cells(data)
     if notebook is None:  # not a Python notebook
         return FixResult(data, (), "utf-8", parsed=False)
-    result: FixResult[str] = fix_source(notebook.module, settings=settings, apply_fixes=apply_fixes)
+    try:
+        result: FixResult[str] = fix_source(notebook.module, settings=settings, apply_fixes=apply_fixes)
+    except SourceError as error:  # `syntax error at line 29`: the joined module's line, named in its cell
+        raise SourceError(notebook.named(str(error))) from None
     findings = tuple(notebook.locate(f) for f in result.findings)
     new = data if result.source == notebook.module else notebook.rebuild(result.source)
     return FixResult(new, findings, "utf-8", result.parsed)

@@ -286,12 +286,17 @@ def _mentions_lines(message: str, first: int) -> bool:
 
 
 def _moved(finding: Finding, old: str, new: str, edited: Unit, delta: int) -> Finding | None:
-    """A finding kept from before the edit, its position and its fix's offsets past the edited
-    function moved (`delta`: the lines the edit added); None where a position lies in it."""
+    """A finding kept from before the edit, its position, its evidence's lines and its fix's
+    offsets past the edited function moved (`delta`: the lines the edit added); None where a
+    position or its evidence lies in it."""
     if finding.end_line >= edited.first and finding.line <= edited.last:
+        return None
+    if any(edited.first <= line <= edited.last for line in finding.related):  # its evidence was edited
         return None
     if finding.line > edited.last:
         finding = replace(finding, line=finding.line + delta, end_line=finding.end_line + delta)
+    if delta and any(line > edited.last for line in finding.related):
+        finding = replace(finding, related=tuple(line + delta * (line > edited.last) for line in finding.related))
     if finding.fix is None or not finding.fix.edits:
         return finding
     starts = Text(old).starts

@@ -85,19 +85,20 @@ _LOOP_AFTER = re.compile(_TARGET + rb"*?(?<![\w.])in(?!\w)")  # on to `in`
 _LINE_BEFORE_REVERSED = re.compile(rb"[\w \t\f\\,()\[\]*]*(?:\n|\Z)")  # back to the line's start
 _LINE_AFTER = re.compile(_TARGET + rb"*=(?!=)")  # on to `=`
 _NEAR = 400
+_CALL_REVERSED = re.compile(rb"\([ \t\f]*\w")  # `f(`, read backwards: a call's arguments are no targets
 
 
 def _targeted(data: bytes, names: set[bytes]) -> bool:
     """Is one of `names` in a loop's target list (`for` ... `in`) or a line's first target list
-    (`a, (v, b) =`)? And more: a line `f(v, k=1)` of a plain function's call."""
+    (`a, (v, b) =`)? And more, but not where a call's parenthesis stands between: `f(v, k=1)`."""
     name = re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")(?!\w)")
     for match in name.finditer(data):
         before = data[max(0, match.start() - _NEAR) : match.start()][::-1]
         after = data[match.end() : match.end() + _NEAR]
-        if _LOOP_BEFORE_REVERSED.match(before) and _LOOP_AFTER.match(after):
-            return True
-        if _LINE_BEFORE_REVERSED.match(before) and _LINE_AFTER.match(after):
-            return True
+        for back, on in ((_LOOP_BEFORE_REVERSED, _LOOP_AFTER), (_LINE_BEFORE_REVERSED, _LINE_AFTER)):
+            targets = back.match(before)
+            if targets and not _CALL_REVERSED.search(targets.group()) and on.match(after):
+                return True
     return False
 
 
@@ -414,6 +415,17 @@ def _spells(entry: bytes | None, kinds: set[str]) -> bool:
     return entry is None or any(re.search(rb"(?<!\w)" + k.encode() + rb"(?!\w)", entry) for k in kinds)
 
 
+def _outside_brackets(argument: bytes) -> bytes:
+    """The argument's text at bracket depth 0: an `if` inside `sems.at[a if c else b]` is an index's."""
+    depth, kept = 0, bytearray()
+    for byte in argument:
+        depth -= byte in b")]}"
+        if depth == 0:
+            kept.append(byte)
+        depth += byte in b"([{"
+    return bytes(kept)
+
+
 def _shape(argument: bytes) -> bytes | None:
     """The name a semaphore argument is, None if it cannot be a finding; gives up otherwise."""
     if not argument.isascii():
@@ -422,7 +434,7 @@ def _shape(argument: bytes) -> bytes | None:
         return argument
     if b":=" in argument:
         raise GiveUp("an assignment expression: the rules apply to its value")
-    if _IF.search(argument):
+    if _IF.search(argument) and _IF.search(_outside_brackets(argument)):
         raise GiveUp("a conditional expression: each branch is an argument")
     if argument.startswith(b"("):
         raise GiveUp("a parenthesized argument")

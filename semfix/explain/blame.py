@@ -1,24 +1,22 @@
 """What a JAX error raised at one line is about, and which of the engine's findings fix it.
 
-`semfix explain` (semfix/explain/search.py) reads the traceback; the engine decides every rewrite:
-blame takes the findings it makes at the arguments the error is about, with the edits that
-come with them (`_with_their_plans`). The traceback adds one piece of evidence the static
-rules lack: an argument it points at is proven not to be a Ref, so `sems[i]` there reads a
-semaphore-array Ref and the unsafe `sems.at[i]` rewrite becomes safe, there and for the other reads
-of the same Ref in the same function when that Ref is a parameter the function never
-rebinds. Evidence is only what the error names: JAX's DMA check covers the source,
-destination and semaphore together, so it proves an argument only when that is the one
-argument that is not plainly a Ref.
+`semfix explain` (semfix/explain/search.py) reads the traceback; the engine decides every
+rewrite. One proof: the log only chooses the calls (following a descriptor from `.start()` or
+a wait back to every copy that may have built it) and the arguments the error is about; at
+each, blame takes the engine's findings, with the edits that come with them
+(`_with_their_plans`). A safe fix is made. An unsafe one, what `fix --unsafe-fixes` writes, is
+made only where the error is about that one argument, and said to be unsafe; elsewhere it is
+named, and explain exits 1. Nothing is counted "plainly a Ref" to single an argument out.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from semfix.analysis.evidence import Evidence
-from semfix.analysis.nodes import Text, is_at, parse, unchain
+from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import Scope, Tracking
 from semfix.catalog import Operation
 from semfix.engine.loop import arguments as given_for
@@ -36,17 +34,26 @@ _ANALYSIS = build_settings(select=[code for code, rule in RULES.items() if not r
 _KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
 
 
+@dataclass(frozen=True)
+class Through:
+    """What a frame's callee passed on unchanged: its name, and the parameters the error is
+    about, each with its position (None: keyword only); None where its source is not read."""
+
+    function: str
+    params: tuple[tuple[str, int | None], ...] | None
+
+
 @dataclass
 class Blame:
     """What to say about the error, the fixes to make, and whether they settle it."""
 
     lines: list[str] = field(default_factory=list)
     chosen: list[Finding] = field(default_factory=list)
-    fixed: bool = False  # every argument the error may be about is fixed
+    fixed: bool = False  # a fix is made at the arguments the error is about, and none is left open
     encoding: str = "utf-8"  # the source's, for writing the fixes back
-    # the arguments the error is about are the parameters of a helper of the file, passed on
-    # unchanged: what they were given is at its caller, the traceback's frame before
-    follow_caller: bool = False
+    # the arguments the error is about are parameters of the function, passed on unchanged:
+    # what they were given is at its caller, the traceback's frame before
+    passed_on: Through | None = None
 
 
 def blame(
@@ -57,72 +64,139 @@ def blame(
     *,
     wrong_kind: bool = False,
     shape: str | None = None,
+    through: Through | None = None,
 ) -> Blame:
-    """The error raised at `line`: `suspects` names the DMA parameters it is about (None: a
+    """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
-    for source the engine cannot read. The fixes are made (and proven) by running the engine
-    again with `settings_for(chosen)`. `where` words a line of `source` (a notebook's cells
-    are one module, and the user counts lines within a cell). `wrong_kind`: the error is about
-    the semaphore's kind, which no rewrite settles: the findings there of the rules the error
-    table names for it are named, not fixed. `shape`: the shape of the value JAX got, when
-    not one semaphore (`semaphore[2]`); every fix of a read keeps it, so none is made."""
+    for source the engine cannot read. `where` words a line of `source` (a notebook's cells are
+    one module, and the user counts lines within a cell). `wrong_kind`: the error is about the
+    semaphore's kind, which no rewrite settles: the findings there of the rules the error table
+    names for it are named, not fixed. `shape`: the shape of the value JAX got, when not one
+    semaphore; every fix of a read keeps it, so none is made. `through`: the line calls a
+    function (the traceback's next frame) that passed these parameters on.
+
+    One proof: the log only chooses the calls and the arguments; a fix is what the engine
+    decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
+    A safe fix is made; an unsafe one (what `fix --unsafe-fixes` writes) only where the error
+    is about that one argument, and said to be unsafe."""
     analysis = analyse(source, _ANALYSIS, apply_fixes=False)
     findings, result = analysis.findings, Blame(encoding=analysis.encoding)
-    scopes = Tracking()  # `_plainly_ref` reads its accesses
+    scopes = Tracking()
     scopes.build(parse(analysis.text))
     evidence = Evidence(Text(analysis.text), scopes)
     evidence.gather()  # the kernels' allocations: a semaphore's kind, where a helper hides it from the rules
-    calls, problem = _descriptor_calls(scopes, line) if suspects is not None else (_calls_at(scopes, line), None)
-    if problem:
-        result.lines.append(f"Cannot follow the descriptor back to its copy: {problem}.")
-        return result
-    if wrong_kind:
-        _kind_evidence(result, evidence, calls, suspects, findings, where)
-        return result
-    if _passed_in(evidence, calls, suspects):
-        name = getattr(scopes.scope_of[id(calls[-1])].function_scope().node, "name", "the function")
-        result.lines.append(f"What it is about are parameters of `{name}`, passed on unchanged: its caller gave them.")
-        result.follow_caller = True
-        return result
-    if suspects is not None:
-        proven, safe = _dma_evidence(result, evidence, calls, suspects, findings)
+    if through is not None:
+        arguments, problem = _given(scopes, line, through), None
     else:
-        at = [f for f in findings if any(_within(f, call, evidence.text) for call in calls)]
-        proven, safe = [f for f in at if f.fixable], []
-        if not proven:
-            reason = _said(at[0]) if at else "no semaphore argument there is a read semfix can rewrite"
-            result.lines.append(f"Cannot fix it automatically: {reason}.")
+        calls, problem = _calls(scopes, evidence, line)
+        if not problem and wrong_kind:
+            _kind_evidence(result, evidence, calls, suspects, findings, where)
             return result
-        if shape:
-            result.lines += [
-                f"Not fixed: the log proves `{f.original}` has shape {shape}: `{f.replacement}` would be a Ref of"
-                " that shape, not one semaphore. Index every axis (`.at[i, j]`), or check by hand."
-                for f in proven
-            ]
-            return result
-        result.fixed = True
-    scope = scopes.scope_of[id(calls[-1])].function_scope()  # the function of the innermost call
+        dma = suspects is not None
+        arguments = [a for a in _arguments(evidence, calls, dma) if suspects is None or a[0] in suspects]
+        if suspects is not None and not problem:
+            for parameter, argument, _ in _arguments(evidence, calls, dma):
+                if parameter not in suspects and any(
+                    f.fixable and _within(f, argument, evidence.text) for f in findings
+                ):
+                    result.lines.append(
+                        f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone."
+                    )
+    if problem or not arguments:
+        none = "no DMA call there whose arguments semfix can read" if suspects else "no semaphore argument there"
+        result.lines.append(f"Cannot fix it automatically: {problem or none}.")
+        return result
+    if (passed := _passed_in(arguments)) is not None:
+        result.lines.append(
+            f"What it is about are parameters of `{passed.function}`, passed on unchanged: its caller gave them."
+        )
+        result.passed_on = passed
+        return result
+    at = {id(a): [f for f in findings if _within(f, a, evidence.text)] for _, a, _ in arguments}
+    if shape:
+        _shaped(result, arguments, at, shape, where)
+        return result
+    _decide(result, scopes, evidence, arguments, at, where)
+    scope = arguments[-1][2].function_scope()
     low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
     fixes = [f for f in findings if f.fixable and low <= f.line <= high]
-    bases = {_base(f) for f in proven}
-    # a proof spreads to the same Ref: a parameter the function never rebinds, where the name
-    # resolves to it (not in a comprehension, lambda or nested function binding its own); a
-    # safe fix needs none
-    scopes_at = {evidence.text.start(node)[:2]: scopes.scope_of[id(node)] for node in scopes.subscripts}
-    spread = {_bound_at(f, scopes_at) for f in proven if _kinds_here(_base(f), scope) == ["param"]}
-    spread &= {id(scope.lookup(base)[1]) for base in bases}
-    same_ref = [f for f in fixes if _base(f) in bases and (f.safety == "safe" or _bound_at(f, scopes_at) in spread)]
-    result.chosen = _with_their_plans(proven + safe + same_ref, fixes)
-    result.lines += [f"At {where(f.line)}, {_said(f)}" for f in proven + safe]
+    result.chosen = _with_their_plans(result.chosen + _same_ref(scopes, evidence, result.chosen, fixes), fixes)
     for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
-        note = f"; the traceback proves `{_base(finding)}` is a Ref" if finding.safety != "safe" else ""
         edit = (
             f"`{finding.original}` -> `{finding.replacement}`"
             if finding.replacement
             else f"remove `{finding.original.strip()}`"
         )
-        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{note})")
+        unsafe = (
+            "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
+            if finding.safety != "safe"
+            else ""
+        )
+        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})")
     return result
+
+
+def _decide(
+    result: Blame,
+    scopes: Tracking,
+    evidence: Evidence,
+    arguments: list[tuple[str, ast.expr, Scope]],
+    at: dict[int, list[Finding]],
+    where: Callable[[int], str],
+) -> None:
+    """Each argument's findings: a safe fix is chosen; an unsafe one only where the error is
+    about this one argument (`pinned`) and the Ref it views is not a parameter of a function
+    the file calls (the log proves only what one of its calls gave it); the rest are named."""
+    pinned = len(arguments) == 1
+    open_: list[str] = []
+    for parameter, argument, scope in arguments:
+        for finding in at[id(argument)]:
+            said = f"`{ast.unparse(argument)}` ({parameter}): {_said(finding)}"
+            if not finding.fixable:
+                open_.append(said)
+                continue
+            shared = None if finding.safety == "safe" else _shared_parameter(scopes, _base(finding), scope)
+            if finding.safety == "safe" or pinned and shared is None:
+                result.chosen.append(finding)
+                result.lines.append(f"At {where(finding.line)}, {_said(finding)}")
+                continue
+            why = shared or (
+                f"the error is about {len(arguments)} arguments ("
+                + ", ".join(f"`{ast.unparse(a)}`" for _, a, _ in arguments)
+                + "), and does not say which one is not a Ref"
+            )
+            open_.append(f"{said} (`semfix fix --unsafe-fixes` would write `{finding.replacement}`; not made: {why})")
+    if not result.chosen and not open_:
+        names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in arguments)
+        result.lines.append(f"Cannot fix it automatically: semfix proves no fix at {names}; check by hand.")
+    if open_:
+        result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
+    result.fixed = bool(result.chosen) and not open_
+
+
+def _shaped(
+    result: Blame,
+    arguments: list[tuple[str, ast.expr, Scope]],
+    at: dict[int, list[Finding]],
+    shape: str,
+    where: Callable[[int], str],
+) -> None:
+    """JAX got a Ref of `shape`, not one semaphore: every fix of a read keeps that shape, so
+    none is made; the engine's findings at the arguments are named."""
+    for parameter, argument, _ in arguments:
+        found = at[id(argument)]
+        result.lines += [f"At {where(f.line)}, {_said(f)}" for f in found if not f.fixable]
+        result.lines += [
+            f"Not fixed: the log proves `{f.original}` has shape {shape}: `{f.replacement}` would be a Ref of"
+            " that shape, not one semaphore. Index every axis (`.at[i, j]`), or check by hand."
+            for f in found
+            if f.fixable
+        ]
+        if not found:
+            result.lines.append(
+                f"Not fixed: `{ast.unparse(argument)}` ({parameter}) is a Ref of shape {shape}, not one semaphore:"
+                " index every axis of it, or check by hand."
+            )
 
 
 def settings_for(findings: Iterable[Finding]) -> Settings:
@@ -136,70 +210,174 @@ def settings_for(findings: Iterable[Finding]) -> Settings:
 _DESCRIPTOR_METHODS = frozenset({"start", "wait", "wait_recv", "wait_send", "wait_read", "wait_write"})
 
 
-def _calls_at(scopes: Tracking, line: int) -> list[ast.Call]:
-    return [c for c in scopes.calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
+def _calls(scopes: Tracking, evidence: Evidence, line: int) -> tuple[list[ast.Call], str | None]:
+    """The catalog calls the error at `line` is about, or why they cannot be told: the calls
+    spanning the line (not a call holding them, such as a `lax.cond` around a lambda's); at a
+    descriptor's `.start()` or wait, every copy that may have built it."""
+    spanning = [c for c in scopes.calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
+    for call in spanning:
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _DESCRIPTOR_METHODS:
+            owner = call.func.value
+            if isinstance(owner, ast.Call):
+                return _copies_of(scopes, evidence, owner, line)
+            if isinstance(owner, ast.Name):
+                return _built(scopes, evidence, owner, call, line)
+            if evidence.operation(call) is None:
+                return [], f"the descriptor on line {line} is not a name or a call semfix can follow"
+    return [c for c in spanning if evidence.operation(c) is not None], None
 
 
-def _descriptor_calls(scopes: Tracking, line: int) -> tuple[list[ast.Call], str | None]:
-    """For a DMA error raised at `.start()` or a wait (`.wait()`, `.wait_recv()`, ...): the calls
-    that built the descriptor."""
-    for call in _calls_at(scopes, line):
-        owner = (
-            call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in _DESCRIPTOR_METHODS else None
+def _built(
+    scopes: Tracking, evidence: Evidence, name: ast.Name, use: ast.Call, line: int
+) -> tuple[list[ast.Call], str | None]:
+    """The copies whose descriptor `name` may hold at `use`: every assignment of it in the
+    function that can reach there (in both branches of an `if`, or lower in a loop)."""
+    function = scopes.scope_of[id(use)].function_scope()
+    bindings = function.bindings.get(name.id, [])
+    problem = f"`{name.id}` on line {line} is not assigned a copy descriptor in the same function"
+    if not bindings or function.node is None or any(b.kind != "assign" for b in bindings):
+        return [], problem
+    calls: list[ast.Call] = []
+    for assignment in _reaching(function.node, [b.assignment for b in bindings], use):
+        value = assignment.value
+        found, why = _copies_of(scopes, evidence, value, line) if isinstance(value, ast.Call) else ([], problem)
+        if why:
+            return [], why
+        calls += found
+    return calls, None
+
+
+def _copies_of(
+    scopes: Tracking, evidence: Evidence, call: ast.Call, line: int, depth: int = 0
+) -> tuple[list[ast.Call], str | None]:
+    """The catalog call that built a descriptor: the call itself, or what the function of the
+    file it calls returns (`def fetch(slot): return pltpu.make_async_copy(...)`)."""
+    if evidence.operation(call) is not None:
+        return [call], None
+    function = None
+    if isinstance(call.func, ast.Name) and depth < 8:
+        _, bindings = scopes.scope_of[id(call)].lookup(call.func.id)
+        function = bindings[0].node if [b.kind for b in bindings] == ["def"] else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [], f"the descriptor on line {line} is built by `{ast.unparse(call.func)}`, which semfix cannot follow"
+    returned = [r.value for r in _own(function) if isinstance(r, ast.Return) and r.value is not None]
+    calls: list[ast.Call] = []
+    for value in returned:
+        found, why = (
+            _copies_of(scopes, evidence, value, line, depth + 1)
+            if isinstance(value, ast.Call)
+            else ([], f"`{function.name}` returns `{ast.unparse(value)}`, which semfix cannot follow")
         )
-        if isinstance(owner, ast.Call):
-            return [owner], None
-        if isinstance(owner, ast.Name):
-            bindings = scopes.scope_of[id(call)].function_scope().bindings.get(owner.id, [])
-            built = [
-                b.value
-                for b in bindings
-                if b.kind == "assign" and isinstance(b.value, ast.Call) and b.assignment.lineno <= line
-            ]
-            problem = f"`{owner.id}` on line {line} is not assigned a copy descriptor in the same function"
-            return built[-1:], None if built else problem
-        if owner is not None:
-            return [], f"the descriptor on line {line} is not a name or a call semfix can follow"
-    return _calls_at(scopes, line), None
+        if why:
+            return [], why
+        calls += found
+    return calls, None if calls else f"`{function.name}` returns no copy descriptor semfix can follow"
+
+
+def _own(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a def's body, not those of the defs, lambdas and classes inside it."""
+    for child in ast.iter_child_nodes(function):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield child
+            yield from _own(child)
+
+
+def _reaching(
+    function: ast.AST, assignments: list[ast.Assign | ast.AnnAssign], use: ast.Call
+) -> list[ast.Assign | ast.AnnAssign]:
+    """The assignments that can reach `use`: all but those every path to it passes another of
+    them on. An assignment `L[j]` in a block `L` whose statement `L[k]` (k > j) holds the use
+    hides every assignment outside `L[j:k + 1]`: a path into `L[k]` from elsewhere comes
+    through `L[j]` (a loop's next pass too)."""
+    alive = list(assignments)
+    block: list[ast.stmt] | None = getattr(function, "body", None)
+    while block:
+        k = next((i for i, s in enumerate(block) if _holds(s, use)), None)
+        if k is None:
+            break
+        j = next((i for i in range(k - 1, -1, -1) if block[i] in assignments), None)
+        if j is not None:
+            alive = [a for a in alive if a is block[j] or any(_holds(s, a) for s in block[j + 1 : k + 1])]
+        block = next((b for b in _blocks(block[k]) if any(_holds(s, use) for s in b)), None)
+    return alive
+
+
+def _holds(statement: ast.stmt, node: ast.stmt | ast.expr) -> bool:
+    start, end = (statement.lineno, statement.col_offset), (statement.end_lineno or 0, statement.end_col_offset or 0)
+    return start <= (node.lineno, node.col_offset) and (node.end_lineno or 0, node.end_col_offset or 0) <= end
+
+
+def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists of a compound statement (an `if`'s body and else, a `try`'s handlers, ...)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    for _, value in ast.iter_fields(statement):
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            yield value
+        elif isinstance(value, list):
+            yield from (item.body for item in value if isinstance(item, (ast.ExceptHandler, ast.match_case)))
+
+
+def _given(scopes: Tracking, line: int, through: Through) -> list[tuple[str, ast.expr, Scope]]:
+    """The arguments a call at `line` of `through.function` gives the parameters it passed on
+    (by position or keyword); without them, the call itself."""
+    calls = [
+        c
+        for c in scopes.calls
+        if c.lineno <= line <= (c.end_lineno or c.lineno)
+        and through.function == getattr(c.func, "id", getattr(c.func, "attr", None))
+    ]
+    found: list[tuple[str, ast.expr, Scope]] = []
+    for call in calls:
+        scope = scopes.scope_of[id(call)]
+        if through.params is None:
+            found.append((f"calls `{through.function}`, whose source semfix cannot read", call, scope))
+            continue
+        keywords = {k.arg: k.value for k in call.keywords}
+        for name, position in through.params:
+            positional = (
+                position is not None
+                and position < len(call.args)
+                and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1])
+            )
+            argument = call.args[position] if positional and position is not None else keywords.get(name)
+            if argument is not None:
+                found.append((f"given to `{through.function}`'s `{name}`", argument, scope))
+    return found
 
 
 def _base(finding: Finding) -> str:
     return finding.original.split("[", 1)[0].strip()
 
 
-def _bound_at(finding: Finding, at: dict[tuple[int, int], Scope]) -> int | None:
-    """What the finding's base name resolves to where it is written (the id of its bindings);
-    None for a finding at no subscript."""
-    where = at.get((finding.line, finding.column - 1))
-    return None if where is None else id(where.lookup(_base(finding))[1])
+def _same_ref(scopes: Tracking, evidence: Evidence, chosen: list[Finding], fixes: list[Finding]) -> list[Finding]:
+    """The engine's safe fixes (what `fix` writes) of the other reads of a Ref a chosen fix
+    reads, where its name resolves to the same binding: JAX stops at the first, and a read
+    explain does not know (`semaphore_read`'s) would stop the next run."""
+    scopes_at = {evidence.text.start(node)[:2]: scopes.scope_of[id(node)] for node in scopes.subscripts}
+
+    def bound(finding: Finding) -> int | None:
+        where = scopes_at.get((finding.line, finding.column - 1))
+        return None if where is None else id(where.lookup(_base(finding))[1])
+
+    refs = {bound(f) for f in chosen} - {None}
+    return [f for f in fixes if f.safety == "safe" and bound(f) in refs]
 
 
-def _kinds_here(name: str, scope: Scope) -> list[str] | None:
-    """How the function of `scope` binds `name` (["param"]: as a parameter, once); None if it does not."""
+def _shared_parameter(scopes: Tracking, name: str, scope: Scope) -> str | None:
+    """Why a proof about `name` at one call of its function is no proof at the others: it is a
+    parameter of a function the file calls (a helper), which other calls may give a tuple."""
     found, bindings = scope.lookup(name)
+    function = found.node if found is not None else None
+    if [b.kind for b in bindings] != ["param"] or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    lines = sorted({c.lineno for c in scopes.calls if getattr(c.func, "id", None) == function.name})
     return (
-        [b.kind for b in bindings] if found is not None and found.function_scope() is scope.function_scope() else None
+        f"`{name}` is a parameter of `{function.name}`, which is called at line{'s' * (len(lines) > 1)} "
+        f"{', '.join(map(str, lines))}: the log proves only what one call gave it"
+        if lines
+        else None
     )
-
-
-def _plainly_ref(node: ast.expr, scope: Scope, evidence: Evidence) -> bool:
-    """A parameter, an attribute of one, or a `.at[...]` view of either: nothing read out of a Ref.
-
-    Only a parameter is proven: the name must resolve to one, bound nowhere else (of this
-    function, or of the function it is captured from: a `pl.when` body's `doubled` assigned
-    `x_ref[...] * 2` in the kernel is a value). A name the file does not bind, or binds
-    otherwise, may hold a value; so may an attribute assigned or deleted where the name is seen.
-    """
-    while isinstance(node, ast.Subscript) and is_at(node.value):
-        node = node.value.value
-    root, steps, _ = unchain(node)
-    if not isinstance(root, ast.Name) or None in steps or "at" in steps:
-        return False
-    found, bindings = scope.lookup(root.id)
-    if found is None or [b.kind for b in bindings] != ["param"] or bindings[0].declared:
-        return False
-    written = (a.steps for a in evidence.tracking().references(root.id, scope) if a.context is not ast.Load)
-    return not any(0 < len(chain) <= len(steps) and steps[: len(chain)] == chain for chain in written)
 
 
 def _within(finding: Finding, node: ast.expr, text: Text) -> bool:
@@ -238,58 +416,27 @@ def _copies(operation: Operation) -> bool:
     return bool(operation.buffer_params) or any(p.via is not None and p.via[0] in DMAS for p in operation.sem_params)
 
 
-def _passed_in(evidence: Evidence, calls: list[ast.Call], suspects: frozenset[str] | None) -> bool:
-    """Whether every argument the error is about is a parameter of the function holding the
-    calls, which it never rebinds: the value it was given is its caller's."""
-    about = [a for a in _arguments(evidence, calls, suspects is not None) if suspects is None or a[0] in suspects]
-    return bool(about) and all(
-        isinstance(argument, ast.Name)
-        and _kinds_here(argument.id, scope) == ["param"]
-        and not isinstance(scope.function_scope().node, ast.Lambda)
-        for _, argument, scope in about
-    )
-
-
-def _dma_evidence(
-    result: Blame, evidence: Evidence, calls: list[ast.Call], about: frozenset[str], findings: Sequence[Finding]
-) -> tuple[list[Finding], list[Finding]]:
-    """(fixes the DMA error proves, fixes safe on their own); names every suspect argument.
-
-    JAX's message covers several arguments at once: it proves which one is not a Ref only when
-    every other one is plainly a Ref. A suspect left unfixed keeps `result.fixed` false.
-    """
-    arguments = _arguments(evidence, calls, dma=True)
-    suspects = [(p, a) for p, a, scope in arguments if p in about and not _plainly_ref(a, scope, evidence)]
-    if not suspects:
-        why = (
-            "every argument the error is about looks like a Ref there"
-            if arguments
-            else "no DMA call there whose arguments semfix can read"
-        )
-        result.lines.append(f"Cannot fix it automatically: {why}.")
-        return [], []
-    one = len(suspects) == 1
-    proven: list[Finding] = []
-    open_ = []
-    for parameter, argument in suspects:
-        inside = [f for f in findings if _within(f, argument, evidence.text)]
-        usable = [f for f in inside if f.fixable and (one or f.safety == "safe")]
-        proven += usable
-        reported = [f": {_said(f)}" for f in inside if not f.fixable]  # the engine's reason it does not fix
-        if not usable:
-            open_.append(f"`{ast.unparse(argument)}` ({parameter}){''.join(reported[:1])}")
-    if not one:
-        names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a in suspects)
-        result.lines.append(
-            f"The error does not say which of these is not a Ref ({names}): only fixes safe on their own are made."
-        )
-    if open_:
-        result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
-    for parameter, argument, _ in arguments:
-        if parameter not in about and any(f.fixable and _within(f, argument, evidence.text) for f in findings):
-            result.lines.append(f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone.")
-    result.fixed = not open_
-    return (proven, []) if one else ([], proven)
+def _passed_in(arguments: list[tuple[str, ast.expr, Scope]]) -> Through | None:
+    """The parameters of the function holding the calls that every argument the error is about
+    is, where it never rebinds them: the value each was given is its caller's."""
+    function = arguments[0][2].function_scope().node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    params = []
+    for _, argument, scope in arguments:
+        if not isinstance(argument, ast.Name) or scope.function_scope().node is not function:
+            return None
+        found, bindings = scope.lookup(argument.id)
+        if (
+            found is None
+            or found.function_scope() is not scope.function_scope()
+            or [b.kind for b in bindings] != ["param"]
+        ):
+            return None
+        position = positional.index(argument.id) if argument.id in positional else None
+        params.append((argument.id, position))
+    return Through(function.name, tuple(params))
 
 
 def _kind_evidence(

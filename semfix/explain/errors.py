@@ -58,8 +58,8 @@ ERRORS: tuple[JaxError, ...] = (
         "JAX refused to {verb}: the semaphore argument was {aval}, not the Ref.",
         _SIGNALS,
         _READS,
-        "fixes the read at the call the traceback names; there `sems[i]` is proven to read a Ref, so "
-        "SEM002's view is made safely (and for the same parameter's other reads in that function)",
+        "makes the engine's fix of the semaphore argument at the call the traceback names: a safe one, or "
+        "the one `fix --unsafe-fixes` makes, said so (the error is about that argument alone)",
     ),
     JaxError(
         "shape",
@@ -88,8 +88,8 @@ ERRORS: tuple[JaxError, ...] = (
         "A DMA was given a value where it needs a Ref (source, destination or semaphore).",
         _BUFFERED,
         (*_READS, "SEM005"),
-        "follows the descriptor from `.start()` back to its copy; fixes the one argument that is not plainly "
-        "a Ref, else only the fixes safe on their own, naming every suspect (exit 1 while one is open)",
+        "follows the descriptor from `.start()` back to every copy that may have built it; makes the engine's "
+        "safe fixes of the source, destination and semaphore, and names its unsafe ones (exit 1 while one is open)",
         suspects=frozenset({"src_ref", "dst_ref", "sem", "recv_sem"}),
         since=(0, 7, 2),
         until=(0, 11, 1),
@@ -172,7 +172,7 @@ ERRORS: tuple[JaxError, ...] = (
         "A Mosaic GPU copy (`{verb}`) was given {aval} where it needs a Ref (source, destination or barrier).",
         ("copy_gmem_to_smem", "copy_smem_to_gmem"),
         (*_READS, "SEM005"),
-        "fixes the source, destination or barrier that is not plainly a Ref, as for the DMA error",
+        "makes the engine's safe fixes of the source, destination and barrier, as for the DMA error",
         suspects=frozenset({"src", "dst", "barrier"}),
     ),
     JaxError(
@@ -223,7 +223,10 @@ def read_shape(match: re.Match[str]) -> str | None:
     """The shape of the semaphore value JAX got (the match's `aval`), as Python prints a tuple
     (`(2,)`), when it is not one semaphore (`semaphore[2]`: a row read out of a 2-D array);
     None otherwise. Every rewrite of a read into a Ref (`x[...]` -> `x`, `x[i]` -> `x.at[i]`)
-    keeps that shape, so none of them makes the one semaphore JAX needs."""
+    keeps that shape, so none of them makes the one semaphore JAX needs. The non-()-shaped
+    error names the shape itself."""
+    if shaped := match.groupdict().get("shape"):
+        return shaped.strip()
     aval = re.fullmatch(r"(?P<name>\w+)\[(?P<shape>[^\]]*)\]", _strip(match.groupdict().get("aval") or ""))
     if aval is None or aval["name"] not in _AVALS or not aval["shape"].strip():
         return None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
-from semfix.explain.blame import Blame, blame, settings_for
+from semfix.explain.blame import Blame, Through, blame, settings_for
 from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, said
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
@@ -140,19 +140,51 @@ def explain(failure: Failure, root: Path) -> Explanation:
         _explain_cell(result, frame, root, read_shape(match))
         return result
     callers = [f for f in reversed(failure.frames[: failure.frames.index(frame)]) if not f.in_jax and not f.cell]
-    verb = "raised from"
+    verb, through = "raised from", None
     while True:
-        _explain_frame(result, frame, root, known, read_shape(match), verb)
-        if not (result.blame.follow_caller and callers):
+        installed = _installed(frame, root)
+        outer = failure.frames[failure.frames.index(frame) - 1] if failure.frames.index(frame) else None
+        if installed and callers and outer is callers[0]:  # called from the checkout: blamed, through what it passed on
+            result.lines.append(f"{installed}: its caller is blamed.")
+            through = _passed_by_package(frame, known, through)
+        else:
+            _explain_frame(result, frame, root, known, read_shape(match), verb, through)
+            through = result.blame.passed_on  # a helper passed on what its caller gave it
+            if through is None:
+                return result
+        if not callers:
             return result
-        frame, verb = callers.pop(0), "called at"  # a helper of the file passed on what its caller gave it
+        frame, verb = callers.pop(0), "called at"
         result.blame = Blame()
 
 
+def _passed_by_package(frame: Frame, known: JaxError, through: Through | None) -> Through:
+    """What an installed package's function at `frame` passed on, read from its file where that
+    is on this machine (never written); else only its name, so that its call is named."""
+    unknown = Through(frame.function.rsplit(".", 1)[-1], None)
+    path = Path(frame.path)
+    if path.suffix != ".py" or not path.is_file():
+        return unknown
+    try:
+        source = read_source(path)
+        line, _ = find_line(source, frame.line, frame.source or "", frame.function)
+        passed = blame(source, line, known.suspects, through=through).passed_on if line else None
+    except (SourceError, FileError):
+        return unknown
+    return passed or unknown
+
+
 def _explain_frame(
-    result: Explanation, frame: Frame, root: Path, known: JaxError, shape: str | None, verb: str
+    result: Explanation,
+    frame: Frame,
+    root: Path,
+    known: JaxError,
+    shape: str | None,
+    verb: str,
+    through: Through | None,
 ) -> None:
-    """Blame the line of one frame of the traceback, in the file here it names."""
+    """Blame the line of one frame of the traceback, in the file here it names (`through`:
+    it calls the function of the frame after, which passed on what it was given)."""
     found, problem = _the_file(frame, root)
     if problem:
         result.lines.append(problem)
@@ -167,7 +199,9 @@ def _explain_frame(
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was {verb} {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape)
+            result.blame = blame(
+                result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape, through=through
+            )
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -182,16 +216,13 @@ def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
     A copy installed into a virtual environment under --root is not the checkout's. Never by a
     matching name. A match by the file's name alone needs the printed source to confirm it.
     """
-    if _INSTALLED & set(Path(frame.path.replace("\\", "/")).parts):
-        here = Path(frame.path)
-        real = Path(os.path.realpath(here))
-        if here.is_file() and real.is_relative_to(os.path.realpath(root)) and not _INSTALLED & set(real.parts):
-            return here, None
-        return here, (
-            f"{frame.path} is in an installed package, not in this checkout (--root is {root}): semfix does not"
-            " match it to a file here by name. Fix the package's own source, or install it from this checkout"
-            " (`pip install -e .`), run again, and explain the new traceback."
+    if installed := _installed(frame, root):
+        return Path(frame.path), (
+            f"{installed}. Fix the package's own source, or install it from this checkout (`pip install -e .`),"
+            " run again, and explain the new traceback."
         )
+    if _INSTALLED & set(Path(frame.path.replace("\\", "/")).parts):
+        return Path(frame.path), None  # installed from the checkout
     found, stopped, name_only = locate(frame.path, root)
     problem = _not_found(frame, root, found, stopped)
     if problem is None and name_only and frame.source is None:
@@ -200,6 +231,21 @@ def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
             " traceback prints no source line to confirm it is that file; pass --root closer to the code."
         )
     return (found[0] if found else Path(frame.path)), problem
+
+
+def _installed(frame: Frame, root: Path) -> str | None:
+    """Why the frame's file is an installed package's and not the checkout's, if it is: its path,
+    links followed, stays among the installed packages or leads out of --root."""
+    if not _INSTALLED & set(Path(frame.path.replace("\\", "/")).parts):
+        return None
+    here = Path(frame.path)
+    real = Path(os.path.realpath(here))
+    if here.is_file() and real.is_relative_to(os.path.realpath(root)) and not _INSTALLED & set(real.parts):
+        return None
+    return (
+        f"{frame.path} is in an installed package, not in this checkout (--root is {root}): semfix does not"
+        " match it to a file here by name"
+    )
 
 
 def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:

@@ -19,7 +19,8 @@ pl.semaphore_signal(sems.at[slot], 1)
 ```
 
 ## Fix safety
-Safe where the file proves `sems` is a Ref: `sems.at[...]` or `sems[...]` in the same scope
+Safe where the file proves `sems` is a Ref: a `.at[...]` view (`sems.at[s][0]`, or `window[0]`
+after `window = sems.at[s]`: a view is always a Ref), `sems.at[...]` or `sems[...]` in the same scope
 (an attribute chain such as `c.sems` only where each name in it resolves to the same binding:
 a comprehension, lambda or class body binding its own `c` proves nothing about the function's),
 or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of `pallas_call`
@@ -36,7 +37,11 @@ already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it s
 a pytree node in `out_shape` or `out_specs` such as `(pltpu.SemaphoreType.DMA(()),) * 2`, a
 parameter that any allocation makes a tuple), or a string index (`sems["load"]`: a dict of
 Refs). Nor where the allocation's shape has more dimensions than `sems[i]` gives indices: that
-reads a row, and `sems.at[i]` would pass one (SEM004 reports it). A name an assignment unpacks
+reads a row, and `sems.at[i]` would pass one (SEM004 reports it). Where the allocation is a
+semaphore array whose shape semfix cannot read (`X(shape)` of a parameter) or whose launches
+disagree, the number of indices that pick one semaphore is not proven: unsafe. `sems[i][j]` of a
+proven Ref is reported with the view `sems.at[i, j]`, never fixed: `sems[i].at[j]` would be
+jnp's `.at` of a value. A name an assignment unpacks
 (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
 (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
 so never. `.at` goes just before `[`: a comment or line break around the index stays. Each
@@ -53,8 +58,9 @@ from dataclasses import replace
 from semfix import messages
 from semfix.analysis.context import Context
 from semfix.analysis.evidence import Kind
-from semfix.analysis.nodes import Rewrite, keyed_by_text
+from semfix.analysis.nodes import Rewrite, element_read, keyed_by_text
 from semfix.analysis.scopes import Scope
+from semfix.analysis.views import indices, unview
 from semfix.findings import Fix
 from semfix.rewrite.text import apply_edits
 from semfix.rules.base import Invalid, Rule
@@ -166,6 +172,40 @@ def _proven(ctx: Context, base: ast.expr, scope: Scope) -> bool:
     )
 
 
+def _evidence(ctx: Context, base: ast.expr, scope: Scope) -> str | None:
+    """Why the file shows `base` is a Ref, in words; None where it does not: an array
+    allocation, a view (`unview`: `window = sems.at[s]` too), or `base.at[...]` or `base[...]`
+    in the scope (`_proven`)."""
+    if ctx.kind(base, scope) is Kind.ARRAY:
+        return messages.ALLOCATED_ARRAY
+    if unview(base, scope).levels:
+        return messages.VIEWED
+    return "" if _proven(ctx, base, scope) else None
+
+
+def _unranked(ctx: Context, element: ast.Subscript, scope: Scope) -> bool:
+    """Is `element` read out of an allocated semaphore array (through views) whose allocation
+    does not show that the element's indices pick one semaphore: a shape semfix cannot read
+    (`X(shape)`), launches that disagree, or another number of indices than it has dimensions?"""
+    view = unview(element.value, scope)
+    if ctx.kind(view.base, view.scope) is not Kind.ARRAY:
+        return False
+    entries, counted = indices(element, scope)
+    used = len(entries) + sum(not ctx.keeps_dimension(i, view.scope) for level in view.levels for i in level)
+    rank = ctx.rank(view.base, view.scope)
+    return rank is None or not (counted and view.counted) or rank[0] != used
+
+
+def _one_view(ctx: Context, element: ast.Subscript, scope: Scope) -> str | None:
+    """`sems.at[i, j]` for `sems[i][j]`, where neither index keeps a dimension."""
+    inner = element.value
+    assert isinstance(inner, ast.Subscript)  # an element read's value: `_evidence` found it one
+    parts = [*indices(inner, scope)[0], *indices(element, scope)[0]]
+    if any(ctx.keeps_dimension(p, scope) or isinstance(p, ast.Starred) for p in parts):
+        return None
+    return f"{ctx.text.of(inner.value)}.at[{', '.join(ctx.text.of(p) for p in parts)}]"
+
+
 def check(
     ctx: Context,
     call: ast.Call,
@@ -182,12 +222,23 @@ def check(
     kind = ctx.kind(base, scope)
     if kind is Kind.TUPLE or keyed_by_text(element):  # `sems[i]` or `sems["load"]` already is a Ref
         return previous
-    safe = (kind is Kind.ARRAY or _proven(ctx, base, scope)) and not _type_tested(ctx, ctx.key(base, scope))
-    cut = ctx.bracket(element).end() - 1  # `.at` just before `[` keeps every byte around it, comments included
+    if element_read(base) and _evidence(ctx, base.value, scope) is not None:  # `sems[i][j]`: `.at` of a value
+        ctx.report(code, element, messages.read_of_a_read(ctx.text.of(element), _one_view(ctx, element, scope)), None)
+        return previous
+    evidence = _evidence(ctx, base, scope)
+    unranked = _unranked(ctx, element, scope)
+    safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
+    gap = ctx.bracket(element)
+    if gap is None:  # text before `[` that no known source holds: reported, not cut
+        ctx.report(code, element, messages.not_cut(ctx.text.of(element)), None)
+        return previous
+    cut = gap.end() - 1  # `.at` just before `[` keeps every byte around it, comments included
     insert = (cut, cut, ".at")
     start, end = ctx.text.start(element)[2], ctx.text.end(element)[2]
     view = ctx.text.text[start:cut] + ".at" + ctx.text.text[cut:end]
-    message = words(ctx.text.of(element), view, safe=safe, array=kind is Kind.ARRAY, base=ctx.text.of(base))
+    message = words(ctx.text.of(element), view, safe=safe, evidence=evidence, base=ctx.text.of(base))
+    if unranked:
+        message = messages.rank_unproven(ctx.text.of(element), view, ctx.text.of(base))
     replacement = copy.deepcopy(element)
     replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
     if previous is None:

@@ -226,18 +226,21 @@ def check(
         return _unpacked(ctx, call, use, scope, judge, code, words, args, guard)
     verdict = plan.verdict
     if verdict.fix is None and (shape := next((f for f in verdict.findings if f.rule == sem004.CODE), None)):
-        ctx.report(shape.rule, use, messages.carried(use.id, plan.assign.lineno, shape.message), None)
+        related = (plan.assign, *shape.related)
+        ctx.report(shape.rule, use, messages.carried(use.id, plan.assign.lineno, shape.message), None, related=related)
         return True
     suggestion = verdict.fix or next((f.replacement for f in verdict.findings if f.replacement), None)
     shown = messages.one_line(suggestion or ctx.text.of(plan.ref))
     message = words[0].format(name=use.id, line=plan.assign.lineno, ref=shown)
     if plan.blocker is not None:
-        ctx.report(code, use, f"{message} (not fixed: {plan.blocker})", None)
+        ctx.report(code, use, f"{message} (not fixed: {plan.blocker})", None, related=[plan.assign])
     elif (decision := decide(ctx, plan)) is None:
-        ctx.report(code, use, f"{message} (not fixed: a use or the assignment is silenced)", None)
+        ctx.report(
+            code, use, f"{message} (not fixed: a use or the assignment is silenced)", None, related=[plan.assign]
+        )
     elif not decision:  # the plan is not made (not every use chosen): no use is rewritten
-        ctx.report(code, use, message, verdict.fix, made=False)
-    elif ctx.report(code, use, message, verdict.fix):
+        ctx.report(code, use, message, verdict.fix, made=False, related=[plan.assign])
+    elif ctx.report(code, use, message, verdict.fix, related=[plan.assign]):
         # accepted, so the verdict has a fix, made with its node (`Verdict`), and `decide` made the plan's
         assert verdict.fix is not None and verdict.replacement is not None and plan.fix is not None
         start, end = ctx.text.start(use)[2], ctx.text.end(use)[2]
@@ -299,8 +302,8 @@ def _unpacked(
                 else _in_place(ctx, read, verdict.fix, statement, through, owner, use.id, arguments, guard)
             )
             if blocker is not None:
-                ctx.report(code, read, f"{message} (not fixed: {blocker})", None)
-            elif ctx.report(code, read, message, verdict.fix):
+                ctx.report(code, read, f"{message} (not fixed: {blocker})", None, related=[use])
+            elif ctx.report(code, read, message, verdict.fix, related=[use]):
                 assert verdict.fix is not None and verdict.replacement is not None  # no blocker: fixed (`Verdict`)
                 start, end = ctx.text.start(read)[2], ctx.text.end(read)[2]
                 rewrite = Rewrite(statement, read, copy.deepcopy(verdict.replacement), [(start, end, verdict.fix)])
@@ -485,7 +488,7 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
             message = plan.words[1].format(assign=messages.one_line(text.of(assign)))
             # explain chooses fixes by place: the plan is made only if every use of it is chosen
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)
-            applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span)
+            applied = ctx.report(plan.code, assign, message, "" if chosen else None, span=span, related=plan.uses)
             if applied:  # the plan's one fix: the assignment removed, then each use rewritten (`check`)
                 assert plan.body is not None  # `check` decides only a plan without a blocker (`_blocker`)
                 removed = Removal(plan.body, assign)

@@ -5,8 +5,12 @@ Flags a slice (`sems.at[0:2]`, `sems[1:]`, `sems.at[pl.ds(0, 2)]`), a row, or a 
 array passed where one semaphore is needed. Reported only. A row is a view or read that gives
 fewer indices than its allocation has dimensions (`sems.at[i]`, `sems[i]` or `sems.at[i][...]`
 of a `SemaphoreType.DMA((2, 2))`), where the parameter's every allocation writes its shape as
-a tuple of that length (a shape held in a name proves no rank); carried through a variable
-(`row = sems[i]`), it is reported at the use.
+a tuple of that length (`(2, 2)`, `(2,) * 2`, or a name bound once to one; a parameter proves
+no rank), or where a view of it in the scope shows more dimensions (`sems.at[i, j]`,
+`sems.at[i].at[j]`, `row.at[j]` after `row = sems.at[i]`). A view held in a local bound once
+(`out_sem = sems.at[1]`) is the view; an index held in a local bound once to a tuple
+(`idx = (half, slot)`) gives its entries. Carried through a variable (`row = sems[i]`), it
+is reported at the use.
 
 ## Why is this bad?
 Semaphore operations take exactly one semaphore; tracing fails with
@@ -35,9 +39,8 @@ from semfix import messages
 from semfix.analysis.context import Context
 from semfix.analysis.evidence import Kind
 from semfix.analysis.nodes import is_at, read_target
-from semfix.analysis.resolution import axes
 from semfix.analysis.scopes import Scope
-from semfix.catalog import SLICES
+from semfix.analysis.views import View, indices, unview
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM004"
@@ -99,19 +102,21 @@ def run(x):
 def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so."""
     whole = read_target(argument)
-    base, levels = _views(whole or argument)
-    sliced = bool(levels) and any(_slice(ctx, i, scope) for i in levels[-1])  # `sems.at[0:2][...]` reads two
-    rank = None if sliced or not levels else ctx.rank(base, scope)
-    used = sum(not _slice(ctx, i, scope) for level in levels for i in level)
+    view, levels = _views(whole or argument, scope)
+    base, scope_of_base = view.base, view.scope
+    sliced = bool(levels) and any(ctx.keeps_dimension(i, scope) for i in levels[-1])  # `sems.at[0:2][...]`: two
+    rank = None if sliced or not levels else ctx.rank(base, scope_of_base)
+    used = sum(not ctx.keeps_dimension(i, scope) for level in levels for i in level)
     if rank is not None and rank[0] > used:
         shape = rank[1]
         words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], shape.lineno, ctx.text.of(shape))
-        ctx.report(CODE, argument, words, None)
+        ctx.report(CODE, argument, words, None, related=[shape])
         return True
-    seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope)
-    if seen is not None and axes(seen) > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
-        words = messages.row_seen(ctx.text.of(argument), axes(seen) - used, axes(seen), seen.lineno, ctx.text.of(seen))
-        ctx.report(CODE, argument, words, None)
+    seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope_of_base)
+    if seen is not None and seen[0] > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
+        axes, shown = seen
+        words = messages.row_seen(ctx.text.of(argument), axes - used, axes, shown.lineno, ctx.text.of(shown))
+        ctx.report(CODE, argument, words, None, related=[shown])
         return True
     if (
         sliced
@@ -123,20 +128,14 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     return False
 
 
-def _views(node: ast.expr) -> tuple[ast.expr, list[list[ast.expr]]]:
-    """What `sems.at[i].at[j]` or `sems.at[i][j]` indexes (`sems`), and the indices of each
-    subscript, innermost first; no indices for an index that may stand for any number of
-    them (`...`, `*idx`). Only `.at` views are followed, and an element read outermost."""
-    levels: list[list[ast.expr]] = []
-    while isinstance(node, ast.Subscript) and (is_at(node.value) or not levels):
-        indices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if any(isinstance(i, ast.Starred) or (isinstance(i, ast.Constant) and i.value is Ellipsis) for i in indices):
-            return node, []
-        levels.insert(0, list(indices))
-        node = node.value.value if is_at(node.value) else node.value
-    return node, levels
-
-
-def _slice(ctx: Context, index: ast.expr, scope: Scope) -> bool:
-    """Does the index keep its dimension: `a:b`, or one of Pallas's slices (`pl.ds(0, 2)`)?"""
-    return isinstance(index, ast.Slice) or (isinstance(index, ast.Call) and ctx.resolves_to(index.func, scope, SLICES))
+def _views(node: ast.expr, scope: Scope) -> tuple[View, list[tuple[ast.expr, ...]]]:
+    """What `sems.at[i].at[j]`, `sems.at[i][j]` or `row[j]` (`row = sems.at[i]`) views, and
+    the indices of each subscript, innermost first: the views (`unview`), then an element read
+    outermost. No indices where one may stand for any number of them (`...`, `*idx`)."""
+    read: list[tuple[ast.expr, ...]] = []
+    counted = True
+    if isinstance(node, ast.Subscript) and not is_at(node.value):
+        entries, counted = indices(node, scope)
+        read, node = [entries], node.value
+    view = unview(node, scope)
+    return view, [*view.levels, *read] if counted and view.counted else []

@@ -8,7 +8,8 @@ to a DMA (`make_async_copy`, `async_copy`, and both semaphores of the remote cop
 message names the line of the allocation. Reported only.
 
 The kind counts only where it is proven: the argument is a kernel or `run_scoped` body
-parameter (or an `.at[...]` view of one) that nothing rebinds, and every allocation bound to it
+parameter (or an `.at[...]` view of one, also held in a local bound once: `ready = sems.at[1]`)
+that nothing rebinds, and every allocation bound to it
 (`scratch_shapes` of `pallas_call` or of JAX's grid specs, `scratch_types` of `pl.kernel`,
 `run_scoped`, `core_map`, as SEM002 reads them) is a `SemaphoreType.X` or
 `SemaphoreType.X(shape)` of one kind. A parameter that two calls give two kinds, or that a
@@ -16,10 +17,12 @@ call gives what semfix cannot read (`scratch_shapes=f()`, `*shapes`), has none.
 
 A DMA's semaphore counts only where JAX checks it: at its descriptor's `.wait()`
 (`.wait_recv()`, `.wait_send()`), not at `.start()`. A DMA started on a regular semaphore
-that the kernel then waits on with `pl.semaphore_wait(sem, n)` is fine: not reported where
-the file shows nothing waits on its descriptor (`make_async_copy(...).start()`, an
-`async_copy(...)` statement, or a local name bound once whose every use is `.start()`). A
-descriptor handed on (returned, stored, passed) is reported: it is kept to be waited on.
+that the kernel then waits on with `pl.semaphore_wait(sem, n)` is fine: reported only where
+the file shows its descriptor waited on, by `make_async_copy(...).wait()`, through a local
+name bound to it (bound more than once: before the name is bound again in the same block),
+or returned by a def whose call is waited on so (a helper's: at that very call). A
+descriptor only started, stored in a list, passed on or made through `functools.partial`
+proves no wait, and is not reported.
 
 ## Why is this bad?
 JAX checks the kind when it traces the kernel. Signal and wait take regular and barrier
@@ -136,44 +139,106 @@ def check(
     proven = ctx.semaphore(argument, scope) if needed else None
     if needed is None or proven is None or proven[0] in needed:
         return
-    if name in KIND_CHECKED_AT and not operation.partial and _never_waited(ctx, call, operation, name):
+    if name in KIND_CHECKED_AT and (operation.partial or not _waited(ctx, call, operation, KIND_CHECKED_AT[name])):
         return
     kind, allocation = proven
     written, allocated = ctx.text.of(argument), ctx.text.of(allocation)
     words = messages.wrong_kind(written, kind, allocation.lineno, allocated, function, needed)
-    ctx.report(CODE, argument, words, None)
+    ctx.report(CODE, argument, words, None, related=[allocation])
 
 
 _PARENTS = object()  # the key of what `_parents` works out once per file, in `Context.memo`
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _never_waited(ctx: Context, call: ast.Call, operation: Operation, param: str) -> bool:
-    """Does the file show that nothing waits on the descriptor `call` makes at a method that
-    checks `param`'s kind (`KIND_CHECKED_AT`)? True where it is dropped (`...start()`, a
-    statement of its own) or held by a local name bound once whose every use is a call of a
-    method that does not (`copy.start()`). A descriptor handed on (returned, stored, passed,
-    aliased) is handed on to be waited on: False, and the kind is reported. A helper's
-    descriptors are those of the catalog calls in it, each never waited on."""
+def _waited(
+    ctx: Context, call: ast.Call, operation: Operation, methods: frozenset[str], sites: tuple[ast.Call, ...] = ()
+) -> bool:
+    """Does the file prove that the descriptor `call` makes is waited on at one of `methods`,
+    those that check the kind (`KIND_CHECKED_AT`)? A helper's descriptors are those of the
+    catalog calls in it, any of them waited on; `sites`: the helper calls, innermost first,
+    whose defs return what a `return` in theirs returns."""
     if operation.inner:
         inner = [(c, ctx.operation(c)) for c in operation.inner if isinstance(c, ast.Call)]
-        return all(op is not None and _never_waited(ctx, c, op, param) for c, op in inner)
-    scope = ctx.scopes.scope_of[id(call)]
-    methods = KIND_CHECKED_AT[param]
-    parent = _parents(ctx).get(id(call))
-    if isinstance(parent, ast.Attribute):  # `make_async_copy(...).start()`: `.start()` returns None
-        return parent.attr not in methods
-    if isinstance(parent, ast.Expr):
-        return True
-    target = parent.targets[0] if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
-    if not isinstance(target, ast.Name) or scope.kind != "function":
+        return any(op is not None and _waited(ctx, c, op, methods, (call, *sites)) for c, op in inner)
+    return _reaches(ctx, call, ctx.scopes.scope_of[id(call)], methods, sites, frozenset())
+
+
+def _reaches(
+    ctx: Context,
+    node: ast.expr,
+    scope: Scope,
+    methods: frozenset[str],
+    sites: tuple[ast.Call, ...],
+    seen: frozenset[int],
+) -> bool:
+    """Is the descriptor `node` (in `scope`) evaluates to waited on at one of `methods`: `node.wait()`; a
+    local name bound to it, by that name (bound more than once: before it is bound again, in
+    the same block); or returned, at the calls of its def? Anything else it may be handed to
+    (a list, a call, `functools.partial`) proves nothing: a DMA only started may signal a
+    regular semaphore, which the kernel waits on with `pl.semaphore_wait`."""
+    parents = _parents(ctx)
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute):  # `make_async_copy(...).wait()`; `.start()` returns None
+        return parent.attr in methods
+    if isinstance(parent, ast.Return):
+        function: ast.AST | None = parent
+        while function is not None and not isinstance(function, _Def):
+            function = parents.get(id(function))
+        if not isinstance(function, _Def) or id(function) in seen:
+            return False
+        if sites and _called(ctx, sites[0]) is function:
+            site, sites = sites[0], sites[1:]
+            return _reaches(ctx, site, ctx.scopes.scope_of[id(site)], methods, sites, seen | {id(function)})
+        seen |= {id(function)}
+        return any(_reaches(ctx, c, ctx.scopes.scope_of[id(c)], methods, sites, seen) for c in _calls(ctx, function))
+    if not isinstance(parent, ast.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):
         return False
-    _, bindings = scope.lookup(target.id)
-    if len(bindings) != 1 or bindings[0].declared:
+    name = parent.targets[0].id
+    _, bindings = scope.lookup(name)
+    if scope.kind != "function" or any(binding.declared for binding in bindings):
         return False
-    return all(
-        access.called and len(access.steps) == 1 and access.steps[0] not in methods
-        for access in ctx.tracking().references(target.id, scope)
+    if len(bindings) > 1:
+        return _waited_next(ctx, parent, name, methods)
+    return any(
+        (access.called and len(access.steps) == 1 and access.steps[0] in methods)
+        or (not access.steps and _reaches(ctx, access.name, access.scope, methods, sites, seen))
+        for access in ctx.tracking().references(name, scope)
     )
+
+
+def _waited_next(ctx: Context, assign: ast.Assign, name: str, methods: frozenset[str]) -> bool:
+    """Is `name.wait()` (one of `methods`) called in the statements after `assign` in its
+    block, before one that may bind `name` again?"""
+    block = next((v for _, v in ast.iter_fields(_parents(ctx)[id(assign)]) if isinstance(v, list) and assign in v), [])
+    for statement in block[block.index(assign) + 1 :]:
+        nodes = list(ast.walk(statement))
+        if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes):
+            return False
+        if any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in methods
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name
+            for n in nodes
+        ):
+            return True
+    return False
+
+
+def _called(ctx: Context, call: ast.Call) -> _Def | None:
+    """The def of the file a call by a plain name calls: the name bound once, to it."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    _, bindings = ctx.scopes.scope_of[id(call)].lookup(call.func.id)
+    node = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+    return node if isinstance(node, _Def) else None
+
+
+def _calls(ctx: Context, function: _Def) -> list[ast.Call]:
+    """The calls of `function` by its name (bound once, to it)."""
+    return [c for c in ctx.scopes.calls if getattr(c.func, "id", None) == function.name and _called(ctx, c) is function]
 
 
 def _parents(ctx: Context) -> dict[int, ast.AST]:

@@ -35,11 +35,14 @@ _IGNORE_CODES = re.compile(r"#\s*semfix:\s*ignore\[(?P<codes>[A-Za-z0-9,\s]*)\]"
 
 class Lines:
     """One text's lines, to turn semfix's positions into the client's. They are split when first
-    asked for (on every change, but a text with no findings needs none of them)."""
+    asked for (on every change, but a text with no findings needs none of them). `bom`: the
+    client's buffer holds a U+FEFF before the text (which Python's parser refuses in a string),
+    so its first line's positions are one character further on."""
 
-    def __init__(self, text: str, codec: PositionCodec) -> None:
+    def __init__(self, text: str, codec: PositionCodec, bom: bool = False) -> None:
         self.text = text
         self.codec = codec
+        self.bom = bom
 
     @cached_property
     def starts(self) -> list[int]:
@@ -60,6 +63,8 @@ class Lines:
         character is one unit in every encoding, so the codec (which counts each character of
         the line before it) is needed only for the others."""
         lines, index, character = self.lines, line - 1, column - 1
+        if self.bom and index == 0:
+            return self.codec.position_to_client_units(["\ufeff" + lines[0]], lsp.Position(0, character + 1))
         if 0 <= index < len(lines) and 0 <= character <= len(lines[index]) and lines[index].isascii():
             return lsp.Position(index, character)
         return self.codec.position_to_client_units(lines, lsp.Position(index, character))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from semfix.api import imported_by_run
-from semfix.files import FileError, discover, read_source
+from semfix.files import FileError, discover, excluded, read_source
 from semfix.settings import SettingsError, find_pyproject, load_excludes
 
 
@@ -21,10 +21,22 @@ class Projects:
     roots: list[Path] = field(default_factory=list)  # the client's workspace folders
     disk: dict[Path, dict[Path, bytes]] = field(default_factory=dict)  # by project root
     answered: dict[Path, tuple[object, frozenset[str]]] = field(default_factory=dict)  # by file
+    skipped: dict[Path, bool] = field(default_factory=dict)  # by file: `excluded`'s answers
 
     def forget(self) -> None:
         self.disk.clear()
         self.answered.clear()
+        self.skipped.clear()
+
+    def excluded(self, path: Path) -> bool:
+        """Is the file under one of its project's `extend-exclude` globs (matched against its path
+        from the project's root, or any part of it)? Such a file is not checked, as `semfix
+        check --force-exclude` skips it: no diagnostics, no fix on save, as ruff's server."""
+        if path not in self.skipped:
+            root, excludes = self._project(path.parent)
+            inside = root in path.parents
+            self.skipped[path] = inside and excluded(PurePosixPath(path.relative_to(root).as_posix()), excludes)
+        return self.skipped[path]
 
     def imported(self, path: Path, open_documents: Mapping[Path, str]) -> frozenset[str]:
         """The names the project's other modules import from the file at `path`; those of an

@@ -19,6 +19,7 @@ newer than the server's Python) is shown once as well (`window/showMessage`).
 from __future__ import annotations
 
 import asyncio
+import sys
 import traceback
 from pathlib import Path, PurePosixPath
 
@@ -28,6 +29,7 @@ from pygls.uris import to_fs_path
 from semfix.floor import DECLARING
 from semfix.rules import RULES, describe
 from semfix.server.lsp import KINDS, client_settings, place
+from semfix.server.protocol import Protocol
 from semfix.server.session import LspWorkspace, SemfixServer
 
 server = SemfixServer()
@@ -181,9 +183,12 @@ def notebook_saved(ls: SemfixServer, params: lsp.DidSaveNotebookDocumentParams) 
 def notebook_closed(ls: SemfixServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
     ls.state.close(params.notebook_document.uri)
     for cell in params.cell_text_documents:
-        ls.state.analysed.pop(cell.uri, None)
+        ls.state.close(cell.uri)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, []))
 
 
 def serve() -> None:
+    """Serve over stdio until `exit` (or the end of stdin); exit 0 if `shutdown` came first, else 1
+    (the spec: pygls's own status is lost, as it ends its loop on `exit` by raising SystemExit)."""
     server.start_io()
+    sys.exit(0 if isinstance(server.protocol, Protocol) and server.protocol.shut_down else 1)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument, Workspace
@@ -39,6 +40,7 @@ from semfix.server.lsp import (
     resolve,
 )
 from semfix.server.project import Projects
+from semfix.server.protocol import Protocol
 from semfix.settings import Settings, SettingsError, find_pyproject, for_file
 
 T = TypeVar("T")
@@ -124,7 +126,8 @@ def _uncollected(work: Callable[[], T]) -> T:
 class SemfixServer(LanguageServer):
     def __init__(self) -> None:
         cells = lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")])
-        super().__init__("semfix", __version__, notebook_document_sync=lsp.NotebookDocumentSyncOptions([cells]))
+        sync = lsp.NotebookDocumentSyncOptions([cells])
+        super().__init__("semfix", __version__, notebook_document_sync=sync, protocol_cls=Protocol)
         self.state = State()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="semfix")  # the engine, one at a time
         self.loop: asyncio.AbstractEventLoop | None = None  # the session's, once initialized
@@ -154,7 +157,10 @@ class SemfixServer(LanguageServer):
         self.send(partial(self.window_show_message, lsp.ShowMessageParams(type=kind, message=message)))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """pygls's own errors go to the log too, never end the session."""
+        """pygls's own errors go to the log too, never end the session. A body that does not
+        read as JSON (pygls's reading loop reports it so) is answered -32700, as JSON-RPC asks."""
+        if source is JsonRpcException and isinstance(error, ValueError) and isinstance(self.protocol, Protocol):
+            self.protocol.unreadable(error)
         self.log(f"semfix server: {error!r}")
 
     async def on_worker(self, work: Callable[[], T]) -> T:
@@ -213,7 +219,9 @@ class SemfixServer(LanguageServer):
     def document(self, uri: str) -> Document:
         text_document = self.workspace.get_text_document(uri)
         text = text_document.source
-        lines = Lines(text, self.workspace.position_codec)
+        bom = text.startswith("\ufeff")  # checked without it, as Python reads a file that starts so
+        text = text[bom:]
+        lines = Lines(text, self.workspace.position_codec, bom)
         settings = self.settings_for(uri)
         if uri.endswith("/__init__.py"):  # as `semfix fix` runs it: its module-level names are its API
             settings = replace(settings, package_init=True)
@@ -238,6 +246,9 @@ class SemfixServer(LanguageServer):
         """Check the text (or the notebook's cells); None where it does not parse (no stale
         diagnostics) or on any error."""
         try:
+            if self.excluded(document.uri):
+                empty = document.data if isinstance(document, Notebook) else document.text
+                return FixResult(empty, (), "utf-8", parsed=False)
             if isinstance(document, Notebook):
                 return document.analyse()
             previous = self.state.checked.pop(document.uri, None) if self.state.incremental else None
@@ -255,6 +266,11 @@ class SemfixServer(LanguageServer):
         except Exception:  # noqa: BLE001 - a bug in semfix must not end the session
             self.log(f"semfix: analysing {document.uri} failed:\n{traceback.format_exc()}")
             return None
+
+    def excluded(self, uri: str) -> bool:
+        """Is the document a file its project's excludes skip (`Projects.excluded`)?"""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        return path is not None and self.state.projects.excluded(Path(path))
 
     def pulls(self) -> bool:
         """Does the client pull text documents' diagnostics (`textDocument/diagnostic`)? Then,
@@ -313,8 +329,9 @@ class SemfixServer(LanguageServer):
         self.state.notebooks[notebook.uri] = (notebook.data, notebook.settings, result)
         for index, cell in enumerate(notebook.cells):
             mine = notebook.of_cell(result, index)
-            self.state.analysed[cell.uri] = Analysed(cell.version, cell.text, mine, notebook.settings)
-            found = notebook.diagnostics(result, index)
+            self.remember(cell.uri, Analysed(cell.version, cell.text, mine, notebook.settings))
+            # while one cell does not parse, every cell keeps its last diagnostics, as a text document does
+            found = notebook.diagnostics(result, index) if result is not None else self.kept(cell.uri, cell.lines)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(cell.uri, found, cell.version))
 
     async def current(self, uri: str) -> tuple[FixResult[str] | None, Lines | None]:
@@ -347,13 +364,13 @@ class SemfixServer(LanguageServer):
             self.state.parsed[uri] = analysed
 
     def kept(self, uri: str, lines: Lines) -> list[lsp.Diagnostic]:
-        """While a text document does not parse (a bracket open mid-typing), the diagnostics of
-        its last text that did, moved with the edits since (as rust-analyzer keeps them), so
-        that they do not flicker away and back at every keystroke."""
+        """While a text document (or a notebook's cell) does not parse (a bracket open
+        mid-typing), the diagnostics of its last text that did, moved with the edits since (as
+        rust-analyzer keeps them), so that they do not flicker away and back at every keystroke."""
         last = self.state.parsed.get(uri)
         if last is None or last.result is None:
             return []
-        return [diagnostic(f, lines) for f in moved(last.result.findings, last.text, lines) if f.cell is None]
+        return [diagnostic(f, lines) for f in moved(last.result.findings, last.text, lines)]
 
     async def notebook_result(self, notebook: Notebook) -> FixResult[bytes] | None:
         """The analysis of the notebook's cells as they are: the published one if current."""

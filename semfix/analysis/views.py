@@ -1,0 +1,75 @@
+"""Which Ref a chain of `.at[...]` views reaches, and with which indices: `unview`.
+
+A view is a Ref whatever it views, and it keeps what it views: `row = flags.at[slot];
+row.at[0]` views `flags` with the indices `(slot,)`, then `(0,)`. A local bound once to a view
+carries that view, so the rank, the semaphore kind and the evidence of the Ref it views hold for
+the local too. An index that is a local bound once to a tuple display (`idx = (half, slot)`)
+stands for its entries, as Python passes them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from semfix.analysis.nodes import is_at
+from semfix.analysis.scopes import Scope
+
+
+@dataclass(frozen=True)
+class View:
+    """What `.at[...]` views (followed through locals) start from, and each view's indices."""
+
+    base: ast.expr  # the name or expression the views start from: `flags`
+    scope: Scope  # the scope `base` is written in (a local's, when the view was bound to one)
+    levels: tuple[tuple[ast.expr, ...], ...]  # each view's indices, innermost first; () for no view
+    counted: bool  # False where an index may stand for any number of them (`...`, `*idx`)
+
+
+def unview(node: ast.expr, scope: Scope) -> View:
+    """The views `node` is made of: `.at[...]` subscripts, and locals bound once (never
+    declared global or nonlocal) to one, through any number of both."""
+    levels: list[tuple[ast.expr, ...]] = []
+    counted, followed = True, set()
+    while True:
+        if isinstance(node, ast.Subscript) and is_at(node.value):
+            entries, known = indices(node, scope)
+            levels.insert(0, entries)
+            counted = counted and known
+            node = node.value.value
+            continue
+        bound = _bound_once(node, scope, ("assign",))
+        if bound is None or id(bound[0]) in followed:
+            break
+        value, scope = bound
+        if not (isinstance(value, ast.Subscript) and is_at(value.value)):
+            break
+        followed.add(id(value))
+        node = value
+    return View(node, scope, tuple(levels), counted)
+
+
+def indices(subscript: ast.Subscript, scope: Scope) -> tuple[tuple[ast.expr, ...], bool]:
+    """The indices a subscript gives, a tuple held in a local spread out; and whether their
+    number is known (not with `...` or `*idx`)."""
+    entries = subscript.slice.elts if isinstance(subscript.slice, ast.Tuple) else [subscript.slice]
+    found: list[ast.expr] = []
+    for entry in entries:
+        bound = _bound_once(entry, scope, ("tuple_literal",))
+        if bound is not None and isinstance(bound[0], ast.Tuple):
+            found.extend(bound[0].elts)
+        else:
+            found.append(entry)
+    known = not any(isinstance(e, ast.Starred) or (isinstance(e, ast.Constant) and e.value is Ellipsis) for e in found)
+    return tuple(found), known
+
+
+def _bound_once(node: ast.expr, scope: Scope, kinds: tuple[str, ...]) -> tuple[ast.expr, Scope] | None:
+    """The value a name is bound to, with the scope of its assignment, where one plain
+    assignment of one of `kinds` binds it and nothing else does."""
+    if not isinstance(node, ast.Name):
+        return None
+    owner, bindings = scope.lookup(node.id)
+    if owner is None or len(bindings) != 1 or bindings[0].kind not in kinds or bindings[0].declared:
+        return None
+    return bindings[0].value, owner

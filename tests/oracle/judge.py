@@ -1,0 +1,201 @@
+"""The judgement of one case, as issue 35 §1 orders it, with JAX (interpret mode) as the oracle.
+
+1. The correct kernel runs: that gives the expected result (`expected()` holds it to it).
+2. `check` on it must be silent, else a FALSE REPORT.
+3. Each mutant runs, from a file on disk; it is kept only if JAX rejects it, hangs, leaves a
+   semaphore count, or computes a wrong result.
+4. `check` on a kept mutant must find something, else a MISS.
+5. `fix` on it, if it writes anything, must run right, else a WRONG SAFE FIX; `--unsafe-fixes`
+   results are judged apart (WRONG UNSAFE FIX).
+6. `explain LOG --fix` on the mutant's real traceback (the command, in-process) must exit 1 with
+   the file unchanged, or write a file that runs right, else an EXPLAIN WRONG FIX.
+
+check and fix run every rule (`select=ALL`). Counts that are not failures say what the run did:
+kept mutants, fixes made only with --unsafe-fixes, explain giving up or not recognising the error.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from click.testing import CliRunner
+from jax_env import Worker
+
+from semfix import fix_source
+from semfix.errors import SafetyError, SourceError
+from semfix.selection import build_settings
+
+from .grammar import Case
+
+FAILURES = ("false report", "miss", "wrong safe fix", "wrong unsafe fix", "explain wrong fix", "semfix error")
+INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
+INFO += ("explain gave up, fix fixed", "explain unrecognised")
+SAFE = build_settings(select=["ALL"])
+UNSAFE = build_settings(select=["ALL"], unsafe_fixes=True)
+TWO_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}  # remote copies and signals
+
+
+@dataclass
+class Failure:
+    """One failure: its class, where it was planted, and what was seen."""
+
+    kind: str
+    seed: int
+    site: int  # -1: the correct kernel
+    role: str  # the site's: sem, view, buffer, helper-arg, alloc ("" for the correct kernel)
+    mutation: str
+    detail: str
+    source: str  # the kernel the failure is about (the mutant, or the correct kernel)
+    written: str = ""  # what semfix wrote, for a wrong fix
+
+    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
+        """What the shrinker keeps: the class, where and what was planted, the rules involved."""
+        rules = tuple(sorted(set(re.findall(r"SEM\d+", self.detail.partition(" JAX: ")[0]))))
+        return self.kind, self.role, self.mutation, rules
+
+
+@dataclass
+class Verdict:
+    counts: Counter[str] = field(default_factory=Counter)
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[Failure] = field(default_factory=list)  # not failures: fixed only unsafe, explain gave up
+    broken: str = ""  # the generator wrote a kernel that does not run: a bug in the generator
+
+    def add(self, other: Verdict) -> None:
+        self.counts.update(other.counts)
+        self.failures += other.failures
+        self.notes += other.notes
+
+
+def _findings(source: str) -> list[str]:
+    found = fix_source(source, settings=SAFE, apply_fixes=False).findings
+    lines = source.splitlines()
+    return [f"{f.line}:{f.column} {f.rule}: {lines[f.line - 1].strip()}" for f in found]
+
+
+class Judge:
+    """Judges cases with one JAX (a Worker on its Python), in a scratch folder of mutant files."""
+
+    def __init__(self, worker: Worker, mutants: int = 4) -> None:
+        self.worker = worker
+        self.mutants = mutants
+        self.folder = Path(tempfile.mkdtemp(prefix="semfix-oracle-"))
+        self.count = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def choose(self, case: Case) -> list[tuple[int, str, str]]:
+        """The mutants judged for a case: up to `self.mutants` (site, mutation, text), by seed."""
+        every = [(n, m, t) for n, site in enumerate(case.sites) for m, t in site.mutants]
+        random.Random(case.seed).shuffle(every)
+        return every[: self.mutants] if self.mutants else every
+
+    def judge(self, case: Case, only: list[tuple[int, str, str]] | None = None) -> Verdict:
+        verdict = Verdict()
+        correct = case.correct()
+        expected = self.worker.run(correct, check=True)
+        if not expected.startswith("ok"):
+            verdict.broken = expected
+            return verdict
+        verdict.counts["cases"] += 1
+        try:
+            found = _findings(correct)
+        except (SafetyError, SourceError) as error:
+            found = [f"semfix error: {error}"]
+        for finding in found:
+            verdict.failures.append(Failure("false report", case.seed, -1, "", "none", finding, correct))
+        for site, mutation, text in self.choose(case) if only is None else only:
+            self._mutant(case, site, mutation, case.mutant(site, text), expected, verdict)
+        return verdict
+
+    def _file(self, source: str) -> Path:
+        self.count += 1
+        folder = self.folder / f"m{self.count}"
+        folder.mkdir()
+        path = folder / "kernel.py"
+        path.write_text(source)
+        return path
+
+    def _runs_right(self, source: str, expected: str) -> str:
+        outcome = self.worker.run(source, check=True)
+        return "" if outcome == expected else outcome
+
+    def _mutant(self, case: Case, site: int, mutation: str, source: str, expected: str, verdict: Verdict) -> None:
+        verdict.counts["mutants run"] += 1
+        path = self._file(source)
+        outcome, log = self.worker.run_file(path, check=True)
+        if outcome == expected:
+            return  # JAX accepts it and computes the same: not a mistake
+        verdict.counts["kept"] += 1
+        planted = source_line(case.correct(), source)
+
+        def fail(kind: str, detail: str, written: str = "") -> None:
+            where = f"{case.sites[site].role}, {mutation}: {planted}"
+            role = case.sites[site].role
+            failure = Failure(
+                kind, case.seed, site, role, mutation, f"{detail} [{where}] JAX: {outcome}", source, written
+            )
+            (verdict.failures if kind in FAILURES else verdict.notes).append(failure)
+
+        try:
+            if not _findings(source):
+                fail("miss", "check is silent")
+            safe = fix_source(source, settings=SAFE)
+            unsafe = fix_source(source, settings=UNSAFE)
+        except (SafetyError, SourceError) as error:
+            fail("semfix error", str(error))
+            return
+        if safe.source != source:
+            verdict.counts["safe fixed"] += 1
+            if wrong := self._runs_right(safe.source, expected):
+                fail("wrong safe fix", f"{_applied(safe)}: {wrong}", safe.source)
+        if unsafe.source not in (source, safe.source):
+            verdict.counts["unsafe only" if safe.source == source else "unsafe fixed more"] += 1
+            if safe.source == source:
+                fail("unsafe only", _applied(unsafe))
+            if wrong := self._runs_right(unsafe.source, expected):
+                fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
+        if log:
+            fixed = safe.source != source and not self._runs_right(safe.source, expected)
+            self._explain(path, log, source, expected, fail, verdict, fixed)
+
+    def _explain(
+        self, path: Path, log: str, source: str, expected: str, fail: object, verdict: Verdict, fixed: bool
+    ) -> None:
+        from semfix.cli.main import main
+
+        (path.parent / "error.log").write_text(log)
+        result = CliRunner().invoke(
+            main, ["explain", str(path.parent / "error.log"), "--root", str(path.parent), "--fix"]
+        )
+        written = path.read_text()
+        said = " ".join(result.output.split())[:300]
+        if written != source:
+            verdict.counts["explain fixed"] += 1
+            if wrong := self._runs_right(written, expected):
+                fail("explain wrong fix", f"explain wrote a kernel that fails ({said}): {wrong}", written)  # type: ignore[operator]
+        elif result.exit_code == 1:
+            verdict.counts["explain gave up"] += 1
+            if fixed:
+                verdict.counts["explain gave up, fix fixed"] += 1
+                fail("explain gave up, fix fixed", said)  # type: ignore[operator]
+        elif result.exit_code == 2 and "no JAX semaphore or DMA error" in result.output:
+            verdict.counts["explain unrecognised"] += 1
+        else:
+            fail("explain wrong fix", f"explain exit {result.exit_code}, nothing written ({said})")  # type: ignore[operator]
+
+
+def _applied(result: object) -> str:
+    return "; ".join(f"{f.line} {f.rule} {f.original.strip()!r} -> {f.replacement!r}" for f in result.applied)  # type: ignore[attr-defined]
+
+
+def source_line(old: str, new: str) -> str:
+    """The first line where `new` differs from the correct kernel's rendering (for the report)."""
+    return next((b.strip() for a, b in zip(old.splitlines(), new.splitlines()) if a != b), "")
