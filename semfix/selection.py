@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from semfix.rules import RULES
-from semfix.settings import Settings, SettingsError, given_floor, jax_floor, strings, tool_table
+from semfix.settings import FileIgnore, Settings, SettingsError, given_floor, jax_floor, label, strings, tool_table
 
 DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
 
@@ -68,10 +68,10 @@ def load_settings(
     )
     file_unsafe = table.get("unsafe-fixes", False)
     if not isinstance(file_unsafe, bool):
-        raise SettingsError(f"{pyproject}: [tool.semfix] unsafe-fixes must be true or false")
+        raise SettingsError(f"{label(pyproject)} unsafe-fixes must be true or false")
     # As in ruff, a command-line `--select` starts over: it replaces the file's `select`,
     # `extend-select` and `ignore` alike, so a rule asked for by name runs.
-    return build_settings(
+    settings = build_settings(
         select=list(select) if select else file_select,
         extend_select=list(extend_select) if select else [*(file_extend or ()), *extend_select],
         ignore=list(ignore) if select else [*(file_ignore or ()), *ignore],
@@ -79,14 +79,29 @@ def load_settings(
         target_jax=target_jax if target_jax is not None else given_floor(pyproject, table),
         target_from="--target-jax" if target_jax is not None else f"`target-jax` in {pyproject}",
     )
+    return replace(settings, file_ignores=_file_ignores(pyproject, table)) if pyproject else settings
 
 
-def _codes(pyproject: Path | None, table: Mapping[str, Any], key: str) -> list[str] | None:
-    """The rule selectors under `key`, checked here, where the file is known (the command
-    line's are checked apart)."""
-    value = strings(pyproject, table, key, "rule codes")
+def _file_ignores(pyproject: Path, table: Mapping[str, Any]) -> tuple[FileIgnore, ...]:
+    """`per-file-ignores` and `extend-per-file-ignores` (one file, so both simply add up): globs,
+    from the file's folder, to the rule selectors they turn off."""
+    found = []
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        value = table.get(key, {})
+        if not isinstance(value, dict):
+            raise SettingsError(f"{label(pyproject)} {key} must be a table of globs to lists of rule codes")
+        for glob in value:
+            codes = _codes(pyproject, value, glob, where=f"{key}.{glob!r}")
+            found.append(FileIgnore(glob, str(pyproject.parent), expand(codes or ())))
+    return tuple(found)
+
+
+def _codes(pyproject: Path | None, table: Mapping[str, Any], key: str, where: str = "") -> list[str] | None:
+    """The rule selectors under `key` (`where`: its name in [tool.semfix]), checked here, where
+    the file is known (the command line's are checked apart)."""
+    value = strings(pyproject, table, key, "rule codes", where=where or key)
     try:
         expand(value or ())
     except SettingsError as error:
-        raise SettingsError(f"{pyproject}: [tool.semfix] {key}: {error}") from None
+        raise SettingsError(f"{label(pyproject)} {where or key}: {error}") from None
     return value

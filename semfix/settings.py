@@ -5,6 +5,7 @@ is semfix.selection's, in the layer of the rules it reads."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -14,11 +15,32 @@ from typing import Any
 from semfix.floor import SettingsError, nearest, read_toml
 from semfix.jax_versions import OLDEST, Version, parse
 
-__all__ = ["Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
+__all__ = ["FileIgnore", "Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
 
 
 #: A finding's place: (line, column, end line, end column), 1-based, as in `Finding`.
 Place = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class FileIgnore:
+    """One `per-file-ignores` entry, read as ruff reads it: the glob matches a file's name, or its
+    path from `root` (the folder of the file that declares it); `*` crosses folders, `**/` may
+    match no folder, and a leading `!` turns the match around."""
+
+    glob: str
+    root: str
+    codes: frozenset[str]
+
+    def matches(self, path: Path) -> bool:
+        glob = self.glob.removeprefix("!")
+        absolute = Path(os.path.abspath(path)).as_posix()
+        full = Path(os.path.abspath(os.path.join(self.root, glob))).as_posix()
+        hit = any(
+            fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(absolute, whole)
+            for pattern, whole in ((glob, full), (glob.replace("**/", ""), full.replace("**/", "")))
+        )
+        return hit != self.glob.startswith("!")
 
 
 @dataclass(frozen=True)
@@ -53,6 +75,8 @@ class Settings:
     #: The floor was given for the whole run (`--target-jax`, `target-jax`); else each file
     #: takes the one its nearest project declares (`for_file`).
     target_given: bool = False
+    #: `per-file-ignores` and `extend-per-file-ignores`: the codes `for_file` turns off by path.
+    file_ignores: tuple[FileIgnore, ...] = ()
 
     def accepts(self, place: Place, safe: bool) -> bool:
         """Is a fix at `place` made, given its safety?"""
@@ -75,7 +99,17 @@ def jax_floor(text: str) -> Version:
         raise SettingsError(f'target-jax: not a JAX release number: {text!r} (e.g. "0.7")') from None
 
 
-_KEYS = {"select", "extend-select", "ignore", "unsafe-fixes", "extend-exclude", "force-exclude", "target-jax"}
+_KEYS = {
+    "select",
+    "extend-select",
+    "ignore",
+    "unsafe-fixes",
+    "extend-exclude",
+    "force-exclude",
+    "target-jax",
+    "per-file-ignores",
+    "extend-per-file-ignores",
+}
 
 
 def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
@@ -84,18 +118,22 @@ def given_floor(pyproject: Path | None, table: Mapping[str, Any]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise SettingsError(f'{pyproject}: [tool.semfix] target-jax must be a JAX release, as a string ("0.7")')
+        raise SettingsError(f'{label(pyproject)} target-jax must be a JAX release, as a string ("0.7")')
     try:
         jax_floor(value)
     except SettingsError as error:
-        raise SettingsError(f"{pyproject}: [tool.semfix] {error}") from None
+        raise SettingsError(f"{label(pyproject)} {error}") from None
     return value
 
 
 def for_file(settings: Settings, path: Path) -> Settings:
-    """The settings for the file at `path`: unless the floor was given for the whole run, the
-    floor the nearest project above it declares, so that a pre-commit batch, a monorepo run
-    and the server give each file the same floor."""
+    """The settings for the file at `path`: without the rules its `per-file-ignores` turn off,
+    and, unless the floor was given for the whole run, with the floor the nearest project above
+    it declares, so that a pre-commit batch, a monorepo run and the server give each file the
+    same floor."""
+    ignored = frozenset().union(*(entry.codes for entry in settings.file_ignores if entry.matches(path)))
+    if ignored:
+        settings = replace(settings, enabled=settings.enabled - ignored)
     if settings.target_given:
         return settings
     floor = nearest(Path(os.path.abspath(path)).parent)
@@ -104,10 +142,17 @@ def for_file(settings: Settings, path: Path) -> Settings:
     return replace(settings, target_jax=floor.release, target_declared=True, target_from=str(floor))
 
 
+#: semfix's own settings files, which hold its keys at the top level as ruff.toml holds ruff's.
+#: In one folder, as ruff prefers .ruff.toml to ruff.toml to pyproject.toml, the first of these
+#: is read, then pyproject.toml.
+OWN_FILES = (".semfix.toml", "semfix.toml")
+
+
 def find_pyproject(paths: Iterable[Path]) -> Path | None:
-    """The nearest pyproject.toml with a [tool.semfix] table above the paths' common folder, as
-    black finds its settings. The search stops at the repository root (a folder holding .git or
-    .hg). The JAX floor is read per file instead (`for_file`)."""
+    """The nearest settings file above the paths' common folder, as black and ruff find theirs:
+    one of OWN_FILES, else a pyproject.toml with a [tool.semfix] table. The search stops at the
+    repository root (a folder holding .git or .hg). The JAX floor is read per file instead
+    (`for_file`)."""
     try:
         absolute = [Path(os.path.abspath(p)) for p in paths] or [Path.cwd()]
     except FileNotFoundError:
@@ -115,12 +160,28 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
     common = Path(os.path.commonpath([str(p) for p in absolute]))
     folder = common if common.is_dir() else common.parent
     for candidate in (folder, *folder.parents):
+        for name in OWN_FILES:
+            if (candidate / name).is_file():
+                return candidate / name
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file() and "semfix" in _tool(pyproject):
             return pyproject
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
             break
     return None
+
+
+def _nested(path: Path) -> bool:
+    """Whether a file's settings sit under [tool.semfix]: in pyproject.toml, or any file with a
+    `tool` table; not in OWN_FILES, nor in another file given to --config (as ruff reads a
+    --config file that is not pyproject.toml as it reads ruff.toml)."""
+    return path.name not in OWN_FILES and (path.name == "pyproject.toml" or "tool" in read_toml(path))
+
+
+def label(path: Path | None) -> str:
+    """How an error names where a setting is: `path: [tool.semfix]`, or `path:` for a file of
+    semfix's own."""
+    return f"{path}: [tool.semfix]" if path is None or _nested(path) else f"{path}:"
 
 
 def _tool(pyproject: Path) -> Mapping[str, Any]:
@@ -132,23 +193,42 @@ def _tool(pyproject: Path) -> Mapping[str, Any]:
 
 
 def tool_table(pyproject: Path | None) -> Mapping[str, Any]:
-    """[tool.semfix] of pyproject.toml, its keys known (none: empty)."""
-    table = _tool(pyproject).get("semfix", {}) if pyproject else {}
+    """The settings in a file, its keys known (none: empty): [tool.semfix] of pyproject.toml,
+    or the top level of a file of semfix's own."""
+    if pyproject is None:
+        return {}
+    table = _tool(pyproject).get("semfix", {}) if _nested(pyproject) else read_toml(pyproject)
     if not isinstance(table, dict):
         raise SettingsError(f"{pyproject}: [tool.semfix] must be a table")
     unknown = set(table) - _KEYS
     if unknown:
-        raise SettingsError(f"{pyproject}: [tool.semfix] has unknown key(s): {', '.join(sorted(unknown))}")
+        hint = "" if _nested(pyproject) or pyproject.name in OWN_FILES else _WHERE
+        raise SettingsError(f"{label(pyproject)} has unknown key(s): {', '.join(sorted(unknown))}{hint}")
     return table
 
 
-def strings(pyproject: Path | None, table: Mapping[str, Any], key: str, what: str) -> list[str] | None:
-    """A list of strings (or one string) under `key` of [tool.semfix] (`what`: what they are)."""
+_WHERE = " (semfix reads its keys at the top of semfix.toml, or under [tool.semfix] in pyproject.toml)"
+
+
+def check_config(path: Path) -> None:
+    """A file named with --config must hold semfix's settings: one that holds none (a ruff.toml,
+    a misspelt table, a pyproject.toml without [tool.semfix]) would leave the run to the
+    defaults without a word. A file of semfix's own may be empty, as an empty ruff.toml may."""
+    if path.name not in OWN_FILES and not tool_table(path):
+        where = "no [tool.semfix] table" if _nested(path) else "no semfix settings"
+        raise SettingsError(f"{path}: {where}: the file given to --config holds nothing for semfix{_WHERE}")
+
+
+def strings(
+    pyproject: Path | None, table: Mapping[str, Any], key: str, what: str, *, where: str = ""
+) -> list[str] | None:
+    """A list of strings (or one string) under `key` of [tool.semfix] (`what`: what they are;
+    `where`: the key's name in the file, if not `key`)."""
     value = table.get(key)
     if isinstance(value, str):
         value = [value]
     elif not (value is None or isinstance(value, list) and all(isinstance(v, str) for v in value)):
-        raise SettingsError(f"{pyproject}: [tool.semfix] {key} must be a list of {what}")
+        raise SettingsError(f"{label(pyproject)} {where or key} must be a list of {what}")
     return value
 
 
@@ -162,5 +242,5 @@ def load_force_exclude(pyproject: Path | None) -> bool:
     (pre-commit names every file it passes), as ruff's setting of that name does."""
     value = tool_table(pyproject).get("force-exclude", False)
     if not isinstance(value, bool):
-        raise SettingsError(f"{pyproject}: [tool.semfix] force-exclude must be true or false")
+        raise SettingsError(f"{label(pyproject)} force-exclude must be true or false")
     return value

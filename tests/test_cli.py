@@ -311,8 +311,8 @@ def test_check_with_unsafe_fixes_marks_them_fixable(tmp_path: Path) -> None:
 def test_help_promises_only_what_each_command_does(tmp_path: Path) -> None:
     check_help = " ".join(semfix("check", "--help", cwd=tmp_path).stdout.split())
     review_help = " ".join(semfix("review", "--help", cwd=tmp_path).stdout.split())
-    assert "diff" not in check_help and "with a diff of its suggestion" in review_help
-    assert "Also apply" not in check_help and "only `semfix fix` with this option applies them" in check_help
+    assert "diff of its suggestion" not in check_help and "with a diff of its suggestion" in review_help
+    assert "Also apply" not in check_help and "only a fix (`fix`, `check --fix`) with this option applies" in check_help
 
 
 def test_a_dry_run_report_agrees_with_itself_and_says_it_is_dry(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -14,41 +16,44 @@ from semfix.cli.options import (
     RunOptions,
     common_options,
     finish,
+    for_people,
     format_option,
     print_findings,
     usage_error,
 )
-from semfix.cli.report import applied_fixes, finding_line, fix_mark, unified_diff
+from semfix.cli.report import TEXT_FORMATS, applied_fixes, finding_line, fix_mark, unified_diff
 from semfix.cli.runner import FileOutcome, RunOutcome
 from semfix.findings import Finding
+
+#: What `fix` does beyond `check`: ruff's `check --fix` takes them too.
+FIX_OPTIONS = (
+    click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files."),
+    click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git."),
+    click.option(
+        "--exit-non-zero-on-fix",
+        is_flag=True,
+        help="Exit 1 when a file was changed, even with nothing left (pre-commit).",
+    ),
+    click.option("--show-fixes", is_flag=True, help="After the findings, list the fixes written, by file and rule."),
+)
+
+
+def fix_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(FIX_OPTIONS):
+        command = option(command)
+    return command
 
 
 @click.command()
 @common_options
-@click.option("--diff", is_flag=True, help="Print unified diffs instead of writing files.")
+@fix_options
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change.")
-@click.option("--allow-dirty", is_flag=True, help="Rewrite files even if they have unstaged changes in git.")
-@click.option(
-    "--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even with nothing left (pre-commit)."
-)
-@click.option("--show-fixes", is_flag=True, help="After the findings, list the fixes written, by file and rule.")
 @format_option("one line per finding, [fixed] marking the fixes written")
 @STATISTICS
 @STDIN_FILENAME
 @QUIET
 @SILENT
-def fix(
-    options: RunOptions,
-    diff: bool,
-    check_only: bool,
-    allow_dirty: bool,
-    exit_non_zero_on_fix: bool,
-    show_fixes: bool,
-    output_format: str,
-    statistics: bool,
-    quiet: bool,
-    silent: bool,
-) -> None:
+def fix(options: RunOptions, check_only: bool, **kwargs: Any) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
 
     Each finding is printed, [fixed] marking the fixes written. In a git work tree, files
@@ -59,12 +64,30 @@ def fix(
     would be fixed (--diff, --check), or was fixed (--exit-non-zero-on-fix), 2 a file could
     not be processed.
     """
+    run_fix(options, check_only=check_only, **kwargs)
+
+
+def run_fix(
+    options: RunOptions,
+    *,
+    diff: bool,
+    check_only: bool,
+    allow_dirty: bool,
+    exit_non_zero_on_fix: bool,
+    show_fixes: bool,
+    output_format: str,
+    statistics: bool,
+    quiet: bool,
+    silent: bool,
+) -> None:
+    """`semfix fix`, and `semfix check --fix` or `--diff` (ruff's spelling of it)."""
     dry = diff or check_only
-    if (diff or options.stdin) and output_format != "text":
+    if (diff or options.stdin) and output_format not in TEXT_FORMATS:
         usage_error(
             "--output-format applies to the findings list; with --diff or '-' they go to stderr as text", output_format
         )
-    outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty)
+    shown = for_people(output_format, quiet=quiet, silent=silent)
+    outcome = options.run(apply_fixes=True, write=not dry, allow_dirty=allow_dirty, shown=shown)
     if options.stdin:
         outcome.written = not dry  # the fixed source is the output
     unsafe = options.settings.unsafe_fixes
@@ -98,18 +121,26 @@ def _mark(finding: Finding, result: FileOutcome, outcome: RunOutcome, unsafe_fix
 
 @click.command()
 @common_options
+@click.option(
+    "--fix/--no-fix", "apply", default=False, help="Fix what can be fixed, as `semfix fix` (ruff's `check --fix`)."
+)
+@fix_options
 @format_option("one line per finding")
 @STATISTICS
 @STDIN_FILENAME
 @QUIET
 @SILENT
-def check(options: RunOptions, output_format: str, statistics: bool, quiet: bool, silent: bool) -> None:
+def check(options: RunOptions, apply: bool, **kwargs: Any) -> None:
     """List problems under PATHS ([*]: `semfix fix` would fix it; check itself changes nothing).
 
-    PATH '-' reads the source from stdin. Exit status: 0 nothing found, 1 something found,
-    2 a file could not be processed.
+    PATH '-' reads the source from stdin. With --fix or --diff, as in ruff, it is `semfix fix`
+    (and takes fix's options). Exit status: 0 nothing found, 1 something found, 2 a file could
+    not be processed.
     """
-    outcome = options.run(apply_fixes=False)
+    if apply or kwargs["diff"]:
+        return run_fix(options, check_only=False, **kwargs)
+    output_format, statistics, quiet, silent = (kwargs[k] for k in ("output_format", "statistics", "quiet", "silent"))
+    outcome = options.run(apply_fixes=False, shown=for_people(output_format, quiet=quiet, silent=silent))
     if not silent:
         print_findings(outcome, output_format, options, with_diffs=False, statistics=statistics)
     finish(outcome, options, command="check", quiet=quiet, silent=silent)

@@ -26,6 +26,7 @@ COMMANDS = {
     "explain": "semfix.cli.explain_command.explain",
     "fix": "semfix.cli.fix_check.fix",
     "review": "semfix.cli.review.review",
+    "rule": "semfix.cli.rules_command.rule",
     "rules": "semfix.cli.rules_command.rules",
     "server": "semfix.cli.server_command.server",
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from contextlib import suppress
+from contextlib import redirect_stdout, suppress
 from dataclasses import dataclass
 from functools import cached_property, wraps
 from pathlib import Path
@@ -12,14 +12,31 @@ from typing import Any, NoReturn
 
 import click
 
-from semfix.cli.report import FORMATS, finding_line, fix_mark, suggestion_diff, summary
+from semfix.cli.report import (
+    FORMATS,
+    TEXT_FORMATS,
+    colour,
+    finding_line,
+    fix_mark,
+    full_finding,
+    statistics_rows,
+    suggestion_diff,
+    summary,
+)
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
 from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
 from semfix.selection import load_settings
-from semfix.settings import Settings, SettingsError, find_pyproject, load_excludes, load_force_exclude
+from semfix.settings import (
+    Settings,
+    SettingsError,
+    check_config,
+    find_pyproject,
+    load_excludes,
+    load_force_exclude,
+)
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
 SILENT = click.option("--silent", is_flag=True, help="Print nothing: the exit status alone tells.")
@@ -34,15 +51,25 @@ STDIN_FILENAME = click.option(
 
 
 def format_option(text_means: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return click.option(
+    """`--output-format`, and `-o/--output-file`, where what it prints goes instead of stdout."""
+    output_format = click.option(
         "--output-format",
         "--format",
         "output_format",
         type=click.Choice(FORMATS),
         default="text",
         show_default=True,
-        help=f"How to print findings: text ({text_means}), json, github, sarif, rdjson.",
+        help=f"How to print findings: text or concise ({text_means}), full (with the source lines, a caret "
+        "and the suggested fix, as ruff's), json, github, sarif, rdjson.",
     )
+    output_file = click.option(
+        "-o",
+        "--output-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Write the findings (as --output-format prints them) to this file instead of stdout, as ruff's -o.",
+    )
+    return lambda command: output_format(output_file(command))
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,7 @@ class RunOptions:
     report: Path | None
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
     exit_zero: bool = False  # findings do not fail the run; errors still do
+    output_file: Path | None = None  # -o: where the findings go instead of stdout
 
     @property
     def stdin(self) -> bool:
@@ -66,8 +94,12 @@ class RunOptions:
     def stdin_data(self) -> bytes:
         return sys.stdin.buffer.read()
 
-    def run(self, *, apply_fixes: bool, write: bool = False, allow_dirty: bool = True) -> RunOutcome:
-        """The run over PATHS, or over the source on stdin (then nothing is written)."""
+    def run(
+        self, *, apply_fixes: bool, write: bool = False, allow_dirty: bool = True, shown: bool = True
+    ) -> RunOutcome:
+        """The run over PATHS, or over the source on stdin (then nothing is written). `shown`:
+        whether the output is for people (not -q, --silent, nor a machine format), and so may
+        have a progress bar on a terminal."""
         if self.stdin:
             return run_stdin(
                 self.stdin_name,
@@ -86,7 +118,7 @@ class RunOptions:
             excludes=self.excludes,
             force_exclude=self.force_exclude,
             allow_dirty=allow_dirty,
-            progress=sys.stderr.isatty(),
+            progress=shown and sys.stderr.isatty(),
         )
 
     def text(self, path: Path) -> str:
@@ -112,7 +144,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         default=None,
         help=(
             "Count fixes that may change meaning (a view of what is not shown to be a Ref) as fixable; "
-            "only `semfix fix` with this option applies them."
+            "only a fix (`fix`, `check --fix`) with this option applies them."
         ),
     )
     @click.option(
@@ -126,7 +158,8 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--config",
         "config_path",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="pyproject.toml to read [tool.semfix] from (default: found from PATHS).",
+        help="The settings file: semfix.toml (keys at the top, as ruff.toml), or pyproject.toml's [tool.semfix] "
+        "(default: the nearest .semfix.toml, semfix.toml or pyproject.toml with [tool.semfix] above PATHS).",
     )
     @click.option(
         "--exclude", multiple=True, help="Glob of files or folders to skip (repeatable); adds to extend-exclude."
@@ -168,9 +201,16 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         output_format = kwargs.get("output_format", "text")
         if STDIN in paths and len(paths) > 1:
             usage_error("'-' (source on stdin) cannot be given with other paths", output_format)
+        if kwargs.get("statistics") and (kwargs.get("diff") or output_format not in (*TEXT_FORMATS, "json")):
+            with_what = "--diff" if kwargs.get("diff") else f"--output-format {output_format}"
+            usage_error(f"--statistics cannot be used with {with_what} (as in ruff): it prints text or json")
         stdin_name = kwargs.pop("stdin_filename", None)
+        output_file = kwargs.pop("output_file", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
+        writing = "report"  # which file an error in writing is about
         try:
+            if config_path is not None:
+                check_config(config_path)
             pyproject = config_path or find_pyproject(located)
             settings = load_settings(
                 pyproject,
@@ -184,16 +224,37 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             force_exclude = force_exclude or load_force_exclude(pyproject)
             if report_path is not None:
                 check_writable(report_path)
+            if output_file is not None:  # its folders are made, as ruff makes them
+                writing = "output"
+                output_file.parent.mkdir(parents=True, exist_ok=True)
+                check_writable(output_file)
         except SettingsError as error:
             usage_error(str(error), output_format)
-        except FileError as error:
-            usage_error(f"{report_path}: cannot write the report: {error}", output_format)
+        except (FileError, OSError) as error:
+            path = output_file if writing == "output" else report_path
+            usage_error(
+                f"{path}: cannot write the {writing}: {getattr(error, 'strerror', None) or error}", output_format
+            )
         options = RunOptions(
-            paths, settings, excludes, force_exclude, jobs, report_path, stdin_name or STDIN, exit_zero=exit_zero
+            paths,
+            settings,
+            excludes,
+            force_exclude,
+            jobs,
+            report_path,
+            stdin_name or STDIN,
+            exit_zero=exit_zero,
+            output_file=output_file,
         )
         return command(options=options, **kwargs)
 
     return wrapper
+
+
+def for_people(output_format: str, *, quiet: bool, silent: bool) -> bool:
+    """Whether a run's output is read by people, who may be shown a progress bar: not under -q,
+    --silent or a machine format, where anything drawn would end up in the output."""
+    return output_format in TEXT_FORMATS and not (quiet or silent)
 
 
 def usage_error(message: str, output_format: str = "text") -> NoReturn:
@@ -201,7 +262,7 @@ def usage_error(message: str, output_format: str = "text") -> NoReturn:
     machine `output_format` on stdout too, as that format's document, so a CI reading only
     stdout sees the error rather than an empty (or unparsable) output. (Errors click finds
     while parsing the options come before any format is known: stderr alone, as in ruff.)"""
-    if output_format != "text":
+    if output_format not in TEXT_FORMATS:
         from semfix.cli.formats import run_error
 
         title = f"semfix {click.get_current_context().info_name}"
@@ -250,14 +311,36 @@ def print_findings(
     statistics: bool = False,
     mark: Callable[[Path, Finding], str] | None = None,
 ) -> None:
-    """The findings on stdout in `output_format`, or (`statistics`) their counts by rule.
-    `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
+    """The findings on stdout (or -o's file) in `output_format`, or (`statistics`) their counts
+    by rule. `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
+    if options.output_file is None:
+        return _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+    with options.output_file.open("w", encoding="utf-8") as out, redirect_stdout(out):
+        _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+
+
+def _print_findings(
+    outcome: RunOutcome,
+    output_format: str,
+    options: RunOptions,
+    *,
+    with_diffs: bool,
+    statistics: bool,
+    mark: Callable[[Path, Finding], str] | None,
+) -> None:
     findings = outcome.findings
-    if statistics:
-        click.echo(stats_text((f for _, f in findings), unsafe_fixes=options.settings.unsafe_fixes), nl=False)
+    if statistics:  # as ruff, what is left: not what `fix` wrote
+        left = (f for p, f in findings if not (mark and mark(p, f) == "[fixed]"))
+        if output_format == "json":
+            import json
+
+            rows = statistics_rows(left, unsafe_fixes=options.settings.unsafe_fixes)
+            click.echo(json.dumps(rows, indent=2))
+        else:
+            click.echo(stats_text(left, unsafe_fixes=options.settings.unsafe_fixes), nl=False)
         return
     errors = [(failed.path, failed.error or "") for failed in outcome.errors]  # also on stderr, by finish
-    if output_format != "text":  # each machine format is loaded only when asked for
+    if output_format not in TEXT_FORMATS:  # each machine format is loaded only when asked for
         from semfix.cli.formats import as_github, as_json, as_rdjson, as_sarif
     if output_format == "json":
         click.echo(as_json(findings, errors), nl=False)
@@ -270,13 +353,14 @@ def print_findings(
     else:
         texts: dict[Path, str] = {}
         unsafe = options.settings.unsafe_fixes
+        color = colour(sys.stdout)
         for path, finding in findings:
-            click.echo(
-                finding_line(
-                    path, finding, mark(path, finding) if mark else fix_mark(finding, fixed=False, unsafe_fixes=unsafe)
-                )
-            )
+            shown = mark(path, finding) if mark else fix_mark(finding, fixed=False, unsafe_fixes=unsafe)
+            if (with_diffs or output_format == "full") and path not in texts:
+                texts[path] = options.text(path)
+            if output_format == "full":
+                click.echo(full_finding(path, texts[path], finding, shown, color=color), nl=False)
+                continue
+            click.echo(finding_line(path, finding, shown))
             if with_diffs:
-                if path not in texts:
-                    texts[path] = options.text(path)
-                click.echo(suggestion_diff(path, texts[path], finding, color=sys.stdout.isatty()), nl=False)
+                click.echo(suggestion_diff(path, texts[path], finding, color=color), nl=False)

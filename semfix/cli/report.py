@@ -3,10 +3,12 @@ the summary. The formats for other tools are formats.py's, loaded when one is as
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, TextIO
 
 import click
 
@@ -16,7 +18,15 @@ from semfix.messages import plural
 from semfix.rewrite.text import splice
 from semfix.rules import RULES
 
-FORMATS = ("text", "json", "github", "sarif", "rdjson")  # all but text: formats.py
+#: The formats for people (concise is text, as ruff calls it; full adds the source and a caret,
+#: as ruff's full), then those for other tools (formats.py).
+TEXT_FORMATS = ("text", "concise", "full")
+FORMATS = (*TEXT_FORMATS, "json", "github", "sarif", "rdjson")
+
+
+def colour(stream: TextIO) -> bool:
+    """Colours on a terminal, unless NO_COLOR is set to anything (no-color.org)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def split_lines(text: str) -> list[str]:
@@ -52,22 +62,66 @@ def fix_mark(finding: Finding, *, fixed: bool, unsafe_fixes: bool) -> str:
     return "[*]" if finding.safety == "safe" or (finding.safety == "unsafe" and unsafe_fixes) else ""
 
 
+def location(path: Path, finding: Finding) -> str:
+    """`path:line:col`, or `path:cell N:line:col` in a notebook."""
+    where = f"{path}:cell {finding.cell}" if finding.cell is not None else f"{path}"
+    return f"{where}:{finding.line}:{finding.column}"
+
+
 def finding_line(path: Path, finding: Finding, mark: str = "") -> str:
     """`path:line:col: CODE [mark] message`, the shape editors and CI log parsers understand."""
-    where = f"{path}:cell {finding.cell}" if finding.cell is not None else f"{path}"
-    return f"{where}:{finding.line}:{finding.column}: {finding.rule} {mark + ' ' if mark else ''}{finding.message}"
+    return f"{location(path, finding)}: {finding.rule} {mark + ' ' if mark else ''}{finding.message}"
+
+
+def full_finding(path: Path, text: str, finding: Finding, mark: str, *, color: bool) -> str:
+    """`--output-format full`, laid out as ruff's: the rule and message, where it is, its lines
+    with a caret under it, and the suggested fix as a diff. (A notebook's cells are not its
+    file's lines: there, no source is shown.)"""
+    out = f"{finding.rule} {mark + ' ' if mark else ''}{finding.message}\n --> {location(path, finding)}\n"
+    lines = split_lines(text)
+    if finding.cell is None and finding.end_line <= len(lines):
+        width = len(str(finding.end_line))
+        shown = [line.rstrip("\r\n") for line in lines[finding.line - 1 : finding.end_line]]
+        end = finding.end_column if finding.end_line == finding.line else len(shown[0]) + 1
+        caret = " " * (finding.column - 1) + "^" * max(1, end - finding.column)
+        out += f"{'':{width}} |\n{finding.line:>{width}} | {shown[0]}\n{'':{width}} | {caret}\n"
+        out += "".join(f"{n:>{width}} | {line}\n" for n, line in enumerate(shown[1:], finding.line + 1))
+        out += f"{'':{width}} |\n"
+    return out + suggestion_diff(path, text, finding, color=color) + "\n"
 
 
 def statistics(findings: Iterable[Finding], *, unsafe_fixes: bool) -> str:
-    """`--statistics`, as ruff prints it: `COUNT CODE [*] rule-name` per rule, most frequent first."""
-    findings = list(findings)
-    counts = Counter(f.rule for f in findings)
-    fixable = {f.rule for f in findings if fix_mark(f, fixed=False, unsafe_fixes=unsafe_fixes)}
-    width = len(str(max(counts.values(), default=0)))
+    """`--statistics`, as ruff prints it: `COUNT CODE [*] rule-name` per rule, most frequent first.
+    As in ruff, `[*]` marks a rule whose findings can all be fixed, `[-]` one where some can, `[ ]`
+    one where none can; with nothing fixable the column is left out."""
+    rows = statistics_rows(findings, unsafe_fixes=unsafe_fixes)
+    width = len(str(max((row["count"] for row in rows), default=0)))
+    marked = any(row["fixable_count"] for row in rows)
+
+    def mark(row: dict[str, Any]) -> str:
+        return "[*] " if row["fixable"] else "[-] " if row["fixable_count"] else "[ ] "
+
     return "".join(
-        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else ''}{RULES[code].name if code in RULES else ''}\n"
-        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        f"{row['count']:>{width}}\t{row['code']}\t{mark(row) if marked else ''}{row['name']}\n" for row in rows
     )
+
+
+def statistics_rows(findings: Iterable[Finding], *, unsafe_fixes: bool) -> list[dict[str, Any]]:
+    """Per rule, most frequent first: what `--statistics` prints, and (as ruff's) its JSON."""
+    counts, fixable = Counter[str](), Counter[str]()
+    for finding in findings:
+        counts[finding.rule] += 1
+        fixable[finding.rule] += bool(fix_mark(finding, fixed=False, unsafe_fixes=unsafe_fixes))
+    return [
+        {
+            "code": code,
+            "name": RULES[code].name if code in RULES else "",
+            "count": count,
+            "fixable": fixable[code] == count,
+            "fixable_count": fixable[code],
+        }
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
 def applied_fixes(fixed: Iterable[tuple[Path, Finding]]) -> str:

@@ -69,7 +69,9 @@ class RunOutcome:
 
     @property
     def findings(self) -> list[tuple[Path, Finding]]:
-        return [(f.path, finding) for f in self.files for finding in f.findings]
+        """By path, then place (`analyse` orders each file's), as ruff prints them."""
+        files = sorted(self.files, key=lambda f: f.path.as_posix())
+        return [(f.path, finding) for f in files for finding in f.findings]
 
     @property
     def exit_code(self) -> int:
@@ -101,12 +103,17 @@ def _analysis(task: _Task) -> FixResult[bytes]:
     return fix_source(task.data, settings=settings, apply_fixes=task.apply_fixes)
 
 
+def _place(finding: Finding) -> tuple[int, int, int, str]:
+    """Where a finding starts: the rules report in the order they run, not in the file's."""
+    return (finding.cell or 0, finding.line, finding.column, finding.rule)
+
+
 def analyse(task: _Task) -> FileOutcome:
     """Fix one file's bytes in memory; never raises (a failure is this file's error)."""
     outcome = FileOutcome(task.path, old=task.data, new=task.data, parsed=True)  # bytes dropped below
     try:
         result = _analysis(task)
-        outcome.findings, outcome.new = result.findings, result.source
+        outcome.findings, outcome.new = tuple(sorted(result.findings, key=_place)), result.source
         outcome.parsed = result.parsed
     except SourceError as error:
         outcome.error = str(error)
@@ -114,7 +121,7 @@ def analyse(task: _Task) -> FileOutcome:
         outcome.error = f"internal error, file left unchanged: {error}"
         if task.apply_fixes:  # the rewrite failed its checks, not the findings: report them
             with suppress(Exception):  # a report-only pass writes nothing, so it has nothing to prove
-                outcome.findings = _analysis(replace(task, apply_fixes=False)).findings
+                outcome.findings = tuple(sorted(_analysis(replace(task, apply_fixes=False)).findings, key=_place))
     except RecursionError:
         outcome.error = "too deeply nested to analyse"
     except Exception as error:  # noqa: BLE001 - a bug in semfix must not stop the other files
