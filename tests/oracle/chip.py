@@ -22,14 +22,14 @@ INTERPRET = ", interpret=pltpu.InterpretParams()"
 
 
 def export(folder: Path, seeds: range) -> None:
+    from jax_env import Worker
+
     from semfix import fix_source
     from semfix.selection import build_settings
 
     from . import TESTS  # noqa: F401 - puts tests/ on sys.path for jax_env
     from .grammar import generate
     from .judge import Judge
-
-    from jax_env import Worker
 
     folder.mkdir(parents=True, exist_ok=True)
     every = build_settings(select=["ALL"])
