@@ -167,7 +167,8 @@ def floor_of(requirements: Iterable[str], source: Path) -> Version | None:
         try:
             requirement = Requirement(text)
         except InvalidRequirement as error:
-            raise SettingsError(f"{source}: cannot read the requirement {text.strip()!r}: {error}") from None
+            reason = str(error).splitlines()[0]  # packaging's next lines draw a caret under the text
+            raise SettingsError(f"{source}: cannot read the requirement {text.strip()!r}: {reason}") from None
         if requirement.name.lower() != "jax":
             continue
         if requirement.marker is None:

@@ -425,7 +425,8 @@ def test_command_line_select_overrides_the_files_extend_select(tmp_path: Path) -
 def test_a_package_init_keeps_the_tpu_names_it_re_exports(tmp_path: Path) -> None:
     """`from mypkg import semaphore_wait` reads what `mypkg/__init__.py` imports: SEM101 renames
     the package's own reads but drops none of its module-level imports (as ruff's F401 keeps
-    them in an `__init__.py`)."""
+    them in an `__init__.py`); a kept name moves to `jax.experimental.pallas`, where it is the
+    same object from the floor on and still lives after JAX 0.11 (issue 36 item 6)."""
     package = tmp_path / "mypkg"
     package.mkdir()
     source = (
@@ -443,7 +444,7 @@ def test_a_package_init_keeps_the_tpu_names_it_re_exports(tmp_path: Path) -> Non
     )  # fixed
     assert (package / "__init__.py").read_text() == source.replace(
         "import jax\n", "import jax\nfrom jax.experimental import pallas as pl\n"
-    ).replace("    semaphore_wait(sem", "    pl.semaphore_wait(sem")
+    ).replace("    semaphore_wait(sem", "    pl.semaphore_wait(sem").replace("pallas.tpu import", "pallas import")
     assert "from jax.experimental import pallas as pl\n\n" in (package / "module.py").read_text()
 
 
