@@ -49,7 +49,7 @@ def cases(source: Path) -> list[Case]:
     return found
 
 
-def run_file(job: tuple[Path, str, frozenset[tuple[str, int]]]) -> list[dict[str, object]]:
+def run_file(job: tuple[Path, str, frozenset[tuple[str, int]]]) -> tuple[str, list[dict[str, object]]]:
     """Judge the chosen plants of one file."""
     source, name, chosen = job
     data = (source / name).read_bytes()
@@ -71,20 +71,30 @@ def run_file(job: tuple[Path, str, frozenset[tuple[str, int]]]) -> list[dict[str
                     "wrote": v.wrote,
                 }
             )
-    return records
+    return name, records
 
 
-def judge_all(source: Path, chosen: list[Case], jobs: int) -> list[dict[str, object]]:
-    """Judge the cases, a file per task, the largest files first (they take longest)."""
+def judge_all(source: Path, chosen: list[Case], jobs: int, log: Path | None = None) -> list[dict[str, object]]:
+    """Judge the cases, a file per task, the largest files first (they take longest). With a
+    log, each file's records are appended to it as one JSON line as it ends, and the files
+    a log from an interrupted run holds are not judged again."""
     by_file: dict[str, set[tuple[str, int]]] = {}
     for name, kind, offset in chosen:
         by_file.setdefault(name, set()).add((kind, offset))
-    work = sorted(by_file, key=lambda n: -len(by_file[n]) * (source / n).stat().st_size)
+    done = [json.loads(line) for line in log.read_text().splitlines()] if log and log.exists() else []
+    records = [r for entry in done if entry["file"] in by_file for r in entry["records"]]
+    work = sorted(
+        set(by_file) - {e["file"] for e in done}, key=lambda n: -len(by_file[n]) * (source / n).stat().st_size
+    )
     tasks = [(source, name, frozenset(by_file[name])) for name in work]
-    if jobs == 1:
-        return [r for task in tasks for r in run_file(task)]
     with Pool(jobs) as pool:
-        return [r for records in pool.imap_unordered(run_file, tasks) for r in records]
+        for count, (name, found) in enumerate(pool.imap_unordered(run_file, tasks), 1):
+            records += found
+            print(f"{count}/{len(tasks)} {name}", file=sys.stderr)
+            if log:
+                with log.open("a") as out:
+                    out.write(json.dumps({"file": name, "records": found}) + "\n")
+    return records
 
 
 def table(records: list[dict[str, object]], key: str) -> str:
@@ -105,13 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", type=Path, help="write the wrong rewrites and errors here")
+    parser.add_argument("--log", type=Path, help="append each file's verdicts here; a rerun skips the files it holds")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="semfix-plant-"))
     source = fetch(work, WHEELS)
     every = cases(source)
     chosen = random.Random(args.seed).sample(every, min(args.sample, len(every))) if args.sample else every
     started = time.perf_counter()
-    records = judge_all(source, chosen, args.jobs)
+    records = judge_all(source, chosen, args.jobs, args.log)
     print(f"{len(records)} of {len(every)} plants, seed {args.seed}, {time.perf_counter() - started:.0f} s")
     print(table(records, "tree"), "\n")
     print(table(records, "kind"), "\n")

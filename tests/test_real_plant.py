@@ -46,6 +46,8 @@ def test_a_plant_semfix_takes_back_out_is_restored() -> None:
 
 
 @pytest.mark.network
-def test_a_seeded_sample_of_the_real_trees_has_no_wrong_rewrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_seeded_sample_of_the_real_trees_has_no_wrong_rewrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     status = main(["--work", str(tmp_path), "--sample", "120", "--seed", "35", "--jobs", "1"])
     assert status == 0, capsys.readouterr().out
