@@ -10,6 +10,7 @@ alone in a copy of the file:
   unit           `r` -> `r[()]`
   ellipsis-carried  `tmp = r[...]` above, `tmp` passed
   dropped-index  `a.at[i, j]` -> `a.at[i]`
+  at-dropped-index  `a.at[i, j]` -> `a[i]` (a read of a row: a fix must not write `a.at[i]`)
 semfix's fix (`fix_source`, every rule) then runs on the planted file, safe and then with
 unsafe fixes. Each plant ends as one verdict: restored (safe), restored only unsafe, reported
 (a new finding, no rewrite), wrong (a new rewrite that is not the original), missed (nothing
@@ -32,7 +33,7 @@ from semfix.catalog import lookup
 from semfix.findings import Finding
 from semfix.selection import build_settings
 
-KINDS = ("at", "at-carried", "ellipsis", "unit", "ellipsis-carried", "dropped-index")
+KINDS = ("at", "at-carried", "ellipsis", "unit", "ellipsis-carried", "dropped-index", "at-dropped-index")
 VERDICTS = ("restored", "unsafe", "reported", "wrong-safe", "wrong-unsafe", "missed", "error")
 SETTINGS = {unsafe: build_settings(select=["ALL"], unsafe_fixes=unsafe) for unsafe in (False, True)}
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -86,7 +87,10 @@ def plants(data: bytes) -> Iterator[Plant]:
             edits["at-carried"] = (start, end, local.encode(), read)
             index = node.slice
             if isinstance(index, ast.Tuple) and len(index.elts) > 1 and not _starred(index):
-                edits["dropped-index"] = (at(index.elts[-2], True), at(index.elts[-1], True), b"", None)
+                drop = at(index.elts[-2], True), at(index.elts[-1], True)
+                edits["dropped-index"] = (*drop, b"", None)
+                kept = text[: drop[0] - start] + text[drop[1] - start :]
+                edits["at-dropped-index"] = (start, end, kept[: cut[0]] + kept[cut[1] :], None)
         edits["ellipsis"] = (end, end, b"[...]", None)
         edits["unit"] = (end, end, b"[()]", None)
         edits["ellipsis-carried"] = (start, end, local.encode(), text + b"[...]")

@@ -114,12 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="judge this many cases, drawn with --seed (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="the kinds of plant, comma-separated")
     parser.add_argument("--json", type=Path, help="write the wrong rewrites and errors here")
     parser.add_argument("--log", type=Path, help="append each file's verdicts here; a rerun skips the files it holds")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="semfix-plant-"))
     source = fetch(work, WHEELS)
-    every = cases(source)
+    every = [case for case in cases(source) if case[1] in args.kinds.split(",")]
     chosen = random.Random(args.seed).sample(every, min(args.sample, len(every))) if args.sample else every
     started = time.perf_counter()
     records = judge_all(source, chosen, args.jobs, args.log)

@@ -30,6 +30,7 @@ def test_each_mistake_is_planted_at_each_site_alone() -> None:
     found = {(p.kind, p.original, p.planted) for p in plants(KERNEL)}
     assert ("at", "sems.at[0, 1]", "sems[0, 1]") in found
     assert ("dropped-index", "sems.at[0, 1]", "sems.at[0]") in found
+    assert ("at-dropped-index", "sems.at[0, 1]", "sems[0]") in found
     assert ("at-carried", "o_hbm.at[0]", "planted_0 = o_hbm[0]; planted_0") in found
     assert ("unit", "x_hbm", "x_hbm[()]") in found
     # both branches of a conditional expression; no carried read out of a comprehension
