@@ -11,6 +11,8 @@ alone in a copy of the file:
   ellipsis-carried  `tmp = r[...]` above, `tmp` passed
   dropped-index  `a.at[i, j]` -> `a.at[i]`
   at-dropped-index  `a.at[i, j]` -> `a[i]` (a read of a row: a fix must not write `a.at[i]`)
+The last two only on semaphores and barriers, where JAX refuses a row (non-()-shaped); a DMA
+buffer's row is a Ref JAX takes, whose lost index no rule can see.
 semfix's fix (`fix_source`, every rule) then runs on the planted file, safe and then with
 unsafe fixes. Each plant ends as one verdict: restored (safe), restored only unsafe, reported
 (a new finding, no rewrite), wrong (a new rewrite that is not the original), missed (nothing
@@ -69,7 +71,7 @@ def plants(data: bytes) -> Iterator[Plant]:
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     newline = b"\r\n" if b"\r\n" in data else b"\n"
     local = next(f"planted_{n}" for n in range(99) if f"planted_{n}".encode() not in data)
-    for node in sites(tree):
+    for node, semaphore in sites(tree):
 
         def at(n: ast.AST, end: bool = False) -> int:
             if end:
@@ -81,12 +83,13 @@ def plants(data: bytes) -> Iterator[Plant]:
         edits: dict[str, tuple[int, int, bytes, bytes | None]] = {}  # kind -> span, new text, carried read
         if _is_view(node):
             assert isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
-            cut = at(node.value.value, True) - start, at(node.value, True) - start
+            dot = data.rindex(b".", at(node.value.value, True), at(node.value, True))  # keeps a line break before it
+            cut = dot - start, at(node.value, True) - start
             read = text[: cut[0]] + text[cut[1] :]
             edits["at"] = (start, end, read, None)
             edits["at-carried"] = (start, end, local.encode(), read)
             index = node.slice
-            if isinstance(index, ast.Tuple) and len(index.elts) > 1 and not _starred(index):
+            if semaphore and isinstance(index, ast.Tuple) and len(index.elts) > 1 and not _starred(index):
                 drop = at(index.elts[-2], True), at(index.elts[-1], True)
                 edits["dropped-index"] = (*drop, b"", None)
                 kept = text[: drop[0] - start] + text[drop[1] - start :]
@@ -112,9 +115,9 @@ def plants(data: bytes) -> Iterator[Plant]:
             yield Plant(kind, start, node.lineno, text.decode(), shown.decode(), planted)
 
 
-def sites(tree: ast.Module) -> Iterator[ast.expr]:
+def sites(tree: ast.Module) -> Iterator[tuple[ast.expr, bool]]:
     """The Refs passed to catalog calls' semaphore, barrier and buffer parameters (both
-    branches of a conditional expression), outside f-strings."""
+    branches of a conditional expression), outside f-strings; True for a semaphore or barrier."""
     aliases = _aliases(tree)
     in_fstrings = {id(n) for f in ast.walk(tree) if isinstance(f, ast.JoinedStr) for n in ast.walk(f)}
     for call in ast.walk(tree):
@@ -127,7 +130,7 @@ def sites(tree: ast.Module) -> Iterator[ast.expr]:
             argument = next((k.value for k in call.keywords if k.arg == param.name), None)
             if argument is None and param.position is not None and param.position < len(call.args):
                 argument = call.args[param.position]
-            yield from _refs(argument)
+            yield from ((ref, param in operation.sem_params) for ref in _refs(argument))
 
 
 def _refs(node: ast.expr | None) -> Iterator[ast.expr]:

@@ -19,7 +19,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 
 def kernel(x_hbm, o_hbm, sems, flags, sem):
-    copy = pltpu.make_async_copy(x_hbm, o_hbm.at[0], sems.at[0, 1])
+    copy = pltpu.make_async_copy(x_hbm, o_hbm.at[0, 1], sems.at[0, 1])
     copy.start()
     pl.semaphore_signal(sem if flags is None else flags.at[0], 1)
     print([pl.semaphore_wait(s) for s in (sem,)])
@@ -31,10 +31,15 @@ def test_each_mistake_is_planted_at_each_site_alone() -> None:
     assert ("at", "sems.at[0, 1]", "sems[0, 1]") in found
     assert ("dropped-index", "sems.at[0, 1]", "sems.at[0]") in found
     assert ("at-dropped-index", "sems.at[0, 1]", "sems[0]") in found
-    assert ("at-carried", "o_hbm.at[0]", "planted_0 = o_hbm[0]; planted_0") in found
+    assert ("at-carried", "o_hbm.at[0, 1]", "planted_0 = o_hbm[0, 1]; planted_0") in found
+    assert not {k for k, o, _ in found if o == "o_hbm.at[0, 1]" and "dropped" in k}  # a buffer's row is a Ref
     assert ("unit", "x_hbm", "x_hbm[()]") in found
     # both branches of a conditional expression; no carried read out of a comprehension
     assert {("ellipsis", "sem", "sem[...]"), ("at", "flags.at[0]", "flags[0]")} <= found
+    chain = b"pltpu.async_copy(x_hbm.at[0]\n    .at[1], o_hbm, sem)"
+    assert b"x_hbm.at[0]\n    [1]" in next(
+        p.text for p in plants(KERNEL + chain) if p.kind == "at" and b"\n" in p.original.encode()
+    )
     assert {(k, o) for k, o, _ in found if o == "s"} == {("ellipsis", "s"), ("unit", "s")}
     carried = next(p for p in plants(KERNEL) if p.kind == "ellipsis-carried" and p.original == "sem")
     assert b"    planted_0 = sem[...]\n    pl.semaphore_signal(planted_0 if flags" in carried.text
