@@ -70,6 +70,22 @@ def test_colab_and_plain_ipython_tracebacks_are_fixed_in_their_notebook_cell(rin
     )
 
 
+def test_a_colab_tail_pasted_without_its_header() -> None:
+    """From the kernel's frame on, as copied out of a Colab cell's output; its line is the `---->` one."""
+    lines = (TRACEBACKS / "colab.log").read_text().splitlines()
+    (failure,) = parse_log(
+        "\n".join(lines[lines.index("<ipython-input-2-874caac8c1df> in ping_kernel(x_ref, o_ref, flags)") :])
+    )
+    frame = failure.frames[0]
+    assert (frame.cell, frame.line, frame.function, frame.source) == (
+        True,
+        3,
+        "ping_kernel",
+        "pl.semaphore_signal(flags[1], 2)",
+    )
+    assert all(frame.in_jax for frame in failure.frames[1:])
+
+
 def test_a_rich_traceback_is_read_through_its_box(dmalib12: Path) -> None:
     """rich_array.log: 80 columns, so paths wrap and long source lines are cut at the edge."""
     result = explain(dmalib12, (TRACEBACKS / "rich_array.log").read_text())

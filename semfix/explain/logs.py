@@ -163,7 +163,8 @@ def _read_stream(lines: list[str]) -> list[Failure]:
             path, number = (frame["cell"], frame["line"]) if frame["cell"] else (frame["path"], frame["file_line"])
             reading = Frame(path, int(number), frame["function"] or "<module>"), False
             python = True
-        elif frame := _IPYTHON7_FRAME.match(line):  # its line number is the listing's `---->` line
+        elif (frame := _IPYTHON7_FRAME.match(line)) and (python or frame["path"].startswith("<ipython-input-")):
+            # its line is the listing's `---->` line; a file's frame only inside a traceback (prose has `x.py in y`)
             reading = Frame(frame["path"], 0, frame["function"]), True
             python = True
         elif frame := _PYTEST_FRAME.match(line):
