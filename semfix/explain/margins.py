@@ -44,7 +44,7 @@ def split_margins(lines: list[str]) -> dict[str, list[str]]:
     learnt: under ""). A line is read under the longest shape its start has."""
     anchors = [m for line in lines if _HINT.search(line) and (m := _ANCHOR.match(line))]
     margins = {m["margin"] if m["margin"] is not None else m["framed"] for m in anchors}
-    shapes = [re.compile(_shape(margin)) for margin in margins if margin.strip()]
+    shapes = [re.compile(shape) for shape in {_shape(margin) for margin in margins if margin.strip()}]
     streams: dict[str, list[str]] = {}
     for line in lines:
         matches = [(match.end(), shape.pattern) for shape in shapes if (match := shape.match(line))]
