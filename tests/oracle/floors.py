@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from semfix.jax_versions import RELEASES
+from semfix.jax_versions import RELEASES, parse
 
 #: The JAX releases a generated project's kernels run on before and after the migration.
 FLOOR_ENVS = ("0.6.2", "0.7.0", "0.7.1", "0.7.2")
@@ -92,7 +92,7 @@ def _declared(form: str, floor: str, rng: random.Random) -> tuple[dict[str, str]
     if form.startswith("project") and form != "project markers":
         return {"pyproject.toml": _pyproject(["numpy", req])}, req
     if form == "project markers":  # the floor is the lowest alternative's
-        higher = rng.choice([r for r in ("0.7.2", "0.10.2", "0.12.1") if r >= floor] or [floor])
+        higher = rng.choice([r for r in ("0.7.2", "0.10.2", "0.12.1") if parse(r) >= parse(floor)] or [floor])
         alternatives = [f"jax>={floor}; python_version < '3.11'", f"jax>={higher}; python_version >= '3.11'"]
         rng.shuffle(alternatives)
         return {"pyproject.toml": _pyproject(alternatives)}, " | ".join(alternatives)

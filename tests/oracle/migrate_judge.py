@@ -5,7 +5,8 @@
    the declared floor (0.6.2, the oldest the oracle has, for a floor below it or none): else
    the generator is wrong.
 2. `python -m semfix fix --extend-select SEM1 <project>` runs as a user runs it, with its JSON
-   report: what changed, and what was left (held back), with semfix's reason.
+   report: what changed, and what was left (held back), with semfix's reason. It is this
+   checkout's semfix, or the one at $SEMFIX_UNDER_TEST (another branch's worktree).
 3. When anything changed, every module must still import and run right on the floor's JAX,
    its memory-space constants still the objects the old spellings give there: else a WRONG
    MIGRATION.
@@ -31,6 +32,7 @@ from pathlib import Path
 from jax_env import REPO, Worker, jax_python
 
 from .floors import NEWEST
+from .judge import TWO_DEVICES
 from .migration import Module, Project
 
 FAILURES = ("wrong migration", "miss", "semfix error")
@@ -129,13 +131,14 @@ class MigrationJudge:
 
     def worker(self, release: str) -> Worker:
         if release not in self.workers:
-            self.workers[release] = Worker(jax_python(release), timeout=self.timeout)
+            self.workers[release] = Worker(jax_python(release), timeout=self.timeout, env=TWO_DEVICES)
         return self.workers[release]
 
-    def run(self, root: Path, module: Module, release: str, strict: bool = False) -> str:
+    def run(self, project: Project, root: Path, module: Module, release: str, strict: bool = False) -> str:
         """ "ok <digest>", "error ..." or "hang": the module imported and its kernel run."""
         checks = [] if strict else module.checks
-        source = DRIVER.format(root=str(root), base=str(self.folder), name=module.name, checks=checks)
+        where = str(root / project.import_root) if project.import_root else str(root)
+        source = DRIVER.format(root=where, base=str(self.folder), name=module.name, checks=checks)
         return self.worker(release).run(source, check=True, strict=strict)
 
     def write(self, project: Project, label: str) -> Path:
@@ -149,7 +152,7 @@ class MigrationJudge:
         """`python -m semfix fix --extend-select SEM1 <root>`, as a user runs it; its JSON report."""
         report = root.parent / "report.json"
         command = [sys.executable, "-m", "semfix", "fix", "--extend-select", "SEM1", "--exit-zero", "-j", "1"]
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, "PYTHONPATH": os.environ.get("SEMFIX_UNDER_TEST", str(REPO))}
         done = subprocess.run(
             [*command, "--report", str(report), str(root)],
             capture_output=True, text=True, env=env, cwd=root.parent, timeout=300,
@@ -166,7 +169,7 @@ class MigrationJudge:
         floor = declared.runs_on
         before = self.write(project, "before")
         for module in project.modules:
-            outcome = self.run(before, module, floor)
+            outcome = self.run(project, before, module, floor)
             if not outcome.startswith("ok"):
                 verdict.broken = f"{module.name} on JAX {floor}: {outcome}"
                 verdict.counts["generator error"] += 1
@@ -231,13 +234,13 @@ class MigrationJudge:
         floor = declared.runs_on
         closure = project.closure(module.name)
         if changed:
-            outcome = self.run(after, module, floor)
+            outcome = self.run(project, after, module, floor)
             if not outcome.startswith("ok"):
                 where = f"{floor} (the floor{'; ' + declared.note if declared.note else ''})"
                 failure = Failure("wrong migration", project.seed, module.name, where, declared.said, outcome, diff)
                 verdict.failures.append(failure)
                 return
-        outcome = self.run(after, module, NEWEST, strict=True)
+        outcome = self.run(project, after, module, NEWEST, strict=True)
         if outcome.startswith("ok"):
             verdict.counts["ran on newest"] += 1
         elif closure & left:
