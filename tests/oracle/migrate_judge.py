@@ -12,7 +12,8 @@
    MIGRATION.
 4. On the newest JAX with the Pallas family's deprecations as errors, a module must run right
    unless semfix left a finding in it or in a project module it imports (held back): else a
-   WRONG MIGRATION when semfix changed one of them, a MISS when it changed and said nothing.
+   WRONG MIGRATION when semfix changed one of them and the error is about a name on a line it
+   changed, a MISS when it is about a name semfix neither changed nor reported.
 """
 
 from __future__ import annotations
@@ -80,9 +81,10 @@ class Failure:
     error: str
     diff: str
 
-    def key(self) -> tuple[str, str, str]:
-        """What the shrinker keeps: the class, where it failed, the error's type and first words."""
-        return self.kind, self.jax.split()[0], " ".join(self.error.split()[:3])
+    def key(self) -> tuple[str, str, str, str]:
+        """What the shrinker keeps: the class, where it failed, the error's type, the name it names."""
+        kind = self.error.split(":")[0].split()[-1] if self.error else ""
+        return self.kind, (self.jax.split() or [""])[0], kind, named(self.error)
 
     def text(self) -> str:
         return (
@@ -104,6 +106,22 @@ class Verdict:
         self.failures += other.failures
 
 
+def named(error: str) -> str:
+    """The name an ImportError, AttributeError or NameError is about ("" for another error)."""
+    found = re.search(r"(?:import name|has no attribute|name) '(\w+)'", error)
+    return found.group(1) if found else ""
+
+
+def caused(error: str, diff: str) -> bool:
+    """Did semfix's edit cause this failure on the newest JAX? Yes when the name the error is
+    about is on a line semfix changed (a rename that left the old name's import, an import
+    dropped that a sibling reads) or is not known; no when it names a name on lines semfix
+    left as they were (a reference it never saw: a miss)."""
+    name = named(error)
+    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    return not name or any(re.search(rf"\b{re.escape(name)}\b", line) for line in removed)
+
+
 def reason(finding: dict[str, object]) -> str:
     """A finding semfix left, as a class: its rule and why it was not fixed, names and releases
     left out (`SEM101 needs JAX V above the floor`)."""
@@ -111,6 +129,7 @@ def reason(finding: dict[str, object]) -> str:
     why = message.partition("(not fixed: ")[2] or message
     why = re.sub(r"`[^`]*`", "N", why)
     why = re.sub(r"\d+\.\d+(\.\d+)*", "V", why)
+    why = re.sub(r" from N in [^\s;]+| from V", "", why)  # where the floor was read
     why = re.split(r"[;(]", why)[0].strip(" ,.)")
     return f"{finding['rule']} {why}"
 
@@ -246,7 +265,7 @@ class MigrationJudge:
         elif closure & left:
             verdict.counts["held back on newest"] += 1
         else:
-            kind = "wrong migration" if closure & changed else "miss"
+            kind = "wrong migration" if closure & changed and caused(outcome, diff) else "miss"
             where = f"{NEWEST} strict (nothing left reported)"
             verdict.failures.append(Failure(kind, project.seed, module.name, where, declared.said, outcome, diff))
 

@@ -91,13 +91,13 @@ def save(project: Project, failure: Failure, folder: Path) -> Path:
 def shrink_all(verdict: Verdict, folder: Path, limit: int, budget: int) -> None:
     """Shrink and save each distinct failure (by Failure.key), at most `limit` of them."""
     judge = MigrationJudge()
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, str]] = set()
     try:
         for failure in sorted(verdict.failures, key=lambda f: (FAILURES.index(f.kind), f.seed)):
             if failure.key() in seen or len(seen) >= limit:
                 continue
             seen.add(failure.key())
-            project, small = shrink(failure, judge, budget) if failure.module else (generate(failure.seed), failure)
+            project, small = shrink(failure, judge, budget)
             print(f"wrote {save(project, small, folder)}", flush=True)
     finally:
         judge.close()
