@@ -63,7 +63,10 @@ for attr, old in CHECKS:
             was = None
     if was is not None and getattr(module, attr) is not was:
         now = getattr(module, attr)
-        raise AssertionError(f"{{NAME}}.{{attr}} is {{now!r}}, not pltpu.{{old}} ({{was!r}}) on this JAX")
+        raise AssertionError(
+            f"{{NAME}}.{{attr}} is {{type(now).__module__}}.{{now!r}}, not pltpu.{{old}}, "
+            f"{{type(was).__module__}}.{{was!r}}, on this JAX"
+        )
 run = getattr(module, "run", lambda: 0)
 expected = getattr(module, "expected", lambda: 0)
 """
@@ -108,8 +111,8 @@ class Verdict:
 
 def named(error: str) -> str:
     """The name an ImportError, AttributeError or NameError is about ("" for another error)."""
-    found = re.search(r"(?:import name|has no attribute|name) '(\w+)'", error)
-    return found.group(1) if found else ""
+    found = re.search(r"(?:import name|has no attribute|name) '(\w+)'|(\w+) (?:was|is) deprecated", error)
+    return (found.group(1) or found.group(2)) if found else ""
 
 
 def caused(error: str, diff: str) -> bool:
@@ -176,9 +179,12 @@ class MigrationJudge:
             [*command, "--report", str(report), str(root)],
             capture_output=True, text=True, env=env, cwd=root.parent, timeout=300,
         )  # fmt: skip
-        if done.returncode != 0 or not report.exists():
-            return {"error": f"exit {done.returncode}: {(done.stderr or done.stdout)[-800:]}"}
+        said = f"exit {done.returncode}: {(done.stderr or done.stdout)[-800:]}"
+        if not report.exists():
+            return {"error": said, "files": []}
         data: dict[str, object] = json.loads(report.read_text())
+        if done.returncode != 0:  # a file it could not fix (its proof refused): the others are judged
+            data["error"] = said
         return data
 
     def judge(self, project: Project) -> Verdict:
@@ -206,7 +212,6 @@ class MigrationJudge:
             verdict.failures.append(
                 Failure("semfix error", project.seed, "", "", declared.said, str(report["error"]), "")
             )
-            return verdict
         files = {str(f["path"]).replace(os.sep, "/"): f for f in report.get("files", [])}  # type: ignore[union-attr]
         left: set[str] = set()
         changed: set[str] = set()
