@@ -12,6 +12,8 @@ from pathlib import Path
 from .migrate_judge import FAILURES, INFO, Failure, MigrationJudge, Verdict
 from .migration import Project, build, generate, plan_for, simpler
 
+SHRUNK_FIRST = ("wrong migration", "semfix error", "miss")  # what the soak is for, first
+
 
 def soak(seeds: range, deadline: float) -> Verdict:
     """Judge projects of `seeds` until `deadline` (time.time()); the sum of their verdicts."""
@@ -93,7 +95,7 @@ def shrink_all(verdict: Verdict, folder: Path, limit: int, budget: int) -> None:
     judge = MigrationJudge()
     seen: set[tuple[str, str, str, str]] = set()
     try:
-        for failure in sorted(verdict.failures, key=lambda f: (FAILURES.index(f.kind), f.seed)):
+        for failure in sorted(verdict.failures, key=lambda f: (SHRUNK_FIRST.index(f.kind), f.seed)):
             if failure.key() in seen or len(seen) >= limit:
                 continue
             seen.add(failure.key())
