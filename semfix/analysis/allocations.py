@@ -137,7 +137,14 @@ class Allocations(Resolution):
 
     def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
         """The arguments of a call to one of JAX's grid specs, by parameter name; None for
-        anything else, or where a `*args` or `**kwargs` hides which are given."""
+        anything else, or where a `*args` or `**kwargs` hides which are given. A name bound
+        once to such a call (`grid_spec = pltpu.PrefetchScalarGridSpec(...)`) and used nowhere
+        else is that call: its attributes may be changed only through another use."""
+        if isinstance(node, ast.Name):
+            owner, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner:
+                if len(getattr(bindings[0].node, "targets", ())) == 1 and not self._used_elsewhere(node, scope):
+                    node, scope = bindings[0].value, owner
         if not isinstance(node, ast.Call):
             return None
         orders = {GRID_SPECS.get(name) for name in self.qualified(node.func, scope) or ()}
