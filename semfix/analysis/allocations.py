@@ -111,8 +111,8 @@ class Allocations(Resolution):
 
         JAX passes a kernel its inputs, its outputs as `out_shape`'s pytree gives them, then
         its scratch buffers. Scratch shapes count only as written in `pallas_call` itself or in
-        one of JAX's own grid specs: a helper's call, or a variable, may hold more. An output
-        that is a pytree node (`(pltpu.SemaphoreType.DMA(()),) * 2`) is a tuple of Refs; any
+        one of JAX's own grid specs (or a local bound to one): a helper's call, or a parameter,
+        may hold more. An output that is a pytree node (`(pltpu.SemaphoreType.DMA(()),) * 2`) is a tuple of Refs; any
         other output is given no kind (the skim pairs only scratch shapes with parameters)."""
         given = _bound(arguments, PALLAS_CALL_POSITIONAL)
         keywords = given or {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
