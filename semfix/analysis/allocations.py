@@ -292,9 +292,10 @@ class Allocations(Resolution):
         parameter = self._parameter(node, scope)
         return None if parameter is None else self.param_ranks.get(id(parameter))
 
-    @staticmethod
-    def _parameter(node: ast.expr, scope: Scope) -> ast.AST | None:
-        """The parameter `node` names, where it is bound once, as a parameter, and never declared global."""
+    def _parameter(self, node: ast.expr, scope: Scope) -> ast.AST | None:
+        """The parameter `node` names (itself, or a NamedTuple's field holding it: `field`),
+        where it is bound once, as a parameter, and never declared global."""
+        node, scope = self.field(node, scope) or (node, scope)
         if not isinstance(node, ast.Name):
             return None
         _, bindings = scope.lookup(node.id)

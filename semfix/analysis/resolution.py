@@ -257,6 +257,9 @@ class Resolution:
         array only if all do. `seen`: the assignments followed so far (`refs = refs[1:]`)."""
         if has_slice(node):  # a slice of a tuple is a tuple
             return self._tuple(node.value, scope, seen)
+        field = self.field(node, scope)
+        if field is not None:
+            return self.kind(*field, seen)
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
         found, bindings = scope.lookup(node.id)
@@ -274,6 +277,31 @@ class Resolution:
             else:
                 kinds.add(Kind.UNKNOWN)
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    def field(self, node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
+        """What a NamedTuple's field holds (`held.pair`, `held = Held(sems, pair)`), and the
+        scope it is written in: where `held` is bound once, to a call of a NamedTuple class of
+        the file bound once, that gives the field. A NamedTuple never changes its fields."""
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return None
+        owner, bindings = scope.lookup(node.value.id)
+        if owner is None or len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].declared:
+            return None
+        call = bindings[0].value
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            return None
+        _, classes = owner.lookup(call.func.id)
+        named = classes[0].node if len(classes) == 1 and not classes[0].declared else None
+        if not isinstance(named, ast.ClassDef) or named.decorator_list:
+            return None
+        if not any(self.resolves_to(base, owner, _NAMED_TUPLE) for base in named.bases):
+            return None
+        fields = [f.target.id for f in named.body if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)]
+        given = dict(zip(fields, itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)))
+        given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+        if len(call.args) > len(given) or any(k.arg is None for k in call.keywords) or node.attr not in given:
+            return None  # a `*args` or `**kwargs` may give any field
+        return given[node.attr], owner
 
     def _tuple(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> Kind:
         """What a slice of `node`, or a name assigned it, holds: only a tuple carries over (an
@@ -397,6 +425,7 @@ def bound_arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[
     return found + [(by_name[k.arg], k.value) for k in call.keywords if k.arg in by_name]
 
 
+_NAMED_TUPLE = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 _PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
 
 

@@ -35,12 +35,13 @@ too). Unsafe where it cannot tell (applied only with `--unsafe-fixes`). Never, a
 reported, where `sems[i]` already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a
 slice of it such as `refs[0:2]` or a name assigned one, a starred unpacking target, literals,
 an output written as a pytree node in `out_shape` or `out_specs` such as
-`(pltpu.SemaphoreType.DMA(()),) * 2`, a parameter that any allocation makes a tuple), or a
-string index (`sems["load"]`: a dict of Refs). Nor where the allocation's shape has more
-dimensions than `sems[i]` gives indices: that reads a row, and `sems.at[i]` would pass one
-(SEM004 reports it). Where the allocation is a semaphore array whose shape semfix cannot read
-(`X(shape)` of a parameter) or whose launches disagree, the number of indices that pick one
-semaphore is not proven: unsafe. `sems[i][j]` of a proven Ref is reported with the view
+`(pltpu.SemaphoreType.DMA(()),) * 2`, a parameter that any allocation makes a tuple, also held
+in a NamedTuple's field: `held.pair` after `held = Held(sems, pair)`, is what the call gave the
+field), or a string index (`sems["load"]`: a dict of Refs). Nor where the allocation's shape
+has more dimensions than `sems[i]` gives indices: that reads a row, and `sems.at[i]` would pass
+one (SEM004 reports it). Where the allocation is a semaphore array whose shape semfix cannot
+read (`X(shape)` of a parameter) or whose launches disagree, the number of indices that pick
+one semaphore is not proven: unsafe. `sems[i][j]` of a proven Ref is reported with the view
 `sems.at[i, j]`, never fixed: `sems[i].at[j]` would be jnp's `.at` of a value. A name an
 assignment unpacks (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves
 it a Ref (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at
