@@ -8,7 +8,9 @@
 5. `fix` on it, if it writes anything, must run right, else a WRONG SAFE FIX; `--unsafe-fixes`
    results are judged apart (WRONG UNSAFE FIX).
 6. `explain LOG --fix` on the mutant's real traceback (the command, in-process) must exit 1 with
-   the file unchanged, or write a file that runs right, else an EXPLAIN WRONG FIX.
+   the file unchanged, or write a file that runs right, else an EXPLAIN WRONG FIX. A site
+   planted at two places (a signal and its wait) fails at the first, the one the log names:
+   explain's rewrite is judged with the copies it did not touch put back.
 
 check and fix run every rule (`select=ALL`). Counts that are not failures say what the run did:
 kept mutants, fixes made only with --unsafe-fixes, explain giving up or not recognising the error.
@@ -35,7 +37,7 @@ from .grammar import Case
 
 FAILURES = ("false report", "miss", "wrong safe fix", "wrong unsafe fix", "explain wrong fix", "semfix error")
 INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
-INFO += ("explain gave up, fix fixed", "explain unrecognised")
+INFO += ("explain left a copy", "explain gave up, fix fixed", "explain unrecognised")
 SAFE = build_settings(select=["ALL"])
 UNSAFE = build_settings(select=["ALL"], unsafe_fixes=True)
 TWO_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}  # remote copies and signals
@@ -164,11 +166,22 @@ class Judge:
                 fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
         if log:
             fixed = safe.source != source and not self._runs_right(safe.source, expected)
-            self._explain(path, log, source, expected, fail, verdict, fixed)
+            self._explain(path, log, (case.correct(), source), expected, fail, verdict, fixed)
 
     def _explain(
-        self, path: Path, log: str, source: str, expected: str, fail: object, verdict: Verdict, fixed: bool
+        self,
+        path: Path,
+        log: str,
+        sources: tuple[str, str],
+        expected: str,
+        fail: object,
+        verdict: Verdict,
+        fixed: bool,
     ) -> None:
+        """Judge `explain LOG --fix` on the mutant (`sources`: the correct kernel, the mutant).
+        A site planted at two places fails at the first, which the log names: explain's
+        rewrite is judged with the copies it left (lines it did not touch) put back."""
+        correct, source = sources
         from semfix.cli.main import main
 
         (path.parent / "error.log").write_text(log)
@@ -179,7 +192,11 @@ class Judge:
         said = " ".join(result.output.split())[:300]
         if written != source:
             verdict.counts["explain fixed"] += 1
-            if wrong := self._runs_right(written, expected):
+            wrong = self._runs_right(written, expected)
+            if wrong and (alone := _copies_put_back(correct, source, written)):
+                verdict.counts["explain left a copy"] += 1
+                wrong = self._runs_right(alone, expected)
+            if wrong:
                 fail("explain wrong fix", f"explain wrote a kernel that fails ({said}): {wrong}", written)  # type: ignore[operator]
         elif result.exit_code == 1:
             verdict.counts["explain gave up"] += 1
@@ -190,6 +207,16 @@ class Judge:
             verdict.counts["explain unrecognised"] += 1
         else:
             fail("explain wrong fix", f"explain exit {result.exit_code}, nothing written ({said})")  # type: ignore[operator]
+
+
+def _copies_put_back(correct: str, mutant: str, written: str) -> str:
+    """`written` with each line where the mutant differs from the correct kernel and explain
+    left it as planted put back as it was; "" where there is none, or the lines do not align."""
+    lines = [text.splitlines(keepends=True) for text in (correct, mutant, written)]
+    if len({len(each) for each in lines}) != 1:
+        return ""
+    put = [c if m != c and w == m else w for c, m, w in zip(*lines)]
+    return "".join(put) if put != lines[2] else ""
 
 
 def _applied(result: object) -> str:
