@@ -18,6 +18,7 @@ kept mutants, fixes made only with --unsafe-fixes, explain giving up or not reco
 
 from __future__ import annotations
 
+import difflib
 import random
 import re
 import shutil
@@ -114,7 +115,7 @@ class Judge:
         for finding in found:
             verdict.failures.append(Failure("false report", case.seed, -1, "", "none", finding, correct))
         for site, mutation, text in self.choose(case) if only is None else only:
-            self._mutant(case, site, mutation, case.mutant(site, text), expected, verdict)
+            self._mutant(case, site, mutation, text, expected, verdict)
         return verdict
 
     def _file(self, source: str) -> Path:
@@ -129,8 +130,9 @@ class Judge:
         outcome = self.worker.run(source, check=True)
         return "" if outcome == expected else outcome
 
-    def _mutant(self, case: Case, site: int, mutation: str, source: str, expected: str, verdict: Verdict) -> None:
+    def _mutant(self, case: Case, site: int, mutation: str, text: str, expected: str, verdict: Verdict) -> None:
         verdict.counts["mutants run"] += 1
+        source = case.mutant(site, text)
         path = self._file(source)
         outcome, log = self.worker.run_file(path, check=True)
         if outcome == expected:
@@ -166,22 +168,22 @@ class Judge:
                 fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
         if log:
             fixed = safe.source != source and not self._runs_right(safe.source, expected)
-            self._explain(path, log, (case.correct(), source), expected, fail, verdict, fixed)
+            self._explain(path, log, (case, site, text), expected, fail, verdict, fixed)
 
     def _explain(
         self,
         path: Path,
         log: str,
-        sources: tuple[str, str],
+        planted: tuple[Case, int, str],
         expected: str,
         fail: object,
         verdict: Verdict,
         fixed: bool,
     ) -> None:
-        """Judge `explain LOG --fix` on the mutant (`sources`: the correct kernel, the mutant).
+        """Judge `explain LOG --fix` on the mutant (`planted`: the case, the site, its text).
         A site planted at two places fails at the first, which the log names: explain's
         rewrite is judged with the copies it left (lines it did not touch) put back."""
-        correct, source = sources
+        source = planted[0].mutant(*planted[1:])
         from semfix.cli.main import main
 
         (path.parent / "error.log").write_text(log)
@@ -193,7 +195,7 @@ class Judge:
         if written != source:
             verdict.counts["explain fixed"] += 1
             wrong = self._runs_right(written, expected)
-            if wrong and (alone := _copies_put_back(correct, source, written)):
+            if wrong and (alone := _copies_put_back(*planted, written)):
                 verdict.counts["explain left a copy"] += 1
                 wrong = self._runs_right(alone, expected)
             if wrong:
@@ -209,14 +211,20 @@ class Judge:
             fail("explain wrong fix", f"explain exit {result.exit_code}, nothing written ({said})")  # type: ignore[operator]
 
 
-def _copies_put_back(correct: str, mutant: str, written: str) -> str:
-    """`written` with each line where the mutant differs from the correct kernel and explain
-    left it as planted put back as it was; "" where there is none, or the lines do not align."""
-    lines = [text.splitlines(keepends=True) for text in (correct, mutant, written)]
-    if len({len(each) for each in lines}) != 1:
-        return ""
-    put = [c if m != c and w == m else w for c, m, w in zip(*lines)]
-    return "".join(put) if put != lines[2] else ""
+def _copies_put_back(case: Case, site: int, text: str, written: str) -> str:
+    """`written` with each copy of the planted text (a site rendered at two places) that
+    explain left alone put back as the correct kernel has it; "" where there is none."""
+    mutant, correct = case.mutant(site, text), case._text(site, {})
+    matcher = difflib.SequenceMatcher(None, mutant, written, autojunk=False)
+    edits = [(i1, i2, written[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    left = [(a, b, correct) for a, b in case.copies(site, text) if not any(a <= e[1] and e[0] <= b for e in edits)]
+    if not left or len(left) == len(case.copies(site, text)):
+        return ""  # explain rewrote no copy: judged as it is
+    out, at = [], 0
+    for start, end, new in sorted(edits + left):
+        out += [mutant[at:start], new]
+        at = end
+    return "".join(out) + mutant[at:]
 
 
 def _applied(result: object) -> str:
