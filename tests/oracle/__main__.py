@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.jobs == 1:
             verdicts = [_job(jobs[0])]
         else:
-            with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
                 verdicts = pool.map(_job, jobs)
         verdict = Verdict()
         for one in verdicts:
