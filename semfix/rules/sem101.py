@@ -369,6 +369,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         alias,
         add=renames.alias is None and bool(renames.taken),
         taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops if drop.root.id != written],
+        gone=[drop.root for drop in drops if drop.root.id == written],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
