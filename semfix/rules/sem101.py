@@ -95,7 +95,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
-from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, PARTIAL, TPU_MIGRATIONS, Moved
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, PARTIAL, TPU_MIGRATIONS, Moved, lookup
 from semfix.floor import DECLARING
 from semfix.jax_versions import Version, spelled
 from semfix.rules import sem102, sem103
@@ -226,21 +226,27 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
     while renames.pending and (until is None or _end(renames.pending[-1].node) <= until):
         reference = renames.pending.pop()
         _rename(ctx, renames, reference)
-        if isinstance(reference.node, ast.Call) and reference.function == "semaphore_wait":
-            _wait_by_getattr(ctx, reference)
+        if isinstance(reference.node, ast.Call):
+            _called_by_getattr(ctx, renames, reference)
 
 
-def _wait_by_getattr(ctx: Context, reference: Reference) -> None:
-    """`getattr(pltpu, "semaphore_wait")` called, or given to `functools.partial`: no catalog
-    call the engine's loop hands SEM102, but the very function SEM101 renames, so its `dec=`
-    is SEM102's all the same (issue 36)."""
+def _called_by_getattr(ctx: Context, renames: Renames, reference: Reference) -> None:
+    """`getattr(pltpu, "semaphore_signal")` called, or given to `functools.partial`: no catalog
+    call the engine's loop hands the rules, but the very function SEM101 renames, so its
+    `device_id_type=` is SEM103's and its `dec=` SEM102's as a plain call's are (issue 36); else
+    a second run, on the renamed call, would make those fixes still."""
+    from semfix.rules.sem101_references import TPU
+
     call, scope = reference.holder, reference.scope
-    if isinstance(call, ast.Call) and call.func is reference.node:
-        sem102.check(ctx, call)
-    elif (
-        isinstance(call, ast.Call) and call.args[:1] == [reference.node] and ctx.resolves_to(call.func, scope, PARTIAL)
-    ):
-        sem102.check(ctx, call, partial=True)
+    if not isinstance(call, ast.Call) or (operation := lookup(f"{TPU}.{reference.function}")) is None:
+        return
+    partial = call.func is not reference.node
+    if partial and not (call.args[:1] == [reference.node] and ctx.resolves_to(call.func, scope, PARTIAL)):
+        return
+    operation = operation.through_partial() if partial else operation
+    skip(renames, sem103.check(ctx, renames.drops, call, operation), ctx)
+    if operation.name == "semaphore_wait":
+        sem102.check(ctx, call, partial)
 
 
 def _rename(ctx: Context, renames: Renames, reference: Reference) -> None:
@@ -382,14 +388,16 @@ def finish(ctx: Context, renames: Renames) -> None:
     from semfix.rules.sem101_references import PALLAS, TPU
 
     alias = renames.alias or DEFAULT_PALLAS_ALIAS
-    # the renames write `alias`: a dropped keyword's read of it takes nothing away (issue 36 item 1)
+    # the renames write `alias`: a read of it they or a dropped keyword take away takes nothing
+    # from its import (`pl.tpu.semaphore_wait`, issue 36 item 1)
     written = alias if renames.made else None
+    roots = [_root(node) for node in renames.taken] + [drop.root for drop in drops]
     request = Request(
         PALLAS,
         alias,
         add=renames.alias is None and bool(renames.taken),
-        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops if drop.root.id != written],
-        gone=[drop.root for drop in drops if drop.root.id == written],
+        taken=[root for root in roots if root.id != written],
+        gone=[root for root in roots if root.id == written],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
