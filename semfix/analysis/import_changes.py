@@ -50,7 +50,8 @@ class Request:
     of `loads` that are the very objects of `symbol`'s module's names at the project's floor:
     one kept only for importers is imported from there instead (the TPU module's `DeviceIdType`
     is gone in JAX 0.11, `pl`'s is the same enum from 0.6: issue 36), in place where it stands
-    sorted there."""
+    sorted there. `gone`: roots of reads the fix removes whose names stay read (a dropped
+    keyword's `pl` where the renames write `pl`): they prune nothing, and load nothing."""
 
     symbol: Symbol
     alias: str
@@ -60,6 +61,7 @@ class Request:
     exported: bool = False
     kept: frozenset[str] = frozenset()
     moved: frozenset[str] = frozenset()
+    gone: list[ast.Name] = field(default_factory=list)
     #: Filled in by the edits: the imports whose `moved` names stay (their new import would not
     #: stand sorted in their place), for the caller to report.
     unmoved: list[ast.ImportFrom] = field(default_factory=list)

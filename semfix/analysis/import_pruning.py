@@ -3,16 +3,19 @@
 Pruning. An imported name goes only when nothing but the taken reads reads it: not another
 read, not a string other than a docstring (a string annotation may read it), not a doctest in
 a docstring, not a line of code masked as a comment (`OPAQUE_CODE`: a notebook's magics), not
-the importers of a package's `__init__.py` (`Request.exported`), not a read of the loaded
-module through a parent package (`jax.experimental.pallas.tpu.X` after `import jax`: only an
-import of the module makes that attribute exist). A statement left with no name goes, its
-blank lines and comments handed to the next.
+the importers of a package's `__init__.py` (`Request.exported`). A read of the loaded module
+through a parent package (`jax.experimental.pallas.tpu.X` after `import jax`) needs one
+module-level import of it to stay (only that makes the attribute exist): where none does, an
+import of the module itself is kept, never a name imported from it (the deprecated names are
+gone from it in JAX 0.11). A statement left with no name goes, its blank lines and comments
+handed to the next.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from semfix.analysis.import_changes import ModuleView, Request, Unsure
@@ -74,20 +77,25 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
             strings.add(id(node.value))
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             spelled.update(named.findall(_doctests(node.value) if id(node) in strings else node.value))
-    loaded = any(  # the module read through a parent package: it must stay imported
-        _through_parent(binding.qualname, access.steps, request.loads)
-        for name, found in module.accesses.items()
-        for access in found
-        if id(access.name) not in taken
-        for binding in access.scope.lookup(name)[1]
-        if binding.qualname is not None  # an import's: no other binding has one (`ScopeBuilder`)
+    gone = taken | {id(root) for root in request.gone}
+    loaded = next(  # the module read through a parent package: some import of it must stay
+        (
+            access.name
+            for name, found in module.accesses.items()
+            for access in found
+            if id(access.name) not in gone
+            for binding in access.scope.lookup(name)[1]
+            if binding.qualname is not None  # an import's: no other binding has one (`ScopeBuilder`)
+            and _through_parent(binding.qualname, access.steps, request.loads)
+        ),
+        None,
     )
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     sites = []
     for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
         bound = [_bound(alias, statement) for alias in statement.names]
         exported = request.exported and not local  # importers of the package may read it
-        read = [loaded or n not in names or n in spelled or (n, id(statement)) in used for n in bound]
+        read = [n not in names or n in spelled or (n, id(statement)) in used for n in bound]
         importers = [exported or (n in request.kept and not local) for n in bound]
         movable = isinstance(statement, ast.ImportFrom) and not statement.level and statement.module == request.loads
         move = [
@@ -96,7 +104,59 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
         ]
         keep = [(own or importer) and not moved for own, importer, moved in zip(read, importers, move)]
         sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep, move))
+    if loaded is not None:
+        _keep_loaded(module, request.loads, sites, loaded)
     return sites
+
+
+def _keep_loaded(module: ModuleView, loads: str, sites: list[Site], read: ast.Name) -> None:
+    """`read` reaches the module `loads` through a parent package, an attribute only an import
+    of the module makes exist: unless a module-level import of it stays, keep the pruned ones that
+    import the module itself (`from jax.experimental.pallas import tpu`). A name imported from it
+    is no such import: the deprecated names are gone from it in JAX 0.11 (ImportError), so
+    where only those load it, unsure."""
+    pruned = {id(site.statement): site for site in sites}
+    for statement in _module_level_imports(module.tree.body):
+        site = pruned.get(id(statement))
+        kept = [True] * len(statement.names) if site is None else site.keep
+        if any(k and _loads(statement, alias, loads) for k, alias in zip(kept, statement.names)):
+            return
+    wanted = [
+        (site, i)
+        for site in sites
+        for i, alias in enumerate(site.statement.names)
+        if _loads(site.statement, alias, loads) and not _loads(site.statement, None, loads)
+    ]
+    if not wanted:
+        why = f"`{loads}`, read through its parent package at line {read.lineno}, is loaded only by an import"
+        raise Unsure(why + " of names it has no more from JAX 0.11")
+    for site, i in wanted:
+        site.keep[i] = True
+
+
+def _loads(statement: ast.Import | ast.ImportFrom, alias: ast.alias | None, loads: str) -> bool:
+    """Does this name of the statement (None: any, a from-import's module alone) import the
+    module `loads` or one inside it?"""
+    if isinstance(statement, ast.ImportFrom):
+        if statement.level or statement.module is None:
+            return False
+        modules = [statement.module] + ([f"{statement.module}.{alias.name}"] if alias else [])
+    else:
+        modules = [alias.name] if alias else []
+    return any(m == loads or m.startswith(loads + ".") for m in modules)
+
+
+def _module_level_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run on import of the module: outside every function and class."""
+    for statement in body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            yield statement
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for child in ast.iter_child_nodes(statement):
+                if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                    yield from _module_level_imports(child.body)
+            for name in ("body", "orelse", "finalbody"):
+                yield from _module_level_imports(getattr(statement, name, []))
 
 
 #: Marks a line of code semfix cannot read, kept as a comment: an IPython magic or shell line

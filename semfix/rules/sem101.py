@@ -95,10 +95,10 @@ from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
-from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, TPU_MIGRATIONS, Moved
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, PARTIAL, TPU_MIGRATIONS, Moved, lookup
 from semfix.floor import DECLARING
 from semfix.jax_versions import Version, spelled
-from semfix.rules import sem103
+from semfix.rules import sem102, sem103
 from semfix.rules.base import Invalid, Rule
 
 if TYPE_CHECKING:  # the rule is off by default: its logic's imports load where it is enabled
@@ -223,59 +223,85 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
     each call's arguments, so findings come in libcst's order (callee, then call)."""
     if not renames.pending:
         return
+    while renames.pending and (until is None or _end(renames.pending[-1].node) <= until):
+        reference = renames.pending.pop()
+        _rename(ctx, renames, reference)
+        if isinstance(reference.node, ast.Call):
+            _called_by_getattr(ctx, renames, reference)
+
+
+def _called_by_getattr(ctx: Context, renames: Renames, reference: Reference) -> None:
+    """`getattr(pltpu, "semaphore_signal")` called, or given to `functools.partial`: no catalog
+    call the engine's loop hands the rules, but the very function SEM101 renames, so its
+    `device_id_type=` is SEM103's and its `dec=` SEM102's as a plain call's are (issue 36); else
+    a second run, on the renamed call, would make those fixes still."""
+    from semfix.rules.sem101_references import TPU
+
+    call, scope = reference.holder, reference.scope
+    if not isinstance(call, ast.Call) or (operation := lookup(f"{TPU}.{reference.function}")) is None:
+        return
+    partial = call.func is not reference.node
+    if partial and not (call.args[:1] == [reference.node] and ctx.resolves_to(call.func, scope, PARTIAL)):
+        return
+    operation = operation.through_partial() if partial else operation
+    skip(renames, sem103.check(ctx, renames.drops, call, operation), ctx)
+    if operation.name == "semaphore_wait":
+        sem102.check(ctx, call, partial)
+
+
+def _rename(ctx: Context, renames: Renames, reference: Reference) -> None:
+    """One reference renamed, or reported where the rename is not sure."""
     from semfix.analysis.importer import ImportChanges, runs_first
     from semfix.rules.sem101_references import PALLAS
 
-    while renames.pending and (until is None or _end(renames.pending[-1].node) <= until):
-        reference = renames.pending.pop()
-        moved = TPU_MIGRATIONS[reference.function]
-        if moved.to:
-            _rename_in_place(ctx, renames, reference, moved)
-            continue
-        alias = renames.alias or DEFAULT_PALLAS_ALIAS
-        new_text = moved.use or f"{alias}.{reference.function}"
-        message = _message(ctx, reference, moved, new_text)
-        if moved.same_from is None or ctx.settings.target_jax < moved.same_from:
-            why = needs(ctx, new_text, moved.same_from) if moved.same_from else NEVER_THE_SAME.format(new_text)
-            ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
-            continue
-        owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
-        usable = (
-            not bindings
-            if renames.alias is None
-            else owner is not None and owner.kind == "module" and [b.qualname for b in bindings] == [PALLAS.module]
-        )  # a function's own pallas import may come below the reference
-        if not usable:
-            ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
-            continue
-        if reference.fallback is not None:
-            root = _root(reference.read).id
-            why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
-            ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
-            continue
-        tree = ctx.tree
-        assert tree is not None  # SEM101 runs on a parsed tree (`renames`)
-        at = None
-        if renames.alias is not None:
-            statement = bindings[0].node
-            # `usable`: the alias's one binding, an import's, whose node is its statement
-            assert isinstance(statement, (ast.Import, ast.ImportFrom))
-            at = tree.body.index(statement)
-        if at is not None and runs_first(tree, reference.node, reference.scope, at):
-            ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
-            continue
-        start, end = ctx.text.start(reference.node)[2], ctx.text.end(reference.node)[2]
-        if LINE_BREAK.search(ctx.text.text, start, end) or reference.formatted:
-            where = "in an f-string" if reference.formatted else "a reference over several lines"
-            ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
-        elif ctx.report(CODE, reference.node, message, new_text):
-            renames.taken.append(reference.read)
-            edit = (start, end, new_text)
-            renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # a rename has no call
-            renames.findings.append(len(ctx.findings) - 1)
-            renames.declared = renames.declared or ImportChanges()
-            new_node = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
-            renames.declared.replace(reference.node, [new_node], reference.holder)
+    moved = TPU_MIGRATIONS[reference.function]
+    if moved.to:
+        _rename_in_place(ctx, renames, reference, moved)
+        return
+    alias = renames.alias or DEFAULT_PALLAS_ALIAS
+    new_text = moved.use or f"{alias}.{reference.function}"
+    message = _message(ctx, reference, moved, new_text)
+    if moved.same_from is None or ctx.settings.target_jax < moved.same_from:
+        why = needs(ctx, new_text, moved.same_from) if moved.same_from else NEVER_THE_SAME.format(new_text)
+        ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
+        return
+    owner, bindings = reference.scope.lookup(alias)  # the pallas import, or free for the one to add
+    usable = (
+        not bindings
+        if renames.alias is None
+        else owner is not None and owner.kind == "module" and [b.qualname for b in bindings] == [PALLAS.module]
+    )  # a function's own pallas import may come below the reference
+    if not usable:
+        ctx.report(CODE, reference.node, message + f" (not fixed: `{alias}` means something else here)", None)
+        return
+    if reference.fallback is not None:
+        root = _root(reference.read).id
+        why = f"`{root}` may be None, bound so at line {reference.fallback}; the rename would change what runs"
+        ctx.report(CODE, reference.node, message + f" (not fixed: {why})", None)
+        return
+    tree = ctx.tree
+    assert tree is not None  # SEM101 runs on a parsed tree (`renames`)
+    at = None
+    if renames.alias is not None:
+        statement = bindings[0].node
+        # `usable`: the alias's one binding, an import's, whose node is its statement
+        assert isinstance(statement, (ast.Import, ast.ImportFrom))
+        at = tree.body.index(statement)
+    if at is not None and runs_first(tree, reference.node, reference.scope, at):
+        ctx.report(CODE, reference.node, message + f" (not fixed: {RUNS_FIRST.format(alias)})", None)
+        return
+    start, end = ctx.text.start(reference.node)[2], ctx.text.end(reference.node)[2]
+    if LINE_BREAK.search(ctx.text.text, start, end) or reference.formatted:
+        where = "in an f-string" if reference.formatted else "a reference over several lines"
+        ctx.report(CODE, reference.node, message + f" (not fixed: {where})", None)
+    elif ctx.report(CODE, reference.node, message, new_text):
+        renames.taken.append(reference.read)
+        edit = (start, end, new_text)
+        renames.made.append(Rewrite(None, reference.node, reference.node, [edit]))  # a rename has no call
+        renames.findings.append(len(ctx.findings) - 1)
+        renames.declared = renames.declared or ImportChanges()
+        new_node = ast.Attribute(ast.Name(alias, ast.Load()), reference.function, ast.Load())
+        renames.declared.replace(reference.node, [new_node], reference.holder)
 
 
 def _message(ctx: Context, reference: Reference, moved: Moved, new_text: str) -> str:
@@ -362,13 +388,16 @@ def finish(ctx: Context, renames: Renames) -> None:
     from semfix.rules.sem101_references import PALLAS, TPU
 
     alias = renames.alias or DEFAULT_PALLAS_ALIAS
-    # the renames write `alias`: a dropped keyword's read of it takes nothing away (issue 36 item 1)
+    # the renames write `alias`: a read of it they or a dropped keyword take away takes nothing
+    # from its import (`pl.tpu.semaphore_wait`, issue 36 item 1)
     written = alias if renames.made else None
+    roots = [_root(node) for node in renames.taken] + [drop.root for drop in drops]
     request = Request(
         PALLAS,
         alias,
         add=renames.alias is None and bool(renames.taken),
-        taken=[_root(node) for node in renames.taken] + [drop.root for drop in drops if drop.root.id != written],
+        taken=[root for root in roots if root.id != written],
+        gone=[root for root in roots if root.id == written],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
         loads=TPU if renames.taken else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,

@@ -3,7 +3,8 @@
 ## What it does
 Drops `device_id_type=<...>.DeviceIdType.MESH` from `semaphore_signal`, `make_async_remote_copy`
 and `async_remote_copy` (however `DeviceIdType` is spelled: `pl.`, `pltpu.`, imported by name,
-a private `jax._src.pallas` path, an alias), with its comma, and the import it leaves unused;
+a private `jax._src.pallas` path, an alias, `getattr(pltpu, "DeviceIdType")`), with its comma,
+and the import it leaves unused;
 so too MESH given by position to the two copies, their last positional parameter in every
 release (`catalog.DEVICE_ID_TYPE_POSITION`: dropping it moves no other argument).
 Reports, without a fix, a `device_id_type=` of any other value (`LOGICAL`, a variable) and
@@ -49,6 +50,7 @@ from dataclasses import dataclass
 
 from semfix.analysis.context import Context
 from semfix.analysis.nodes import Rewrite, unchain
+from semfix.analysis.scopes import Scope
 from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, DEVICE_ID_TYPE_POSITION, Operation
 from semfix.jax_versions import spelled
 from semfix.rules.base import Invalid, Rule
@@ -170,7 +172,7 @@ def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> l
     for argument in given:
         value = argument.value if isinstance(argument, ast.keyword) else argument
         drops.seen.update(id(n) for n in ast.walk(value))
-        names = ctx.qualified(value, scope)
+        names, root = _resolved(ctx, value, scope)
         message = f"`device_id_type{'=' if isinstance(argument, ast.keyword) else ''}` was {_DEPRECATED}"
         if not names or not names <= MESH:
             ctx.report(CODE, argument, message + "; only MESH, the default, can be dropped (not fixed)", None)
@@ -181,13 +183,34 @@ def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> l
                 CODE, argument, message + "; MESH is the default (not fixed: a comment or an unusual layout)", None
             )
         elif ctx.report(CODE, argument, message + "; MESH is the default", "", span=_located(ctx, span)):
-            root = unchain(value)[0]
             assert isinstance(root, ast.Name)  # `qualified` resolved it through an import
             edit = (*span, "")
             dropped = Dropped(call, value, value, [edit], keyword=argument)
             drops.made.append(Drop(edit, dropped, len(ctx.findings) - 1, root))
             spans.append(span)
     return spans
+
+
+def _resolved(ctx: Context, value: ast.expr, scope: Scope) -> tuple[set[str] | None, ast.expr]:
+    """What `value` names, and the name it reads first: through the imports, or through
+    `getattr(pltpu, "DeviceIdType")` (the builtin, a constant name), a reference SEM101 renames:
+    a MESH read so is dropped alike, else a second run would drop the renamed one."""
+    root, steps, _ = unchain(value)
+    if (
+        isinstance(root, ast.Call)
+        and isinstance(root.func, ast.Name)
+        and root.func.id == "getattr"
+        and len(root.args) == 2
+        and not root.keywords
+        and isinstance(name := root.args[1], ast.Constant)
+        and isinstance(name.value, str)
+        and None not in steps
+        and not scope.lookup("getattr")[1]
+    ):
+        names = ctx.qualified(root.args[0], scope)
+        suffix = "".join(f".{step}" for step in (name.value, *steps))
+        return (names and {f"{n}{suffix}" for n in names}), unchain(root.args[0])[0]
+    return ctx.qualified(value, scope), root
 
 
 def finish(ctx: Context, drops: Drops) -> None:
