@@ -294,11 +294,32 @@ class Resolution:
                     self._see_axes(subscript, scope)
         return self.proven
 
+    def member(self, node: ast.expr, scope: Scope) -> object | None:
+        """The key the dimensions a Ref shows are pooled by: `key`, but `self.sems` in a method is
+        one Ref in every method of its class (`key` tells each method's `self` apart)."""
+        root, steps, subscripts = unchain(node)
+        if isinstance(root, ast.Name) and steps and not subscripts:
+            owner, bindings = scope.lookup(root.id)
+            method = owner.node if owner is not None else None
+            outer = owner.parent if owner is not None else None
+            while outer is not None and outer.kind == "annotation":  # a generic method's type parameters
+                outer = outer.parent
+            if (
+                isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and outer is not None
+                and outer.kind == "class"
+                and len(bindings) == 1
+                and bindings[0].node in [*method.args.posonlyargs, *method.args.args][:1]
+                and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+            ):
+                return ("member", id(outer), steps)
+        return self.key(node, scope)
+
     def _see_axes(self, subscript: ast.Subscript, scope: Scope) -> None:
         """Record how many dimensions the view shows the Ref it views (through locals and
         chains) to have at least: `flags.at[i].at[j]` and `row.at[j]` after `row = flags.at[i]`, two."""
         view = unview(subscript, scope)
-        key = self.key(view.base, view.scope) if view.counted else None
+        key = self.member(view.base, view.scope) if view.counted else None
         if key is None:
             return
         before = [sum(not self.keeps_dimension(i, view.scope) for i in level) for level in view.levels]
@@ -308,9 +329,11 @@ class Resolution:
 
     def axes_indexed(self, node: ast.expr, scope: Scope) -> tuple[int, ast.Subscript] | None:
         """How many dimensions the file's views of the Ref `node` names show it has at least
-        (`x.at[i, j]`), with the view that shows the most, where the file has one."""
-        key = self.key(node, scope)
-        return None if key is None or key not in self.proofs() else self.axes_seen.get(key)
+        (`x.at[i, j]`; `self.x` in any method of the class), with the view that shows the most, where the
+        file has one."""
+        self.proofs()  # which records the views' dimensions
+        key = self.member(node, scope)
+        return None if key is None else self.axes_seen.get(key)
 
     def keeps_dimension(self, index: ast.expr, scope: Scope) -> bool:
         """Does the index keep its dimension: `a:b`, or one of Pallas's slices (`pl.ds(0, 2)`)?"""
