@@ -15,6 +15,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from semfix.analysis.nodes import (
+    branches,
     has_slice,
     is_at,
     read_target,
@@ -60,6 +61,7 @@ class Resolution:
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
         self.axes_seen: dict[object, tuple[int, ast.Subscript]] = {}  # by key: the most dimensions a view shows
+        self._picked: dict[object, tuple[set[int], ast.expr]] | None = None  # by `member`: `rank_shown`
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
@@ -334,6 +336,27 @@ class Resolution:
         self.proofs()  # which records the views' dimensions
         key = self.member(node, scope)
         return None if key is None else self.axes_seen.get(key)
+
+    def rank_shown(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+        """How many indices pick one semaphore of the Ref `node` names, where the file's semaphore
+        arguments that view it (`sem=sems.at[i, j]`, through locals and chains; `self.sems` in any
+        method of the class) all give one number: with one such argument. A view proves a Ref, not
+        its rank; these do, as its allocation would."""
+        if self._picked is None:
+            self._picked = {}
+            for call in self.catalog_calls():
+                operation, scope_of_call = self.operation(call), self.scopes.scope_of[id(call)]
+                for _, argument in bound_arguments(operation.sem_params if operation else (), call):
+                    for branch in branches(argument):
+                        view = unview(branch, scope_of_call)
+                        key = self.member(view.base, view.scope) if view.levels and view.counted else None
+                        picked = [i for level in view.levels for i in level]
+                        if key is None or any(self.keeps_dimension(i, view.scope) for i in picked):
+                            continue  # a slice passes more than one semaphore: it shows no rank
+                        counts, first = self._picked.setdefault(key, (set(), branch))
+                        counts.add(len(picked))
+        found = self._picked.get(self.member(node, scope))
+        return (min(found[0]), found[1]) if found is not None and len(found[0]) == 1 else None
 
     def keeps_dimension(self, index: ast.expr, scope: Scope) -> bool:
         """Does the index keep its dimension: `a:b`, or one of Pallas's slices (`pl.ds(0, 2)`)?"""
