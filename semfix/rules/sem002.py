@@ -188,15 +188,16 @@ def _evidence(ctx: Context, base: ast.expr, scope: Scope) -> str | None:
     return "" if _proven(ctx, base, scope) else None
 
 
-def _unranked(ctx: Context, element: ast.Subscript, scope: Scope) -> bool:
-    """Is `element` read out of an allocated semaphore array, or out of a view of any Ref, where
-    the file does not show that the element's indices pick one semaphore: an allocation's shape
-    semfix cannot read (`X(shape)`), launches that disagree, no rank shown for a view's Ref
-    (`rank_shown`: a view proves a Ref, not its rank), or another number of indices?"""
+def _unranked(ctx: Context, element: ast.Subscript, scope: Scope, one: bool) -> bool:
+    """Is `element` read out of an allocated semaphore array, or (`one`: a semaphore argument,
+    not a buffer, whose view may have any shape) out of a view of any Ref, where the file does not
+    show that the element's indices pick one semaphore: an allocation's shape semfix cannot read
+    (`X(shape)`), launches that disagree, no rank shown for a view's Ref (`rank_shown`: a view
+    proves a Ref, not its rank), or another number of indices?"""
     view = unview(element.value, scope)
     if ctx.kind(view.base, view.scope) is Kind.ARRAY:
         rank = ctx.rank(view.base, view.scope)
-    elif view.levels:
+    elif view.levels and one:
         rank = ctx.rank_shown(view.base, view.scope)
     else:
         return False
@@ -235,7 +236,7 @@ def check(
         ctx.report(code, element, messages.read_of_a_read(ctx.text.of(element), _one_view(ctx, element, scope)), None)
         return previous
     evidence = _evidence(ctx, base, scope)
-    unranked = _unranked(ctx, element, scope)
+    unranked = _unranked(ctx, element, scope, one=code == CODE)
     safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
     gap = ctx.bracket(element)
     if gap is None:  # text before `[` that no known source holds: reported, not cut
