@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
 #: The files a floor is read from, as globs (the server watches them); named where none declares one.
-DECLARING = ("pyproject.toml", "setup.cfg", "requirements*.txt")
+DECLARING = ("pyproject.toml", ".semfix.toml", "semfix.toml", "setup.cfg", "requirements*.txt")
 _JAX = re.compile(r"(?i)\bjax\b")  # a line that never spells it is not parsed
 
 
@@ -84,6 +84,9 @@ def declared_in(folder: Path) -> Floor | None:
 
 @lru_cache(maxsize=256)
 def _declared(stamps: tuple[tuple[Path, int], ...]) -> Floor | None:
+    for path, _ in stamps:  # the folder's own `target-jax` says it outright
+        if (given := _target_jax(path)) is not None:
+            return given
     floors = [
         Floor(release, path, where)
         for path, _ in stamps
@@ -93,10 +96,28 @@ def _declared(stamps: tuple[tuple[Path, int], ...]) -> Floor | None:
     return min(floors, key=lambda floor: floor.release, default=None)
 
 
+def _target_jax(path: Path) -> Floor | None:
+    """`target-jax` in `[tool.semfix]` of a pyproject.toml, or at the top of semfix.toml."""
+    if path.suffix != ".toml":
+        return None
+    data = read_toml(path)
+    table = _table(_table(data.get("tool")).get("semfix")) if path.name == "pyproject.toml" else data
+    value = table.get("target-jax")
+    if value is None:
+        return None
+    try:
+        release = parse(value) if isinstance(value, str) else None
+    except ValueError:
+        release = None
+    if release is None:
+        raise SettingsError(f'{path}: target-jax must be a JAX release, as a string ("0.7")')
+    return Floor((*release, 0, 0)[: max(3, len(release))], path, "target-jax")
+
+
 def _lists(path: Path) -> Iterator[tuple[str, list[str]]]:
     """(where in the file, its requirement strings) for each list of requirements in `path`."""
-    if path.name == "pyproject.toml":
-        yield from _pyproject(path)
+    if path.suffix == ".toml":
+        yield from _pyproject(path) if path.name == "pyproject.toml" else ()
     elif path.suffix == ".cfg":
         yield from _setup_cfg(path, path.read_text("utf-8", "replace"))
     else:

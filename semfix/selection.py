@@ -60,9 +60,13 @@ def load_settings(
     ignore: Iterable[str] = (),
     unsafe_fixes: bool | None = None,
     target_jax: str | None = None,
+    floor_from_file: bool = False,
 ) -> Settings:
-    """Settings from pyproject.toml (if any), overridden by what the command line says."""
+    """Settings from pyproject.toml (if any), overridden by what the command line says. The
+    file's `target-jax` is every file's floor only where the file was named (`--config`,
+    `floor_from_file`); else each file takes its nearest project's (`settings.for_file`)."""
     table = tool_table(pyproject)
+    in_file = given_floor(pyproject, table)  # checked either way
     file_select, file_extend, file_ignore = (
         _codes(pyproject, table, key) for key in ("select", "extend-select", "ignore")
     )
@@ -76,7 +80,7 @@ def load_settings(
         extend_select=list(extend_select) if select else [*(file_extend or ()), *extend_select],
         ignore=list(ignore) if select else [*(file_ignore or ()), *ignore],
         unsafe_fixes=file_unsafe if unsafe_fixes is None else unsafe_fixes,
-        target_jax=target_jax if target_jax is not None else given_floor(pyproject, table),
+        target_jax=target_jax if target_jax is not None else in_file if floor_from_file else None,
         target_from="--target-jax" if target_jax is not None else f"`target-jax` in {pyproject}",
     )
     return replace(settings, file_ignores=_file_ignores(pyproject, table)) if pyproject else settings

@@ -124,3 +124,19 @@ def test_a_rename_waits_for_the_release_where_it_means_the_same(source: str, flo
     assert finding.applied == fixed and ("pltpu" not in result.source) == fixed
     if not fixed:
         assert "declare `jax>=" in finding.message
+
+
+def test_a_members_own_target_jax_is_its_floor(tmp_path: Path) -> None:
+    """A member declaring `target-jax` in its own [tool.semfix] under a root of a higher floor
+    (the migration oracle's seed 2069): its files take its floor, in a run from the root."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\ndependencies = ["jax>=0.7.2"]\n')
+    member = tmp_path / "member"
+    member.mkdir()
+    (member / "pyproject.toml").write_text('[tool.semfix]\ntarget-jax = "0.7.1"\n')
+    (member / "k.py").write_text(HOST)
+    settings = for_file(load_settings(find_pyproject([tmp_path])), member / "k.py")
+    assert (settings.target_jax, settings.target_declared) == ((0, 7, 1), True)
+    result = CliRunner().invoke(main, ["fix", "--extend-select", "SEM101", str(tmp_path)])
+    assert result.exit_code in (0, 1), result.output
+    assert "pltpu.HOST" in (member / "k.py").read_text()  # pl.HOST is another enum's member on 0.7.1

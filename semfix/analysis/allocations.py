@@ -111,8 +111,8 @@ class Allocations(Resolution):
 
         JAX passes a kernel its inputs, its outputs as `out_shape`'s pytree gives them, then
         its scratch buffers. Scratch shapes count only as written in `pallas_call` itself or in
-        one of JAX's own grid specs: a helper's call, or a variable, may hold more. An output
-        that is a pytree node (`(pltpu.SemaphoreType.DMA(()),) * 2`) is a tuple of Refs; any
+        one of JAX's own grid specs (or a local bound to one): a helper's call, or a parameter,
+        may hold more. An output that is a pytree node (`(pltpu.SemaphoreType.DMA(()),) * 2`) is a tuple of Refs; any
         other output is given no kind (the skim pairs only scratch shapes with parameters)."""
         given = _bound(arguments, PALLAS_CALL_POSITIONAL)
         keywords = given or {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
@@ -137,7 +137,14 @@ class Allocations(Resolution):
 
     def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
         """The arguments of a call to one of JAX's grid specs, by parameter name; None for
-        anything else, or where a `*args` or `**kwargs` hides which are given."""
+        anything else, or where a `*args` or `**kwargs` hides which are given. A name bound
+        once to such a call (`grid_spec = pltpu.PrefetchScalarGridSpec(...)`) and used nowhere
+        else is that call: its attributes may be changed only through another use."""
+        if isinstance(node, ast.Name):
+            owner, bindings = scope.lookup(node.id)
+            if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner:
+                if len(getattr(bindings[0].node, "targets", ())) == 1 and not self._used_elsewhere(node, scope):
+                    node, scope = bindings[0].value, owner
         if not isinstance(node, ast.Call):
             return None
         orders = {GRID_SPECS.get(name) for name in self.qualified(node.func, scope) or ()}
@@ -285,9 +292,10 @@ class Allocations(Resolution):
         parameter = self._parameter(node, scope)
         return None if parameter is None else self.param_ranks.get(id(parameter))
 
-    @staticmethod
-    def _parameter(node: ast.expr, scope: Scope) -> ast.AST | None:
-        """The parameter `node` names, where it is bound once, as a parameter, and never declared global."""
+    def _parameter(self, node: ast.expr, scope: Scope) -> ast.AST | None:
+        """The parameter `node` names (itself, or a NamedTuple's field holding it: `field`),
+        where it is bound once, as a parameter, and never declared global."""
+        node, scope = self.field(node, scope) or (node, scope)
         if not isinstance(node, ast.Name):
             return None
         _, bindings = scope.lookup(node.id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from collections import Counter
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -60,7 +61,9 @@ class Resolution:
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
-        self.axes_seen: dict[object, tuple[int, ast.Subscript]] = {}  # by key: the most dimensions a view shows
+        self.axes_seen: dict[object, tuple[int, ast.expr]] = {}  # by `member`: the most dimensions a view shows
+        # by id() of a parameter: the dimensions its views show, each with the parameters its indices name
+        self._param_axes: dict[int, set[tuple[int, frozenset[int]]]] = {}
         self._picked: dict[object, tuple[set[int], ast.expr]] | None = None  # by `member`: `rank_shown`
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
@@ -256,6 +259,9 @@ class Resolution:
         array only if all do. `seen`: the assignments followed so far (`refs = refs[1:]`)."""
         if has_slice(node):  # a slice of a tuple is a tuple
             return self._tuple(node.value, scope, seen)
+        field = self.field(node, scope)
+        if field is not None:
+            return self.kind(*field, seen)
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
         found, bindings = scope.lookup(node.id)
@@ -273,6 +279,31 @@ class Resolution:
             else:
                 kinds.add(Kind.UNKNOWN)
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    def field(self, node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
+        """What a NamedTuple's field holds (`held.pair`, `held = Held(sems, pair)`), and the
+        scope it is written in: where `held` is bound once, to a call of a NamedTuple class of
+        the file bound once, that gives the field. A NamedTuple never changes its fields."""
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return None
+        owner, bindings = scope.lookup(node.value.id)
+        if owner is None or len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].declared:
+            return None
+        call = bindings[0].value
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            return None
+        _, classes = owner.lookup(call.func.id)
+        named = classes[0].node if len(classes) == 1 and not classes[0].declared else None
+        if not isinstance(named, ast.ClassDef) or named.decorator_list:
+            return None
+        if not any(self.resolves_to(base, owner, _NAMED_TUPLE) for base in named.bases):
+            return None
+        fields = [f.target.id for f in named.body if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)]
+        given = dict(zip(fields, itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)))
+        given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+        if len(call.args) > len(given) or any(k.arg is None for k in call.keywords) or node.attr not in given:
+            return None  # a `*args` or `**kwargs` may give any field
+        return given[node.attr], owner
 
     def _tuple(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> Kind:
         """What a slice of `node`, or a name assigned it, holds: only a tuple carries over (an
@@ -294,6 +325,7 @@ class Resolution:
                         self.proof_sites.setdefault(proof, []).append((target, scope))
                 if is_at(subscript.value):
                     self._see_axes(subscript, scope)
+            self._see_axes_through_helpers()
         return self.proven
 
     def member(self, node: ast.expr, scope: Scope) -> object | None:
@@ -321,15 +353,75 @@ class Resolution:
         """Record how many dimensions the view shows the Ref it views (through locals and
         chains) to have at least: `flags.at[i].at[j]` and `row.at[j]` after `row = flags.at[i]`, two."""
         view = unview(subscript, scope)
-        key = self.member(view.base, view.scope) if view.counted else None
-        if key is None:
-            return
         before = [sum(not self.keeps_dimension(i, view.scope) for i in level) for level in view.levels]
         least = max(len(level) + sum(before[:n]) for n, level in enumerate(view.levels))
-        if least > self.axes_seen.get(key, (0, subscript))[0]:
-            self.axes_seen[key] = (least, subscript)
+        needs = self._parameters_in([i for level in view.levels for i in level], scope)
+        self._seen(view.base, view.scope, least, subscript, view.counted, needs)
 
-    def axes_indexed(self, node: ast.expr, scope: Scope) -> tuple[int, ast.Subscript] | None:
+    def _seen(
+        self, base: ast.expr, scope: Scope, least: int, shown: ast.expr, counted: bool, needs: frozenset[int]
+    ) -> bool:
+        """Record that `shown` indexes at least `least` dimensions of what `base` names, and for
+        a parameter, of whatever a call gives it where it also gives the parameters (`needs`)
+        the indices name: `sem.at[slot]` is on the path a call without `slot` does not take."""
+        key = self.member(base, scope) if counted else None
+        if key is None:
+            return False
+        _, bindings = scope.lookup(base.id) if isinstance(base, ast.Name) else (None, [])
+        more = False
+        if len(bindings) == 1 and bindings[0].kind == "param":
+            seen = self._param_axes.setdefault(id(bindings[0].node), set())
+            more = (least, needs) not in seen
+            seen.add((least, needs))
+        if least > self.axes_seen.get(key, (0, shown))[0]:
+            self.axes_seen[key] = (least, shown)
+            more = True
+        return more
+
+    def _parameters_in(self, nodes: list[ast.expr], scope: Scope) -> frozenset[int]:
+        """The parameters (id() of each) the names in `nodes` are bound to."""
+        found: set[int] = set()
+        for name in (n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)):
+            _, bindings = scope.lookup(name.id)
+            found.update(id(b.node) for b in bindings if b.kind == "param")
+        return frozenset(found)
+
+    def _see_axes_through_helpers(self) -> None:
+        """A Ref given to a def of the file whose parameter is viewed there shows the dimensions
+        those views index, after the indices it was given: `_wait_at(flags.at[0], 1, slot)`,
+        where `_wait_at` views `sem.at[slot]`, indexes two dimensions of `flags`, on whichever
+        path of the def the view is, unless the call leaves `slot` to its default (so a fix of
+        `flags[i]` is never proven to pick one semaphore). Through helpers of helpers, until
+        nothing more is seen."""
+        for _ in range(len(self.scopes.functions) + 1):
+            if not self._param_axes or not any([self._see_through(call) for call in self.scopes.calls]):
+                return
+
+    def _see_through(self, call: ast.Call) -> bool:
+        if not isinstance(call.func, ast.Name):
+            return False
+        scope = self.scopes.scope_of[id(call)]
+        _, bindings = scope.lookup(call.func.id)
+        function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+        if not isinstance(function, ast.FunctionDef) or function.decorator_list or bindings[0].declared:
+            return False
+        arguments = function.args
+        positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
+        by_name = {p.arg: p for p in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+        given = {id(p): (p, a) for p, a in zip([*arguments.posonlyargs, *arguments.args], positional)}
+        given.update((id(by_name[k.arg]), (by_name[k.arg], k.value)) for k in call.keywords if k.arg in by_name)
+        more = False
+        for parameter, argument in given.values():
+            for least, named in list(self._param_axes.get(id(parameter), ())):
+                needs = named & {id(p) for p in by_name.values()}  # the called def's own, not an outer one's
+                if needs <= given.keys():
+                    view = unview(argument, scope)
+                    used = sum(not self.keeps_dimension(i, view.scope) for level in view.levels for i in level)
+                    passed = self._parameters_in([given[n][1] for n in needs], scope)
+                    more |= self._seen(view.base, view.scope, used + least, call, view.counted, passed)
+        return more
+
+    def axes_indexed(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
         """How many dimensions the file's views of the Ref `node` names show it has at least
         (`x.at[i, j]`; `self.x` in any method of the class), with the view that shows the most, where the
         file has one."""
@@ -379,6 +471,7 @@ def bound_arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[
     return found + [(by_name[k.arg], k.value) for k in call.keywords if k.arg in by_name]
 
 
+_NAMED_TUPLE = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 _PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
 
 

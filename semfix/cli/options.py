@@ -219,6 +219,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 ignore=ignore,
                 unsafe_fixes=unsafe_fixes,
                 target_jax=target_jax,
+                floor_from_file=config_path is not None,
             )
             excludes = (*load_excludes(pyproject), *exclude)
             force_exclude = force_exclude or load_force_exclude(pyproject)

@@ -197,6 +197,22 @@ def recognise(message: str) -> tuple[JaxError, re.Match[str]] | None:
     return None
 
 
+def recognise_start(start: str) -> list[tuple[JaxError, str]]:
+    """The rows a message cut short after `start` may be (pytest's summary cuts it to the
+    terminal's width), each with the message as far as its first colon after the cut: those
+    whose pattern matches, from within `start`, `start` completed by the shortest ending of the
+    row's own text that does. Two words at least, or any `Can...` would do."""
+    found: list[tuple[JaxError, str]] = []
+    for error in ERRORS if len(start.split()) >= 2 else ():
+        text = error.text.split(": ", 1)[1]
+        for cut in range(len(text), -1, -1):
+            match = re.search(error.pattern, start + text[cut:])
+            if match and match.start() < len(start):
+                found.append((error, start + text[cut:].split(":", 1)[0]))
+                break
+    return found
+
+
 _AVALS = {
     "semaphore": "the count read out of a regular semaphore Ref",
     "dma_sem": "the count read out of a DMA semaphore Ref",

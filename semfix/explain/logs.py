@@ -11,6 +11,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from semfix.explain.boxes import unbox
+from semfix.explain.margins import split_margins
+
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
 _EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
 #: pytest's frames: `path:12: in function` (--tb=short), `path:12: ` and `path:12: ValueError` (--tb=long).
@@ -33,16 +36,20 @@ _IPYTHON_LINE = re.compile(r"^(?P<arrow>\s*-*>)?\s*(?P<number>\d+) (?P<source>.*
 #: last one, pytest's `____ test_name ____` headers and `==== ... ====` rules.
 _STARTS = ("Traceback (most recent call last):", "The above exception was", "During handling of the above")
 _SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
-#: What CI systems, launchers and containers put before each line, in any order and number:
-#: GitHub Actions' timestamp; and naming the process, torchrun's `[rank0]: `, Open MPI's
-#: `[1,0]<stderr>:`, a Ray worker's `(TPUWorker pid=1234, ip=10.0.0.2) ` and docker compose's
-#: `trainer-1  | ` (the service's name, padded).
-_PREFIX = re.compile(
-    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z "
-    r"|(?P<stream>\[rank\d+\]: ?|\[\d+,\d+\]<std(?:out|err)>: ?|\((?:[\w.:-]+ )?pid=\w+(?:, ip=[\w.:-]+)?\) ?"
-    r"|[A-Za-z0-9][\w.-]* +\| ?))"
-)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colours (pytest --color=yes in CI)
+#: IPython 7's (Colab's) frames: `<ipython-input-3-8a1c2f7d9e0b> in f(x)` or `/path/x.py in f(x)`, with
+#: no line number: the listing's `---->` line gives it.
+_IPYTHON7_FRAME = re.compile(
+    r"^(?P<path><ipython-input-\d+-[0-9a-f]+>|\S.*?\.pyw?) in (?P<function>[^\s(]+)(?:\(.*\))?$"
+)
+#: IPython's `%xmode Plain`: `  Cell In[2], line 3 in f` or `  File /path/x.py:12 in f`, the source under it.
+_PLAIN_FRAME = re.compile(
+    r"^\s+(?:(?P<cell>Cell In\[\d*\]), line (?P<line>\d+)|File (?P<path>.+?):(?P<file_line>\d+))"
+    r"(?: in (?P<function>\S+))?$"
+)
+#: pytest's summary line (`-rA`, `--tb=no`): `FAILED path::test - ValueError: message`, cut to the
+#: terminal's width with `...`.
+_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<error>.*)$")
 #: JAX's own files, on any machine: its installed packages (`site-packages/jax/`,
 #: `dist-packages/jaxlib/`, ...) and its private tree (`jax/_src/`, in a checkout of JAX too).
 #: Never a folder's name alone: packages keep their own code in folders named `jax`
@@ -64,12 +71,13 @@ class Frame:
         """JAX's own files (`_JAX`, and those of the JAX installed here, wherever it is) and
         Python's (`<frozen runpy>`): never where the mistake is."""
         here = _jax_here()
-        return bool(_JAX.search(self.path)) or self.path.startswith("<") or bool(here and self.path.startswith(here))
+        python = self.path.startswith("<") and not self.cell
+        return bool(_JAX.search(self.path)) or python or bool(here and self.path.startswith(here))
 
     @property
     def cell(self) -> bool:
         """A frame of code typed into IPython or a Jupyter notebook cell, not of a file."""
-        return self.path.startswith("Cell In[")
+        return self.path.startswith(("Cell In[", "<ipython-input-"))
 
 
 @functools.cache
@@ -87,25 +95,26 @@ def _jax_here() -> str | None:
 class Failure:
     frames: list[Frame]
     message: str
+    cut: bool = False  # the message is cut short, ending `...` (pytest's summary line)
+
+    def begins(self, message: str) -> bool:
+        """Is this failure's message (as far as it goes, when cut) the start of `message`?"""
+        return message.startswith(self.message.removesuffix("...")) if self.cut else message == self.message
 
 
 def parse_log(text: str) -> list[Failure]:
     """Every traceback in a log: its frames and its final exception line.
 
-    Reads Python's tracebacks and pytest's (`--tb=long`, `--tb=short`), under the prefixes CI
-    systems, launchers and containers put before each line. Each process's lines (told apart
-    by the prefixes that name it: a rank, a Ray worker, a compose service) are read on their
-    own, so tracebacks of processes that wrote at once do not mix.
+    Reads Python's tracebacks (an ExceptionGroup's too), pytest's (`--tb=long`, `--tb=short`,
+    and its summary lines alone), IPython's (Colab's IPython 7, `%xmode Plain`) and rich's,
+    under the margins CI systems, launchers and containers put before each line (margins.py).
+    Each process's lines (told apart by their margins) are read on their own, so tracebacks of
+    processes that wrote at once do not mix.
     """
-    streams: dict[str, list[str]] = {}
-    for raw in text.splitlines():
-        line, stream = _ANSI.sub("", raw), ""
-        while match := _PREFIX.match(line):
-            stream, line = stream + (match["stream"] or "").strip(), line[match.end() :]
-        streams.setdefault(stream, []).append(line.rstrip())
-    failures = [failure for lines in streams.values() for failure in _read_stream(lines)]
-    traced = {failure.message for failure in failures if failure.frames}
-    return [f for f in failures if f.frames or f.message not in traced]  # a logged copy of a traceback's line
+    streams = split_margins([_ANSI.sub("", raw).rstrip() for raw in text.splitlines()])
+    failures = [failure for lines in streams.values() for failure in _read_stream(unbox(lines))]
+    traced = [failure.message for failure in failures if failure.frames]
+    return [f for f in failures if f.frames or not any(map(f.begins, traced))]  # a logged copy of a traceback's line
 
 
 def _read_stream(lines: list[str]) -> list[Failure]:
@@ -150,6 +159,14 @@ def _read_stream(lines: list[str]) -> list[Failure]:
             path, number = (frame["cell"], frame["line"]) if frame["cell"] else (frame["path"], frame["file_line"])
             reading = Frame(path, int(number), (frame["function"] or "<module>").strip()), True
             python = True
+        elif frame := _PLAIN_FRAME.match(line):
+            path, number = (frame["cell"], frame["line"]) if frame["cell"] else (frame["path"], frame["file_line"])
+            reading = Frame(path, int(number), frame["function"] or "<module>"), False
+            python = True
+        elif (frame := _IPYTHON7_FRAME.match(line)) and (python or frame["path"].startswith("<ipython-input-")):
+            # its line is the listing's `---->` line; a file's frame only inside a traceback (prose has `x.py in y`)
+            reading = Frame(frame["path"], 0, frame["function"]), True
+            python = True
         elif frame := _PYTEST_FRAME.match(line):
             source = None if frame["function"] else marked  # the long form lists the source first
             reading = Frame(frame["path"], int(frame["line"]), frame["function"] or last_def, source), False
@@ -160,6 +177,8 @@ def _read_stream(lines: list[str]) -> list[Failure]:
             marked = pointed["source"].strip()
         elif (error := _PYTEST_ERROR.match(line)) and message is None:
             message = error["message"].strip()
+        elif (summary := _SUMMARY.match(line)) and (error := _EXCEPTION.match(summary["error"])):
+            add(Failure([], error["message"].strip(), cut=error["message"].endswith("...")))
         elif (error := _EXCEPTION.match(line)) and (python or message is None and not frames):
             add(Failure(frames, error["message"].strip()))
             frames, python = [], False
@@ -179,9 +198,15 @@ def _source_line(frame: Frame, ipython: bool, line: str) -> bool:
             return not line.strip() and not frame.context  # a blank line before the listing
         frame.context[int(numbered["number"])] = numbered["source"].strip()
         if numbered["arrow"]:
-            frame.source = numbered["source"].strip()
+            frame.source, frame.line = numbered["source"].strip(), frame.line or int(numbered["number"])
         return True
-    if frame.source is None and line.startswith(" ") and line.strip() and not _FRAME.match(line):
+    if (
+        frame.source is None
+        and line.startswith(" ")
+        and line.strip()
+        and not _FRAME.match(line)
+        and not _PLAIN_FRAME.match(line)
+    ):
         frame.source = line.strip()
         return True
     return frame.source is not None and bool(_CARETS.match(line))

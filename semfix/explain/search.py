@@ -19,7 +19,7 @@ from pathlib import Path
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
 from semfix.explain.blame import Blame, Through, blame, settings_for
-from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, said
+from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, recognise_start, said
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
 from semfix.files import EXCLUDED_DIRS, FileError, read_source
@@ -122,6 +122,8 @@ def _not_found(frame: Frame, root: Path, found: list[Path], stopped: bool) -> st
 
 def explain(failure: Failure, root: Path) -> Explanation:
     result = Explanation(failure)
+    if failure.cut:
+        return _explain_cut(result)
     recognised = recognise(failure.message)
     if recognised is None:
         return result
@@ -156,6 +158,21 @@ def explain(failure: Failure, root: Path) -> Explanation:
             return result
         frame, verb = callers.pop(0), "called at"
         result.blame = Blame()
+
+
+def _explain_cut(result: Explanation) -> Explanation:
+    """pytest's summary line alone: JAX's message cut short, and no frame. It is known by how it
+    begins, and nothing can be fixed until the traceback is pasted (exit 1, never "no error")."""
+    candidates = recognise_start(result.failure.message.removesuffix("..."))
+    if candidates:
+        result.kind = candidates[0][0].key
+        begins = " or ".join(f"`{words}`" for _, words in candidates)
+        result.lines += [
+            f"pytest's summary line cuts the message short: it begins as JAX's {begins}.",
+            "It names no frame of the code that raised it: paste the whole traceback (pytest prints it unless"
+            " run with --tb=no).",
+        ]
+    return result
 
 
 def _passed_by_package(frame: Frame, known: JaxError, through: Through | None) -> Through:

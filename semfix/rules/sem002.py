@@ -22,35 +22,36 @@ pl.semaphore_signal(sems.at[slot], 1)
 Safe where the file proves `sems` is a Ref: a `.at[...]` view (`sems.at[s][0]`, or `window[0]`
 after `window = sems.at[s]`: a view is always a Ref, but see its rank below), `sems.at[...]` or
 `sems[...]` in the same scope (an attribute chain such as `c.sems` only where each name in it
-resolves to the same binding:
-a comprehension, lambda or class body binding its own `c` proves nothing about the function's),
-or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of `pallas_call`
-itself or of JAX's own grid specs (not of a helper's call, which may add entries), or in
-`scratch_types` of `pl.kernel`, also through a decorator (`@functools.partial(pl.pallas_call,
-...)`, `@functools.partial(pl.run_scoped, ...)`, `@pl.core_map(mesh, scratch_shapes=...)`,
-`@pl.kernel(..., scratch_types=...)`), and only where every launcher of the kernel is read: one
-whose scratch semfix cannot see (`scratch_shapes=make()`, a parameter, `**options`) leaves the
-allocation unproven. Not where the code tests its type
-(`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple too). Unsafe where it
-cannot tell (applied only with `--unsafe-fixes`). Never, and not reported, where `sems[i]`
-already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a slice of it such as
-`refs[0:2]` or a name assigned one, a starred unpacking target, literals, an output written as
-a pytree node in `out_shape` or `out_specs` such as `(pltpu.SemaphoreType.DMA(()),) * 2`, a
-parameter that any allocation makes a tuple), or a string index (`sems["load"]`: a dict of
-Refs). Nor where the allocation's shape has more dimensions than `sems[i]` gives indices: that
-reads a row, and `sems.at[i]` would pass one (SEM004 reports it). Where the allocation is a
-semaphore array whose shape semfix cannot read (`X(shape)` of a parameter) or whose launches
-disagree, the number of indices that pick one semaphore is not proven: unsafe. A view proves a Ref,
-not its rank: `window[c]` after `window = self.sems.at[s]` is safe only where the allocation of
-`self.sems` shows its rank, or the file's semaphore arguments that view it (`sem=self.sems.at[s, c]`,
-in any method of the class for `self.`) all give one number of indices, and `window.at[c]` gives
-it; else unsafe. `sems[i][j]` of a
-proven Ref is reported with the view `sems.at[i, j]`, never fixed: `sems[i].at[j]` would be
-jnp's `.at` of a value. A name an assignment unpacks
+resolves to the same binding: a comprehension, lambda or class body binding its own `c` proves
+nothing about the function's), or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of
+`pallas_call` itself or of JAX's own grid specs (also one held in a local used nowhere else;
+not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel`, also through
+a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped,
+...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), and
+only where every launcher of the kernel is read: one whose scratch semfix cannot see
+(`scratch_shapes=make()`, a parameter, `**options`) leaves the allocation unproven. Not where
+the code tests its type (`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple
+too). Unsafe where it cannot tell (applied only with `--unsafe-fixes`). Never, and not
+reported, where `sems[i]` already is a Ref and `.at` would fail: a tuple of Refs (`*sems`, a
+slice of it such as `refs[0:2]` or a name assigned one, a starred unpacking target, literals,
+an output written as a pytree node in `out_shape` or `out_specs` such as
+`(pltpu.SemaphoreType.DMA(()),) * 2`, a parameter that any allocation makes a tuple, also held
+in a NamedTuple's field: `held.pair` after `held = Held(sems, pair)`, is what the call gave the
+field), or a string index (`sems["load"]`: a dict of Refs). Nor where the allocation's shape
+has more dimensions than `sems[i]` gives indices: that reads a row, and `sems.at[i]` would pass
+one (SEM004 reports it). Where the allocation is a semaphore array whose shape semfix cannot
+read (`X(shape)` of a parameter) or whose launches disagree, the number of indices that pick
+one semaphore is not proven: unsafe. A view proves a Ref, not its rank: `window[c]` after
+`window = self.sems.at[s]` is safe only where the allocation of `self.sems` shows its rank, or
+the file's semaphore arguments that view it (`sem=self.sems.at[s, c]`, in any method of the
+class for `self.`) all give one number of indices, and `window.at[c]` gives it; else unsafe.
+`sems[i][j]` of a proven Ref is reported with the view `sems.at[i, j]`, never fixed:
+`sems[i].at[j]` would be jnp's `.at` of a value. A name an assignment unpacks
 (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
 (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
-so never. `.at` goes just before `[`: a comment or line break around the index stays. Each
-branch of a conditional expression (`sems[0] if first else sems[1]`) is an argument of its own.
+so never. `.at` goes just before `[`: a comment or line break around the index
+stays. Each branch of a conditional expression (`sems[0] if first else sems[1]`) is an argument
+of its own.
 """
 
 from __future__ import annotations

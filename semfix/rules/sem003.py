@@ -324,18 +324,10 @@ def _in_place(
 ) -> str | None:
     """Why the read in a literal is not made `fix` where it is; None when it may be: `name`
     holds only what the literal gives it and is read only as such arguments (see `_blocker`)."""
-    if scope.kind != "function":
-        return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
-    if len(scope.bindings[name]) > 1:
-        return f"`{name}` is assigned more than once"
-    references = ctx.tracking().references(name, scope)
-    if any(id(access.name) not in arguments for access in references):
-        return f"`{name}` is also used for something else"
-    if any(access.scope is not scope for access in references):
-        return f"`{name}` is used in a nested scope"
-    assert scope.node is not None  # a function scope's node: its def or lambda (`ScopeBuilder`)
-    if (unseen := _seen_by_name(scope.node, name)) is not None:
-        return unseen
+    references = ctx.tracking().references(name, scope) if scope.kind == "function" else []
+    other = any(id(access.name) not in arguments for access in references)
+    if (local := _only_local(scope, name, references, other)) is not None:
+        return local
     if through is not None:
         return f"the values come through `{through}`, which other code may read"
     if ctx.text.of(read).count("#") != fix.count("#"):
@@ -397,22 +389,29 @@ def _refused(ctx: Context, read: ast.expr, verdict: Verdict) -> str:
     return f"`{messages.one_line(ctx.text.of(read))}` passed directly is not fixed safely either: {reason}"
 
 
+def _only_local(scope: Scope, name: str, references: list[Access], other_use: bool) -> str | None:
+    """Why `name` is not a local that only the carried reads' uses read, assigned once and seen
+    by nothing else (`other_use`: a reference that is not such a use); None when it is. Both the
+    carried assignment and a read in a literal a name takes ask it."""
+    if scope.kind != "function":
+        return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
+    if len(scope.bindings[name]) > 1:
+        return f"`{name}` is assigned more than once"
+    if other_use:
+        return f"`{name}` is also used for something else"
+    if any(access.scope is not scope for access in references):
+        return f"`{name}` is used in a nested scope"
+    assert scope.node is not None  # a function scope's node: its def or lambda (`ScopeBuilder`)
+    return _seen_by_name(scope.node, name)
+
+
 def _blocker(ctx: Context, plan: Carried, scope: Scope, name: str, references: list[Access]) -> str | None:
     """Why the rewrite is not safe; None when it is. The expression passed instead is read
     again at each use: every name in it must keep its value, and every Ref its indices read
     its contents (`slot_ref` in `sems.at[slot_ref[0]]`), written in no way at all."""
     assign, ref = plan.assign, plan.ref
-    if scope.kind != "function":
-        return f"`{name}` is a name of the {scope.kind}, which other code may read as its attribute"
-    if len(scope.bindings[name]) > 1:
-        return f"`{name}` is assigned more than once"
-    if len(plan.uses) != len(references):
-        return f"`{name}` is also used for something else"
-    if any(access.scope is not scope for access in references):
-        return f"`{name}` is used in a nested scope"
-    assert scope.node is not None  # a function scope's node: its def or lambda (`ScopeBuilder`)
-    if (unseen := _seen_by_name(scope.node, name)) is not None:
-        return unseen
+    if (local := _only_local(scope, name, references, len(plan.uses) != len(references))) is not None:
+        return local
     if plan.body is None or not alone_on_its_lines(assign, ctx.text, _SOLE_END):
         return "the assignment shares its line with other statements"
     if _commented(ctx, assign, plan.body):

@@ -1,5 +1,8 @@
 """Soak semfix against JAX: `python -m tests.oracle --minutes N [--jax 0.10.2|0.12.1] [--seed S] [--jobs J]`.
 
+`--migration` soaks the migration instead (migrate_judge.py: generated projects, each fixed by
+`semfix fix --extend-select SEM1` and run on its declared floor's JAX and on 0.12.1 strict).
+
 Judges generated cases from seed S on (S, S+J, ... in each of J jobs) until N minutes pass,
 then prints the counts by class and each failure with its seed; `--shrink DIR` writes each
 distinct failure, cut down, to DIR as a fixture candidate. `--seed S --case` replays one case
@@ -75,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shrink", type=Path, help="write each distinct failure, shrunk, to this folder")
     parser.add_argument("--shrink-limit", type=int, default=20, help="shrink at most this many distinct failures")
     parser.add_argument("--shrink-budget", type=int, default=30, help="judgements per shrink")
+    parser.add_argument("--migration", action="store_true", help="soak the migration (SEM1) on generated projects")
     args = parser.parse_args(argv)
+    if args.migration:
+        return migration_main(args)
     if args.case:
         judge = make_judge(args.jax, 0)
         case = generate(args.seed)
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.jobs == 1:
             verdicts = [_job(jobs[0])]
         else:
-            with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
                 verdicts = pool.map(_job, jobs)
         verdict = Verdict()
         for one in verdicts:
@@ -111,6 +117,20 @@ def main(argv: list[str] | None = None) -> int:
     elif args.case:
         for failure in verdict.failures:
             print(f"\n--- {failure.kind} ---\n{fixture_text(failure)}")
+    return 1 if verdict.failures else 0
+
+
+def migration_main(args: argparse.Namespace) -> int:
+    """`--migration`: the soak, the replay of one seed (`--case`), the shrunk failures (`--shrink`)."""
+    from . import migrate_soak
+
+    if args.case:
+        verdict = migrate_soak.replay(args.seed)
+    else:
+        verdict = migrate_soak.run_soak(args.seed, args.jobs, args.minutes)
+    migrate_soak.report(verdict)
+    if args.shrink and verdict.failures:
+        migrate_soak.shrink_all(verdict, args.shrink, args.shrink_limit, args.shrink_budget)
     return 1 if verdict.failures else 0
 
 

@@ -517,6 +517,17 @@ class Case:
     def mutant(self, site: int, text: str) -> str:
         return self.render({site: text})
 
+    def copies(self, site: int, text: str) -> list[tuple[int, int]]:
+        """Where the mutant `mutant(site, text)` holds the planted text: a (start, end) for each
+        place the site is rendered at (a signal and its wait may share one)."""
+        marked = self.render({site: f"\x01{text}\x02"})
+        spans, removed = [], 0
+        for match in re.finditer("\x01[^\x01\x02]*\x02", marked):
+            start = match.start() - removed
+            spans.append((start, start + len(match.group()) - 2))
+            removed += 2
+        return spans
+
     def render(self, changes: dict[int, str]) -> str:
         return re.sub("\x00(\\d+)\x00", lambda m: self._text(int(m.group(1)), changes), self.template)
 

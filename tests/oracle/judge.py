@@ -8,7 +8,9 @@
 5. `fix` on it, if it writes anything, must run right, else a WRONG SAFE FIX; `--unsafe-fixes`
    results are judged apart (WRONG UNSAFE FIX).
 6. `explain LOG --fix` on the mutant's real traceback (the command, in-process) must exit 1 with
-   the file unchanged, or write a file that runs right, else an EXPLAIN WRONG FIX.
+   the file unchanged, or write a file that runs right, else an EXPLAIN WRONG FIX. A site
+   planted at two places (a signal and its wait) fails at the first, the one the log names:
+   explain's rewrite is judged with the copies it did not touch put back.
 
 check and fix run every rule (`select=ALL`). Counts that are not failures say what the run did:
 kept mutants, fixes made only with --unsafe-fixes, explain giving up or not recognising the error.
@@ -16,6 +18,7 @@ kept mutants, fixes made only with --unsafe-fixes, explain giving up or not reco
 
 from __future__ import annotations
 
+import difflib
 import random
 import re
 import shutil
@@ -35,7 +38,7 @@ from .grammar import Case
 
 FAILURES = ("false report", "miss", "wrong safe fix", "wrong unsafe fix", "explain wrong fix", "semfix error")
 INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
-INFO += ("explain gave up, fix fixed", "explain unrecognised")
+INFO += ("explain left a copy", "explain gave up, fix fixed", "explain unrecognised")
 SAFE = build_settings(select=["ALL"])
 UNSAFE = build_settings(select=["ALL"], unsafe_fixes=True)
 TWO_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}  # remote copies and signals
@@ -112,7 +115,7 @@ class Judge:
         for finding in found:
             verdict.failures.append(Failure("false report", case.seed, -1, "", "none", finding, correct))
         for site, mutation, text in self.choose(case) if only is None else only:
-            self._mutant(case, site, mutation, case.mutant(site, text), expected, verdict)
+            self._mutant(case, site, mutation, text, expected, verdict)
         return verdict
 
     def _file(self, source: str) -> Path:
@@ -127,8 +130,9 @@ class Judge:
         outcome = self.worker.run(source, check=True)
         return "" if outcome == expected else outcome
 
-    def _mutant(self, case: Case, site: int, mutation: str, source: str, expected: str, verdict: Verdict) -> None:
+    def _mutant(self, case: Case, site: int, mutation: str, text: str, expected: str, verdict: Verdict) -> None:
         verdict.counts["mutants run"] += 1
+        source = case.mutant(site, text)
         path = self._file(source)
         outcome, log = self.worker.run_file(path, check=True)
         if outcome == expected:
@@ -164,11 +168,22 @@ class Judge:
                 fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
         if log:
             fixed = safe.source != source and not self._runs_right(safe.source, expected)
-            self._explain(path, log, source, expected, fail, verdict, fixed)
+            self._explain(path, log, (case, site, text), expected, fail, verdict, fixed)
 
     def _explain(
-        self, path: Path, log: str, source: str, expected: str, fail: object, verdict: Verdict, fixed: bool
+        self,
+        path: Path,
+        log: str,
+        planted: tuple[Case, int, str],
+        expected: str,
+        fail: object,
+        verdict: Verdict,
+        fixed: bool,
     ) -> None:
+        """Judge `explain LOG --fix` on the mutant (`planted`: the case, the site, its text).
+        A site planted at two places fails at the first, which the log names: explain's
+        rewrite is judged with the copies it left (lines it did not touch) put back."""
+        source = planted[0].mutant(*planted[1:])
         from semfix.cli.main import main
 
         (path.parent / "error.log").write_text(log)
@@ -179,7 +194,11 @@ class Judge:
         said = " ".join(result.output.split())[:300]
         if written != source:
             verdict.counts["explain fixed"] += 1
-            if wrong := self._runs_right(written, expected):
+            wrong = self._runs_right(written, expected)
+            if wrong and (alone := _copies_put_back(*planted, written)):
+                verdict.counts["explain left a copy"] += 1
+                wrong = self._runs_right(alone, expected)
+            if wrong:
                 fail("explain wrong fix", f"explain wrote a kernel that fails ({said}): {wrong}", written)  # type: ignore[operator]
         elif result.exit_code == 1:
             verdict.counts["explain gave up"] += 1
@@ -190,6 +209,22 @@ class Judge:
             verdict.counts["explain unrecognised"] += 1
         else:
             fail("explain wrong fix", f"explain exit {result.exit_code}, nothing written ({said})")  # type: ignore[operator]
+
+
+def _copies_put_back(case: Case, site: int, text: str, written: str) -> str:
+    """`written` with each copy of the planted text (a site rendered at two places) that
+    explain left alone put back as the correct kernel has it; "" where there is none."""
+    mutant, correct = case.mutant(site, text), case._text(site, {})
+    matcher = difflib.SequenceMatcher(None, mutant, written, autojunk=False)
+    edits = [(i1, i2, written[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    left = [(a, b, correct) for a, b in case.copies(site, text) if not any(a <= e[1] and e[0] <= b for e in edits)]
+    if not left or len(left) == len(case.copies(site, text)):
+        return ""  # explain rewrote no copy: judged as it is
+    out, at = [], 0
+    for start, end, new in sorted(edits + left):
+        out += [mutant[at:start], new]
+        at = end
+    return "".join(out) + mutant[at:]
 
 
 def _applied(result: object) -> str:

@@ -1,0 +1,143 @@
+"""The JAX floor a generated project declares, in each form semfix/floor.py reads (issue 36).
+
+A declaration is chosen for a floor release the oracle can run (0.6.2 to 0.7.2, from the
+`.venv-jax-*` environments), for a floor below them ("below": the kernel runs on 0.6.2, the
+oldest JAX the oracle has, and the report says so), or for none at all. Each form is written
+so that the oldest release pip could install for it is the chosen floor: that is the floor
+the migration must hold every rewrite to.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from semfix.jax_versions import RELEASES, parse
+
+#: The JAX releases a generated project's kernels run on before and after the migration.
+FLOOR_ENVS = ("0.6.2", "0.7.0", "0.7.1", "0.7.2")
+NEWEST = "0.12.1"
+OLDEST_RUNNABLE = FLOOR_ENVS[0]
+#: A floor below the oldest runnable release: the kernel is run on OLDEST_RUNNABLE instead.
+BELOW = ("0.5.0", "0.4.35", "0.6.0")
+
+FORMS = (
+    "project >=", "project ==", "project ~=", "project >", "project ==X.*", "project [extra]",
+    "project range", "project markers", "optional-dependencies", "dependency-groups",
+    "requirements.txt", "dynamic file", "tpu-inference layout", "setup.cfg", "poetry ^",
+    "poetry ~", "poetry table", "tool.semfix target-jax",
+)  # fmt: skip
+NONE_FORMS = ("no project file", "project without a bound", "pyproject without jax")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a project declares: its files, in words, the floor it admits and where it runs."""
+
+    form: str
+    floor: str | None  # the oldest release the declaration admits (None: none declared)
+    files: tuple[tuple[str, str], ...]  # (path, text)
+    said: str  # the requirement as written, for the report
+
+    @property
+    def runs_on(self) -> str:
+        """The JAX the floor is judged on: the floor's own, else the oldest one the oracle has."""
+        return self.floor if self.floor in FLOOR_ENVS else OLDEST_RUNNABLE
+
+    @property
+    def note(self) -> str:
+        if self.floor is None:
+            return f"no floor declared: judged on {OLDEST_RUNNABLE}, the oldest JAX the oracle runs"
+        if self.floor not in FLOOR_ENVS:
+            return f"floor {self.floor} is below the oldest JAX the oracle runs: judged on {OLDEST_RUNNABLE}"
+        return ""
+
+
+def _previous(release: str) -> str:
+    return RELEASES[RELEASES.index(release) - 1]
+
+
+def _pyproject(deps: list[str], extra: str = "") -> str:
+    listed = ", ".join(f'"{d}"' for d in deps)
+    return f'[project]\nname = "ringlib"\nversion = "0.1.0"\ndependencies = [{listed}]\n{extra}'
+
+
+def declare(form: str, floor: str | None, rng: random.Random) -> Declaration:
+    """The files of `form` declaring `floor` (a release of RELEASES; None for the none forms)."""
+    if floor is None:
+        files = {
+            "no project file": (),
+            "project without a bound": (("pyproject.toml", _pyproject(["numpy", "jax<1"])),),
+            "pyproject without jax": (("pyproject.toml", _pyproject(["numpy>=1.24"])),),
+        }[form]
+        return Declaration(form, None, files, form)
+    files, said = _declared(form, floor, rng)
+    return Declaration(form, floor, tuple(files.items()), said)
+
+
+def _declared(form: str, floor: str, rng: random.Random) -> tuple[dict[str, str], str]:
+    req = f"jax>={floor}"
+    if form == "project ==":
+        req = f"jax=={floor}"
+    elif form == "project ~=":
+        req = f"jax~={floor}"
+    elif form == "project >" and floor != RELEASES[0]:
+        req = f"jax>{_previous(floor)}"
+    elif form == "project ==X.*" and floor.endswith(".0") and floor.count(".") == 2:
+        req = f"jax=={floor[:-2]}.*"
+    elif form == "project [extra]":
+        req = f"jax[tpu]>={floor}"
+    elif form == "project range":
+        req = f"jax>={floor},<0.13"
+    if form.startswith("project") and form != "project markers":
+        return {"pyproject.toml": _pyproject(["numpy", req])}, req
+    if form == "project markers":  # the floor is the lowest alternative's
+        higher = rng.choice([r for r in ("0.7.2", "0.10.2", "0.12.1") if parse(r) >= parse(floor)] or [floor])
+        alternatives = [f"jax>={floor}; python_version < '3.11'", f"jax>={higher}; python_version >= '3.11'"]
+        rng.shuffle(alternatives)
+        return {"pyproject.toml": _pyproject(alternatives)}, " | ".join(alternatives)
+    if form == "optional-dependencies":
+        text = _pyproject(["numpy"], f'\n[project.optional-dependencies]\ntpu = ["{req}"]\n')
+        return {"pyproject.toml": text}, f"[project.optional-dependencies] {req}"
+    if form == "dependency-groups":
+        text = _pyproject(["numpy"], f'\n[dependency-groups]\ndev = ["pytest", "jax=={floor}"]\n')
+        return {"pyproject.toml": text}, f"[dependency-groups] jax=={floor}"
+    if form == "requirements.txt":
+        line = rng.choice([f"jax=={floor}", req, f"jax[tpu]=={floor}  # the TPU build"])
+        return {"requirements.txt": f"# pinned for CI\nnumpy>=1.24\n{line}\n"}, f"requirements.txt {line}"
+    if form == "dynamic file":
+        project = '[project]\nname = "ringlib"\nversion = "0.1.0"\ndynamic = ["dependencies"]\n'
+        project += '\n[tool.setuptools.dynamic]\ndependencies = {file = ["deps.in"]}\n'
+        return {"pyproject.toml": project, "deps.in": f"numpy\n{req}\n"}, f"deps.in (dynamic) {req}"
+    if form == "tpu-inference layout":  # setup.py reads requirements.txt; pyproject has no [project]
+        setup = (
+            "from setuptools import setup\n\n"
+            'setup(name="ringlib", install_requires=open("requirements.txt").read().split())\n'
+        )
+        pyproject = '[build-system]\nrequires = ["setuptools"]\n\n[tool.ruff]\nline-length = 100\n'
+        files = {"setup.py": setup, "requirements.txt": f"jax=={floor}\nnumpy\n", "pyproject.toml": pyproject}
+        return files, f"requirements.txt jax=={floor} (setup.py)"
+    if form == "setup.cfg":
+        text = f"[metadata]\nname = ringlib\n\n[options]\ninstall_requires =\n    numpy\n    {req}\n"
+        return {"setup.cfg": text}, f"setup.cfg {req}"
+    if form.startswith("poetry"):
+        constraint = {
+            "poetry ^": f'"^{floor}"',
+            "poetry ~": f'"~{floor}"',
+            "poetry table": f'{{version = ">={floor}", extras = ["tpu"]}}',
+        }[form]
+        text = f'[tool.poetry]\nname = "ringlib"\n\n[tool.poetry.dependencies]\npython = "^3.10"\njax = {constraint}\n'
+        return {"pyproject.toml": text}, f"poetry jax = {constraint}"
+    if form == "tool.semfix target-jax":
+        text = _pyproject(["numpy", "jax"], f'\n[tool.semfix]\ntarget-jax = "{floor}"\n')
+        return {"pyproject.toml": text}, f'target-jax = "{floor}"'
+    raise ValueError(f"unknown declaration form {form!r}")
+
+
+def choose(rng: random.Random) -> Declaration:
+    """A declaration: mostly of a floor the oracle runs, sometimes below it, sometimes none."""
+    roll = rng.random()
+    if roll < 0.12:
+        return declare(rng.choice(NONE_FORMS), None, rng)
+    floor = rng.choice(BELOW) if roll < 0.22 else rng.choice(FLOOR_ENVS)
+    return declare(rng.choice(FORMS), floor, rng)
