@@ -35,11 +35,11 @@ def element_read(written: str, view: str, *, safe: bool, evidence: str | None, b
 
 
 def rank_unproven(written: str, view: str, base: str) -> str:
-    """SEM002's words where the Ref is a semaphore array whose allocation does not show how
-    many indices pick one semaphore: the view may be a row (unsafe fix)."""
+    """SEM002's words where the file does not show how many indices pick one semaphore of the
+    Ref (`base`: what the views start from): the view may be a row (unsafe fix)."""
     return (
         f"`{one_line(written)}` reads one semaphore out of the array Ref: pass the view `{one_line(view)}` "
-        f"if it picks one semaphore (the allocation of `{one_line(base)}` does not show its number of dimensions)"
+        f"if it picks one semaphore (the file does not show how many dimensions `{one_line(base)}` has)"
     )
 
 

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from semfix.analysis.nodes import (
+    branches,
     has_slice,
     is_at,
     read_target,
@@ -60,9 +61,10 @@ class Resolution:
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs
-        self.axes_seen: dict[object, tuple[int, ast.expr]] = {}  # by key: the most dimensions a view shows
+        self.axes_seen: dict[object, tuple[int, ast.expr]] = {}  # by `member`: the most dimensions a view shows
         # by id() of a parameter: the dimensions its views show, each with the parameters its indices name
         self._param_axes: dict[int, set[tuple[int, frozenset[int]]]] = {}
+        self._picked: dict[object, tuple[set[int], ast.expr]] | None = None  # by `member`: `rank_shown`
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
@@ -326,6 +328,27 @@ class Resolution:
             self._see_axes_through_helpers()
         return self.proven
 
+    def member(self, node: ast.expr, scope: Scope) -> object | None:
+        """The key the dimensions a Ref shows are pooled by: `key`, but `self.sems` in a method is
+        one Ref in every method of its class (`key` tells each method's `self` apart)."""
+        root, steps, subscripts = unchain(node)
+        if isinstance(root, ast.Name) and steps and not subscripts:
+            owner, bindings = scope.lookup(root.id)
+            method = owner.node if owner is not None else None
+            outer = owner.parent if owner is not None else None
+            while outer is not None and outer.kind == "annotation":  # a generic method's type parameters
+                outer = outer.parent
+            if (
+                isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and outer is not None
+                and outer.kind == "class"
+                and len(bindings) == 1
+                and bindings[0].node in [*method.args.posonlyargs, *method.args.args][:1]
+                and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+            ):
+                return ("member", id(outer), steps)
+        return self.key(node, scope)
+
     def _see_axes(self, subscript: ast.Subscript, scope: Scope) -> None:
         """Record how many dimensions the view shows the Ref it views (through locals and
         chains) to have at least: `flags.at[i].at[j]` and `row.at[j]` after `row = flags.at[i]`, two."""
@@ -341,7 +364,7 @@ class Resolution:
         """Record that `shown` indexes at least `least` dimensions of what `base` names, and for
         a parameter, of whatever a call gives it where it also gives the parameters (`needs`)
         the indices name: `sem.at[slot]` is on the path a call without `slot` does not take."""
-        key = self.key(base, scope) if counted else None
+        key = self.member(base, scope) if counted else None
         if key is None:
             return False
         _, bindings = scope.lookup(base.id) if isinstance(base, ast.Name) else (None, [])
@@ -400,9 +423,32 @@ class Resolution:
 
     def axes_indexed(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
         """How many dimensions the file's views of the Ref `node` names show it has at least
-        (`x.at[i, j]`), with the view that shows the most, where the file has one."""
-        key = self.key(node, scope)
-        return None if key is None or key not in self.proofs() else self.axes_seen.get(key)
+        (`x.at[i, j]`; `self.x` in any method of the class), with the view that shows the most, where the
+        file has one."""
+        self.proofs()  # which records the views' dimensions
+        key = self.member(node, scope)
+        return None if key is None else self.axes_seen.get(key)
+
+    def rank_shown(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+        """How many indices pick one semaphore of the Ref `node` names, where the file's semaphore
+        arguments that view it (`sem=sems.at[i, j]`, through locals and chains; `self.sems` in any
+        method of the class) all give one number: with one such argument. A view proves a Ref, not
+        its rank; these do, as its allocation would."""
+        if self._picked is None:
+            self._picked = {}
+            for call in self.catalog_calls():
+                operation, scope_of_call = self.operation(call), self.scopes.scope_of[id(call)]
+                for _, argument in bound_arguments(operation.sem_params if operation else (), call):
+                    for branch in branches(argument):
+                        view = unview(branch, scope_of_call)
+                        key = self.member(view.base, view.scope) if view.levels and view.counted else None
+                        picked = [i for level in view.levels for i in level]
+                        if key is None or any(self.keeps_dimension(i, view.scope) for i in picked):
+                            continue  # a slice passes more than one semaphore: it shows no rank
+                        counts, first = self._picked.setdefault(key, (set(), branch))
+                        counts.add(len(picked))
+        found = self._picked.get(self.member(node, scope))
+        return (min(found[0]), found[1]) if found is not None and len(found[0]) == 1 else None
 
     def keeps_dimension(self, index: ast.expr, scope: Scope) -> bool:
         """Does the index keep its dimension: `a:b`, or one of Pallas's slices (`pl.ds(0, 2)`)?"""

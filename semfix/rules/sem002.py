@@ -20,10 +20,10 @@ pl.semaphore_signal(sems.at[slot], 1)
 
 ## Fix safety
 Safe where the file proves `sems` is a Ref: a `.at[...]` view (`sems.at[s][0]`, or `window[0]`
-after `window = sems.at[s]`: a view is always a Ref), `sems.at[...]` or `sems[...]` in the same
-scope (an attribute chain such as `c.sems` only where each name in it resolves to the same
-binding: a comprehension, lambda or class body binding its own `c` proves nothing about the
-function's), or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of
+after `window = sems.at[s]`: a view is always a Ref, but see its rank below), `sems.at[...]` or
+`sems[...]` in the same scope (an attribute chain such as `c.sems` only where each name in it
+resolves to the same binding: a comprehension, lambda or class body binding its own `c` proves
+nothing about the function's), or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of
 `pallas_call` itself or of JAX's own grid specs (also one held in a local used nowhere else;
 not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel`, also through
 a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped,
@@ -41,11 +41,15 @@ field), or a string index (`sems["load"]`: a dict of Refs). Nor where the alloca
 has more dimensions than `sems[i]` gives indices: that reads a row, and `sems.at[i]` would pass
 one (SEM004 reports it). Where the allocation is a semaphore array whose shape semfix cannot
 read (`X(shape)` of a parameter) or whose launches disagree, the number of indices that pick
-one semaphore is not proven: unsafe. `sems[i][j]` of a proven Ref is reported with the view
-`sems.at[i, j]`, never fixed: `sems[i].at[j]` would be jnp's `.at` of a value. A name an
-assignment unpacks (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves
-it a Ref (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at
-each pass, so never. `.at` goes just before `[`: a comment or line break around the index
+one semaphore is not proven: unsafe. A view proves a Ref, not its rank: `window[c]` after
+`window = self.sems.at[s]` is safe only where the allocation of `self.sems` shows its rank, or
+the file's semaphore arguments that view it (`sem=self.sems.at[s, c]`, in any method of the
+class for `self.`) all give one number of indices, and `window.at[c]` gives it; else unsafe.
+`sems[i][j]` of a proven Ref is reported with the view `sems.at[i, j]`, never fixed:
+`sems[i].at[j]` would be jnp's `.at` of a value. A name an assignment unpacks
+(`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
+(`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
+so never. `.at` goes just before `[`: a comment or line break around the index
 stays. Each branch of a conditional expression (`sems[0] if first else sems[1]`) is an argument
 of its own.
 """
@@ -185,16 +189,21 @@ def _evidence(ctx: Context, base: ast.expr, scope: Scope) -> str | None:
     return "" if _proven(ctx, base, scope) else None
 
 
-def _unranked(ctx: Context, element: ast.Subscript, scope: Scope) -> bool:
-    """Is `element` read out of an allocated semaphore array (through views) whose allocation
-    does not show that the element's indices pick one semaphore: a shape semfix cannot read
-    (`X(shape)`), launches that disagree, or another number of indices than it has dimensions?"""
+def _unranked(ctx: Context, element: ast.Subscript, scope: Scope, one: bool) -> bool:
+    """Is `element` read out of an allocated semaphore array, or (`one`: a semaphore argument,
+    not a buffer, whose view may have any shape) out of a view of any Ref, where the file does not
+    show that the element's indices pick one semaphore: an allocation's shape semfix cannot read
+    (`X(shape)`), launches that disagree, no rank shown for a view's Ref (`rank_shown`: a view
+    proves a Ref, not its rank), or another number of indices?"""
     view = unview(element.value, scope)
-    if ctx.kind(view.base, view.scope) is not Kind.ARRAY:
+    if ctx.kind(view.base, view.scope) is Kind.ARRAY:
+        rank = ctx.rank(view.base, view.scope)
+    elif view.levels and one:
+        rank = ctx.rank_shown(view.base, view.scope)
+    else:
         return False
     entries, counted = indices(element, scope)
     used = len(entries) + sum(not ctx.keeps_dimension(i, view.scope) for level in view.levels for i in level)
-    rank = ctx.rank(view.base, view.scope)
     return rank is None or not (counted and view.counted) or rank[0] != used
 
 
@@ -228,7 +237,7 @@ def check(
         ctx.report(code, element, messages.read_of_a_read(ctx.text.of(element), _one_view(ctx, element, scope)), None)
         return previous
     evidence = _evidence(ctx, base, scope)
-    unranked = _unranked(ctx, element, scope)
+    unranked = _unranked(ctx, element, scope, one=code == CODE)
     safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
     gap = ctx.bracket(element)
     if gap is None:  # text before `[` that no known source holds: reported, not cut
@@ -240,7 +249,7 @@ def check(
     view = ctx.text.text[start:cut] + ".at" + ctx.text.text[cut:end]
     message = words(ctx.text.of(element), view, safe=safe, evidence=evidence, base=ctx.text.of(base))
     if unranked:
-        message = messages.rank_unproven(ctx.text.of(element), view, ctx.text.of(base))
+        message = messages.rank_unproven(ctx.text.of(element), view, ctx.text.of(unview(base, scope).base))
     replacement = copy.deepcopy(element)
     replacement.value = ast.Attribute(value=replacement.value, attr="at", ctx=ast.Load())
     if previous is None:
