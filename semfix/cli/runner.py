@@ -14,7 +14,15 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, imported_by_run, may_fire
+from semfix.api import (
+    FixResult,
+    drops_imports,
+    fix_notebook,
+    fix_source,
+    imported_by_run,
+    may_drop_imports,
+    may_fire,
+)
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
@@ -184,7 +192,12 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
 def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
     """Each task told the names the run's other modules import from it, so that a fix keeps
     their imports (a sibling's `from .sync import DeviceIdType` must still find the name)."""
-    imported = imported_by_run(sources)
+    wanted = [
+        s.path
+        for s in slots
+        if isinstance(s, _Task) and s.path in sources and may_drop_imports(s.path, s.data, s.settings)
+    ]
+    imported = imported_by_run(sources, wanted) if wanted else {}
     return [
         replace(slot, settings=replace(slot.settings, imported_by_run=imported[slot.path]))
         if isinstance(slot, _Task) and slot.path in imported
