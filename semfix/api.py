@@ -68,6 +68,7 @@ __all__ = [
     "join_cells",
     "left_after",
     "may_fire",
+    "skims_clean",
     "merged_fixes",
     "parse_log",
     "read_shape",
