@@ -160,8 +160,9 @@ def test_a_pool_starts_only_for_the_work_it_pays_for(tmp_path: Path, monkeypatch
     assert findings(None) == serial and started == []  # milliseconds of work: forks do not pay
     assert findings(3) == serial and started == [3]  # -j 3: three workers
     monkeypatch.setattr(semfix.cli.runner, "_fork_cost", lambda: 1e-9)  # forks all but free
+    monkeypatch.setattr(semfix.cli.runner, "_FORK_AT_LEAST", 1e-9)
     monkeypatch.setattr(semfix.cli.runner, "_cores", lambda: 4)
-    assert findings(None) == serial and started == [3, 4]  # after the first file, 11 left for 4 workers
+    assert findings(None) == serial and started == [3, 4]  # after two files, 10 left for 4 workers
 
 
 CORRECT_KERNEL = (

@@ -37,6 +37,11 @@ EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 #: concurrent.futures, its threads and queues), in forks of this process: about 80 ms against
 #: 4 ms forks on a 2-core Linux machine (a trivial pool of 1 to 4 workers, after the imports).
 _POOL_FORKS = 20
+_FORK_AT_LEAST = 0.001  # seconds: 2 to 10 ms measured on that machine
+#: The share of the time left a pool must end within: the rate is estimated from a few files,
+#: and other work on the machine slows the workers too (on 2 loaded cores, a pool estimated at
+#: 0.85 of the time lost to one process: benchmarks/startup.py --real).
+_PAYS = 0.75
 _SPAWN = 0.3  # a spawned worker's start: Python and the analysis's imports
 _WRITERS = 8  # threads writing files: each mostly waits for the disk
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
@@ -176,15 +181,18 @@ def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome
     while done < len(tasks):
         if jobs is None and read:
             rate, left = spent / read, [len(task.data) for task in tasks[done:]]
-            fork = fork or _fork_cost()
-            workers = _workers(rate * sum(left), rate * max(left), len(left), fork)
-            if workers:
-                yield from _in_pool(tasks[done:], workers)
-                return
+            if rate * sum(left) > (_POOL_FORKS + 2) * _FORK_AT_LEAST:  # else no fork is worth measuring
+                fork = fork or _fork_cost()
+                workers = _workers(rate * sum(left), rate * max(left), len(left), fork)
+                if workers:
+                    yield from _in_pool(tasks[done:], workers)
+                    return
         started = time.perf_counter()
         yield analyse(tasks[done])
-        spent += time.perf_counter() - started
-        read, done = read + len(tasks[done].data), done + 1
+        if done:  # the first file also loads what the rules import lazily: it sets no rate
+            spent += time.perf_counter() - started
+            read += len(tasks[done].data)
+        done += 1
 
 
 def _workers(seconds: float, longest: float, files: int, fork: float) -> int:
@@ -196,7 +204,7 @@ def _workers(seconds: float, longest: float, files: int, fork: float) -> int:
     if best < 2:
         return 0
     spread = max(seconds / best, longest) + (best + _POOL_FORKS) * fork
-    return best if spread < seconds else 0
+    return best if spread < _PAYS * seconds else 0
 
 
 def _cores() -> int:
