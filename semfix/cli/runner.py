@@ -208,11 +208,19 @@ def _workers(seconds: float, longest: float, files: int, fork: float) -> int:
 
 
 def _cores() -> int:
-    """The cores this process may run on (`taskset` limits them below `os.cpu_count()`)."""
+    """The cores this process may run on (`taskset` limits them below `os.cpu_count()`) that
+    the machine's other work leaves idle (its load over the last minute): on 2 cores busy with
+    other work, 2 workers lost to one process (benchmarks/startup.py --real)."""
+    total = os.cpu_count() or 1
     try:
-        return len(os.sched_getaffinity(0))
+        mine = len(os.sched_getaffinity(0))
     except AttributeError:  # not on macOS and Windows
-        return os.cpu_count() or 1
+        mine = total
+    try:
+        idle = total - os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows)
+        idle = total
+    return max(1, min(mine, round(idle)))
 
 
 def _fork_cost() -> float:
