@@ -15,9 +15,16 @@ ratio, so that a busy moment slows them alike.
   server: `semfix server` spawned, `initialize` written to its stdin, the time until its
     answer is read, beside the floor of any pygls server here (`import lsprotocol.types,
     pygls.lsp.server` in a bare interpreter). Target: under 300 ms.
-  real (--real): `semfix check` and `ruff check --select UP` on tpu-inference 0.32.0 and
-    tokamax 0.0.17, each wheel's Python files (tests too) fetched with `pip download
-    --no-deps` and unpacked. Target: at most 2x ruff on both.
+  real (--real): `semfix check` (and with every rule, `--select SEM`, as a migration runs)
+    beside `ruff check --no-cache --select UP` on tpu-inference 0.32.0 and tokamax 0.0.17, each
+    wheel's Python files (tests too) fetched with `pip download --no-deps` and unpacked, or
+    taken from --trees (a folder holding one unpacked tree per folder: no network needed).
+    Each is run on 1, 2, 4 and all cores (--cores; `taskset -c 0-N`), and beside --baseline,
+    another checkout of semfix installed in a venv of its own (today's, to compare with).
+    Targets (issue 38): with all cores, at most 3x ruff on both; every rule at most 1.3x the
+    default rules.
+
+    python benchmarks/startup.py --real --trees DIR --baseline /path/to/main --repeat 5
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,14 +61,71 @@ def ring_step(x_hbm, o_hbm, scratch, copy_sem, ready_sems):
 """
 
 
-def install(venv: Path) -> Path:
-    """The venv's bin folder, holding a regular install of this checkout and ruff."""
+def install(venv: Path, checkout: Path = HERE.parent) -> Path:
+    """The venv's bin folder, holding a regular install of `checkout` and ruff."""
     bin_folder = venv / "bin"
     if not (bin_folder / "semfix").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         pip = [str(bin_folder / "python"), "-m", "pip", "install", "--quiet"]
-        subprocess.run([*pip, f"{HERE.parent}[server]", "ruff"], check=True)
+        subprocess.run([*pip, f"{checkout}[server]", "ruff"], check=True)
     return bin_folder
+
+
+def cores_available() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def real_trees(args: argparse.Namespace, work: Path) -> list[tuple[str, Path]]:
+    """(name, folder) of each real tree: --trees' folders, else the wheels fetched into `work`."""
+    if args.trees:
+        return [(tree.name, tree) for tree in sorted(args.trees.iterdir()) if tree.is_dir()]
+    sys.path.insert(0, str(HERE))
+    from real import fetch
+
+    return [(r, fetch(work / r.split("==")[0], (r,), NEWER_PYTHON)) for r in REAL_TREES]
+
+
+def on_cores(cores: str) -> list[int]:
+    """The core counts to run the real trees on, those this machine has, `all` its number."""
+    have = cores_available()
+    counts = [have if c == "all" else int(c) for c in cores.split(",")]
+    return sorted({c for c in counts if c <= have})
+
+
+def real_table(args: argparse.Namespace, work: Path, bins: dict[str, Path]) -> None:
+    """Every tree on every core count: semfix (each install), semfix --select SEM and ruff,
+    interleaved; medians; ratios to ruff and to the baseline, side by side."""
+    ruff = str(bins["semfix"] / "ruff")
+    taskset = shutil.which("taskset")
+    print(f"\nreal trees: medians of {args.real_repeat} interleaved rounds; taskset {taskset or 'missing'}")
+    print(
+        f"  {'tree':<24} {'cores':>5} {'files':>6} {'semfix':>8} {'SEM':>8} {'baseline':>9} {'ruff UP':>8}"
+        f" {'/ruff':>6} {'SEM/def':>7} {'/base':>6}"
+    )
+    for name, tree in real_trees(args, work):
+        files = sum(1 for _ in tree.rglob("*.py"))
+        for count in on_cores(args.cores):
+            pin = [taskset, "-c", f"0-{count - 1}"] if taskset else []
+            runs = {
+                label: partial(wall, [*pin, str(folder / "semfix"), "check", "-q", "."], tree)
+                for label, folder in bins.items()
+            }
+            runs["SEM"] = partial(
+                wall, [*pin, str(bins["semfix"] / "semfix"), "check", "-q", "--select", "SEM", "."], tree
+            )
+            runs["ruff"] = partial(wall, [*pin, ruff, "check", "--select", "UP", "-q", "--no-cache", "."], tree)
+            m = interleaved(runs, args.real_repeat)
+            base = f"{m['baseline']:>8.2f}s" if "baseline" in m else f"{'-':>9}"
+            versus = f"{m['semfix'] / m['baseline']:>5.2f}x" if "baseline" in m else f"{'-':>6}"
+            print(
+                f"  {name:<24} {count:>5} {files:>6} {m['semfix']:>7.2f}s {m['SEM']:>7.2f}s {base} "
+                f"{m['ruff']:>7.2f}s {m['semfix'] / m['ruff']:>5.2f}x {m['SEM'] / m['semfix']:>6.2f}x {versus}"
+            )
+        ratio = m["semfix"] / m["ruff"]
+        print(f"  target ({count} cores): semfix <= 3x ruff UP: {ratio:.2f}x, {'met' if ratio <= 3 else 'NOT met'}")
 
 
 def wall(command: list[str], cwd: Path) -> float:
@@ -127,47 +192,49 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="also the real trees (downloads two wheels)")
     parser.add_argument("--real-repeat", type=int, default=7)
     parser.add_argument("--work", type=Path, help="keep the downloaded trees here (default: a temporary folder)")
+    parser.add_argument("--trees", type=Path, help="unpacked trees, one folder each, instead of downloading them")
+    parser.add_argument("--cores", default="1,2,4,all", help="core counts for the real trees (taskset -c)")
+    parser.add_argument("--baseline", type=Path, help="another semfix checkout, timed beside this one on the trees")
+    parser.add_argument("--real-only", action="store_true", help="skip the one-file and server figures")
     args = parser.parse_args()
     bin_folder = install(args.venv.resolve())
+    bins = {"semfix": bin_folder}
+    if args.baseline:
+        bins["baseline"] = install(args.venv.resolve().with_name(args.venv.name + "-baseline"), args.baseline)
     python, semfix, ruff = (str(bin_folder / name) for name in ("python", "semfix", "ruff"))
     with tempfile.TemporaryDirectory() as temporary:
         work = args.work or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
-        folder = work / "one"
-        folder.mkdir(exist_ok=True)
-        (folder / "kernel.py").write_text(KERNEL)
-        one = {
-            'python -c "import click"': partial(wall, [python, "-c", "import click"], folder),
-            "semfix check kernel.py": partial(wall, [semfix, "check", "kernel.py"], folder),
-            "ruff check --select UP kernel.py": partial(wall, [ruff, "check", "--select", "UP", "kernel.py"], folder),
-            "semfix server: answers initialize": partial(server_ready, semfix, folder),
-            # the floor of any pygls server: its protocol types and server, imported and nothing run
-            "python -c 'import pygls.lsp.server'": partial(
-                wall, [python, "-c", "import lsprotocol.types, pygls.lsp.server"], folder
-            ),
-        }
-        medians = interleaved(one, args.repeat)
-        print(f"{sys.platform}, {os.cpu_count()} cores; medians of {args.repeat} interleaved rounds; venv {args.venv}")
-        report("one file", medians, 'python -c "import click"', ("semfix check kernel.py", 1.5))
-        ready = medians["semfix server: answers initialize"] * 1000
-        floor = medians["python -c 'import pygls.lsp.server'"] * 1000
-        print(f"  target: server ready < 300 ms: {ready:.0f} ms, {'met' if ready < 300 else 'NOT met'}")
-        print(f"  (importing pygls's server and protocol types alone: {floor:.0f} ms, {ready / floor:.2f}x of it)")
-        if args.real:
-            sys.path.insert(0, str(HERE))
-            from real import fetch
-
-            for requirement in REAL_TREES:
-                tree = fetch(work / requirement.split("==")[0], (requirement,), NEWER_PYTHON)
-                files = sum(1 for _ in tree.rglob("*.py"))
-                runs = {
-                    "semfix check": partial(wall, [semfix, "check", "-q", "."], tree),
-                    "ruff check --select UP": partial(
-                        wall, [ruff, "check", "--select", "UP", "-q", "--no-cache", "."], tree
-                    ),
-                }
-                medians = interleaved(runs, args.real_repeat)
-                report(f"{requirement} ({files} files)", medians, "ruff check --select UP", ("semfix check", 2.0))
+        if not args.real_only:
+            folder = work / "one"
+            folder.mkdir(exist_ok=True)
+            (folder / "kernel.py").write_text(KERNEL)
+            one = {
+                'python -c "import click"': partial(wall, [python, "-c", "import click"], folder),
+                "semfix check kernel.py": partial(wall, [semfix, "check", "kernel.py"], folder),
+                "ruff check --select UP kernel.py": partial(
+                    wall, [ruff, "check", "--select", "UP", "kernel.py"], folder
+                ),
+                "semfix server: answers initialize": partial(server_ready, semfix, folder),
+                # the floor of any pygls server: its protocol types and server, imported and nothing run
+                "python -c 'import pygls.lsp.server'": partial(
+                    wall, [python, "-c", "import lsprotocol.types, pygls.lsp.server"], folder
+                ),
+            }
+            if "baseline" in bins:  # a one-file check no slower than the baseline's
+                baseline = [str(bins["baseline"] / "semfix"), "check", "kernel.py"]
+                one["semfix check kernel.py (baseline)"] = partial(wall, baseline, folder)
+            medians = interleaved(one, args.repeat)
+            print(
+                f"{sys.platform}, {os.cpu_count()} cores; medians of {args.repeat} interleaved rounds; venv {args.venv}"
+            )
+            report("one file", medians, 'python -c "import click"', ("semfix check kernel.py", 1.5))
+            ready = medians["semfix server: answers initialize"] * 1000
+            floor = medians["python -c 'import pygls.lsp.server'"] * 1000
+            print(f"  target: server ready < 300 ms: {ready:.0f} ms, {'met' if ready < 300 else 'NOT met'}")
+            print(f"  (importing pygls's server and protocol types alone: {floor:.0f} ms, {ready / floor:.2f}x of it)")
+        if args.real or args.real_only:
+            real_table(args, work, bins)
 
 
 if __name__ == "__main__":

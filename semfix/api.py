@@ -9,7 +9,7 @@ traceback names (`explain_failure`, `merged_fixes`, `left_after`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "drops_imports",
     "imported_by_run",
+    "may_drop_imports",
     "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
@@ -67,6 +68,7 @@ __all__ = [
     "join_cells",
     "left_after",
     "may_fire",
+    "skims_clean",
     "merged_fixes",
     "parse_log",
     "read_shape",
@@ -160,13 +162,30 @@ def _place(finding: Finding) -> tuple[int, int, int, int]:
     return finding.line, finding.column, finding.end_line, finding.end_column
 
 
-def imported_by_run(sources: Mapping[Path, bytes]) -> dict[Path, frozenset[str]]:
-    """For each file of a run (`sources`: every file's bytes), the names the run's other modules
-    import from it (`Settings.imported_by_run`), where they import any; the CLI's run and the
-    server's (the project, its open documents over it) alike."""
+def imported_by_run(
+    sources: Mapping[Path, bytes], wanted: Collection[Path] | None = None
+) -> dict[Path, frozenset[str]]:
+    """For each file of a run (`sources`: every file's bytes), or of those `wanted` among them,
+    the names the run's other modules import from it (`Settings.imported_by_run`), where they
+    import any; the CLI's run and the server's (the project, its open documents over it) alike."""
     named = module_names(sources)
-    imported = names_imported((name, package, sources[path]) for path, (name, package) in named.items())
-    return {path: imported[name] for path, (name, _) in named.items() if name in imported}
+    answered = None if wanted is None else {named[path][0] for path in wanted}
+    imported = names_imported(((name, package, sources[path]) for path, (name, package) in named.items()), answered)
+    return {
+        path: imported[name]
+        for path, (name, _) in named.items()
+        if name in imported and (wanted is None or path in wanted)
+    }
+
+
+def may_drop_imports(path: Path, source: bytes, settings: Settings) -> bool:
+    """Whether a fix of this file may drop an import that another module of the run imports:
+    an enabled rule that drops imports has its text gate spelled here, and the file is not a
+    package's `__init__` (whose module-level imports stay for its importers anyway:
+    `Request.exported`). Only such a file needs `imported_by_run`'s answer."""
+    if path.name == "__init__.py":
+        return False
+    return any(RULES[code].drops_imports and RULES[code].spelled_in(source) for code in settings.enabled)
 
 
 def drops_imports(settings: Settings) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -134,8 +135,9 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
 
 
 def test_a_pool_starts_only_for_the_work_it_pays_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A few kernels are analysed in one process whatever -j says; where the work left is
-    estimated above `_POOL_PAYS`, the rest goes to a pool, with the same results in order."""
+    """A few kernels are analysed in one process unless -j asks for workers; where the work
+    left, spread over workers, ends sooner than in one process with their start (a fork,
+    measured), the rest goes to a pool. The results are the same, in the same order."""
     for index in range(12):
         (tmp_path / f"k{index:02}.py").write_text(BUGGY.replace("kernel", f"kernel{index}"))
     started: list[int] = []
@@ -147,17 +149,20 @@ def test_a_pool_starts_only_for_the_work_it_pays_for(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted)  # imported where a pool starts
 
-    def findings(jobs: int) -> list[tuple[str, int, str]]:
+    def findings(jobs: int | None) -> list[tuple[str, int, str]]:
         outcome = semfix.cli.runner.run(
             [tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=jobs
         )
         return [(path.name, f.line, f.rule) for path, f in outcome.findings]
 
     serial = findings(1)
-    assert findings(4) == serial and started == []
-    monkeypatch.setattr(semfix.cli.runner, "_POOL_PAYS", 0.0)  # any work left is worth a pool
-    assert findings(4) == serial and started == [4]  # after the first file, 11 left for 4 workers
-    assert len(serial) == 12
+    assert len(serial) == 12 and started == []
+    assert findings(None) == serial and started == []  # milliseconds of work: forks do not pay
+    assert findings(3) == serial and started == [3]  # -j 3: three workers
+    monkeypatch.setattr(semfix.cli.runner, "_fork_cost", lambda: 1e-9)  # forks all but free
+    monkeypatch.setattr(semfix.cli.runner, "_FORK_AT_LEAST", 1e-9)
+    monkeypatch.setattr(semfix.cli.runner, "_cores", lambda: 4)
+    assert findings(None) == serial and started == [3, 4]  # after two files, 10 left for 4 workers
 
 
 CORRECT_KERNEL = (
@@ -262,3 +267,25 @@ def test_a_refusal_names_its_cause_and_does_not_send_the_user_back_to_fix(tmp_pa
     assert errors[1].startswith("error: untracked.py: is not tracked by git") and "`git add` it first" in errors[1]
     assert "fixable with `semfix fix`" not in result.stderr
     assert "2 problems left; 2 in files with errors, not fixed; 2 files could not be processed" in result.stderr
+
+
+def test_workers_change_neither_the_results_nor_their_order(tmp_path: Path) -> None:
+    """`-j 3` against `-j 1` on a tree with findings, fixes, clean and skimmed kernels, a syntax
+    error and a binary file: the same output, byte for byte, the same exit and the same files."""
+    serial, pooled = tmp_path / "serial", tmp_path / "pooled"
+    for tree in (serial, pooled):
+        (tree / "sub").mkdir(parents=True)
+        (tree / "pyproject.toml").write_text("[project]\nname = 't'\n")
+        for index in range(9):
+            folder = tree / ("sub" if index % 2 else "")
+            (folder / f"k{index}.py").write_text(BUGGY.replace("kernel", f"kernel{index}") + "x = 1\n" * index)
+        (tree / "sub" / "broken.py").write_text(BUGGY + "def (:\n")
+        (tree / "clean.py").write_text(CORRECT_KERNEL)
+        (tree / "binary.py").write_bytes(b"pl.semaphore_wait\0")
+    for command in (["check", "--output-format", "concise"], ["fix", "--diff"], ["fix", "--allow-dirty"]):
+        runs = [cli(*command, "-j", jobs, ".", cwd=tree) for jobs, tree in (("1", serial), ("3", pooled))]
+        shown = [(r.returncode, r.stdout, re.sub(r"[\d.]+ s\.", "", r.stderr)) for r in runs]  # but the time
+        assert shown[0] == shown[1], command
+        assert "broken.py" in runs[0].stdout + runs[0].stderr
+    for path in serial.rglob("*.py"):
+        assert path.read_bytes() == (pooled / path.relative_to(serial)).read_bytes()

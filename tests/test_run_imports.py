@@ -172,3 +172,25 @@ def test_an_import_names_a_module_by_its_trailing_names() -> None:
         ("tools.run", False, b"from lib.sync import d\nfrom ib.sync import e\n"),
     ]
     assert names_imported(modules) == {"src.ringlib.sync": frozenset({"a", "b", "c"})}
+
+
+def test_only_the_wanted_modules_importers_are_read_and_none_is_missed() -> None:
+    """`wanted`: the byte scan parses only what may name those modules, in every spelling the
+    parse reads: comments and continuations inside an import, a relative import of the package
+    itself, a read through a package, an import only a look-ahead past an unclosed bracket in a
+    string finds, a non-ASCII name."""
+    modules = [
+        ("pkg", True, b""),
+        ("pkg.sync", False, b"x = 1\n"),
+        ("pkg.a", False, b"from pkg import (  # (see sync)\n    sync,\n)\nsync.A\n"),
+        ("pkg.b", False, b"from pkg \\\n  .sync import B\n"),
+        ("pkg.c", False, b"from . import sync as s\ns.C\n"),
+        ("pkg.d", False, b"import pkg\npkg . sync . D\n"),
+        ("pkg.e", False, b'x = "from q import ("\nimport pkg.sync as t\nt.E\n'),
+        ("pkg.f", False, "é = 1\nfrom .sync import F\n".encode()),
+        ("pkg.g", False, b"from jax._src import sync\nsync.G\n"),  # another module's `sync`
+        ("pkg.h", False, b"# " + b"#" * 40 + b"\nfrom .sync import H\n"),
+    ]
+    expected = {"pkg.sync": frozenset({"A", "B", "C", "D", "E", "F", "H"})}
+    assert names_imported(modules, ["pkg.sync"]) == expected
+    assert names_imported(modules)["pkg.sync"] == expected["pkg.sync"]

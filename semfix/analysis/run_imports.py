@@ -12,29 +12,51 @@ name runs through the folders that may be namespace packages up to the project r
 (`semfix.files.module_names`), and which of them is on `sys.path` is not known: an import names
 a module by any trailing part of its name (`ringlib.sync` names `src.ringlib.sync`). Naming
 too many only keeps an import.
+
+Parsing every file of a run to answer for the few a migration changes made `--select SEM` ten
+times the default rules' time (issue 38): only the files whose bytes may name a wanted module
+are parsed (`_Spellings`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 
 STAR = "*"
+#: What may stand between two tokens: blanks, line continuations, comments (each to its line's
+#: end: a comment that could end anywhere would make a banner of `#` exponential to match).
+_GAP = rb"(?:[\s\\)]|#[^\r\n]*[\r\n])*"
+_LINE = rb"(?:[ \t\f]|\\(?:\r\n?|\n))"  # a blank within a logical line
+#: An import statement, perhaps in a string or a comment: `module` (dots and names as spelled;
+#: None for `import ...`) and `names`, what follows `import` to the statement's end or its
+#: closing bracket. The names are read in a look-ahead, so that an unclosed bracket in a string
+#: hides no import after it.
+_IMPORTS = re.compile(
+    rb"(?:\bfrom" + _LINE + rb"*(?P<module>(?:[^\s#;()\\]|" + _LINE + rb")*?)" + _LINE + rb"*|\b)import\b"
+    rb"(?=" + _LINE + rb"*(?P<names>\((?:[^)#]|#[^\r\n]*[\r\n])*|(?:[^\r\n;#\\]|\\(?:\r\n?|\n))*))"
+)
+_NAME = re.compile(rb"[^\s,()#;\\]+")
 
 
-def names_imported(modules: Iterable[tuple[str, bool, bytes]]) -> dict[str, frozenset[str]]:
+def names_imported(
+    modules: Iterable[tuple[str, bool, bytes]], wanted: Collection[str] | None = None
+) -> dict[str, frozenset[str]]:
     """`modules`: each file of the run as (its dotted name, whether it is a package's
     `__init__`, its source); two files of one name answer for both. A source that does not
-    parse imports nothing here (it is the run's to report)."""
+    parse imports nothing here (it is the run's to report). `wanted`: the modules to answer
+    for (None: every one); only their importers are parsed."""
     modules = list(modules)
-    named: dict[str, set[str]] = {}  # each trailing part of a module's name: the modules it names
-    for module, _, _ in modules:
+    named: dict[str, set[str]] = {}  # each trailing part of a wanted module's name: the modules it names
+    for module in (module for module, _, _ in modules) if wanted is None else wanted:
         parts = module.split(".")
         for start in range(len(parts)):
             named.setdefault(".".join(parts[start:]), set()).add(module)
+    spellings = _Spellings(named)
     found: dict[str, set[str]] = {}
     for importer, is_package, data in modules:
-        if b"import" not in data:
+        if b"import" not in data or not spellings.may_name(importer, is_package, data):
             continue
         try:
             tree = ast.parse(data)
@@ -71,6 +93,43 @@ def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
     if not isinstance(node, ast.Name) or node.id not in bound:
         return None
     return ".".join([bound[node.id], *reversed(steps)])
+
+
+class _Spellings:
+    """The byte scan before any parse. A file names a wanted module only where it spells
+    - a from-import whose module, or module and one of its names, is a trailing part of a wanted
+      module's name (`from .sync import X`, `from ringlib import sync`, `from . import sync`:
+      resolved here against the importer's package, as the parse would);
+    - an import of such a name, or of a package whose first name is one (`import sync`,
+      `import ringlib.sync as s`);
+    - a read through a package that ends in a wanted module's last name (`ringlib.sync.X`).
+    A read through the module itself (`s.X`, `sync.X`) needs one of those imports first. Text in
+    strings and comments may look like any of these: it only costs a parse."""
+
+    def __init__(self, named: Collection[str]) -> None:
+        self.named = named
+        lasts = sorted({name.rpartition(".")[2].encode() for name in named})
+        words = rb"\b(?:" + (b"|".join(map(re.escape, lasts)) or b"(?!)") + rb")\b"
+        self.through = re.compile(rb"\." + _GAP + words + _GAP + rb"\.")
+
+    def may_name(self, importer: str, is_package: bool, data: bytes) -> bool:
+        if self.through.search(data):
+            return True
+        package = importer if is_package else importer.rpartition(".")[0]
+        for match in _IMPORTS.finditer(data):
+            if not match.group(0).isascii() or not match["names"].isascii():
+                return True  # a non-ASCII name, perhaps in another encoding: the parse decides
+            names = [name.decode() for name in _NAME.findall(match["names"])]
+            if match["module"] is None:  # `import a.b.c as d` binds `d` to `a.b.c`, `import a.b` binds `a`
+                if any(name in self.named or name.partition(".")[0] in self.named for name in names):
+                    return True
+                continue
+            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode()
+            module = dotted.lstrip(".")
+            source = _resolve(package, len(dotted) - len(module), module or None)
+            if source and (source in self.named or any(f"{source}.{name}" in self.named for name in names)):
+                return True
+        return False
 
 
 def _resolve(package: str, level: int, module: str | None) -> str | None:

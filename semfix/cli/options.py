@@ -170,7 +170,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--jobs",
         type=click.IntRange(min=1),
         default=None,
-        help="Worker processes at most (default: the number of cores); started only for seconds of work.",
+        help="Worker processes to start (default: as many as the work pays for, up to the cores).",
     )
     @click.option(
         "--exit-zero", is_flag=True, help="Exit 0 even when problems are found or fixed (errors still exit 2)."

@@ -7,14 +7,24 @@ nothing of files). Output order never depends on the number of workers.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from semfix.api import FixResult, drops_imports, fix_notebook, fix_source, imported_by_run, may_fire
+from semfix.api import (
+    FixResult,
+    drops_imports,
+    fix_notebook,
+    fix_source,
+    imported_by_run,
+    may_drop_imports,
+    may_fire,
+    skims_clean,
+)
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
@@ -23,10 +33,16 @@ from semfix.git import dirty
 from semfix.settings import Settings, SettingsError, for_file
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
-#: Seconds of work left (estimated from the files done so far) before worker processes pay for
-#: their start. On 2 shared cores a pool lost to one process on tokamax and tpu-inference (~40
-#: kernels each, about half a second of parsing; benchmarks/startup.py --real).
-_POOL_PAYS = 2.0
+#: What the pool itself costs to start and stop (importing multiprocessing and
+#: concurrent.futures, its threads and queues), in forks of this process: about 80 ms against
+#: 4 ms forks on a 2-core Linux machine (a trivial pool of 1 to 4 workers, after the imports).
+_POOL_FORKS = 20
+_FORK_AT_LEAST = 0.001  # seconds: 2 to 10 ms measured on that machine
+#: The share of the time left a pool must end within: the rate is estimated from a few files,
+#: and other work on the machine slows the workers too (on 2 loaded cores, a pool estimated at
+#: 0.85 of the time lost to one process: benchmarks/startup.py --real).
+_PAYS = 0.75
+_SPAWN = 0.3  # a spawned worker's start: Python and the analysis's imports
 _WRITERS = 8  # threads writing files: each mostly waits for the disk
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
@@ -131,47 +147,114 @@ def analyse(task: _Task) -> FileOutcome:
     return outcome
 
 
-def _analyse_all(tasks: Sequence[_Task], jobs: int, progress: bool) -> Iterator[FileOutcome]:
-    """Results in task order. The files are analysed here, one after another, until what is
-    left would take more than _POOL_PAYS seconds at the rate so far (by bytes): only then do
-    the rest go to a pool of `jobs` processes. Most runs (a pre-commit run, a kernel library)
-    never start one, nor load its modules (multiprocessing, concurrent.futures)."""
+def _analyse_all(tasks: Sequence[_Task], jobs: int | None, progress: bool) -> Iterator[FileOutcome]:
+    """Results in task order, the same whatever the workers. The skim clears what it can here
+    first; what is left to analyse goes to `jobs` worker processes where given, else is
+    analysed here, one file after another, until the rest, at the rate so far (by bytes), would
+    end sooner spread over workers, their start included (`_workers`). Most runs (a pre-commit
+    run, one file) never start one, nor load its modules (multiprocessing, concurrent.futures)."""
     bar: ProgressBar | None = None
     if progress and len(tasks) >= _PROGRESS_FROM:
         bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
-    done, spent, read, left = 0, 0.0, 0, sum(len(task.data) for task in tasks)
+    cleared = [task.path.suffix == ".py" and skims_clean(task.data, task.settings) for task in tasks]
+    analysed = _analysed([task for task, clear in zip(tasks, cleared) if not clear], jobs)
     try:
-        while done < len(tasks) and not (jobs > 1 and read and spent / read * left > _POOL_PAYS):
-            started = time.perf_counter()
-            result = analyse(tasks[done])
-            spent += time.perf_counter() - started
-            read, left, done = read + len(tasks[done].data), left - len(tasks[done].data), done + 1
+        for task, clear in zip(tasks, cleared):
+            result = FileOutcome(task.path) if clear else next(analysed)
             if bar is not None:
                 bar.update(1)
             yield result
-        if done < len(tasks):
-            for result in _in_pool(tasks[done:], jobs):
-                if bar is not None:
-                    bar.update(1)
-                yield result
     finally:
+        analysed.close()  # a pool left behind (an interrupt) is shut down
         if bar is not None:
             bar.__exit__(None, None, None)
 
 
+def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome, None, None]:
+    """`analyse` over tasks the skim did not clear, in order: in `jobs` workers where given,
+    else here until workers pay."""
+    if jobs is not None and jobs > 1 and len(tasks) > 1:
+        yield from _in_pool(tasks, jobs)
+        return
+    done, spent, read, fork = 0, 0.0, 0, 0.0
+    while done < len(tasks):
+        if jobs is None and read:
+            rate, left = spent / read, [len(task.data) for task in tasks[done:]]
+            if rate * sum(left) > (_POOL_FORKS + 2) * _FORK_AT_LEAST:  # else no fork is worth measuring
+                fork = fork or _fork_cost()
+                workers = _workers(rate * sum(left), rate * max(left), len(left), fork)
+                if workers:
+                    yield from _in_pool(tasks[done:], workers)
+                    return
+        started = time.perf_counter()
+        yield analyse(tasks[done])
+        if done:  # the first file also loads what the rules import lazily: it sets no rate
+            spent += time.perf_counter() - started
+            read += len(tasks[done].data)
+        done += 1
+
+
+def _workers(seconds: float, longest: float, files: int, fork: float) -> int:
+    """How many workers to start for `seconds` of work left in `files` files, the longest
+    `longest`, each worker costing `fork` to start and the pool `_POOL_FORKS` of them; 0 where
+    none pays. Spread over `n`, the work ends after max(seconds / n, longest) plus the starts,
+    least near n = sqrt(seconds / fork)."""
+    best = min(_cores(), files, int((seconds / fork) ** 0.5) if fork > 0 else files)
+    if best < 2:
+        return 0
+    spread = max(seconds / best, longest) + (best + _POOL_FORKS) * fork
+    return best if spread < _PAYS * seconds else 0
+
+
+def _cores() -> int:
+    """The cores this process may run on (`taskset` limits them below `os.cpu_count()`) that
+    the machine's other work leaves idle (its load over the last minute): on 2 cores busy with
+    other work, 2 workers lost to one process (benchmarks/startup.py --real)."""
+    total = os.cpu_count() or 1
+    try:
+        mine = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on macOS and Windows
+        mine = total
+    try:
+        idle = total - os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows)
+        idle = total
+    return max(1, min(mine, round(idle)))
+
+
+def _fork_cost() -> float:
+    """Seconds to fork this process, now that the analysis is imported, and reap the child: what
+    a worker costs to start. Where workers are spawned instead (not Linux), each starts Python
+    and imports the analysis again: `_SPAWN` seconds."""
+    if not sys.platform.startswith("linux"):
+        return _SPAWN
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return time.perf_counter() - started
+
+
+def _ignore_interrupts() -> None:
+    """A worker leaves Ctrl-C to the main process, which stops the run and says so once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
-    """`analyse` over `tasks` in worker processes, in order; if a worker dies (a crash in a
-    native parser), the files it left are named."""
+    """`analyse` over `tasks` in `jobs` worker processes, in order; if a worker dies (a crash
+    in a native parser), the files it left are named."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
+    workers = min(jobs, len(tasks))
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
     done = 0
     try:
-        for result in executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (jobs * 8)))):
+        for result in executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (workers * 8)))):
             done += 1
             yield result
     except BrokenProcessPool:
@@ -184,7 +267,12 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
 def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
     """Each task told the names the run's other modules import from it, so that a fix keeps
     their imports (a sibling's `from .sync import DeviceIdType` must still find the name)."""
-    imported = imported_by_run(sources)
+    wanted = [
+        s.path
+        for s in slots
+        if isinstance(s, _Task) and s.path in sources and may_drop_imports(s.path, s.data, s.settings)
+    ]
+    imported = imported_by_run(sources, wanted) if wanted else {}
     return [
         replace(slot, settings=replace(slot.settings, imported_by_run=imported[slot.path]))
         if isinstance(slot, _Task) and slot.path in imported
@@ -205,7 +293,8 @@ def run(
     allow_dirty: bool = True,
     progress: bool = False,
 ) -> RunOutcome:
-    """`progress`: draw a progress bar on stderr (a terminal) when many files need parsing."""
+    """`jobs`: worker processes to start (None: as many as the work pays for, up to the cores).
+    `progress`: draw a progress bar on stderr (a terminal) when many files need parsing."""
     started = time.perf_counter()
     paths = list(paths)
     found = discover(paths, excludes, force_exclude=force_exclude)
@@ -239,7 +328,7 @@ def run(
     if sources:
         slots = _with_importers(slots, sources)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    analysed = iter(_analyse_all(tasks, jobs or os.cpu_count() or 1, progress))
+    analysed = iter(_analyse_all(tasks, jobs, progress))
     if not write:
         outcome.files.extend(next(analysed) if isinstance(slot, _Task) else slot for slot in slots)
     else:

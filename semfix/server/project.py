@@ -51,7 +51,7 @@ class Projects:
         key = tuple(sorted((str(file), hash(data)) for file, data in sources.items()))
         known = self.answered.get(path)
         if known is None or known[0] != key:
-            self.answered[path] = key, imported_by_run(sources).get(path, frozenset())
+            self.answered[path] = key, imported_by_run(sources, (path,)).get(path, frozenset())
         return self.answered[path][1]
 
     def _project(self, folder: Path) -> tuple[Path, tuple[str, ...]]:
