@@ -37,6 +37,15 @@ class SettingsError(ValueError):
     (semfix.settings re-exports it: the floor is read below the settings, which read it)."""
 
 
+def jax_floor(text: str) -> Version:
+    """`"0.7"` -> `(0, 7, 0)`: a JAX release, as `target-jax` and `--target-jax` give it, padded
+    so that it compares with the catalog's releases (`(0, 7) < (0, 7, 0)` as tuples)."""
+    try:
+        return (*parse(text), 0, 0)[:3] if len(parse(text)) < 3 else parse(text)
+    except ValueError:
+        raise SettingsError(f'target-jax: not a JAX release number: {text!r} (e.g. "0.7")') from None
+
+
 def read_toml(path: Path) -> Mapping[str, Any]:
     if sys.version_info >= (3, 11):  # loaded here: a run with no pyproject.toml reads no TOML
         import tomllib
@@ -105,13 +114,12 @@ def _target_jax(path: Path) -> Floor | None:
     value = table.get("target-jax")
     if value is None:
         return None
-    try:
-        release = parse(value) if isinstance(value, str) else None
-    except ValueError:
-        release = None
-    if release is None:
-        raise SettingsError(f'{path}: target-jax must be a JAX release, as a string ("0.7")')
-    return Floor((*release, 0, 0)[: max(3, len(release))], path, "target-jax")
+    if isinstance(value, str):
+        try:
+            return Floor(jax_floor(value), path, "target-jax")
+        except SettingsError:
+            pass
+    raise SettingsError(f'{path}: target-jax must be a JAX release, as a string ("0.7")')
 
 
 def _lists(path: Path) -> Iterator[tuple[str, list[str]]]:

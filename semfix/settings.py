@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from semfix.floor import SettingsError, nearest, read_toml
-from semfix.jax_versions import OLDEST, Version, parse
+from semfix.floor import SettingsError, jax_floor, nearest, read_toml
+from semfix.jax_versions import OLDEST, Version
 
 __all__ = ["FileIgnore", "Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
 
@@ -88,15 +88,6 @@ class Settings:
             return place in self.chosen
         start, end = place[:2], place[2:]
         return any(start <= region[2:] and region[:2] <= end for region in self.chosen)
-
-
-def jax_floor(text: str) -> Version:
-    """`"0.7"` -> `(0, 7, 0)`: a JAX release, as `target-jax` and `--target-jax` give it, padded
-    so that it compares with the catalog's releases (`(0, 7) < (0, 7, 0)` as tuples)."""
-    try:
-        return (*parse(text), 0, 0)[:3] if len(parse(text)) < 3 else parse(text)
-    except ValueError:
-        raise SettingsError(f'target-jax: not a JAX release number: {text!r} (e.g. "0.7")') from None
 
 
 _KEYS = {
