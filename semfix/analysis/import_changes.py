@@ -51,7 +51,10 @@ class Request:
     one kept only for importers is imported from there instead (the TPU module's `DeviceIdType`
     is gone in JAX 0.11, `pl`'s is the same enum from 0.6: issue 36), in place where it stands
     sorted there. `gone`: roots of reads the fix removes whose names stay read (a dropped
-    keyword's `pl` where the renames write `pl`): they prune nothing, and load nothing."""
+    keyword's `pl` where the renames write `pl`): they prune nothing, and load nothing. `stale`:
+    module-level imports of `loads` that no taken read may resolve to, whose `moved` names
+    nothing reads are imported from `symbol`'s module all the same (an unused `from
+    jax.experimental.pallas.tpu import DeviceIdType` fails on import from JAX 0.11)."""
 
     symbol: Symbol
     alias: str
@@ -62,9 +65,12 @@ class Request:
     kept: frozenset[str] = frozenset()
     moved: frozenset[str] = frozenset()
     gone: list[ast.Name] = field(default_factory=list)
+    stale: list[ast.ImportFrom] = field(default_factory=list)
     #: Filled in by the edits: the imports whose `moved` names stay (their new import would not
-    #: stand sorted in their place), for the caller to report.
-    unmoved: list[ast.ImportFrom] = field(default_factory=list)
+    #: stand sorted in their place), for the caller to report, and those whose names moved; each
+    #: with those names.
+    unmoved: list[tuple[ast.ImportFrom, list[ast.alias]]] = field(default_factory=list)
+    moved_from: list[tuple[ast.ImportFrom, list[ast.alias]]] = field(default_factory=list)
 
 
 @dataclass

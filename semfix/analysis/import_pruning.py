@@ -66,10 +66,16 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
                         at_module.append((access.name, access.scope))
                 else:
                     used.add((name, id(binding.node)))
+    dead = {  # the stale imports' names that nothing reads: dropped, or moved where a string may read them
+        _bound(alias, statement)
+        for statement in request.stale
+        for alias in statement.names
+        if alias.name in request.moved and not module.accesses.get(_bound(alias, statement))
+    }
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing...
-    named = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+    named = re.compile(r"\b(?:" + "|".join(sorted(names | dead)) + r")\b")
     spelled = set(named.findall(_unseen_code(module.text.text)))  # the names read unseen: their imports stay
-    for node in module.nodes:
+    for node in module.nodes if names or dead else ():
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):
             name = min(names.intersection(node.names))
             raise Unsure(f"`{name}` is declared global or nonlocal at line {node.lineno}")
@@ -90,19 +96,24 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
         ),
         None,
     )
+    for statement in request.stale:
+        resolved.setdefault(id(statement), (statement, False))
     cache: dict[int, tuple[list[ast.stmt], list[int]]] = {}
     sites = []
     for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
-        bound = [_bound(alias, statement) for alias in statement.names]
         exported = request.exported and not local  # importers of the package may read it
-        read = [n not in names or n in spelled or (n, id(statement)) in used for n in bound]
-        importers = [exported or (n in request.kept and not local) for n in bound]
         movable = isinstance(statement, ast.ImportFrom) and not statement.level and statement.module == request.loads
-        move = [
-            movable and importer and not own and alias.name in request.moved
-            for alias, own, importer in zip(statement.names, read, importers)
-        ]
-        keep = [(own or importer) and not moved for own, importer, moved in zip(read, importers, move)]
+        keep, move = [], []
+        for alias in statement.names:
+            n = _bound(alias, statement)
+            importer = exported or (n in request.kept and not local)
+            if movable and n in dead and alias.name in request.moved:  # a move keeps it bound to the same object
+                keep.append(False)
+                move.append(n in spelled or importer)
+                continue
+            own = n not in names or n in spelled or (n, id(statement)) in used
+            move.append(movable and importer and not own and alias.name in request.moved)
+            keep.append((own or importer) and not move[-1])
         sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep, move))
     if loaded is not None:
         _keep_loaded(module, request.loads, sites, loaded)

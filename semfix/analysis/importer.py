@@ -82,10 +82,14 @@ def edit_imports(
     sites = resolved_sites(module, request, at_module_reads)
     dropped = {id(site.statement) for site in sites if not any(site.keep) and not any(site.move)}
     for site in sites:  # a name moves where its new import stands sorted, else stays and is reported
-        below = not any(site.keep)
-        if any(site.move) and not module_sorted_in_place(module, site.statement, request.symbol.module, dropped, below):
-            assert isinstance(site.statement, ast.ImportFrom)  # `resolved_sites` moves only from-imports
-            request.unmoved.append(site.statement)
+        if not any(site.move):
+            continue
+        assert isinstance(site.statement, ast.ImportFrom)  # `resolved_sites` moves only from-imports
+        moving = [alias for alias, moved in zip(site.statement.names, site.move) if moved]
+        if module_sorted_in_place(module, site.statement, request.symbol.module, dropped, not any(site.keep)):
+            request.moved_from.append((site.statement, moving))
+        else:
+            request.unmoved.append((site.statement, moving))
             site.keep = [kept or moved for kept, moved in zip(site.keep, site.move)]
             site.move = [False] * len(site.move)
     unswapped: list[ast.stmt] = []  # dropped at module level, where the new import would not stand sorted

@@ -7,7 +7,7 @@ import bisect
 from dataclasses import dataclass, replace
 
 from semfix.analysis.evidence import NeedsAccesses
-from semfix.analysis.fixes import Decision
+from semfix.analysis.fixes import Decision, Removal
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.analysis.syntax import syntax_error
@@ -69,7 +69,7 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
         if any(f.replacement is not None for f in findings):  # what `fix` would refuse to write
             refuse_uncompilable(text, tree)  # the tree is as parsed: only the fix path changes it
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
-    if not any(fix.rewrites for fix in engine.fixes):  # a removal alone is never made
+    if all(isinstance(c, Removal) for fix in engine.fixes for c in fix.changes):  # a removal alone is never made
         return Result(text, encoding, tuple(findings))
     new_text = apply_and_prove(engine.text, tree, engine.fixes, encoding, settings, findings)
     return Result(new_text, encoding, tuple(findings))

@@ -76,7 +76,9 @@ imports and keeps those names' module-level imports; `Settings.imported_by_run`;
 a file fixed alone has no such importers). Such an import stays,
 unused; a name of it that `pl` gives alike at the floor is imported from `jax.experimental.pallas`
 instead (`from jax.experimental.pallas.tpu import DeviceIdType` fails on JAX 0.11), in place
-where that import stands sorted (else the line is reported).
+where that import stands sorted (else the line is reported). So is one that nothing in the file
+reads but a string (`__all__`); one that nothing reads at all, and no importer, is dropped, as
+ruff's F401 would drop it, the line failing on import otherwise; below the floor, it is reported.
 These matter for nothing else: a file whose imports
 all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
 of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
@@ -91,9 +93,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from semfix.analysis.context import Context
+from semfix.analysis.context import Context, Span
 from semfix.analysis.fixes import Change, Decision
-from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, end_of, unchain
 from semfix.analysis.run_imports import STAR
 from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, PARTIAL, TPU_MIGRATIONS, Moved, lookup
 from semfix.floor import DECLARING
@@ -198,6 +200,7 @@ class Renames:
     taken: list[ast.Name | ast.Attribute] = field(default_factory=list)  # the reads the renames took
     declared: ImportChanges | None = None  # the tree the renames and the import edits declare
     drops: sem103.Drops = field(default_factory=lambda: sem103.Drops([], set()))  # SEM103's, same imports
+    stale: list[ast.ImportFrom] = field(default_factory=list)  # imports of names the TPU module has no more
 
 
 def renames(ctx: Context) -> Renames:
@@ -205,8 +208,9 @@ def renames(ctx: Context) -> Renames:
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
         from semfix.analysis.importer import bound_name
-        from semfix.rules.sem101_references import PALLAS, TPU, references, star_reads
+        from semfix.rules.sem101_references import PALLAS, TPU, references, stale_imports, star_reads
 
+        found.stale = stale_imports(ctx)
         found.pending = sorted(references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
         found.alias = bound_name(ctx.tree, PALLAS)
         for name in star_reads(ctx):
@@ -374,7 +378,30 @@ def skip(renames: Renames, spans: list[tuple[int, int]], ctx: Context) -> None:
 def finish(ctx: Context, renames: Renames) -> None:
     """After every rename and drop (SEM103's), the import edits they need
     (semfix/analysis/importer.py), in one decision with them; or, where those are unsure, no fix."""
+    from semfix.rules.sem101_references import PALLAS, TPU
+
     drops = renames.drops.made
+    if not (renames.made or drops or renames.stale or renames.unsure):
+        return
+    tree = ctx.tree
+    assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
+    floor = ctx.settings.target_jax
+    moved = frozenset(n for n, m in MOVED_TO_PALLAS.items() if m.same_from and floor >= m.same_from)
+    accesses = ctx.tracking().accesses if renames.stale else {}
+    top = {id(statement) for statement in tree.body}
+    for statement in renames.stale:  # a name read nowhere, which stays where the floor or the place keeps it
+        for name in statement.names:
+            same_from = MOVED_TO_PALLAS[name.name].same_from if name.name in MOVED_TO_PALLAS else None
+            if not same_from or accesses.get(name.asname or name.name):
+                continue
+            if name.name not in moved:
+                why = needs(ctx, f"{PALLAS.module}.{name.name}", same_from)
+            elif id(statement) not in top:
+                why = "an import below the module's top level"
+            else:
+                continue
+            ctx.report(CODE, statement, f"{_gone([name.name])} (not fixed: {why})", None)
+    stale = [s for s in renames.stale if id(s) in top and ctx.accepts(CODE, s, True)]
     if renames.unsure:
         ctx.hold(renames.unsure[0], CODE)
         if not drops:
@@ -382,10 +409,10 @@ def finish(ctx: Context, renames: Renames) -> None:
         renames.taken.clear()
         renames.made.clear()  # held: the drops go alone
         renames.findings.clear()
-    if not (renames.made or drops):
+        stale.clear()
+    if not (renames.made or drops or stale):
         return
     from semfix.analysis.importer import ImportChanges, Request, Unsure, edit_imports
-    from semfix.rules.sem101_references import PALLAS, TPU
 
     alias = renames.alias or DEFAULT_PALLAS_ALIAS
     # the renames write `alias`: a read of it they or a dropped keyword take away takes nothing
@@ -399,16 +426,14 @@ def finish(ctx: Context, renames: Renames) -> None:
         taken=[root for root in roots if root.id != written],
         gone=[root for root in roots if root.id == written],
         # a rename adds a pallas import, which loads the package: only the TPU module needs care
-        loads=TPU if renames.taken else PALLAS.module,
+        loads=TPU if renames.taken or stale else PALLAS.module,
         exported=ctx.settings.package_init or STAR in ctx.settings.imported_by_run,
         kept=ctx.settings.imported_by_run,
-        # a name kept for importers that `pl` gives at the floor: imported from `pl`'s module (issue 36)
-        moved=frozenset(
-            n for n, m in MOVED_TO_PALLAS.items() if m.same_from and ctx.settings.target_jax >= m.same_from
-        ),
+        # a name kept for importers, or read nowhere, that `pl` gives at the floor: imported from
+        # `pl`'s module (issue 36)
+        moved=moved,
+        stale=stale,
     )
-    tree = ctx.tree
-    assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
     declared = renames.declared or ImportChanges()
     try:
         edits = edit_imports(tree, ctx.text, ctx.tracking().accesses, request, declared)
@@ -416,16 +441,49 @@ def finish(ctx: Context, renames: Renames) -> None:
         ctx.hold(str(reason), CODE)
         ctx.hold(str(reason), sem103.CODE)
         return
-    for statement in request.unmoved:  # kept for the run's other modules, where JAX 0.11 fails it
-        names = ", ".join(a.name for a in statement.names if a.name in request.moved)
-        why = f"`{names}`, kept for the modules that import it, is gone from `{TPU}` in JAX 0.11 (ImportError)"
-        ctx.report(CODE, statement, f"{why}: import it from `{PALLAS.module}` (not fixed: not sorted there)", None)
+    findings = [*renames.findings, *(drop.finding for drop in drops)]
+    for statement, names in request.unmoved:  # kept for other modules, or a string: JAX 0.11 fails it
+        ctx.report(CODE, statement, f"{_gone([a.name for a in names])} (not fixed: not sorted there)", None)
+    moved_from = {id(statement): names for statement, names in request.moved_from}
+    unmoved = {id(statement): names for statement, names in request.unmoved}
+    for statement in sorted({*(s for s, _ in request.moved_from), *stale}, key=lambda s: s.lineno):
+        names = moved_from.get(id(statement), [])  # kept, from `pl`'s module
+        stays = {a.name for a in names + unmoved.get(id(statement), [])}
+        dead = [a.name for a in statement.names if a.name in moved and not accesses.get(a.asname or a.name)]
+        dropped = [name for name in dead if name not in stays]  # read nowhere, not even by a string
+        if names:
+            said, new_text = _gone([a.name for a in names]), ast.unparse(ast.ImportFrom(PALLAS.module, names, 0))
+        elif dropped:
+            rest = [a for a in statement.names if a.name not in dropped]
+            said = f"{_gone(dropped)}, or drop it: nothing here reads it"
+            new_text = ast.unparse(ast.ImportFrom(TPU, rest, 0)) if rest else ""
+        else:
+            continue
+        span = None if new_text else _with_its_line_break(ctx, statement)
+        if ctx.report(CODE, statement, said, new_text, span=span):
+            findings.append(len(ctx.findings) - 1)
+    if not findings:  # every fix silenced
+        return
     made = [edit for rewrite in renames.made for edit in rewrite.edits] + [drop.edit for drop in drops]
     # one decision: every rename and drop with the import edits, the tree declared in `declared`
     changes: tuple[Change, ...] = (*renames.made, *(drop.change for drop in drops), declared)
-    findings = (*renames.findings, *(drop.finding for drop in drops))
-    rule = CODE if renames.made else sem103.CODE
-    ctx.make(Decision(rule, (*made, *edits), changes, settles=False, findings=findings))
+    rule = CODE if renames.made or not drops else sem103.CODE
+    ctx.make(Decision(rule, (*made, *edits), changes, settles=False, findings=tuple(findings)))
+
+
+def _with_its_line_break(ctx: Context, statement: ast.stmt) -> Span:
+    """A statement's lines, through its line break: what a finding that drops it replaces."""
+    end = ctx.text.after(end_of(statement)[0])
+    line = ctx.text.line_of(end)
+    return ctx.text.start(statement), (line, end - ctx.text.starts[line - 1], end)
+
+
+def _gone(names: list[str]) -> str:
+    """Why an import of these names from the TPU module fails, and where they are now."""
+    from semfix.rules.sem101_references import PALLAS, TPU
+
+    removed = spelled(min(MOVED_TO_PALLAS[name].removed or () for name in names))
+    return f"`{', '.join(names)}` is gone from `{TPU}` in JAX {removed} (ImportError): import it from `{PALLAS.module}`"
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"

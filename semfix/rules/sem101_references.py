@@ -117,6 +117,19 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
 
 
+def stale_imports(ctx: Context) -> list[ast.ImportFrom]:
+    """The imports, in any scope, of names the TPU module has no more from JAX 0.11
+    (`from jax.experimental.pallas.tpu import DeviceIdType`): read or not, the line fails there."""
+    return [
+        node
+        for node in ctx.scopes.imports
+        if isinstance(node, ast.ImportFrom)
+        and node.module == TPU
+        and not node.level
+        and any(alias.name in MOVED_TO_PALLAS for alias in node.names)
+    ]
+
+
 def star_reads(ctx: Context) -> list[ast.Name]:
     """The names that only `from jax.experimental.pallas.tpu import *` can bind (read, bound
     by nothing else): the star stopped giving each when JAX moved it into `_deprecations` (0.9

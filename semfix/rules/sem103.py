@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from semfix.analysis.context import Context
 from semfix.analysis.nodes import Rewrite, unchain
+from semfix.analysis.run_imports import STAR
 from semfix.analysis.scopes import Scope
 from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, DEVICE_ID_TYPE_POSITION, Operation
 from semfix.jax_versions import spelled
@@ -217,7 +218,8 @@ def finish(ctx: Context, drops: Drops) -> None:
     """Every other read of `DeviceIdType` (an alias, a comparison, a LOGICAL): reported."""
     if CODE not in ctx.settings.enabled or ctx.tree is None or "DeviceIdType" not in ctx.text.text:
         return  # the tree is there for SEM101, perhaps: no need to track every access
-    for accesses in ctx.tracking().accesses.values():
+    every = ctx.tracking().accesses
+    for accesses in every.values():
         for access in accesses:
             if id(access.name) in drops.seen:
                 continue
@@ -226,6 +228,18 @@ def finish(ctx: Context, drops: Drops) -> None:
             chain = {f"{q}.{'.'.join(steps)}" if steps else q for q in qualified}
             if any(_names_device_id_type(q) for q in chain):
                 ctx.report(CODE, access.top, f"`DeviceIdType` was {_DEPRECATED}", None)
+    kept = ctx.settings.imported_by_run
+    for statement in ctx.scopes.imports:  # read by no code here, but by the modules that import it
+        if isinstance(statement, ast.ImportFrom) and statement.module in OWNERS and not statement.level:
+            for alias in statement.names:
+                bound = alias.asname or alias.name
+                if (
+                    alias.name == "DeviceIdType"
+                    and not every.get(bound)
+                    and (ctx.settings.package_init or kept & {bound, STAR})
+                ):
+                    why = "kept for the modules that import it from here; drop it once they read it no more"
+                    ctx.report(CODE, statement, f"`DeviceIdType` was {_DEPRECATED} (not fixed: {why})", None)
 
 
 def _names_device_id_type(qualified: str) -> bool:
