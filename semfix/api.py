@@ -15,7 +15,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.analysis.run_imports import names_imported
+from semfix.analysis.run_imports import names_imported, names_read_through
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
 from semfix.files import module_names
@@ -42,6 +42,8 @@ __all__ = [
     "drops_imports",
     "imported_by_run",
     "may_drop_imports",
+    "may_read_through_run",
+    "read_through_run",
     "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
@@ -176,6 +178,27 @@ def imported_by_run(
         for path, (name, _) in named.items()
         if name in imported and (wanted is None or path in wanted)
     }
+
+
+def read_through_run(
+    sources: Mapping[Path, bytes], wanted: Collection[Path]
+) -> dict[Path, tuple[tuple[str, str], ...]]:
+    """For each file `wanted` of a run (`sources`: every file's bytes), the JAX names it reads
+    through the run's other modules (`Settings.run_aliases`), where it reads any."""
+    named = module_names(sources)
+    importers = {named[path][0]: path for path in wanted}
+    found = names_read_through(((name, package, sources[path]) for path, (name, package) in named.items()), importers)
+    return {importers[name]: aliases for name, aliases in found.items()}
+
+
+def may_read_through_run(source: bytes, settings: Settings) -> bool:
+    """Whether the file needs `read_through_run`'s answer: the migration is on (the run's
+    imports are read), and the file imports and spells what an enabled rule looks for."""
+    return (
+        drops_imports(settings)
+        and b"import" in source
+        and any(RULES[code].spelled_in(source) for code in settings.enabled)
+    )
 
 
 def may_drop_imports(path: Path, source: bytes, settings: Settings) -> bool:

@@ -62,6 +62,10 @@ class Settings:
     #: import DeviceIdType`; `*` for a star import) or read through it (`compat.pltpu`): no fix
     #: drops a module-level import of them (one of a name `pl` gives alike moves to `pl`'s module).
     imported_by_run: frozenset[str] = frozenset()
+    #: The JAX names this module reads through the run's other modules, each as its own imports
+    #: qualify it (`..compat.semaphore_wait` after `from . import compat`), with the JAX name
+    #: (`semfix.analysis.run_imports.names_read_through`): calls through them are catalog calls.
+    run_aliases: tuple[tuple[str, str], ...] = ()
     #: The oldest JAX the project supports (`target-jax`, else the oldest release its `jax`
     #: requirement admits, semfix.floor): a migration renames only where the new spelling
     #: means the same from this release on. With none declared, the oldest JAX semfix

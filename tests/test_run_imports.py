@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from jax_env import require_jax_python
 
-from semfix.analysis.run_imports import STAR, names_imported
+from semfix.analysis.run_imports import STAR, names_imported, names_read_through
 from semfix.jax_versions import NEWEST, spelled
 
 SYNC = """\
@@ -194,3 +194,45 @@ def test_only_the_wanted_modules_importers_are_read_and_none_is_missed() -> None
     expected = {"pkg.sync": frozenset({"A", "B", "C", "D", "E", "F", "H"})}
     assert names_imported(modules, ["pkg.sync"]) == expected
     assert names_imported(modules)["pkg.sync"] == expected["pkg.sync"]
+
+
+REEXPORTS = "import jax.experimental.pallas.tpu as pltpu\nfrom jax.experimental.pallas.tpu import semaphore_wait\n"
+OPS = """\
+import functools
+
+from . import compat
+
+wait_1 = functools.partial(compat.semaphore_wait, dec=1)
+
+
+def kernel(sem):
+    compat.pltpu.semaphore_signal(sem, 1)
+    wait_1(sem)
+"""
+
+
+def test_names_read_through_a_sibling_are_jax_names() -> None:
+    modules = [
+        ("ringlib", True, b""),
+        ("ringlib.compat", False, REEXPORTS.encode()),
+        ("ringlib.ops", False, OPS.encode()),
+    ]
+    aliases = dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"])
+    assert aliases["..compat.semaphore_wait"] == "jax.experimental.pallas.tpu.semaphore_wait"
+    assert aliases["..compat.pltpu"] == "jax.experimental.pallas.tpu"
+    rebound = REEXPORTS + "\n\ndef semaphore_wait(sem, dec=1):\n    pass\n"  # compat's own function: not JAX's
+    modules[1] = ("ringlib.compat", False, rebound.encode())
+    assert "..compat.semaphore_wait" not in dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ()))
+
+
+def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> None:
+    """`partial(compat.semaphore_wait, dec=1)` is JAX's `semaphore_wait`, whose `dec=` JAX 0.7.2
+    renamed: with the floor at 0.7.2 SEM102 passes it as `value=`."""
+    package = tmp_path / "ringlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "compat.py").write_text(REEXPORTS)
+    (package / "ops.py").write_text(OPS)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "ringlib"\ndependencies = ["jax>=0.7.2"]\n')
+    _fix(tmp_path, "ringlib")
+    assert "functools.partial(compat.semaphore_wait, value=1)" in (package / "ops.py").read_text()

@@ -53,6 +53,7 @@ class Resolution:
 
     def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
         self.text, self.scopes = text, scopes
+        self.aliases: dict[str, str] = {}  # names read through the run's other modules (`Settings.run_aliases`)
         self.param_kinds: dict[int, Kind] = {}
         # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
         self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
@@ -230,8 +231,20 @@ class Resolution:
             owner, bindings = scope.lookup(node.id)
             if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
                 return self._catalog_function(bindings[0].value, owner, alias=False)
-        operations = {lookup(name) for name in self.qualified(node, scope) or ()}
+        names = self.qualified(node, scope) or set()
+        operations = {lookup(self._through_run(name) if self.aliases else name) for name in names}
         return operations.pop() if len(operations) == 1 and None not in operations else None
+
+    def _through_run(self, name: str) -> str:
+        """The JAX name a name read through another module of the run is (`..compat.pltpu.x`:
+        `jax.experimental.pallas.tpu.x`), else the name itself."""
+        head, tail = name, ""
+        while head:
+            if head in self.aliases:
+                return self.aliases[head] + tail
+            head, dot, last = head.rpartition(".")
+            tail = f"{dot}{last}{tail}"
+        return name
 
     def key(self, node: ast.expr, scope: Scope) -> object | None:
         """What names one Ref wherever it is written in this scope (proofs are kept by it); None

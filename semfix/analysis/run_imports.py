@@ -141,3 +141,100 @@ def _resolve(package: str, level: int, module: str | None) -> str | None:
         return None
     base = parts[: len(parts) - (level - 1)]
     return ".".join(base + ([module] if module else [])) or None
+
+
+def names_read_through(
+    modules: Iterable[tuple[str, bool, bytes]], importers: Collection[str]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each of `importers`, the JAX names it reads through the run's other modules
+    (`Settings.run_aliases`): `compat.semaphore_wait` after `from . import compat`, where
+    `compat.py` binds `semaphore_wait` once, by `from jax.experimental.pallas.tpu import
+    semaphore_wait`, is that function (so the rules see its `dec=`). Each as (the name as the
+    importer's own imports qualify it, the JAX name): `..compat.semaphore_wait`. A module a
+    trailing name names twice, or that rebinds the name, gives nothing."""
+    modules = list(modules)
+    named: dict[str, list[tuple[str, bytes]]] = {}
+    for module, _, data in modules:
+        parts = module.split(".")
+        for start in range(len(parts)):
+            named.setdefault(".".join(parts[start:]), []).append((module, data))
+    exports: dict[str, dict[str, str]] = {}
+
+    def exported(module: str | None) -> dict[str, str]:
+        found = named.get(module or "", [])
+        if len(found) != 1:
+            return {}
+        name, data = found[0]
+        if name not in exports:
+            exports[name] = _jax_names(data)
+        return exports[name]
+
+    answer: dict[str, tuple[tuple[str, str], ...]] = {}
+    for importer, is_package, data in modules:
+        if importer not in importers:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        package = importer if is_package else importer.rpartition(".")[0]
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    aliases.update((f"{alias.name}.{n}", t) for n, t in exported(alias.name).items())
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(package, node.level, node.module)
+                spelled = "." * node.level + (node.module or "")  # as `ScopeBuilder` qualifies it
+                for alias in node.names:
+                    if (target := exported(source).get(alias.name)) is not None:
+                        aliases[f"{spelled}.{alias.name}"] = target  # `from .compat import semaphore_wait`
+                    inner = f"{source}.{alias.name}" if source else None  # `from . import compat`
+                    aliases.update((f"{spelled}.{alias.name}.{n}", t) for n, t in exported(inner).items())
+        if aliases:
+            answer[importer] = tuple(sorted(aliases.items()))
+    return answer
+
+
+def _jax_names(data: bytes) -> dict[str, str]:
+    """The names a module binds once, at its top, by importing them from JAX (`semaphore_wait`:
+    `jax.experimental.pallas.tpu.semaphore_wait`; `pltpu`: `jax.experimental.pallas.tpu`).
+    A module with a star import or a module `__getattr__` may give any name otherwise: none."""
+    if b"jax" not in data:
+        return {}
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for statement in tree.body:
+        if (
+            isinstance(statement, ast.ImportFrom)
+            and not statement.level
+            and (statement.module or "").split(".")[0] == "jax"
+        ):
+            found.update((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
+        elif isinstance(statement, ast.Import):
+            found.update((a.asname, a.name) for a in statement.names if a.asname and a.name.split(".")[0] == "jax")
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = [node.id]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return {}
+            names = [a.asname or a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = [*node.names, *node.names]  # another scope's writes reach it
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names = [node.name]
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names = [node.name]
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+    if "__getattr__" in bound:
+        return {}
+    return {name: target for name, target in found.items() if bound.get(name) == 1 and "*" not in target}

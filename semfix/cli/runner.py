@@ -23,6 +23,8 @@ from semfix.api import (
     imported_by_run,
     may_drop_imports,
     may_fire,
+    may_read_through_run,
+    read_through_run,
     skims_clean,
 )
 from semfix.cli.progress import ProgressBar
@@ -273,9 +275,20 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
         if isinstance(s, _Task) and s.path in sources and may_drop_imports(s.path, s.data, s.settings)
     ]
     imported = imported_by_run(sources, wanted) if wanted else {}
+    readers = [  # with the migration on, a call through a sibling's JAX name is a catalog call too
+        s.path for s in slots if isinstance(s, _Task) and s.path in sources and may_read_through_run(s.data, s.settings)
+    ]
+    aliases = read_through_run(sources, readers) if readers else {}
     return [
-        replace(slot, settings=replace(slot.settings, imported_by_run=imported[slot.path]))
-        if isinstance(slot, _Task) and slot.path in imported
+        replace(
+            slot,
+            settings=replace(
+                slot.settings,
+                imported_by_run=imported.get(slot.path, frozenset()),
+                run_aliases=aliases.get(slot.path, ()),
+            ),
+        )
+        if isinstance(slot, _Task) and (slot.path in imported or slot.path in aliases)
         else slot
         for slot in slots
     ]

@@ -378,11 +378,11 @@ def skip(renames: Renames, spans: list[tuple[int, int]], ctx: Context) -> None:
 def finish(ctx: Context, renames: Renames) -> None:
     """After every rename and drop (SEM103's), the import edits they need
     (semfix/analysis/importer.py), in one decision with them; or, where those are unsure, no fix."""
-    from semfix.rules.sem101_references import PALLAS, TPU
-
     drops = renames.drops.made
     if not (renames.made or drops or renames.stale or renames.unsure):
         return
+    from semfix.rules.sem101_references import PALLAS, TPU
+
     tree = ctx.tree
     assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
     floor = ctx.settings.target_jax
