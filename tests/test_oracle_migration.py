@@ -25,8 +25,9 @@ require_jax()
 pytestmark = pytest.mark.jax
 
 # about 60 s on a quiet 2-core machine, JAX's five imports included; and the soak's wrong
-# migrations, replayed: 30133 and 31824, a sibling's unread import of a removed TPU name
-SEEDS = [*range(64), 30133, 31824]
+# migrations, replayed: 30133 and 31824, a sibling's unread import of a removed TPU name;
+# 50017, 50449 and 50794, `dec=` given to `semaphore_wait` read through a sibling
+SEEDS = [*range(64), 30133, 31824, 50017, 50449, 50794]
 
 
 def test_no_wrong_migration_on_generated_projects(request: pytest.FixtureRequest) -> None:
