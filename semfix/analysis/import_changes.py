@@ -52,9 +52,10 @@ class Request:
     is gone in JAX 0.11, `pl`'s is the same enum from 0.6: issue 36), in place where it stands
     sorted there. `gone`: roots of reads the fix removes whose names stay read (a dropped
     keyword's `pl` where the renames write `pl`): they prune nothing, and load nothing. `stale`:
-    module-level imports of `loads` that no taken read may resolve to, whose `moved` names
-    nothing reads are imported from `symbol`'s module all the same (an unused `from
-    jax.experimental.pallas.tpu import DeviceIdType` fails on import from JAX 0.11)."""
+    module-level imports of `loads` that no taken read may resolve to, whose `gone_names` (names
+    `loads` has no more at the newest JAX) nothing reads are dropped, or where a string or an
+    importer may read them, imported from `symbol`'s module if `moved`, else kept (an unused
+    `from jax.experimental.pallas.tpu import DeviceIdType` fails on import from JAX 0.11)."""
 
     symbol: Symbol
     alias: str
@@ -66,11 +67,15 @@ class Request:
     moved: frozenset[str] = frozenset()
     gone: list[ast.Name] = field(default_factory=list)
     stale: list[ast.ImportFrom] = field(default_factory=list)
+    gone_names: frozenset[str] = frozenset()
     #: Filled in by the edits: the imports whose `moved` names stay (their new import would not
     #: stand sorted in their place), for the caller to report, and those whose names moved; each
     #: with those names.
     unmoved: list[tuple[ast.ImportFrom, list[ast.alias]]] = field(default_factory=list)
     moved_from: list[tuple[ast.ImportFrom, list[ast.alias]]] = field(default_factory=list)
+    #: and the `stale` imports' `gone_names` that nothing reads but a string or an importer may,
+    #: where they cannot move: kept, for the caller to report
+    kept_gone: list[tuple[ast.ImportFrom, list[ast.alias]]] = field(default_factory=list)
 
 
 @dataclass

@@ -70,7 +70,7 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
         _bound(alias, statement)
         for statement in request.stale
         for alias in statement.names
-        if alias.name in request.moved and not module.accesses.get(_bound(alias, statement))
+        if alias.name in request.gone_names and not module.accesses.get(_bound(alias, statement))
     }
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing...
     named = re.compile(r"\b(?:" + "|".join(sorted(names | dead)) + r")\b")
@@ -103,17 +103,22 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
     for statement, local in sorted(resolved.values(), key=lambda site: (site[0].lineno, site[0].col_offset)):
         exported = request.exported and not local  # importers of the package may read it
         movable = isinstance(statement, ast.ImportFrom) and not statement.level and statement.module == request.loads
-        keep, move = [], []
+        keep, move, kept_gone = [], [], []
         for alias in statement.names:
             n = _bound(alias, statement)
             importer = exported or (n in request.kept and not local)
-            if movable and n in dead and alias.name in request.moved:  # a move keeps it bound to the same object
-                keep.append(False)
-                move.append(n in spelled or importer)
+            if movable and n in dead and alias.name in request.gone_names:  # read nowhere, or by a string
+                wanted = n in spelled or importer
+                move.append(wanted and alias.name in request.moved)  # a move keeps it bound to the same object
+                keep.append(wanted and not move[-1])
+                kept_gone += [alias] if keep[-1] else []
                 continue
             own = n not in names or n in spelled or (n, id(statement)) in used
             move.append(movable and importer and not own and alias.name in request.moved)
             keep.append((own or importer) and not move[-1])
+        if kept_gone:
+            assert isinstance(statement, ast.ImportFrom)  # `movable`
+            request.kept_gone.append((statement, kept_gone))
         sites.append(Site(statement, local, *holder(module.tree, statement, cache), keep, move))
     if loaded is not None:
         _keep_loaded(module, request.loads, sites, loaded)

@@ -381,7 +381,7 @@ def finish(ctx: Context, renames: Renames) -> None:
     drops = renames.drops.made
     if not (renames.made or drops or renames.stale or renames.unsure):
         return
-    from semfix.rules.sem101_references import PALLAS, TPU
+    from semfix.rules.sem101_references import GONE_NAMES, PALLAS, TPU
 
     tree = ctx.tree
     assert tree is not None  # SEM101 and SEM103 run on a parsed tree (`Rule.needs_tree`)
@@ -389,18 +389,13 @@ def finish(ctx: Context, renames: Renames) -> None:
     moved = frozenset(n for n, m in MOVED_TO_PALLAS.items() if m.same_from and floor >= m.same_from)
     accesses = ctx.tracking().accesses if renames.stale else {}
     top = {id(statement) for statement in tree.body}
-    for statement in renames.stale:  # a name read nowhere, which stays where the floor or the place keeps it
-        for name in statement.names:
-            same_from = MOVED_TO_PALLAS[name.name].same_from if name.name in MOVED_TO_PALLAS else None
-            if not same_from or accesses.get(name.asname or name.name):
-                continue
-            if name.name not in moved:
-                why = needs(ctx, f"{PALLAS.module}.{name.name}", same_from)
-            elif id(statement) not in top:
-                why = "an import below the module's top level"
-            else:
-                continue
-            ctx.report(CODE, statement, f"{_gone([name.name])} (not fixed: {why})", None)
+
+    def unread(statement: ast.ImportFrom) -> list[str]:
+        return [a.name for a in statement.names if a.name in GONE_NAMES and not accesses.get(a.asname or a.name)]
+
+    for statement in renames.stale:  # an import in a function or a branch: not edited
+        if id(statement) not in top and (dead := unread(statement)):
+            ctx.report(CODE, statement, f"{_gone(dead)} (not fixed: an import below the module's top level)", None)
     stale = [s for s in renames.stale if id(s) in top and ctx.accepts(CODE, s, True)]
     if renames.unsure:
         ctx.hold(renames.unsure[0], CODE)
@@ -433,6 +428,7 @@ def finish(ctx: Context, renames: Renames) -> None:
         # `pl`'s module (issue 36)
         moved=moved,
         stale=stale,
+        gone_names=GONE_NAMES,
     )
     declared = renames.declared or ImportChanges()
     try:
@@ -444,18 +440,23 @@ def finish(ctx: Context, renames: Renames) -> None:
     findings = [*renames.findings, *(drop.finding for drop in drops)]
     for statement, names in request.unmoved:  # kept for other modules, or a string: JAX 0.11 fails it
         ctx.report(CODE, statement, f"{_gone([a.name for a in names])} (not fixed: not sorted there)", None)
+    for statement, names in request.kept_gone:  # for a string or an importer, with nowhere to move
+        for name in names:
+            same_from = TPU_MIGRATIONS[name.name].same_from
+            why = needs(ctx, f"{PALLAS.module}.{name.name}", same_from) if same_from and floor < same_from else ""
+            why = why or "another module or a string may read it from here"
+            ctx.report(CODE, statement, f"{_gone([name.name])} (not fixed: {why})", None)
     moved_from = {id(statement): names for statement, names in request.moved_from}
-    unmoved = {id(statement): names for statement, names in request.unmoved}
+    stay = [*request.unmoved, *request.kept_gone]
     for statement in sorted({*(s for s, _ in request.moved_from), *stale}, key=lambda s: s.lineno):
         names = moved_from.get(id(statement), [])  # kept, from `pl`'s module
-        stays = {a.name for a in names + unmoved.get(id(statement), [])}
-        dead = [a.name for a in statement.names if a.name in moved and not accesses.get(a.asname or a.name)]
-        dropped = [name for name in dead if name not in stays]  # read nowhere, not even by a string
+        stays = {a.name for a in names} | {a.name for kept, aliases in stay if kept is statement for a in aliases}
+        dropped = [name for name in unread(statement) if name not in stays]  # read nowhere, not even by a string
         if names:
             said, new_text = _gone([a.name for a in names]), ast.unparse(ast.ImportFrom(PALLAS.module, names, 0))
         elif dropped:
             rest = [a for a in statement.names if a.name not in dropped]
-            said = f"{_gone(dropped)}, or drop it: nothing here reads it"
+            said = f"{_gone(dropped, advice=False)}, and nothing here reads it: drop it"
             new_text = ast.unparse(ast.ImportFrom(TPU, rest, 0)) if rest else ""
         else:
             continue
@@ -478,12 +479,17 @@ def _with_its_line_break(ctx: Context, statement: ast.stmt) -> Span:
     return ctx.text.start(statement), (line, end - ctx.text.starts[line - 1], end)
 
 
-def _gone(names: list[str]) -> str:
-    """Why an import of these names from the TPU module fails, and where they are now."""
+def _gone(names: list[str], *, advice: bool = True) -> str:
+    """Why an import of these names from the TPU module fails, and what to import instead."""
     from semfix.rules.sem101_references import PALLAS, TPU
 
-    removed = spelled(min(MOVED_TO_PALLAS[name].removed or () for name in names))
-    return f"`{', '.join(names)}` is gone from `{TPU}` in JAX {removed} (ImportError): import it from `{PALLAS.module}`"
+    removed = spelled(min(TPU_MIGRATIONS[name].removed or () for name in names))
+    said = f"`{', '.join(names)}` is gone from `{TPU}` in JAX {removed} (ImportError)"
+    if not advice:
+        return said
+    if all(name in MOVED_TO_PALLAS for name in names):
+        return f"{said}: import it from `{PALLAS.module}`"
+    return said + "".join(f"; import `{TPU_MIGRATIONS[n].to}` for `{n}`" for n in names if TPU_MIGRATIONS[n].to)
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"

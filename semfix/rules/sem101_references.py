@@ -18,6 +18,9 @@ from semfix.catalog import MOVED_TO_PALLAS, TPU_MIGRATIONS
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
 DEPRECATED_TPU = {f"{TPU}.{path}": path for path in TPU_MIGRATIONS}  # the qualified name: its path under `pltpu`
+#: The names `from jax.experimental.pallas.tpu import ...` fails on at the newest JAX: an import
+#: of one that nothing reads is dropped, whatever the floor (sem101.finish).
+GONE_NAMES = frozenset(MOVED_TO_PALLAS) | frozenset(path for path in TPU_MIGRATIONS if "." not in path)
 FUNCTIONS = frozenset(path.rpartition(".")[2] for path in TPU_MIGRATIONS)  # the names they end in
 ENUMS = frozenset(path.rpartition(".")[0] for path in TPU_MIGRATIONS) - {""}  # `pltpu.MemorySpace.ANY`'s parent
 
@@ -118,15 +121,15 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
 
 
 def stale_imports(ctx: Context) -> list[ast.ImportFrom]:
-    """The imports, in any scope, of names the TPU module has no more from JAX 0.11
-    (`from jax.experimental.pallas.tpu import DeviceIdType`): read or not, the line fails there."""
+    """The imports, in any scope, of names the TPU module has no more at the newest JAX (`from
+    jax.experimental.pallas.tpu import DeviceIdType`): read or not, the line fails there."""
     return [
         node
         for node in ctx.scopes.imports
         if isinstance(node, ast.ImportFrom)
         and node.module == TPU
         and not node.level
-        and any(alias.name in MOVED_TO_PALLAS for alias in node.names)
+        and any(alias.name in GONE_NAMES for alias in node.names)
     ]
 
 
