@@ -77,8 +77,11 @@ a file fixed alone has no such importers). Such an import stays,
 unused; a name of it that `pl` gives alike at the floor is imported from `jax.experimental.pallas`
 instead (`from jax.experimental.pallas.tpu import DeviceIdType` fails on JAX 0.11), in place
 where that import stands sorted (else the line is reported). So is one that nothing in the file
-reads but a string (`__all__`); one that nothing reads at all, and no importer, is dropped, as
-ruff's F401 would drop it, the line failing on import otherwise; below the floor, it is reported.
+reads but a string (`__all__`). An import of a name the TPU module has no more at the newest JAX
+(`catalog.TPU_MIGRATIONS`' names, `TPUMemorySpace` too) that nothing reads at all, nor an
+importer, is dropped whatever the floor, as ruff's F401 would drop it: the line fails on import
+otherwise. One kept for a string or an importer that cannot move (below the floor, or
+`TPUMemorySpace`, whose new name is another) is reported.
 These matter for nothing else: a file whose imports
 all stay is fixed whatever they say. No fix is made in a file that assigns or deletes one
 of the deprecated names (`pltpu.semaphore_wait = f`: the others may then mean `f`), or
