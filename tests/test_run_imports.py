@@ -220,9 +220,21 @@ def test_names_read_through_a_sibling_are_jax_names() -> None:
     aliases = dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"])
     assert aliases["..compat.semaphore_wait"] == "jax.experimental.pallas.tpu.semaphore_wait"
     assert aliases["..compat.pltpu"] == "jax.experimental.pallas.tpu"
-    rebound = REEXPORTS + "\n\ndef semaphore_wait(sem, dec=1):\n    pass\n"  # compat's own function: not JAX's
-    modules[1] = ("ringlib.compat", False, rebound.encode())
-    assert "..compat.semaphore_wait" not in dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ()))
+    rebinds = [  # compat's own `semaphore_wait`, or perhaps: not JAX's
+        "def semaphore_wait(sem, dec=1):\n    pass\n",
+        "try:\n    pass\nexcept ImportError as semaphore_wait:\n    pass\n",
+        "def reset():\n    global semaphore_wait\n",
+        "if (semaphore_wait := None):\n    pass\n",
+        "for semaphore_wait in ():\n    pass\n",
+        "from ringlib.fallback import *\n",
+    ]
+    for rebind in rebinds:
+        modules[1] = ("ringlib.compat", False, f"{REEXPORTS}\n{rebind}".encode())
+        found = dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ()))
+        assert "..compat.semaphore_wait" not in found, rebind
+    local = "def f():\n    semaphore_wait = None\n"  # another variable
+    modules[1] = ("ringlib.compat", False, f"{REEXPORTS}\n{local}".encode())
+    assert "..compat.semaphore_wait" in dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"])
 
 
 def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> None:

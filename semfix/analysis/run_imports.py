@@ -23,6 +23,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Collection, Iterable
+from functools import lru_cache
+
+from semfix.catalog import MODULES, lookup
 
 STAR = "*"
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
@@ -58,9 +61,7 @@ def names_imported(
     for importer, is_package, data in modules:
         if b"import" not in data or not spellings.may_name(importer, is_package, data):
             continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError):
+        if (tree := _parsed(data)) is None:
             continue
         package = importer if is_package else importer.rpartition(".")[0]
         bound: dict[str, str] = {}  # each name an import binds: the module (or name) it is bound to
@@ -82,6 +83,16 @@ def names_imported(
                 if target != importer:
                     found.setdefault(target, set()).add(node.attr)
     return {module: frozenset(names) for module, names in found.items()}
+
+
+@lru_cache(maxsize=64)
+def _parsed(data: bytes) -> ast.Module | None:
+    """The module's tree (None where it does not parse: it is the run's to report); one parse
+    serves both questions a run asks of a file (`names_imported`, `names_read_through`)."""
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
@@ -173,13 +184,11 @@ def names_read_through(
     for importer, is_package, data in modules:
         if importer not in importers:
             continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError):
+        if (tree := _parsed(data)) is None:
             continue
         package = importer if is_package else importer.rpartition(".")[0]
         aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node, _ in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     aliases.update((f"{alias.name}.{n}", t) for n, t in exported(alias.name).items())
@@ -197,44 +206,82 @@ def names_read_through(
 
 
 def _jax_names(data: bytes) -> dict[str, str]:
-    """The names a module binds once, at its top, by importing them from JAX (`semaphore_wait`:
-    `jax.experimental.pallas.tpu.semaphore_wait`; `pltpu`: `jax.experimental.pallas.tpu`).
-    A module with a star import or a module `__getattr__` may give any name otherwise: none."""
-    if b"jax" not in data:
+    """The names a module binds once, at its top, by importing them from JAX's Pallas, where
+    every catalog function lives (`semaphore_wait`: `jax.experimental.pallas.tpu.semaphore_wait`;
+    `pltpu`: `jax.experimental.pallas.tpu`). A module with a star import or a module
+    `__getattr__` may give any name otherwise: none."""
+    if not _PALLAS_IMPORT.search(data):
         return {}
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    if (tree := _parsed(data)) is None:
         return {}
     found: dict[str, str] = {}
     for statement in tree.body:
-        if (
-            isinstance(statement, ast.ImportFrom)
-            and not statement.level
-            and (statement.module or "").split(".")[0] == "jax"
-        ):
+        if isinstance(statement, ast.ImportFrom) and not statement.level and _pallas(statement.module or ""):
             found.update((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
         elif isinstance(statement, ast.Import):
-            found.update((a.asname, a.name) for a in statement.names if a.asname and a.name.split(".")[0] == "jax")
-    bound: dict[str, int] = {}
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names = [node.id]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = [node.name]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any(a.name == "*" for a in node.names):
-                return {}
-            names = [a.asname or a.name.split(".")[0] for a in node.names]
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names = [*node.names, *node.names]  # another scope's writes reach it
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names = [node.name]
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            names = [node.name]
-        for name in names:
-            bound[name] = bound.get(name, 0) + 1
-    if "__getattr__" in bound:
+            found.update((a.asname, a.name) for a in statement.names if a.asname and _pallas(a.name))
+    found = {name: target for name, target in found.items() if target in MODULES or lookup(target) is not None}
+    if not found:  # only a catalog function, or a module of them, can make a call a catalog call
         return {}
-    return {name: target for name, target in found.items() if bound.get(name) == 1 and "*" not in target}
+    bound: dict[str, int] = {}
+    for statement, top in _statements(tree.body):
+        for name in _binds(statement, top):
+            bound[name] = bound.get(name, 0) + 1
+    if b":=" in data:  # a walrus at the top binds there too, inside any expression
+        for node in ast.walk(tree):
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                bound[node.target.id] = bound.get(node.target.id, 0) + 1
+    if "*" in bound or "__getattr__" in bound:  # a star import or a module `__getattr__` may give any name
+        return {}
+    return {name: target for name, target in found.items() if bound.get(name) == 1}
+
+
+#: A top-level import from JAX's Pallas (`from jax.experimental.pallas.tpu import`, `import
+#: jax.experimental.pallas.tpu as`): the byte scan before `_jax_names` parses a module.
+_PALLAS_IMPORT = re.compile(rb"^(?:from|import)[ \t]+jax\.[\w.]*pallas", re.MULTILINE)
+
+
+def _pallas(module: str) -> bool:
+    parts = module.split(".")
+    return parts[0] == "jax" and "pallas" in parts
+
+
+def _statements(body: list[ast.stmt], top: bool = True) -> Iterable[tuple[ast.stmt, bool]]:
+    """Every statement, in blocks and in defs, with whether it runs at the module's top (not in
+    a def or a class body): walking statements alone skips the expressions, most of a tree."""
+    for statement in body:
+        yield statement, top
+        inner = top and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for block in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, block, []), inner)
+        for clause in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+            yield from _statements(clause.body, inner)
+
+
+def _binds(statement: ast.stmt, top: bool) -> list[str]:
+    """The module names a statement binds (at the top), or may bind (`global`, from anywhere)."""
+    if isinstance(statement, (ast.Global, ast.Nonlocal)):
+        return [*statement.names, *statement.names]  # another scope's writes reach it
+    if not top:
+        return []
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return [a.asname or a.name.split(".")[0] for a in statement.names]
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    targets: list[ast.AST] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [statement.target]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    elif isinstance(statement, ast.Delete):
+        targets = list(statement.targets)
+    elif handlers := getattr(statement, "handlers", None):  # `try`, `try` with `except*`
+        return [handler.name for handler in handlers if handler.name]
+    elif isinstance(statement, ast.Match):
+        targets = [case.pattern for case in statement.cases]
+    names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return names + [
+        n.name for t in targets for n in ast.walk(t) if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name
+    ]

@@ -8,7 +8,8 @@ and the import it leaves unused;
 so too MESH given by position to the two copies, their last positional parameter in every
 release (`catalog.DEVICE_ID_TYPE_POSITION`: dropping it moves no other argument).
 Reports, without a fix, a `device_id_type=` of any other value (`LOGICAL`, a variable) and
-every other use of `DeviceIdType`. Off by default: select it (`--select SEM103`, or `SEM1`).
+every other use of `DeviceIdType`, and an import of it that only other modules of the run read
+(`from .sync import DeviceIdType`). Off by default: select it (`--select SEM103`, or `SEM1`).
 
 ## Why is this bad?
 JAX 0.12.0 deprecated the keyword and the enum: each of these functions warns "device_id_type
@@ -215,7 +216,8 @@ def _resolved(ctx: Context, value: ast.expr, scope: Scope) -> tuple[set[str] | N
 
 
 def finish(ctx: Context, drops: Drops) -> None:
-    """Every other read of `DeviceIdType` (an alias, a comparison, a LOGICAL): reported."""
+    """Every other read of `DeviceIdType` (an alias, a comparison, a LOGICAL), and an import of it
+    that only other modules of the run read: reported."""
     if CODE not in ctx.settings.enabled or ctx.tree is None or "DeviceIdType" not in ctx.text.text:
         return  # the tree is there for SEM101, perhaps: no need to track every access
     every = ctx.tracking().accesses
@@ -233,11 +235,8 @@ def finish(ctx: Context, drops: Drops) -> None:
         if isinstance(statement, ast.ImportFrom) and statement.module in OWNERS and not statement.level:
             for alias in statement.names:
                 bound = alias.asname or alias.name
-                if (
-                    alias.name == "DeviceIdType"
-                    and not every.get(bound)
-                    and (ctx.settings.package_init or kept & {bound, STAR})
-                ):
+                # (a package's `__init__` re-exporting it is its API, as ruff's F401 leaves it)
+                if alias.name == "DeviceIdType" and not every.get(bound) and kept & {bound, STAR}:
                     why = "kept for the modules that import it from here; drop it once they read it no more"
                     ctx.report(CODE, statement, f"`DeviceIdType` was {_DEPRECATED} (not fixed: {why})", None)
 
