@@ -9,7 +9,7 @@ so too MESH given by position to the two copies, their last positional parameter
 release (`catalog.DEVICE_ID_TYPE_POSITION`: dropping it moves no other argument).
 Reports, without a fix, a `device_id_type=` of any other value (`LOGICAL`, a variable) and
 every other use of `DeviceIdType`, and an import of it that only other modules of the run read
-(`from .sync import DeviceIdType`). Off by default: select it (`--select SEM103`, or `SEM1`).
+(`from .sync import DeviceIdType`, or a package's `__init__` exports). Off by default: select it (`--select SEM103`, or `SEM1`).
 
 ## Why is this bad?
 JAX 0.12.0 deprecated the keyword and the enum: each of these functions warns "device_id_type
@@ -235,8 +235,9 @@ def finish(ctx: Context, drops: Drops) -> None:
         if isinstance(statement, ast.ImportFrom) and statement.module in OWNERS and not statement.level:
             for alias in statement.names:
                 bound = alias.asname or alias.name
-                # (a package's `__init__` re-exporting it is its API, as ruff's F401 leaves it)
-                if alias.name == "DeviceIdType" and not every.get(bound) and kept & {bound, STAR}:
+                # a package's `__init__` re-exporting it warns on import too (`-W error` fails it)
+                exported = ctx.settings.package_init or kept & {bound, STAR}
+                if alias.name == "DeviceIdType" and not every.get(bound) and exported:
                     why = "kept for the modules that import it from here; drop it once they read it no more"
                     ctx.report(CODE, statement, f"`DeviceIdType` was {_DEPRECATED} (not fixed: {why})", None)
 
