@@ -9,7 +9,8 @@ so too MESH given by position to the two copies, their last positional parameter
 release (`catalog.DEVICE_ID_TYPE_POSITION`: dropping it moves no other argument).
 Reports, without a fix, a `device_id_type=` of any other value (`LOGICAL`, a variable) and
 every other use of `DeviceIdType`, and an import of it that only other modules of the run read
-(`from .sync import DeviceIdType`, or a package's `__init__` exports). Off by default: select it (`--select SEM103`, or `SEM1`).
+(`from .sync import DeviceIdType`, or a package's `__init__` exports). Off by default: select
+it (`--select SEM103`, or `SEM1`).
 
 ## Why is this bad?
 JAX 0.12.0 deprecated the keyword and the enum: each of these functions warns "device_id_type
