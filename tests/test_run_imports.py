@@ -30,13 +30,14 @@ def signal(sem):
 USER = "from .sync import DeviceIdType\n\nKIND = DeviceIdType.LOGICAL\n"
 
 
-def _package(root: Path) -> Path:
-    package = root / "mypkg"
+def _package(root: Path, name: str = "mypkg", floor: str = "0.7", **modules: str) -> Path:
+    """A package of `modules` (by default `sync.py` and `user.py`, which imports from it)."""
+    package = root / name
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "sync.py").write_text(SYNC)
-    (package / "user.py").write_text(USER)
-    (root / "pyproject.toml").write_text('[project]\nname = "mypkg"\ndependencies = ["jax>=0.7"]\n')
+    for module, text in (modules or {"sync": SYNC, "user": USER}).items():
+        (package / f"{module}.py").write_text(text)
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\ndependencies = ["jax>={floor}"]\n')
     return package
 
 
@@ -240,11 +241,6 @@ def test_names_read_through_a_sibling_are_jax_names() -> None:
 def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> None:
     """`partial(compat.semaphore_wait, dec=1)` is JAX's `semaphore_wait`, whose `dec=` JAX 0.7.2
     renamed: with the floor at 0.7.2 SEM102 passes it as `value=`."""
-    package = tmp_path / "ringlib"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "compat.py").write_text(REEXPORTS)
-    (package / "ops.py").write_text(OPS)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "ringlib"\ndependencies = ["jax>=0.7.2"]\n')
+    package = _package(tmp_path, "ringlib", "0.7.2", compat=REEXPORTS, ops=OPS)
     _fix(tmp_path, "ringlib")
     assert "functools.partial(compat.semaphore_wait, value=1)" in (package / "ops.py").read_text()
