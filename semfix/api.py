@@ -15,7 +15,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.analysis.run_imports import names_imported, names_read_through
+from semfix.analysis.run_imports import Aliases, Stars, names_imported, names_read_through
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
 from semfix.files import module_names
@@ -180,15 +180,14 @@ def imported_by_run(
     }
 
 
-def read_through_run(
-    sources: Mapping[Path, bytes], wanted: Collection[Path]
-) -> dict[Path, tuple[tuple[str, str], ...]]:
+def read_through_run(sources: Mapping[Path, bytes], wanted: Collection[Path]) -> dict[Path, tuple[Aliases, Stars]]:
     """For each file `wanted` of a run (`sources`: every file's bytes), the JAX names it reads
-    through the run's other modules (`Settings.run_aliases`), where it reads any."""
+    through the run's other modules (`Settings.run_aliases`) and what its star imports of them
+    bind (`Settings.run_stars`), where it has either."""
     named = module_names(sources)
     importers = {named[path][0]: path for path in wanted}
     found = names_read_through(((name, package, sources[path]) for path, (name, package) in named.items()), importers)
-    return {importers[name]: aliases for name, aliases in found.items()}
+    return {importers[name]: through for name, through in found.items()}
 
 
 def may_read_through_run(source: bytes, settings: Settings) -> bool:

@@ -66,6 +66,10 @@ class Settings:
     #: qualify it (`..compat.semaphore_wait` after `from . import compat`), with the JAX name
     #: (`semfix.analysis.run_imports.names_read_through`): calls through them are catalog calls.
     run_aliases: tuple[tuple[str, str], ...] = ()
+    #: The names each of its star imports of another module of the run binds, by the module as
+    #: spelled (`.compat`), where that module's literal `__all__` says them: the star then binds
+    #: those names alone, as imports of them, and leaves the module's other names resolved.
+    run_stars: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: The oldest JAX the project supports (`target-jax`, else the oldest release its `jax`
     #: requirement admits, semfix.floor): a migration renames only where the new spelling
     #: means the same from this release on. With none declared, the oldest JAX semfix

@@ -218,7 +218,7 @@ def test_names_read_through_a_sibling_are_jax_names() -> None:
         ("ringlib.compat", False, REEXPORTS.encode()),
         ("ringlib.ops", False, OPS.encode()),
     ]
-    aliases = dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"])
+    aliases = dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"][0])
     assert aliases["..compat.semaphore_wait"] == "jax.experimental.pallas.tpu.semaphore_wait"
     assert aliases["..compat.pltpu"] == "jax.experimental.pallas.tpu"
     rebinds = [  # compat's own `semaphore_wait`, or perhaps: not JAX's
@@ -231,11 +231,11 @@ def test_names_read_through_a_sibling_are_jax_names() -> None:
     ]
     for rebind in rebinds:
         modules[1] = ("ringlib.compat", False, f"{REEXPORTS}\n{rebind}".encode())
-        found = dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ()))
+        found = dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ((), ()))[0])
         assert "..compat.semaphore_wait" not in found, rebind
     local = "def f():\n    semaphore_wait = None\n"  # another variable
     modules[1] = ("ringlib.compat", False, f"{REEXPORTS}\n{local}".encode())
-    assert "..compat.semaphore_wait" in dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"])
+    assert "..compat.semaphore_wait" in dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"][0])
 
 
 def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> None:
@@ -244,3 +244,19 @@ def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> No
     package = _package(tmp_path, "ringlib", "0.7.2", compat=REEXPORTS, ops=OPS)
     _fix(tmp_path, "ringlib")
     assert "functools.partial(compat.semaphore_wait, value=1)" in (package / "ops.py").read_text()
+
+
+def test_a_star_import_of_a_run_module_binds_what_its_all_says(tmp_path: Path) -> None:
+    """`from .compat import *` with `__all__ = ["semaphore_signal"]` binds that name alone: `pl`
+    stays the pallas module, so SEM102 sees `pl.semaphore_wait(sem, dec=1)`."""
+    compat = 'from jax.experimental.pallas.tpu import semaphore_signal\n\n__all__ = ["semaphore_signal"]\n'
+    ops = "from .compat import *\nfrom jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n"
+    ops += "    semaphore_signal(sem)\n    pl.semaphore_wait(sem, dec=1)\n"
+    modules = [("ringlib", True, b""), ("ringlib.compat", False, compat.encode()), ("ringlib.ops", False, ops.encode())]
+    assert names_read_through(modules, {"ringlib.ops"})["ringlib.ops"][1] == ((".compat", ("semaphore_signal",)),)
+    grown = compat + '__all__ += ["pl"]\n'  # what the star binds is no longer said
+    modules[1] = ("ringlib.compat", False, grown.encode())
+    assert names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ((), ()))[1] == ()
+    package = _package(tmp_path, "ringlib", "0.7.2", compat=compat, ops=ops)
+    _fix(tmp_path, "ringlib")
+    assert "pl.semaphore_wait(sem, value=1)" in (package / "ops.py").read_text()

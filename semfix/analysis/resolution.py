@@ -232,10 +232,10 @@ class Resolution:
             if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
                 return self._catalog_function(bindings[0].value, owner, alias=False)
         names = self.qualified(node, scope) or set()
-        operations = {lookup(self._through_run(name) if self.aliases else name) for name in names}
+        operations = {lookup(self.through_run(name) if self.aliases else name) for name in names}
         return operations.pop() if len(operations) == 1 and None not in operations else None
 
-    def _through_run(self, name: str) -> str:
+    def through_run(self, name: str) -> str:
         """The JAX name a name read through another module of the run is (`..compat.pltpu.x`:
         `jax.experimental.pallas.tpu.x`), else the name itself."""
         head, tail = name, ""

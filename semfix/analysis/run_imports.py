@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from functools import lru_cache
 
 from semfix.catalog import MODULES, lookup
@@ -154,33 +154,46 @@ def _resolve(package: str, level: int, module: str | None) -> str | None:
     return ".".join(base + ([module] if module else [])) or None
 
 
+Aliases = tuple[tuple[str, str], ...]  # (a name as the importer's imports qualify it, the JAX name)
+Stars = tuple[tuple[str, tuple[str, ...]], ...]  # (a star import's module as spelled, the names it binds)
+
+
 def names_read_through(
     modules: Iterable[tuple[str, bool, bytes]], importers: Collection[str]
-) -> dict[str, tuple[tuple[str, str], ...]]:
+) -> dict[str, tuple[Aliases, Stars]]:
     """For each of `importers`, the JAX names it reads through the run's other modules
     (`Settings.run_aliases`): `compat.semaphore_wait` after `from . import compat`, where
     `compat.py` binds `semaphore_wait` once, by `from jax.experimental.pallas.tpu import
     semaphore_wait`, is that function (so the rules see its `dec=`). Each as (the name as the
     importer's own imports qualify it, the JAX name): `..compat.semaphore_wait`. A module a
-    trailing name names twice, or that rebinds the name, gives nothing."""
+    trailing name names twice, or that rebinds the name, gives nothing. And the names each of
+    its star imports of a run module binds (`Settings.run_stars`), where that module's literal
+    `__all__` says them: `from .compat import *` then binds those alone."""
     modules = list(modules)
-    named: dict[str, list[tuple[str, bytes]]] = {}
-    for module, _, data in modules:
+    named: dict[str, list[tuple[str, bool, bytes]]] = {}
+    for module, is_package, data in modules:
         parts = module.split(".")
         for start in range(len(parts)):
-            named.setdefault(".".join(parts[start:]), []).append((module, data))
+            named.setdefault(".".join(parts[start:]), []).append((module, is_package, data))
     exports: dict[str, dict[str, str]] = {}
 
     def exported(module: str | None) -> dict[str, str]:
+        """The JAX names `module` binds once, itself or through another module of the run."""
         found = named.get(module or "", [])
         if len(found) != 1:
             return {}
-        name, data = found[0]
+        name, is_package, data = found[0]
         if name not in exports:
-            exports[name] = _jax_names(data)
+            exports[name] = {}  # a cycle of imports gives nothing
+            package = name if is_package else name.rpartition(".")[0]
+            exports[name] = _jax_names(data, lambda level, of, n: exported(_resolve(package, level, of)).get(n))
         return exports[name]
 
-    answer: dict[str, tuple[tuple[str, str], ...]] = {}
+    def starred(module: str | None) -> tuple[str, ...] | None:
+        found = named.get(module or "", [])
+        return _all(found[0][2]) if len(found) == 1 else None
+
+    answer: dict[str, tuple[Aliases, Stars]] = {}
     for importer, is_package, data in modules:
         if importer not in importers:
             continue
@@ -188,6 +201,7 @@ def names_read_through(
             continue
         package = importer if is_package else importer.rpartition(".")[0]
         aliases: dict[str, str] = {}
+        stars: dict[str, tuple[str, ...]] = {}
         for node, _ in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -195,29 +209,49 @@ def names_read_through(
             elif isinstance(node, ast.ImportFrom):
                 source = _resolve(package, node.level, node.module)
                 spelled = "." * node.level + (node.module or "")  # as `ScopeBuilder` qualifies it
+                if node.names[0].name == "*" and (given := starred(source)) is not None:
+                    stars[spelled] = given
                 for alias in node.names:
                     if (target := exported(source).get(alias.name)) is not None:
                         aliases[f"{spelled}.{alias.name}"] = target  # `from .compat import semaphore_wait`
                     inner = f"{source}.{alias.name}" if source else None  # `from . import compat`
                     aliases.update((f"{spelled}.{alias.name}.{n}", t) for n, t in exported(inner).items())
-        if aliases:
-            answer[importer] = tuple(sorted(aliases.items()))
+        if aliases or stars:
+            answer[importer] = tuple(sorted(aliases.items())), tuple(sorted(stars.items()))
     return answer
 
 
-def _jax_names(data: bytes) -> dict[str, str]:
+def _all(data: bytes) -> tuple[str, ...] | None:
+    """The names `from <module> import *` binds, where the module says them: a literal `__all__`
+    bound once at its top, and changed nowhere (`__all__ += [...]`, `__all__.append(...)`)."""
+    if b"__all__" not in data or re.search(rb"__all__\s*(?:\.|\+=|\[)", data) or (tree := _parsed(data)) is None:
+        return None
+    bound = [statement for statement, top in _statements(tree.body) if "__all__" in _binds(statement, top)]
+    if len(bound) != 1 or bound[0] not in tree.body or not isinstance(bound[0], ast.Assign):
+        return None
+    value = bound[0].value
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return None
+    names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return tuple(names) if len(names) == len(value.elts) else None
+
+
+def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None]) -> dict[str, str]:
     """The names a module binds once, at its top, by importing them from JAX's Pallas, where
     every catalog function lives (`semaphore_wait`: `jax.experimental.pallas.tpu.semaphore_wait`;
-    `pltpu`: `jax.experimental.pallas.tpu`). A module with a star import or a module
+    `pltpu`: `jax.experimental.pallas.tpu`), or from another module of the run that gives one
+    (`through`: the JAX name `from <level dots><module> import <name>` gives, if any; a package's
+    `__init__` re-exporting its `compat`'s). A module with a star import or a module
     `__getattr__` may give any name otherwise: none."""
-    if not _PALLAS_IMPORT.search(data):
-        return {}
-    if (tree := _parsed(data)) is None:
+    if b"import" not in data or (tree := _parsed(data)) is None:
         return {}
     found: dict[str, str] = {}
     for statement in tree.body:
         if isinstance(statement, ast.ImportFrom) and not statement.level and _pallas(statement.module or ""):
             found.update((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
+        elif isinstance(statement, ast.ImportFrom):
+            given = ((a.asname or a.name, through(statement.level, statement.module, a.name)) for a in statement.names)
+            found.update((name, target) for name, target in given if target is not None)
         elif isinstance(statement, ast.Import):
             found.update((a.asname, a.name) for a in statement.names if a.asname and _pallas(a.name))
     found = {name: target for name, target in found.items() if target in MODULES or lookup(target) is not None}
@@ -234,11 +268,6 @@ def _jax_names(data: bytes) -> dict[str, str]:
     if "*" in bound or "__getattr__" in bound:  # a star import or a module `__getattr__` may give any name
         return {}
     return {name: target for name, target in found.items() if bound.get(name) == 1}
-
-
-#: A top-level import from JAX's Pallas (`from jax.experimental.pallas.tpu import`, `import
-#: jax.experimental.pallas.tpu as`): the byte scan before `_jax_names` parses a module.
-_PALLAS_IMPORT = re.compile(rb"^(?:from|import)[ \t]+jax\.[\w.]*pallas", re.MULTILINE)
 
 
 def _pallas(module: str) -> bool:

@@ -109,6 +109,9 @@ class ScopeBuilder:
         self.callee_names: set[str] = set(_CALLED)
         self.named: list[tuple[str, str]] = []  # `wait = pl.semaphore_wait`: ("wait", "semaphore_wait")
         self._handlers, self._leaves = _HANDLERS, _LEAVES_AND_NAMES
+        #: What a star import binds, by its module as spelled, where the run knows it
+        #: (`Settings.run_stars`); any other star may bind any name.
+        self.stars: dict[str, tuple[str, ...]] = {}
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names | {name for name, value in self.named if value in self.callee_names}
@@ -230,7 +233,9 @@ class ScopeBuilder:
         module = "." * node.level + (node.module or "")
         for alias in node.names:
             if alias.name == "*":  # only legal at module level
-                scope.star = True
+                for name in self.stars.get(module, ()):  # `from .compat import *`, whose `__all__` says these
+                    scope.bind(name, Binding("import", f"{module}.{name}", node))
+                scope.star = scope.star or module not in self.stars
                 continue
             scope.bind(alias.asname or alias.name, Binding("import", f"{module}.{alias.name}", node))
             if alias.name in _CALLED:

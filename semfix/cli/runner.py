@@ -285,7 +285,8 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
             settings=replace(
                 slot.settings,
                 imported_by_run=imported.get(slot.path, frozenset()),
-                run_aliases=aliases.get(slot.path, ()),
+                run_aliases=aliases.get(slot.path, ((), ()))[0],
+                run_stars=aliases.get(slot.path, ((), ()))[1],
             ),
         )
         if isinstance(slot, _Task) and (slot.path in imported or slot.path in aliases)

@@ -33,6 +33,7 @@ class Reference:
     holder: ast.AST  # the node it is in (a call, a keyword, an assignment...)
     formatted: bool = False  # in an f-string, whose text the edits do not model
     fallback: int | None = None  # the line of a `pltpu = None` the name may also be bound by
+    through: bool = False  # read through another module of the run (`compat.pltpu.semaphore_wait`)
 
     @property
     def read(self) -> ast.Name | ast.Attribute:
@@ -75,7 +76,7 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             if (
                 (node.attr in FUNCTIONS if isinstance(node, ast.Attribute) else node.id in imported)
                 and not (isinstance(node, ast.Name) and type(node.ctx) is ast.Store)  # binds a name of this module
-                and _may_be_tpu(node, modules)
+                and (_may_be_tpu(node, modules) or bool(ctx.aliases))
             ):
                 candidates.append(node)
         elif (
@@ -110,14 +111,21 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
         if modules_read is None:
             modules_read, fallback = _with_fallback(node.args[0] if isinstance(node, ast.Call) else node, scope)
         names = {f"{name}{suffix}" for name in modules_read or ()}
-        if len(names) != 1 or (name := names.pop()) not in DEPRECATED_TPU:
+        if len(names) != 1:
+            continue
+        name, through = names.pop(), False
+        if name not in DEPRECATED_TPU and ctx.aliases:  # `compat.pltpu.semaphore_wait`
+            name, through = ctx.through_run(name), True
+        if name not in DEPRECATED_TPU:
             continue
         if any(a <= (node.lineno, node.col_offset) < b for a, b in guarded.get(DEPRECATED_TPU[name], ())):
             continue  # `else: pltpu.ANY` under `if hasattr(pl, "ANY"):`, for a JAX without `pl.ANY`
         if not isinstance(node, ast.Call) and type(node.ctx) is not ast.Load:
             unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
         else:
-            yield Reference(node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback)
+            yield Reference(
+                node, scope, DEPRECATED_TPU[name], holders[id(node)], id(node) in formatted, fallback, through
+            )
 
 
 def stale_imports(ctx: Context) -> list[ast.ImportFrom]:
