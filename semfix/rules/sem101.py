@@ -50,8 +50,10 @@ is renamed, in a call or not (`WAIT = pltpu.semaphore_wait`, a dict of them, an 
 `functools.partial`, `getattr(pltpu, "semaphore_wait")` with a constant name); one in an
 f-string or over several lines is reported without a fix, and so is one whose module may be
 `None` (`except ImportError: pltpu = None`: the rename would make the fallback work where it
-failed). One that a feature test on the new name keeps for a JAX without it (`else:` under `if
-hasattr(pl, "ANY"):`, or the `else` of a conditional expression) is left alone, unreported.
+failed), and one read through another module of the run (`compat.pltpu.semaphore_wait`:
+renaming it would leave that module's import to prune). One that a feature test on the new
+name keeps for a JAX without it (`else:` under `if hasattr(pl, "ANY"):`, or the `else` of a
+conditional expression) is left alone, unreported.
 A name that only `from jax.experimental.pallas.tpu import *` binds is reported: the star gives
 it no more once JAX deprecated it (a NameError from 0.10, 0.9 for `ANY`).
 The added import goes where the `pltpu` import was when it stands sorted there (a
