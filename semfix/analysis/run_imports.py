@@ -210,7 +210,8 @@ def names_read_through(
                 source = _resolve(package, node.level, node.module)
                 spelled = "." * node.level + (node.module or "")  # as `ScopeBuilder` qualifies it
                 if node.names[0].name == "*" and (given := starred(source)) is not None:
-                    stars[spelled] = given
+                    stars[spelled] = given  # each bound as `from <module> import <name>` would bind it
+                    aliases.update((f"{spelled}.{n}", t) for n, t in exported(source).items() if n in given)
                 for alias in node.names:
                     if (target := exported(source).get(alias.name)) is not None:
                         aliases[f"{spelled}.{alias.name}"] = target  # `from .compat import semaphore_wait`
