@@ -98,6 +98,17 @@ class Context(Evidence):
         self.findings.append(Finding(code, *place, message, original, fix, accepted, related=tuple(sorted(lines))))
         return accepted
 
+    def whole_lines(self, statement: ast.stmt) -> Span:
+        """A statement's lines, from its first line's start through its line break: what a
+        finding whose fix removes the statement replaces."""
+        text, end = self.text, self.text.after(end_of(statement)[0])
+        end_line = text.line_of(end)
+        return (statement.lineno, 0, text.starts[statement.lineno - 1]), (
+            end_line,
+            end - text.starts[end_line - 1],
+            end,
+        )
+
     def place(self, node: Located) -> Place:
         """Where a finding at `node` is: (line, column, end line, end column), 1-based."""
         (line, column, _), (end_line, end_column, _) = self.text.start(node), self.text.end(node)

@@ -478,12 +478,8 @@ def decide(ctx: Context, plan: Carried) -> bool | None:
         assign, text = plan.assign, ctx.text
         applied = None
         if not ctx.off(plan.code, {u.lineno for u in plan.uses} | {assign.lineno}):
-            end = text.after(end_of(assign)[0])
-            end_line = text.line_of(end)
-            span = (
-                (assign.lineno, 0, text.starts[assign.lineno - 1]),
-                (end_line, end - text.starts[end_line - 1], end),
-            )
+            span = ctx.whole_lines(assign)
+            end = span[1][2]
             message = plan.words[1].format(assign=messages.one_line(text.of(assign)))
             # explain chooses fixes by place: the plan is made only if every use of it is chosen
             chosen = ctx.settings.chosen is None or all(ctx.accepts(plan.code, use, True) for use in plan.uses)

@@ -98,9 +98,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from semfix.analysis.context import Context, Span
+from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
-from semfix.analysis.nodes import LINE_BREAK, Rewrite, end_of, unchain
+from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
 from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, PARTIAL, TPU_MIGRATIONS, Moved, lookup
 from semfix.floor import DECLARING
@@ -468,7 +468,7 @@ def finish(ctx: Context, renames: Renames) -> None:
             new_text = ast.unparse(ast.ImportFrom(TPU, rest, 0)) if rest else ""
         else:
             continue
-        span = None if new_text else _with_its_line_break(ctx, statement)
+        span = None if new_text else ctx.whole_lines(statement)
         if ctx.report(CODE, statement, said, new_text, span=span):
             findings.append(len(ctx.findings) - 1)
     if not findings:  # every fix silenced
@@ -478,13 +478,6 @@ def finish(ctx: Context, renames: Renames) -> None:
     changes: tuple[Change, ...] = (*renames.made, *(drop.change for drop in drops), declared)
     rule = CODE if renames.made or not drops else sem103.CODE
     ctx.make(Decision(rule, (*made, *edits), changes, settles=False, findings=tuple(findings)))
-
-
-def _with_its_line_break(ctx: Context, statement: ast.stmt) -> Span:
-    """A statement's lines, through its line break: what a finding that drops it replaces."""
-    end = ctx.text.after(end_of(statement)[0])
-    line = ctx.text.line_of(end)
-    return ctx.text.start(statement), (line, end - ctx.text.starts[line - 1], end)
 
 
 def _gone(names: list[str], *, advice: bool = True) -> str:
