@@ -15,7 +15,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.analysis.run_imports import Aliases, Stars, names_imported, names_read_through
+from semfix.analysis.run_imports import names_imported, names_read_through
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
 from semfix.files import module_names
@@ -23,7 +23,7 @@ from semfix.findings import Finding
 from semfix.rewrite.text import decode
 from semfix.rules import RULES
 from semfix.selection import build_settings
-from semfix.settings import Settings
+from semfix.settings import ReadThrough, Settings
 
 if TYPE_CHECKING:
     from semfix.engine.incremental import Checked
@@ -180,10 +180,10 @@ def imported_by_run(
     }
 
 
-def read_through_run(sources: Mapping[Path, bytes], wanted: Collection[Path]) -> dict[Path, tuple[Aliases, Stars]]:
+def read_through_run(sources: Mapping[Path, bytes], wanted: Collection[Path]) -> dict[Path, ReadThrough]:
     """For each file `wanted` of a run (`sources`: every file's bytes), the JAX names it reads
-    through the run's other modules (`Settings.run_aliases`) and what its star imports of them
-    bind (`Settings.run_stars`), where it has either."""
+    through the run's other modules and what its star imports of them bind, where it has either
+    (`Settings.read_through`)."""
     named = module_names(sources)
     importers = {named[path][0]: path for path in wanted}
     found = names_read_through(((name, package, sources[path]) for path, (name, package) in named.items()), importers)

@@ -10,16 +10,40 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from semfix.floor import SettingsError, jax_floor, nearest, read_toml
 from semfix.jax_versions import OLDEST, Version
 
-__all__ = ["FileIgnore", "Place", "Settings", "SettingsError", "for_file", "find_pyproject", "jax_floor", "tool_table"]
+__all__ = [
+    "FileIgnore",
+    "Place",
+    "ReadThrough",
+    "Settings",
+    "SettingsError",
+    "for_file",
+    "find_pyproject",
+    "jax_floor",
+    "tool_table",
+]
 
 
 #: A finding's place: (line, column, end line, end column), 1-based, as in `Finding`.
 Place = tuple[int, int, int, int]
+
+
+class ReadThrough(NamedTuple):
+    """What one module of a run reads through the run's other modules: one fact, entering the
+    analysis once (`ScopeBuilder` binds the stars; `Resolution` qualifies through the aliases)."""
+
+    #: The JAX names it reads through them, each as its own imports qualify it, with the JAX
+    #: name: (`..compat.semaphore_wait`, `jax.experimental.pallas.tpu.semaphore_wait`) after
+    #: `from . import compat`: calls through them are catalog calls.
+    aliases: tuple[tuple[str, str], ...] = ()
+    #: The names each of its star imports of a run module binds, by the module as spelled
+    #: (`.compat`), where that module's literal `__all__` says them: the star then binds those
+    #: names alone, as imports of them, and leaves the module's other names resolved.
+    stars: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,14 +86,9 @@ class Settings:
     #: import DeviceIdType`; `*` for a star import) or read through it (`compat.pltpu`): no fix
     #: drops a module-level import of them (one of a name `pl` gives alike moves to `pl`'s module).
     imported_by_run: frozenset[str] = frozenset()
-    #: The JAX names this module reads through the run's other modules, each as its own imports
-    #: qualify it (`..compat.semaphore_wait` after `from . import compat`), with the JAX name
-    #: (`semfix.analysis.run_imports.names_read_through`): calls through them are catalog calls.
-    run_aliases: tuple[tuple[str, str], ...] = ()
-    #: The names each of its star imports of another module of the run binds, by the module as
-    #: spelled (`.compat`), where that module's literal `__all__` says them: the star then binds
-    #: those names alone, as imports of them, and leaves the module's other names resolved.
-    run_stars: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: What this module reads through the run's other modules
+    #: (`semfix.analysis.run_imports.names_read_through`).
+    read_through: ReadThrough = ReadThrough()
     #: The oldest JAX the project supports (`target-jax`, else the oldest release its `jax`
     #: requirement admits, semfix.floor): a migration renames only where the new spelling
     #: means the same from this release on. With none declared, the oldest JAX semfix

@@ -18,6 +18,7 @@ from jax_env import require_jax_python
 
 from semfix.analysis.run_imports import STAR, names_imported, names_read_through
 from semfix.jax_versions import NEWEST, spelled
+from semfix.settings import ReadThrough
 
 SYNC = """\
 from jax.experimental import pallas as pl
@@ -218,7 +219,7 @@ def test_names_read_through_a_sibling_are_jax_names() -> None:
         ("ringlib.compat", False, REEXPORTS.encode()),
         ("ringlib.ops", False, OPS.encode()),
     ]
-    aliases = dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"][0])
+    aliases = dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"].aliases)
     assert aliases["..compat.semaphore_wait"] == "jax.experimental.pallas.tpu.semaphore_wait"
     assert aliases["..compat.pltpu"] == "jax.experimental.pallas.tpu"
     rebinds = [  # compat's own `semaphore_wait`, or perhaps: not JAX's
@@ -231,11 +232,11 @@ def test_names_read_through_a_sibling_are_jax_names() -> None:
     ]
     for rebind in rebinds:
         modules[1] = ("ringlib.compat", False, f"{REEXPORTS}\n{rebind}".encode())
-        found = dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ((), ()))[0])
+        found = dict(names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ReadThrough()).aliases)
         assert "..compat.semaphore_wait" not in found, rebind
     local = "def f():\n    semaphore_wait = None\n"  # another variable
     modules[1] = ("ringlib.compat", False, f"{REEXPORTS}\n{local}".encode())
-    assert "..compat.semaphore_wait" in dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"][0])
+    assert "..compat.semaphore_wait" in dict(names_read_through(modules, {"ringlib.ops"})["ringlib.ops"].aliases)
 
 
 def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> None:
@@ -258,7 +259,7 @@ def test_a_star_import_of_a_run_module_binds_what_its_all_says(tmp_path: Path) -
     assert dict(aliases)[".compat.semaphore_signal"] == "jax.experimental.pallas.tpu.semaphore_signal"
     grown = compat + '__all__ += ["pl"]\n'  # what the star binds is no longer said
     modules[1] = ("ringlib.compat", False, grown.encode())
-    assert names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ((), ()))[1] == ()
+    assert names_read_through(modules, {"ringlib.ops"}).get("ringlib.ops", ReadThrough()).stars == ()
     package = _package(tmp_path, "ringlib", "0.7.2", compat=compat, ops=ops)
     _fix(tmp_path, "ringlib")
     assert "pl.semaphore_wait(sem, value=1)" in (package / "ops.py").read_text()

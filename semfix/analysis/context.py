@@ -50,7 +50,7 @@ class Context(Evidence):
     def __init__(self, text: Text, scopes: ScopeBuilder, settings: Settings) -> None:
         super().__init__(text, scopes)
         self.settings = settings
-        self.aliases = dict(settings.run_aliases)
+        self.aliases = dict(settings.read_through.aliases)
         self.findings: list[Finding] = []
         self.fixes: list[Decision] = []  # the accepted fixes, one per decision
         self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)

@@ -53,7 +53,7 @@ class Resolution:
 
     def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
         self.text, self.scopes = text, scopes
-        self.aliases: dict[str, str] = {}  # names read through the run's other modules (`Settings.run_aliases`)
+        self.aliases: dict[str, str] = {}  # names read through the run's other modules (`ReadThrough.aliases`)
         self.param_kinds: dict[int, Kind] = {}
         # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
         self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}

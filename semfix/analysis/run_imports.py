@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Iterable
 from functools import lru_cache
 
 from semfix.catalog import MODULES, lookup
+from semfix.settings import ReadThrough
 
 STAR = "*"
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
@@ -154,20 +155,16 @@ def _resolve(package: str, level: int, module: str | None) -> str | None:
     return ".".join(base + ([module] if module else [])) or None
 
 
-Aliases = tuple[tuple[str, str], ...]  # (a name as the importer's imports qualify it, the JAX name)
-Stars = tuple[tuple[str, tuple[str, ...]], ...]  # (a star import's module as spelled, the names it binds)
-
-
 def names_read_through(
     modules: Iterable[tuple[str, bool, bytes]], importers: Collection[str]
-) -> dict[str, tuple[Aliases, Stars]]:
+) -> dict[str, ReadThrough]:
     """For each of `importers`, the JAX names it reads through the run's other modules
-    (`Settings.run_aliases`): `compat.semaphore_wait` after `from . import compat`, where
+    (`ReadThrough.aliases`): `compat.semaphore_wait` after `from . import compat`, where
     `compat.py` binds `semaphore_wait` once, by `from jax.experimental.pallas.tpu import
     semaphore_wait`, is that function (so the rules see its `dec=`). Each as (the name as the
     importer's own imports qualify it, the JAX name): `..compat.semaphore_wait`. A module a
     trailing name names twice, or that rebinds the name, gives nothing. And the names each of
-    its star imports of a run module binds (`Settings.run_stars`), where that module's literal
+    its star imports of a run module binds (`ReadThrough.stars`), where that module's literal
     `__all__` says them: `from .compat import *` then binds those alone."""
     modules = list(modules)
     named: dict[str, list[tuple[str, bool, bytes]]] = {}
@@ -193,7 +190,7 @@ def names_read_through(
         found = named.get(module or "", [])
         return _all(found[0][2]) if len(found) == 1 else None
 
-    answer: dict[str, tuple[Aliases, Stars]] = {}
+    answer: dict[str, ReadThrough] = {}
     for importer, is_package, data in modules:
         if importer not in importers:
             continue
@@ -218,7 +215,7 @@ def names_read_through(
                     inner = f"{source}.{alias.name}" if source else None  # `from . import compat`
                     aliases.update((f"{spelled}.{alias.name}.{n}", t) for n, t in exported(inner).items())
         if aliases or stars:
-            answer[importer] = tuple(sorted(aliases.items())), tuple(sorted(stars.items()))
+            answer[importer] = ReadThrough(tuple(sorted(aliases.items())), tuple(sorted(stars.items())))
     return answer
 
 

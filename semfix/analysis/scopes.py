@@ -110,7 +110,7 @@ class ScopeBuilder:
         self.named: list[tuple[str, str]] = []  # `wait = pl.semaphore_wait`: ("wait", "semaphore_wait")
         self._handlers, self._leaves = _HANDLERS, _LEAVES_AND_NAMES
         #: What a star import binds, by its module as spelled, where the run knows it
-        #: (`Settings.run_stars`); any other star may bind any name.
+        #: (`ReadThrough.stars`); any other star may bind any name.
         self.stars: dict[str, tuple[str, ...]] = {}
 
     def relevant_calls(self) -> list[ast.Call]:

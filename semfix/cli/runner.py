@@ -32,7 +32,7 @@ from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import dirty
-from semfix.settings import Settings, SettingsError, for_file
+from semfix.settings import ReadThrough, Settings, SettingsError, for_file
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 #: What the pool itself costs to start and stop (importing multiprocessing and
@@ -278,18 +278,17 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
     readers = [  # with the migration on, a call through a sibling's JAX name is a catalog call too
         s.path for s in slots if isinstance(s, _Task) and s.path in sources and may_read_through_run(s.data, s.settings)
     ]
-    aliases = read_through_run(sources, readers) if readers else {}
+    through = read_through_run(sources, readers) if readers else {}
     return [
         replace(
             slot,
             settings=replace(
                 slot.settings,
                 imported_by_run=imported.get(slot.path, frozenset()),
-                run_aliases=aliases.get(slot.path, ((), ()))[0],
-                run_stars=aliases.get(slot.path, ((), ()))[1],
+                read_through=through.get(slot.path, ReadThrough()),
             ),
         )
-        if isinstance(slot, _Task) and (slot.path in imported or slot.path in aliases)
+        if isinstance(slot, _Task) and (slot.path in imported or slot.path in through)
         else slot
         for slot in slots
     ]
