@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -54,13 +54,33 @@ class Discovery:
     errors: list[tuple[Path, str]] = field(default_factory=list)
 
 
-def excluded(relative: PurePosixPath, patterns: Sequence[str]) -> bool:
-    """A glob matches the whole relative path, or any one of its parts (a folder or file name)."""
-    text = relative.as_posix()
-    return any(
-        fnmatch.fnmatchcase(text, pattern) or any(fnmatch.fnmatchcase(part, pattern) for part in relative.parts)
-        for pattern in patterns
-    )
+@dataclass(frozen=True)
+class Excludes:
+    """Exclude globs, read from `root`: the folder of the settings file that declares them (else
+    the current folder), as ruff reads `extend-exclude`. A glob matches a file's path from
+    `root`, or any one of its parts (a folder or file name); `*` crosses folders. So a member
+    of a monorepo that excludes `gen/*` skips `pkg/gen/k.py` whether pre-commit names it from
+    the repository's root or a run starts inside `gen`, and no glob matches a folder above the
+    project. A file outside `root` is never excluded."""
+
+    globs: tuple[str, ...] = ()
+    root: Path = Path()
+
+    def __call__(self, path: Path) -> bool:
+        if not self.globs:
+            return False
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+            return False
+        parts = PurePosixPath(Path(relative).as_posix())
+        text = parts.as_posix()
+        return any(
+            fnmatch.fnmatchcase(text, glob) or any(fnmatch.fnmatchcase(part, glob) for part in parts.parts)
+            for glob in self.globs
+        )
+
+
+NO_EXCLUDES = Excludes()
 
 
 def _skipped_folder(name: str) -> bool:
@@ -75,7 +95,7 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield Path(root, name)
 
 
-def _tree(folder: Path, patterns: Sequence[str]) -> list[Path]:
+def _tree(folder: Path, excludes: Excludes) -> list[Path]:
     """Source files under a folder: git's view of it in a work tree (so .gitignore holds)."""
     listed = work_tree_files(folder)
     if listed is None:
@@ -86,7 +106,7 @@ def _tree(folder: Path, patterns: Sequence[str]) -> list[Path]:
     kept = []
     for path in candidates:
         relative = PurePosixPath(path.relative_to(folder).as_posix())
-        if any(_skipped_folder(part) for part in relative.parts[:-1]) or excluded(relative, patterns):
+        if any(_skipped_folder(part) for part in relative.parts[:-1]) or excludes(path):
             continue
         kept.append(path)
     return sorted(kept, key=lambda p: p.as_posix())
@@ -98,7 +118,7 @@ def ignored_by_git(folder: Path) -> bool:
     return work_tree_files(folder) is not None and next(_walk(folder), None) is not None
 
 
-def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclude: bool = False) -> Discovery:
+def discover(paths: Iterable[Path], excludes: Excludes = NO_EXCLUDES, *, force_exclude: bool = False) -> Discovery:
     """Source files under `paths`, in a stable order, each once (under the first name met).
 
     A file named explicitly is always taken, whatever its suffix, as black and ruff do, unless
@@ -110,7 +130,7 @@ def discover(paths: Iterable[Path], excludes: Sequence[str] = (), *, force_exclu
         if not path.exists():
             found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
             continue
-        if force_exclude and not path.is_dir() and excluded(PurePosixPath(path.as_posix()), excludes):
+        if force_exclude and not path.is_dir() and excludes(path):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
             key = _identity(candidate)

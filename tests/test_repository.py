@@ -75,6 +75,28 @@ def test_excludes_from_the_command_line_and_pyproject(tmp_path: Path) -> None:
     assert forced.stdout == "" and forced.returncode == 0  # ...unless --force-exclude
 
 
+def test_a_glob_is_read_from_its_projects_folder_wherever_semfix_runs(tmp_path: Path) -> None:
+    """`extend-exclude` names paths from its pyproject's folder, as ruff reads it: a member of a
+    monorepo excludes `gen/*` and pre-commit, at the repository root, names `pkg/gen/k.py`; a
+    folder given below the project, or a run from inside it, skips the same files; and a glob
+    never matches the folders above the project (a checkout under `~/build/`)."""
+    _tree(
+        tmp_path,
+        {
+            "build/repo/pkg/pyproject.toml": '[tool.semfix]\nextend-exclude = ["gen/*", "build"]\n',
+            "build/repo/pkg/gen/k.py": BUGGY,
+            "build/repo/pkg/src/k.py": BUGGY,
+        },
+    )
+    repo, member = tmp_path / "build/repo", tmp_path / "build/repo/pkg"
+    named = cli("check", "--force-exclude", "pkg/gen/k.py", "pkg/src/k.py", cwd=repo).stdout
+    assert [line.split(":")[0] for line in named.splitlines()] == ["pkg/src/k.py"]
+    for cwd, given in ((repo, "pkg/gen"), (member / "gen", "."), (member / "gen", "k.py")):
+        ran = cli("check", "--force-exclude", given, cwd=cwd)
+        assert ran.stdout == "" and ran.returncode == 0, (cwd, given, ran.stdout, ran.stderr)
+    assert cli("check", ".", cwd=member).stdout.startswith("src/k.py:")
+
+
 def _hooks() -> dict[str, list[str]]:
     """Each hook of .pre-commit-hooks.yaml: its command line before the file names, as pre-commit
     makes it (`entry`, then `args`)."""

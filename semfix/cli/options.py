@@ -25,7 +25,7 @@ from semfix.cli.report import (
 )
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
-from semfix.files import FileError, check_writable, decode_source, read_source
+from semfix.files import Excludes, FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
 from semfix.selection import load_settings
@@ -78,7 +78,7 @@ class RunOptions:
 
     paths: tuple[Path, ...]
     settings: Settings
-    excludes: tuple[str, ...]
+    excludes: Excludes
     force_exclude: bool
     jobs: int | None  # None: the number of cores
     report: Path | None
@@ -221,7 +221,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 target_jax=target_jax,
                 floor_from_file=config_path is not None,
             )
-            excludes = (*load_excludes(pyproject), *exclude)
+            excludes = Excludes((*load_excludes(pyproject), *exclude), pyproject.parent if pyproject else Path())
             force_exclude = force_exclude or load_force_exclude(pyproject)
             if report_path is not None:
                 check_writable(report_path)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from semfix.api import (
     FixResult,
@@ -29,7 +29,7 @@ from semfix.api import (
 )
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
-from semfix.files import FileError, discover, excluded, ignored_by_git, read_source, write_atomic
+from semfix.files import NO_EXCLUDES, Excludes, FileError, discover, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
@@ -301,7 +301,7 @@ def run(
     apply_fixes: bool,
     write: bool,
     jobs: int | None = None,
-    excludes: Sequence[str] = (),
+    excludes: Excludes = NO_EXCLUDES,
     force_exclude: bool = False,
     allow_dirty: bool = True,
     progress: bool = False,
@@ -314,7 +314,11 @@ def run(
     outcome = RunOutcome(scanned=len(found.files), written=write)
     outcome.files.extend(FileOutcome(path, error=reason, given=True) for path, reason in found.errors)
     for folder in paths:
-        if folder.is_dir() and not any(f == folder or folder in f.parents for f in found.files):
+        if (
+            folder.is_dir()
+            and not any(f == folder or folder in f.parents for f in found.files)
+            and not (excludes.globs and discover([folder]).files)  # all excluded: nothing to do, as asked
+        ):
             reason = (
                 "its Python files are all ignored by git" if ignored_by_git(folder) else "no Python files found here"
             )
@@ -411,13 +415,13 @@ def run_stdin(
     *,
     settings: Settings,
     apply_fixes: bool,
-    excludes: Sequence[str] = (),
+    excludes: Excludes = NO_EXCLUDES,
     force_exclude: bool = False,
 ) -> RunOutcome:
     """Source that came on stdin, as the file `name` (its suffix, and the excludes under
     `force_exclude`, as for a file named on the command line). Nothing is written."""
     started = time.perf_counter()
-    if force_exclude and excluded(PurePosixPath(name.as_posix()), excludes):
+    if force_exclude and excludes(name):
         return RunOutcome([FileOutcome(name)])  # nothing scanned, nothing found
     settings = settings if name == Path("-") else for_file(settings, name)
     outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)

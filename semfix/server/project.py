@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from semfix.api import imported_by_run
-from semfix.files import FileError, discover, excluded, read_source
+from semfix.files import NO_EXCLUDES, Excludes, FileError, discover, read_source
 from semfix.settings import SettingsError, find_pyproject, load_excludes
 
 
@@ -33,9 +33,7 @@ class Projects:
         from the project's root, or any part of it)? Such a file is not checked, as `semfix
         check --force-exclude` skips it: no diagnostics, no fix on save, as ruff's server."""
         if path not in self.skipped:
-            root, excludes = self._project(path.parent)
-            inside = root in path.parents
-            self.skipped[path] = inside and excluded(PurePosixPath(path.relative_to(root).as_posix()), excludes)
+            self.skipped[path] = self._project(path.parent)[1](path)
         return self.skipped[path]
 
     def imported(self, path: Path, open_documents: Mapping[Path, str]) -> frozenset[str]:
@@ -54,16 +52,16 @@ class Projects:
             self.answered[path] = key, imported_by_run(sources, (path,)).get(path, frozenset())
         return self.answered[path][1]
 
-    def _project(self, folder: Path) -> tuple[Path, tuple[str, ...]]:
+    def _project(self, folder: Path) -> tuple[Path, Excludes]:
         """The project's root (its pyproject.toml's folder, else the workspace folder, else the
         document's) and its `extend-exclude` globs."""
         try:
             pyproject = find_pyproject([folder])
             if pyproject is not None:
-                return pyproject.parent, load_excludes(pyproject)
+                return pyproject.parent, Excludes(load_excludes(pyproject), pyproject.parent)
         except SettingsError:
             pass  # the user is told (`SemfixServer.settings_for`)
-        return next((root for root in self.roots if root == folder or root in folder.parents), folder), ()
+        return next((root for root in self.roots if root == folder or root in folder.parents), folder), NO_EXCLUDES
 
 
 def _read(path: Path) -> bytes:
