@@ -17,6 +17,10 @@ class Fix:
     replacement: str  # the flagged source's new text, as reports show it ("" where it is removed)
     applicability: Literal["safe", "unsafe"]
     edits: tuple[Edit, ...] = ()  # the decision's edits, sorted; () where the fix is not made
+    #: Why an unsafe fix is unsafe, where it is a fact no log settles either: "rank", the file
+    #: does not show how many indices pick one semaphore (JAX's "must be a Ref" says only that
+    #: the argument is no Ref), so `semfix explain --fix` never makes it.
+    doubt: Literal["rank"] | None = None
 
 
 @dataclass(frozen=True)

@@ -34,17 +34,12 @@ def element_read(written: str, view: str, *, safe: bool, evidence: str | None, b
     )
 
 
-#: In every finding whose fix is unsafe because the view may be a row: no log settles that
-#: (JAX's "must be a Ref" says the argument is no Ref, not how many indices pick one semaphore).
-RANK_NOT_SHOWN = "if it picks one semaphore"
-
-
 def rank_unproven(written: str, view: str, base: str) -> str:
     """SEM002's words where the file does not show how many indices pick one semaphore of the
     Ref (`base`: what the views start from): the view may be a row (unsafe fix)."""
     return (
         f"`{one_line(written)}` reads one semaphore out of the array Ref: pass the view `{one_line(view)}` "
-        f"{RANK_NOT_SHOWN} (the file does not show how many dimensions `{one_line(base)}` has)"
+        f"if it picks one semaphore (the file does not show how many dimensions `{one_line(base)}` has)"
     )
 
 

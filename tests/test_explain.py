@@ -444,6 +444,28 @@ def test_explain_fixes_no_element_read_the_engine_does_not_prove(case: Case, tmp
     assert f"`{case.fix(case.before).findings[0].original}`" in result.stdout, result.stdout
 
 
+def test_an_unranked_view_is_not_fixed_where_the_error_names_the_semaphore_alone(tmp_path: Path) -> None:
+    """JAX 0.12's `DMA destination semaphore must be a Ref.` pins the argument but not its shape:
+    `sems.at[0]` would be a row where `sems` is 2-D (`Fix.doubt`), so explain makes no fix."""
+    before = (
+        "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def kernel(x_ref, o_ref, buf, sems):\n    copy = pltpu.make_async_copy(x_ref, buf, sems[0])\n"
+        "    copy.start()\n    copy.wait()\n\n\ndef run(x, shape):\n    return pl.pallas_call(\n"
+        "        kernel, out_shape=x, scratch_shapes=[pltpu.VMEM(x.shape, x.dtype), pltpu.SemaphoreType.DMA(shape)]\n"
+        "    )(x)\n"
+    )
+    (tmp_path / "kernels.py").write_text(before)
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 12, in run\n    return pl.pallas_call(\n'
+        '  File "/ci/kernels.py", line 7, in kernel\n    copy.start()\n'
+        "ValueError: DMA destination semaphore must be a Ref.\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "not made: the log does not show how many indices pick one semaphore" in result.stdout, result.stdout
+    assert (tmp_path / "kernels.py").read_text() == before
+
+
 def test_a_kind_error_semfix_cannot_prove_names_no_argument(tmp_path: Path) -> None:
     """A semaphore passed through another name has no proven kind: explain says what it proves."""
     (tmp_path / "kernels.py").write_text(

@@ -17,7 +17,7 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
@@ -79,10 +79,12 @@ class Context(Evidence):
         span: Span | None = None,
         made: bool = True,
         related: Iterable[Located | int] = (),
+        doubt: Literal["rank"] | None = None,
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
         rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not).
-        `related`: the evidence it follows from, as nodes or lines (`Finding.related` holds their lines)."""
+        `related`: the evidence it follows from, as nodes or lines (`Finding.related` holds their lines).
+        `doubt`: why an unsafe fix is unsafe (`Fix.doubt`)."""
         (line, column, start), (end_line, end_column, end) = span or (self.text.start(node), self.text.end(node))
         if self.off(code, (line, end_line)):
             return None
@@ -92,7 +94,7 @@ class Context(Evidence):
         accepted = made and replacement is not None and self.settings.accepts(place, safe)
         if replacement is not None and not (safe or self.settings.unsafe_fixes):
             message += UNSAFE_SUFFIX
-        fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe")
+        fix = None if replacement is None else Fix(replacement, "safe" if safe else "unsafe", doubt=doubt)
         original = self.text.text[start:end]
         lines = {n for e in related for n in ((e,) if isinstance(e, int) else range(e.lineno, end_of(e)[0] + 1))}
         self.findings.append(Finding(code, *place, message, original, fix, accepted, related=tuple(sorted(lines))))

@@ -15,7 +15,6 @@ import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from semfix import messages
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import Scope, Tracking
@@ -157,7 +156,7 @@ def _decide(
                 open_.append(said)
                 continue
             shared = None if finding.safety == "safe" else _shared_parameter(scopes, _base(finding), scope)
-            if finding.safety != "safe" and shared is None and messages.RANK_NOT_SHOWN in finding.message:
+            if shared is None and finding.fix is not None and finding.fix.doubt == "rank":
                 shared = "the log does not show how many indices pick one semaphore: the view may be a row"
             if finding.safety == "safe" or pinned and shared is None:
                 result.chosen.append(finding)

@@ -255,11 +255,11 @@ def check(
     if previous is None:
         return (
             Rewrite(call, element, replacement, [insert])
-            if ctx.report(code, element, message, view, safe=safe)
+            if ctx.report(code, element, message, view, safe=safe, doubt="rank" if unranked else None)
             else None
         )
     if not ctx.accepts(code, element, safe, finding=previous.argument):  # the finding it joins is the read's
-        ctx.report(code, element, message, view, safe=safe)
+        ctx.report(code, element, message, view, safe=safe, doubt="rank" if unranked else None)
         return previous
     edits = sorted([*previous.edits, insert])
     suggestion = apply_edits(
@@ -268,5 +268,6 @@ def check(
     last = ctx.findings[-1]
     joined = messages.read_then_view(last.message, suggestion, safe=safe)
     applicability = last.fix.applicability if safe and last.fix is not None else "unsafe"
-    ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability), message=joined)
+    doubt = "rank" if unranked else last.fix.doubt if last.fix is not None else None
+    ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability, doubt=doubt), message=joined)
     return Rewrite(call, previous.argument, replacement, edits)
