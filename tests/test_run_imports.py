@@ -263,3 +263,22 @@ def test_a_star_import_of_a_run_module_binds_what_its_all_says(tmp_path: Path) -
     package = _package(tmp_path, "ringlib", "0.7.2", compat=compat, ops=ops)
     _fix(tmp_path, "ringlib")
     assert "pl.semaphore_wait(sem, value=1)" in (package / "ops.py").read_text()
+
+
+def test_a_known_star_beside_the_tpu_star_hides_none_of_its_names(tmp_path: Path) -> None:
+    """`from .compat import *` whose `__all__` says `semaphore_read` gives no other name, so the
+    `semaphore_signal` that only `from jax.experimental.pallas.tpu import *` gives (NameError
+    from JAX 0.10) is still reported (soak seed 170135: it was silent)."""
+    compat = 'from jax.experimental.pallas.tpu import semaphore_read\n\n__all__ = ["semaphore_read"]\n'
+    ops = "from jax.experimental.pallas.tpu import *\nfrom .compat import *\n\n\ndef kernel(sem):\n"
+    ops += "    semaphore_signal(sem)\n    return semaphore_read(sem)\n"
+    _package(tmp_path, "ringlib", "0.7.2", compat=compat, ops=ops)
+    run = subprocess.run(
+        [sys.executable, "-m", "semfix", "check", "--extend-select", "SEM1", "--output-format", "concise", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    said = [line for line in run.stdout.splitlines() if line.startswith("ringlib/ops.py:")]
+    assert len(said) == 1 and "`semaphore_signal` comes from `from jax.experimental.pallas.tpu import *`" in said[0]

@@ -145,9 +145,15 @@ def star_reads(ctx: Context) -> list[ast.Name]:
     """The names that only `from jax.experimental.pallas.tpu import *` can bind (read, bound
     by nothing else): the star stopped giving each when JAX moved it into `_deprecations` (0.9
     for `ANY`, 0.10 for the others), and the read fails with NameError. Reported, not renamed:
-    what a star import binds is not resolved."""
-    stars = [n.module for n in ctx.scopes.imports if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
-    if not stars or any(module != TPU for module in stars):  # another star may give it (`pl`'s)
+    what a star import binds is not resolved. A star of a run module whose `__all__` says what
+    it gives (`ScopeBuilder.stars`) binds those names alone, so it hides no other."""
+    stars = [
+        "." * n.level + (n.module or "")
+        for n in ctx.scopes.imports
+        if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"
+    ]
+    unknown = [module for module in stars if module not in ctx.scopes.stars]
+    if not unknown or any(module != TPU for module in unknown):  # another star may give it (`pl`'s)
         return []
     accesses = ctx.tracking().accesses
     found = [
