@@ -69,13 +69,11 @@ class Excludes:
     def __call__(self, path: Path) -> bool:
         if not self.globs:
             return False
-        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
-        if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        relative = PurePosixPath(Path(os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))).as_posix())
+        if relative.parts[:1] == (os.pardir,):
             return False
-        parts = PurePosixPath(Path(relative).as_posix())
-        text = parts.as_posix()
         return any(
-            fnmatch.fnmatchcase(text, glob) or any(fnmatch.fnmatchcase(part, glob) for part in parts.parts)
+            fnmatch.fnmatchcase(str(relative), glob) or any(fnmatch.fnmatchcase(part, glob) for part in relative.parts)
             for glob in self.globs
         )
 
