@@ -1,0 +1,149 @@
+"""The cost guard: the work semfix does on a fixed corpus of real kernels, counted, not timed.
+
+Wall time on a shared machine swings 2x from run to run; the number of function calls a run
+makes does not. Each figure is one in-process `semfix check -q --exit-zero --jobs 1` of a pinned
+public wheel's Python files (tests too, most of them holding no Pallas code), under cProfile, in
+a fresh interpreter with PYTHONHASHSEED=0, counting the calls semfix makes and the calls made
+into semfix: a call counts where its caller or its callee is semfix's own code. What libraries
+do inside (libcst, click, packaging) is left out, so a new release of one moves nothing, while
+a walk semfix starts (`ast.walk`, `tokenize`) counts one call per node or token it yields.
+
+The budget is benchmarks/cost_budget.json, one figure per tree and selection for the Python it
+was measured on. tests/test_cost.py fails when a figure is more than 10% over its budget (or
+30% under it: a change that saves that much lowers the budget, so the saving is kept). A change
+that must cost more raises the budget in the same commit (`--update`) and says why there.
+
+    python benchmarks/cost.py [--trees DIR] [--work DIR] [--update]
+
+--trees: a folder holding one unpacked tree per wheel, named as the wheel's requirement
+(tpu-inference==0.32.0); else each wheel is fetched with `pip download --no-deps` into --work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUDGET = HERE / "cost_budget.json"
+TREES = ("tpu-inference==0.32.0", "tokamax==0.0.17")
+NEWER_PYTHON = ("--python-version", "3.12", "--only-binary=:all:")  # tokamax 0.0.17 requires 3.12
+SELECTIONS = {"default": (), "every rule": ("--select", "SEM")}
+OVER = 1.10  # a figure this far over its budget fails the guard
+UNDER = 0.70  # and one this far under it: the budget is lowered (or the corpus did not run)
+
+#: Run in a fresh interpreter, in the tree (named `.`: a tree kept in a hidden folder, such as
+#: pytest's cache, is not excluded); argv holds check's options; prints the count.
+_COUNT = """
+import cProfile, os, sys
+from pathlib import Path
+
+import semfix
+from semfix.cli.main import main
+
+ours = str(Path(semfix.__file__).parent) + os.sep
+profile = cProfile.Profile()
+profile.enable()
+try:
+    arguments = ["check", "-q", "--exit-zero", "--jobs", "1", *sys.argv[1:], "."]
+    main(arguments, prog_name="semfix", standalone_mode=False)
+except SystemExit:
+    pass
+profile.disable()
+profile.create_stats()
+calls = 0
+for (file, _, _), (_, _, _, _, callers) in profile.stats.items():
+    for (caller, _, _), (count, *_rest) in callers.items():
+        if file.startswith(ours) or caller.startswith(ours):
+            calls += count
+print(calls)
+"""
+
+
+def count(tree: Path, options: tuple[str, ...]) -> int:
+    """The calls one check of `tree` makes (the module's docstring says which count)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT, *options],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout.split()[-1])
+
+
+def trees(folder: Path | None, work: Path) -> dict[str, Path]:
+    """Each pinned wheel's unpacked tree, by its requirement."""
+    if folder is not None:
+        return {requirement: folder / requirement for requirement in TREES}
+    sys.path.insert(0, str(HERE))
+    from real import fetch
+
+    return {r: fetch(work / r.split("==")[0], (r,), NEWER_PYTHON) for r in TREES}
+
+
+def measure(found: dict[str, Path]) -> dict[str, int]:
+    """Every tree under every selection: the count, keyed `<tree> <selection>`."""
+    return {
+        f"{requirement} {label}": count(tree, options)
+        for requirement, tree in found.items()
+        for label, options in SELECTIONS.items()
+    }
+
+
+def python() -> str:
+    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def budget() -> dict[str, int]:
+    """The budget for this Python, empty where none was measured on it."""
+    budgets: dict[str, dict[str, int]] = json.loads(BUDGET.read_text()) if BUDGET.exists() else {}
+    return budgets.get(python(), {})
+
+
+def off_budget(figures: dict[str, int], allowed: dict[str, int]) -> list[str]:
+    """A line for each figure more than OVER its budget, less than UNDER it, or without one: a
+    budget left far above what semfix costs would let the next slowdown through unseen."""
+    return [
+        f"{key}: {figure:,} calls, budget {allowed[key]:,} ({figure / allowed[key]:.2f}x)"
+        if key in allowed
+        else f"{key}: {figure:,} calls, no budget for Python {python()}"
+        for key, figure in figures.items()
+        if key not in allowed or not allowed[key] * UNDER <= figure <= allowed[key] * OVER
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trees", type=Path)
+    parser.add_argument("--work", type=Path)
+    parser.add_argument("--update", action="store_true", help="write these figures as the budget")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        figures = measure(trees(args.trees, args.work or Path(scratch)))
+    allowed = budget()
+    print(f"{'tree and selection':<40} {'calls':>12} {'budget':>12} {'ratio':>6}")
+    for key, figure in figures.items():
+        limit = allowed.get(key)
+        print(f"{key:<40} {figure:>12,} {limit or 0:>12,} {figure / limit if limit else 0:>5.2f}x")
+    if args.update:
+        budgets = json.loads(BUDGET.read_text()) if BUDGET.exists() else {}
+        budgets[python()] = figures
+        BUDGET.write_text(json.dumps(budgets, indent=2, sort_keys=True) + "\n")
+        print(f"budget for Python {python()} written to {BUDGET.name}")
+        return 0
+    failed = off_budget(figures, allowed)
+    for line in failed:
+        print(f"off budget: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
