@@ -16,11 +16,10 @@ import string
 from collections.abc import Sequence
 
 from semfix.analysis.nodes import (
-    Text,
     source_order,
 )
 from semfix.analysis.resolution import Kind, Resolution
-from semfix.analysis.scopes import Scope, ScopeBuilder
+from semfix.analysis.scopes import Scope
 from semfix.analysis.views import unview
 from semfix.catalog import (
     CORE_MAP,
@@ -40,10 +39,6 @@ _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before 
 
 class Allocations(Resolution):
     """The parameters' kinds, gathered once per file (`gather`)."""
-
-    def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
-        super().__init__(text, scopes)
-        self._names: dict[int, dict[str, list[ast.Name]]] = {}  # by id() of a def: its Names by spelling
 
     def gather(self) -> None:
         """Give kernel and body parameters the kind of what JAX allocates for them: through
@@ -242,19 +237,9 @@ class Allocations(Resolution):
         if owner is not None and owner.kind == "function" and owner.node is not None:
             statement = bindings[0].assignment
             target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
-            if all(n is node or n is target for n in self._names_in(owner.node).get(node.id, ())):
+            if all(n is node or n is target for n in self.names_in(owner.node).get(node.id, ())):
                 return False
         return any(a.top is not node for a in self.tracking().references(node.id, scope))
-
-    def _names_in(self, function: ast.AST) -> dict[str, list[ast.Name]]:
-        """Every Name in a def (or lambda), by spelling: one walk of it for all its lists."""
-        if id(function) not in self._names:
-            names: dict[str, list[ast.Name]] = {}
-            for child in ast.walk(function):
-                if type(child) is ast.Name:
-                    names.setdefault(child.id, []).append(child)
-            self._names[id(function)] = names
-        return self._names[id(function)]
 
     def _allocation(self, node: ast.expr, scope: Scope) -> Kind:
         if isinstance(node.left if isinstance(node, ast.BinOp) else node, (ast.Tuple, ast.List)):  # `[sem] * n` too

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Located, Rewrite, Text, end_of, tokens
+from semfix.analysis.suppressions import Suppressions
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
@@ -30,13 +31,6 @@ if TYPE_CHECKING:
     from semfix.analysis.scopes import ScopeBuilder
     from semfix.settings import Place, Settings
 
-_IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
-# ruff's spellings (written here without their hash, which ruff would read): "noqa" alone (every
-# rule on its line) or "noqa: CODE, CODE" on a line; "ruff: noqa" or "semfix: noqa" (with ": CODE,
-# ...", only those) for the whole file. As in ruff, "noqa:" with no code silences nothing.
-_CODES = r"(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)|(?!\s*:))"
-_NOQA = re.compile(r"#\s*noqa\b" + _CODES, re.IGNORECASE)
-_FILE_NOQA = re.compile(r"#\s*(?:ruff|semfix)\s*:\s*noqa\b" + _CODES, re.IGNORECASE)
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
 # libcst calls the whitespace after the value.
 _AFTER_VALUE = re.compile(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
@@ -60,13 +54,12 @@ class Context(Evidence):
         self.buffer_args: set[int] = set()  # their id()s
         self.memo: dict[object, object] = {}  # what a rule works out once, under a key of its own
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed
-        self.suppressions = _suppressions(text.text)  # line (0: the file) -> the codes silenced (None: all)
+        self.suppressions = Suppressions(text.text)
         self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
 
     def off(self, code: str, lines: Iterable[int]) -> bool:
         """Is the rule off, or silenced by a comment on one of `lines` or for the whole file?"""
-        silenced = [self.suppressions.get(line, frozenset()) for line in (0, *lines)] if self.suppressions else []
-        return code not in self.settings.enabled or any(codes is None or code in codes for codes in silenced)
+        return code not in self.settings.enabled or self.suppressions.silence(code, lines)
 
     def report(
         self,
@@ -155,7 +148,7 @@ class Context(Evidence):
         findings: list[Finding] = []
         fixes: list[Decision] = []
         trial = type(self.settings)(enabled=enabled)  # every other setting at its default
-        self.settings, self.suppressions, self.held = trial, {}, None
+        self.settings, self.suppressions, self.held = trial, Suppressions(""), None
         self.findings, self.fixes = findings, fixes
         try:
             yield findings, fixes
@@ -201,22 +194,3 @@ class Context(Evidence):
                 ]
             self._comments[id(call)] = found
         return self._comments[id(call)]
-
-
-def _suppressions(text: str) -> dict[int, frozenset[str] | None]:
-    """The silencing comments, by line (0: those for the whole file); None silences every rule.
-    Only comments count, not strings, so the tokenizer decides; it runs only when the text
-    holds such a comment at all."""
-    found: dict[int, frozenset[str] | None] = {}
-    kinds = [kind for kind in (_IGNORE, _NOQA, _FILE_NOQA) if kind.search(text)]
-    for token in tokens(text) if kinds else ():
-        for kind in kinds if token.type == tokenize.COMMENT else ():
-            for match in kind.finditer(token.string):
-                line = 0 if kind is _FILE_NOQA else token.start[0]
-                codes = match.group("codes")
-                known = found.get(line, frozenset())
-                if codes is None or known is None:
-                    found[line] = None
-                else:
-                    found[line] = known | {c.upper() for c in re.split(r"[\s,]+", codes) if c}
-    return found

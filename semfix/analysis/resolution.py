@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
-from collections import Counter
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -69,6 +68,7 @@ class Resolution:
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
+        self._names: dict[int, dict[str, list[ast.Name]]] = {}  # by id() of a def: its Names (`names_in`)
 
     def tracking(self) -> Tracking:
         """The accesses to every name: a plain scope builder records none; `analyse_tree` then
@@ -165,8 +165,18 @@ class Resolution:
         if function.decorator_list:
             return node
         _, bindings = outer.lookup(function.name)
-        named = any(isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(node))
-        return node if len(bindings) == 1 and named else None
+        return node if len(bindings) == 1 and function.name in self.names_in(node) else None
+
+    def names_in(self, function: ast.AST) -> dict[str, list[ast.Name]]:
+        """Every Name in a def (or lambda), nested defs included, by spelling: one walk of it for
+        every question about it (a walk per nested def was a third of a real tree's check)."""
+        if id(function) not in self._names:
+            names: dict[str, list[ast.Name]] = {}
+            for child in ast.walk(function):
+                if type(child) is ast.Name:
+                    names.setdefault(child.id, []).append(child)
+            self._names[id(function)] = names
+        return self._names[id(function)]
 
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
@@ -213,11 +223,11 @@ class Resolution:
                             (buffer, param.via or (operation.name, param.name))
                         )
                         inner.append(call)
-        spelled = Counter(node.id for node in ast.walk(function) if isinstance(node, ast.Name))
+        spelled = self.names_in(function)
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
             found = uses.get(id(parameter), [])
-            if len(set(found)) == 1 and len(found) == spelled[parameter.arg]:  # its every use: passed on
+            if len(set(found)) == 1 and len(found) == len(spelled.get(parameter.arg, ())):  # its every use: passed on
                 buffer, via = found[0]
                 passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
         if not passed[0] and not passed[1]:
