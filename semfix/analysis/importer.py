@@ -38,7 +38,7 @@ from semfix.analysis.import_placement import (
     sorts_first,
 )
 from semfix.analysis.import_pruning import OPAQUE_CODE, Site, resolved_sites, without_unused
-from semfix.analysis.nodes import Text, end_of
+from semfix.analysis.nodes import Text, end_of, walk
 from semfix.analysis.scopes import Access, Scope
 
 __all__ = [
@@ -66,7 +66,7 @@ def edit_imports(
     """The import edits `request` needs, as text edits declared in `declared`. `accesses` is
     every access to every name (a `Tracking` scope builder's); `nodes`, every node of the tree
     if the caller has them. Unsure for the rare placements it does not handle."""
-    module = ModuleView(tree, text, list(ast.walk(tree)) if nodes is None else nodes, accesses)
+    module = ModuleView(tree, text, walk(tree) if nodes is None else nodes, accesses)
     source, alias, add = text.text, request.alias, request.add
     unbound = [a.name for a in accesses.get(alias, ()) if not a.scope.lookup(alias)[1]] if add else []
     if unbound:  # the import added could bind it

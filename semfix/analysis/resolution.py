@@ -14,13 +14,7 @@ import itertools
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from semfix.analysis.nodes import (
-    branches,
-    has_slice,
-    is_at,
-    read_target,
-    unchain,
-)
+from semfix.analysis.nodes import branches, has_slice, is_at, read_target, unchain, walk
 from semfix.analysis.scopes import Scope, Tracking
 from semfix.analysis.views import unview
 from semfix.catalog import (
@@ -172,7 +166,7 @@ class Resolution:
         every question about it (a walk per nested def was a third of a real tree's check)."""
         if id(function) not in self._names:
             names: dict[str, list[ast.Name]] = {}
-            for child in ast.walk(function):
+            for child in walk(function):
                 if type(child) is ast.Name:
                     names.setdefault(child.id, []).append(child)
             self._names[id(function)] = names
@@ -206,7 +200,7 @@ class Resolution:
         positions.update((id(p), None) for p in arguments.kwonlyargs)
         uses: dict[int, list[tuple[bool, tuple[str, str]]]] = {}  # by parameter: each catalog use
         inner: list[ast.Call] = []
-        for call in ast.walk(function):
+        for call in walk(function):
             if not isinstance(call, ast.Call):
                 continue
             operation = self.operation(call)

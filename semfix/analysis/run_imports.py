@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from functools import lru_cache
 
+from semfix.analysis.nodes import walk
 from semfix.catalog import MODULES, lookup
 from semfix.settings import ReadThrough
 
@@ -67,7 +68,7 @@ def names_imported(
         package = importer if is_package else importer.rpartition(".")[0]
         bound: dict[str, str] = {}  # each name an import binds: the module (or name) it is bound to
         attributes: list[ast.Attribute] = []
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Attribute):
                 attributes.append(node)
             elif isinstance(node, ast.Import):
