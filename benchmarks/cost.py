@@ -1,7 +1,7 @@
 """The cost guard: the work semfix does on a fixed corpus of real kernels, counted, not timed.
 
 Wall time on a shared machine swings 2x from run to run; the number of function calls a run
-makes does not. Each figure is one in-process `semfix check -q --exit-zero --jobs 1` of a pinned
+makes does not. Each figure is one in-process `semfix check -q --exit-zero --no-cache --jobs 1` of a pinned
 public wheel's Python files (tests too, most of them holding no Pallas code), under cProfile, in
 a fresh interpreter with PYTHONHASHSEED=0, counting the calls semfix makes and the calls made
 into semfix: a call counts where its caller or its callee is semfix's own code. What libraries
@@ -64,7 +64,7 @@ ours = str(Path(semfix.__file__).parent) + os.sep
 profile = cProfile.Profile()
 profile.enable()
 try:
-    arguments = ["check", "-q", "--exit-zero", "--jobs", "1", *sys.argv[1:], "."]
+    arguments = ["check", "-q", "--exit-zero", "--no-cache", "--jobs", "1", *sys.argv[1:], "."]
     main(arguments, prog_name="semfix", standalone_mode=False)
 except SystemExit:
     pass

@@ -20,6 +20,9 @@ from semfix import FixResult, fix_source
 from semfix.selection import build_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Every run analyses every file, unless a test asks for the cache (tests/test_cache.py): a result
+# kept by one test must not answer for another that changes semfix in-process (a planted crash).
+os.environ["SEMFIX_NO_CACHE"] = "1"
 
 # Bounded in CI (a few hundred examples across the property tests, under a minute); the long
 # profile, for a thorough run by hand: --hypothesis-profile=long or SEMFIX_HYPOTHESIS_PROFILE=long.

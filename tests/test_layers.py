@@ -16,7 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("semfix.errors", "semfix.catalog", "semfix.jax_versions", "semfix.messages", "semfix.findings"),
     ("semfix.floor", "semfix.settings"),  # what a run is asked to do, as data: names no rule
     ("semfix.rewrite",),  # decoding, text edits, import edits, compiling
-    ("semfix.files", "semfix.git"),  # finding, reading and atomically writing files: for every front door
+    ("semfix.files", "semfix.git", "semfix.cache"),  # files read and written, results kept: for every front door
     ("semfix.analysis",),  # scopes, evidence, what a rule sees: imports no rule
     ("semfix.rules", "semfix.selection"),  # the rules, and which of them run
     ("semfix.notebook",),  # a notebook's code cells as one module, and back: analyses nothing

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
+from semfix.cache import FOLDER, Cache
 from semfix.cli.report import (
     FORMATS,
     TEXT_FORMATS,
@@ -85,6 +86,7 @@ class RunOptions:
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
     exit_zero: bool = False  # findings do not fail the run; errors still do
     output_file: Path | None = None  # -o: where the findings go instead of stdout
+    cache: Cache | None = None  # where results are kept between runs (--no-cache: None)
 
     @property
     def stdin(self) -> bool:
@@ -119,6 +121,7 @@ class RunOptions:
             force_exclude=self.force_exclude,
             allow_dirty=allow_dirty,
             progress=shown and sys.stderr.isatty(),
+            cache=self.cache,
         )
 
     def text(self, path: Path) -> str:
@@ -176,6 +179,14 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--exit-zero", is_flag=True, help="Exit 0 even when problems are found or fixed (errors still exit 2)."
     )
     @click.option(
+        "-n",
+        "--no-cache",
+        is_flag=True,
+        envvar="SEMFIX_NO_CACHE",
+        help="Analyse every file again, not reading or writing .semfix_cache (beside the settings file, else in "
+        "the working directory; SEMFIX_CACHE_DIR moves it).",
+    )
+    @click.option(
         "--report",
         "report_path",
         type=click.Path(dir_okay=False, path_type=Path),
@@ -195,6 +206,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         jobs: int | None,
         report_path: Path | None,
         exit_zero: bool,
+        no_cache: bool,
         **kwargs: Any,
     ) -> Any:
         paths = paths or (Path("."),)
@@ -246,6 +258,7 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             stdin_name or STDIN,
             exit_zero=exit_zero,
             output_file=output_file,
+            cache=None if no_cache else Cache(pyproject.parent / FOLDER if pyproject else None),
         )
         return command(options=options, **kwargs)
 

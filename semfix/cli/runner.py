@@ -27,6 +27,7 @@ from semfix.api import (
     read_through_run,
     skims_clean,
 )
+from semfix.cache import Cache, Entry
 from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.files import NO_EXCLUDES, Excludes, FileError, discover, ignored_by_git, read_source, write_atomic
@@ -149,9 +150,12 @@ def analyse(task: _Task) -> FileOutcome:
     return outcome
 
 
-def _analyse_all(tasks: Sequence[_Task], jobs: int | None, progress: bool) -> Iterator[FileOutcome]:
-    """Results in task order, the same whatever the workers. The skim clears what it can here
-    first; what is left to analyse goes to `jobs` worker processes where given, else is
+def _analyse_all(
+    tasks: Sequence[_Task], jobs: int | None, progress: bool, cache: Cache | None = None
+) -> Iterator[FileOutcome]:
+    """Results in task order, the same whatever the workers. The cache gives what an earlier run
+    found in the same bytes under the same settings, and the skim clears what it can of the
+    rest here; what is left to analyse goes to `jobs` worker processes where given, else is
     analysed here, one file after another, until the rest, at the rate so far (by bytes), would
     end sooner spread over workers, their start included (`_workers`). Most runs (a pre-commit
     run, one file) never start one, nor load its modules (multiprocessing, concurrent.futures)."""
@@ -159,11 +163,22 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int | None, progress: bool) -> It
     if progress and len(tasks) >= _PROGRESS_FROM:
         bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
-    cleared = [task.path.suffix == ".py" and skims_clean(task.data, task.settings) for task in tasks]
-    analysed = _analysed([task for task, clear in zip(tasks, cleared) if not clear], jobs)
+    keys = [_key(task, cache) for task in tasks]
+    kept = [None if key is None or cache is None else cache.get(key, task.data) for task, key in zip(tasks, keys)]
+    cleared = [
+        entry is None and task.path.suffix == ".py" and skims_clean(task.data, task.settings)
+        for task, entry in zip(tasks, kept)
+    ]
+    analysed = _analysed([t for t, clear, entry in zip(tasks, cleared, kept) if not clear and entry is None], jobs)
     try:
-        for task, clear in zip(tasks, cleared):
-            result = FileOutcome(task.path) if clear else next(analysed)
+        for task, clear, key, entry in zip(tasks, cleared, keys, kept):
+            if entry is not None:
+                result = _from_cache(task, entry)
+            else:
+                result = FileOutcome(task.path) if clear else next(analysed)
+                if cache is not None and key is not None and result.error is None:
+                    new = result.new if result.changed else task.data
+                    cache.put(key, task.data, Entry(result.findings, new, result.parsed))
             if bar is not None:
                 bar.update(1)
             yield result
@@ -171,6 +186,17 @@ def _analyse_all(tasks: Sequence[_Task], jobs: int | None, progress: bool) -> It
         analysed.close()  # a pool left behind (an interrupt) is shut down
         if bar is not None:
             bar.__exit__(None, None, None)
+
+
+def _key(task: _Task, cache: Cache | None) -> str | None:
+    return None if cache is None else cache.key(task.path, task.data, task.settings, task.apply_fixes)
+
+
+def _from_cache(task: _Task, entry: Entry) -> FileOutcome:
+    """The outcome `analyse` gave these bytes in an earlier run (only a change keeps its bytes)."""
+    changed = entry.new != task.data
+    old, new = (task.data, entry.new) if changed else (b"", b"")
+    return FileOutcome(task.path, entry.findings, old=old, new=new, parsed=entry.parsed)
 
 
 def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome, None, None]:
@@ -305,9 +331,11 @@ def run(
     force_exclude: bool = False,
     allow_dirty: bool = True,
     progress: bool = False,
+    cache: Cache | None = None,
 ) -> RunOutcome:
     """`jobs`: worker processes to start (None: as many as the work pays for, up to the cores).
-    `progress`: draw a progress bar on stderr (a terminal) when many files need parsing."""
+    `progress`: draw a progress bar on stderr (a terminal) when many files need parsing.
+    `cache`: where results are kept between runs (None: every file is analysed)."""
     started = time.perf_counter()
     paths = list(paths)
     found = discover(paths, excludes, force_exclude=force_exclude)
@@ -345,7 +373,7 @@ def run(
     if sources:
         slots = _with_importers(slots, sources)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    analysed = iter(_analyse_all(tasks, jobs, progress))
+    analysed = iter(_analyse_all(tasks, jobs, progress, cache))
     if not write:
         outcome.files.extend(next(analysed) if isinstance(slot, _Task) else slot for slot in slots)
     else:

@@ -1,0 +1,119 @@
+"""What one run found in a file, kept for the next run, as ruff keeps `.ruff_cache`.
+
+A file's findings and fixed bytes follow from nothing but its bytes, whether it is a notebook
+or a package's `__init__.py`, the settings that apply to it (the rules, the floor, what the
+run's other modules import from it and read through it: all in `Settings`), whether fixes are
+made, and semfix's own code. The key hashes all of these, so an entry is never stale: an edit
+to any of them is a miss. semfix's code is fingerprinted by each module's size and mtime, not
+its version alone, so a checkout being edited never reads what older code found; and so no
+entry committed to a repository (a pull request adding `.semfix_cache/`) can be made to match
+and hide a finding: nobody outside this install can know the key.
+
+The folder is `.semfix_cache` in the working directory (or `SEMFIX_CACHE_DIR`), and ignores
+itself for git. Entries are marshalled tuples of strings and numbers, never pickles: reading
+one runs no code. Any failure to read or write the cache is a miss, never an error: the cache
+only ever saves time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from semfix.findings import Finding, Fix
+from semfix.settings import Settings
+
+try:  # hashlib's BLAKE2, without hashlib loading OpenSSL: 7 ms of a one-file check
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+FOLDER = ".semfix_cache"
+_IGNORE_ALL = "# written by semfix: this folder is a cache\n*\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """What the analysis of one file gave: its findings, its fixed bytes, whether it was parsed."""
+
+    findings: tuple[Finding, ...]
+    new: bytes
+    parsed: bool
+
+
+class Cache:
+    """One folder of entries, keyed by everything an entry follows from (the module docstring)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        base = root or Path(os.environ.get("SEMFIX_CACHE_DIR") or FOLDER)
+        self.base, self.folder = base, base / _code_fingerprint()
+
+    def key(self, path: Path, data: bytes, settings: Settings, apply_fixes: bool) -> str:
+        digest = blake2b(data, digest_size=20)
+        kind = "notebook" if path.suffix == ".ipynb" else "init" if path.name == "__init__.py" else "module"
+        digest.update(repr((kind, apply_fixes, _canonical(settings))).encode())
+        return digest.hexdigest()
+
+    def get(self, key: str, data: bytes) -> Entry | None:
+        try:
+            findings, new, parsed = marshal.loads((self.folder / key).read_bytes())
+            if not (new is None or isinstance(new, bytes)) or not isinstance(parsed, bool):
+                return None
+            return Entry(tuple(_finding(f) for f in findings), data if new is None else new, parsed)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+
+    def put(self, key: str, data: bytes, entry: Entry) -> None:
+        stored = (
+            [dataclasses.astuple(f) for f in entry.findings],
+            None if entry.new == data else entry.new,
+            entry.parsed,
+        )
+        partial = self.folder / f"{key}.{os.getpid()}"  # then renamed: a reader sees all of it or nothing
+        try:
+            if not self.folder.is_dir():
+                self.folder.mkdir(parents=True, exist_ok=True)
+                (self.base / ".gitignore").write_text(_IGNORE_ALL)
+            partial.write_bytes(marshal.dumps(stored))
+            os.replace(partial, self.folder / key)
+        except OSError:
+            return
+
+
+@cache
+def _code_fingerprint() -> str:
+    """semfix's version (its `__init__.py`, read whole) and each of its modules' size and mtime:
+    a changed module is new code."""
+    package = Path(__file__).parent
+    digest = blake2b((package / "__init__.py").read_bytes(), digest_size=12)
+    for module in sorted(package.rglob("*.py")):
+        stat = module.stat()
+        digest.update(f"{module.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    """`value` with its sets sorted, so that equal settings give one key in every process
+    (a frozenset's order follows string hashing, which differs from one process to the next)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, tuple(_canonical(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted((_canonical(item) for item in value), key=repr))
+    if isinstance(value, dict):
+        return tuple(sorted(((repr(k), _canonical(v)) for k, v in value.items()), key=repr))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_canonical(item) for item in value))
+    return repr(value)
+
+
+def _finding(stored: tuple[Any, ...]) -> Finding:
+    """A finding back from `dataclasses.astuple`'s tuples."""
+    rule, line, column, end_line, end_column, message, original, fix, applied, cell, related = stored
+    if fix is not None:
+        replacement, applicability, edits, doubt = fix
+        fix = Fix(replacement, applicability, tuple(tuple(edit) for edit in edits), doubt)
+    return Finding(rule, line, column, end_line, end_column, message, original, fix, applied, cell, tuple(related))
