@@ -21,8 +21,10 @@ ratio, so that a busy moment slows them alike.
     taken from --trees (a folder holding one unpacked tree per folder: no network needed).
     Each is run on 1, 2, 4 and all cores (--cores; `taskset -c 0-N`), and beside --baseline,
     another checkout of semfix installed in a venv of its own (today's, to compare with).
-    Targets (issue 38): with all cores, at most 3x ruff on both; every rule at most 1.3x the
-    default rules.
+    Targets (issues 38 and 47): with all cores, at most 3x ruff on both; every rule at most 1.3x
+    the default rules; a warm run (the cache filled by the run before) at most ruff's time.
+    Every semfix figure but `warm` is cold (SEMFIX_NO_CACHE=1). --wheels installs from a folder
+    of wheels alone, on a machine without the package index.
 
     python benchmarks/startup.py --real --trees DIR --baseline /path/to/main --repeat 5
 """
@@ -61,13 +63,15 @@ def ring_step(x_hbm, o_hbm, scratch, copy_sem, ready_sems):
 """
 
 
-def install(venv: Path, checkout: Path = HERE.parent) -> Path:
-    """The venv's bin folder, holding a regular install of `checkout` and ruff."""
+def install(venv: Path, checkout: Path = HERE.parent, wheels: Path | None = None) -> Path:
+    """The venv's bin folder, holding a regular install of `checkout` and ruff (from the
+    folder `wheels` alone where given: a machine without the package index)."""
     bin_folder = venv / "bin"
     if not (bin_folder / "semfix").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         pip = [str(bin_folder / "python"), "-m", "pip", "install", "--quiet"]
-        subprocess.run([*pip, f"{checkout}[server]", "ruff"], check=True)
+        offline = ["--no-index", "--find-links", str(wheels)] if wheels else []
+        subprocess.run([*pip, *offline, f"{checkout}[server]", "ruff"], check=True)
     return bin_folder
 
 
@@ -103,35 +107,44 @@ def real_table(args: argparse.Namespace, work: Path, bins: dict[str, Path]) -> N
     print(f"\nreal trees: medians of {args.real_repeat} interleaved rounds; taskset {taskset or 'missing'}")
     print(
         f"  {'tree':<24} {'cores':>5} {'files':>6} {'semfix':>8} {'SEM':>8} {'baseline':>9} {'ruff UP':>8}"
-        f" {'/ruff':>6} {'SEM/def':>7} {'/base':>6}"
+        f" {'/ruff':>6} {'SEM/def':>7} {'/base':>6} {'warm':>7} {'warm/ruff':>9}"
     )
     for name, tree in real_trees(args, work):
         files = sum(1 for _ in tree.rglob("*.py"))
         for count in on_cores(args.cores):
             pin = [taskset, "-c", f"0-{count - 1}"] if taskset else []
             runs = {
-                label: partial(wall, [*pin, str(folder / "semfix"), "check", "-q", "."], tree)
+                label: partial(wall, [*pin, str(folder / "semfix"), "check", "-q", "."], tree, COLD)
                 for label, folder in bins.items()
             }
             runs["SEM"] = partial(
-                wall, [*pin, str(bins["semfix"] / "semfix"), "check", "-q", "--select", "SEM", "."], tree
+                wall, [*pin, str(bins["semfix"] / "semfix"), "check", "-q", "--select", "SEM", "."], tree, COLD
             )
             runs["ruff"] = partial(wall, [*pin, ruff, "check", "--select", "UP", "-q", "--no-cache", "."], tree)
+            warm = [*pin, str(bins["semfix"] / "semfix"), "check", "-q", "."]
+            wall(warm, tree)  # the cache filled once: every round after reads it
+            runs["warm"] = partial(wall, warm, tree)
             m = interleaved(runs, args.real_repeat)
             base = f"{m['baseline']:>8.2f}s" if "baseline" in m else f"{'-':>9}"
             versus = f"{m['semfix'] / m['baseline']:>5.2f}x" if "baseline" in m else f"{'-':>6}"
             print(
                 f"  {name:<24} {count:>5} {files:>6} {m['semfix']:>7.2f}s {m['SEM']:>7.2f}s {base} "
                 f"{m['ruff']:>7.2f}s {m['semfix'] / m['ruff']:>5.2f}x {m['SEM'] / m['semfix']:>6.2f}x {versus}"
+                f" {m['warm']:>6.2f}s {m['warm'] / m['ruff']:>8.2f}x"
             )
         ratio = m["semfix"] / m["ruff"]
         print(f"  target ({count} cores): semfix <= 3x ruff UP: {ratio:.2f}x, {'met' if ratio <= 3 else 'NOT met'}")
 
 
-def wall(command: list[str], cwd: Path) -> float:
-    """Seconds from spawn to exit, output discarded."""
+#: A cold run: every file analysed (a checkout from before the cache ignores it).
+COLD = {"SEMFIX_NO_CACHE": "1"}
+
+
+def wall(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    """Seconds from spawn to exit, output discarded; `env` adds to the environment."""
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    environment = {**os.environ, **env} if env else None
+    subprocess.run(command, cwd=cwd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -196,11 +209,13 @@ def main() -> None:
     parser.add_argument("--cores", default="1,2,4,all", help="core counts for the real trees (taskset -c)")
     parser.add_argument("--baseline", type=Path, help="another semfix checkout, timed beside this one on the trees")
     parser.add_argument("--real-only", action="store_true", help="skip the one-file and server figures")
+    parser.add_argument("--wheels", type=Path, help="install from these wheels alone (no package index)")
     args = parser.parse_args()
-    bin_folder = install(args.venv.resolve())
+    bin_folder = install(args.venv.resolve(), wheels=args.wheels)
     bins = {"semfix": bin_folder}
     if args.baseline:
-        bins["baseline"] = install(args.venv.resolve().with_name(args.venv.name + "-baseline"), args.baseline)
+        baseline_venv = args.venv.resolve().with_name(args.venv.name + "-baseline")
+        bins["baseline"] = install(baseline_venv, args.baseline, args.wheels)
     python, semfix, ruff = (str(bin_folder / name) for name in ("python", "semfix", "ruff"))
     with tempfile.TemporaryDirectory() as temporary:
         work = args.work or Path(temporary)
@@ -211,7 +226,7 @@ def main() -> None:
             (folder / "kernel.py").write_text(KERNEL)
             one = {
                 'python -c "import click"': partial(wall, [python, "-c", "import click"], folder),
-                "semfix check kernel.py": partial(wall, [semfix, "check", "kernel.py"], folder),
+                "semfix check kernel.py": partial(wall, [semfix, "check", "kernel.py"], folder, COLD),
                 "ruff check --select UP kernel.py": partial(
                     wall, [ruff, "check", "--select", "UP", "kernel.py"], folder
                 ),
@@ -223,7 +238,7 @@ def main() -> None:
             }
             if "baseline" in bins:  # a one-file check no slower than the baseline's
                 baseline = [str(bins["baseline"] / "semfix"), "check", "kernel.py"]
-                one["semfix check kernel.py (baseline)"] = partial(wall, baseline, folder)
+                one["semfix check kernel.py (baseline)"] = partial(wall, baseline, folder, COLD)
             medians = interleaved(one, args.repeat)
             print(
                 f"{sys.platform}, {os.cpu_count()} cores; medians of {args.repeat} interleaved rounds; venv {args.venv}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import re
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,55 @@ def test_the_last_findings_move_with_the_edits_and_never_past_the_end(new: str, 
     for finding in found:  # each on its own text, in the new text
         assert finding.end_line <= len(lines.lines)
         assert lines.line_text(finding.line)[finding.column - 1 : finding.end_column - 1] == finding.original
+
+
+def test_a_burst_of_changes_analyses_the_newest_text_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each change queues an analysis on the worker; cancelling the task that awaits one does not
+    stop it, so a burst of typing built a backlog. One that begins after a newer change skips."""
+    newest = {"version": 50}
+
+    class Texts:
+        def get_text_document(self, uri: str) -> object:
+            return type("Text", (), {"version": newest["version"]})()
+
+    monkeypatch.setattr(SemfixServer, "workspace", property(lambda self: Texts()))
+    analysed: list[int] = []
+    monkeypatch.setattr(SemfixServer, "analyse", lambda self, document: analysed.append(document.version))
+    server = SemfixServer()
+
+    async def burst() -> list[object]:
+        documents = [type("Document", (), {"version": version})() for version in range(1, 51)]
+        return await asyncio.gather(*(server.on_worker(lambda d=d: server._newest("k.py", d)) for d in documents))
+
+    try:
+        results = asyncio.run(burst())
+    finally:
+        server.worker.shutdown()
+    assert analysed == [50]
+    assert sum(result is not None for result in results) == 49  # the stale ones, skipped
+
+
+def test_a_save_reads_again_only_the_project_files_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semfix.server import project
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    for index in range(20):
+        (tmp_path / "pkg" / f"m{index}.py").write_text(f"from .sync import DeviceIdType as d{index}\n")
+    (tmp_path / "pkg" / "sync.py").write_text("from jax.experimental.pallas.tpu import DeviceIdType\n")
+    (tmp_path / "pkg" / "data.py").write_text("TABLE = " + "1, " * 1000 + "\n")
+    reads: list[Path] = []
+    real = project.read_source
+    monkeypatch.setattr(project, "read_source", lambda path: reads.append(path) or real(path))
+    projects = project.Projects(roots=[tmp_path])
+    sync = tmp_path / "pkg" / "sync.py"
+    assert projects.imported(sync, {}) == {"DeviceIdType"}
+    assert len(reads) == 23
+    assert projects.disk[tmp_path][tmp_path / "pkg" / "data.py"][1] == b""  # imports nothing: not kept
+    projects.saved()
+    reads.clear()
+    (tmp_path / "pkg" / "m3.py").write_text("import os\n")
+    assert projects.imported(sync, {}) == {"DeviceIdType"}
+    assert reads == [tmp_path / "pkg" / "m3.py"]

