@@ -65,6 +65,39 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def names_within(tree: ast.AST) -> dict[int, dict[str, list[ast.Name]]]:
+    """Every Name in each def and lambda of `tree`, `tree` itself included (nested ones', its
+    decorators' and defaults' too, as `walk` of the def would find them), by spelling, keyed by
+    id() of the def: one walk answers for all of them, where a walk of each def walked a
+    nested def once for each def around it (a fifth of a check of real kernels)."""
+    found: dict[int, dict[str, list[ast.Name]]] = {}
+    stack: list[tuple[ast.AST, tuple[dict[str, list[ast.Name]], ...]]] = [(tree, ())]
+    while stack:
+        node, owners = stack.pop()
+        kind = type(node)
+        if isinstance(node, ast.Name):
+            for names in owners:
+                names.setdefault(node.id, []).append(node)
+            continue
+        if kind in _FUNCTIONS:
+            table: dict[str, list[ast.Name]] = {}
+            found[id(node)] = table
+            owners = (*owners, table)
+        fields = _CHILDREN.get(kind)
+        if fields is None:
+            fields = _CHILDREN[kind] = tuple(node._fields)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend((item, owners) for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, owners))
+    return found
+
+
 def unchain(node: ast.expr) -> tuple[ast.expr, Steps, list[ast.Subscript]]:
     """`a.b[i].c`: its root `a`, its steps ("b", None, "c"), its subscripts, outermost first."""
     chain: list[ast.Attribute | ast.Subscript] = []

@@ -14,7 +14,7 @@ import itertools
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from semfix.analysis.nodes import branches, has_slice, is_at, read_target, unchain, walk
+from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, walk
 from semfix.analysis.scopes import Scope, Tracking
 from semfix.analysis.views import unview
 from semfix.catalog import (
@@ -162,15 +162,22 @@ class Resolution:
         return node if len(bindings) == 1 and function.name in self.names_in(node) else None
 
     def names_in(self, function: ast.AST) -> dict[str, list[ast.Name]]:
-        """Every Name in a def (or lambda), nested defs included, by spelling: one walk of it for
-        every question about it (a walk per nested def was a third of a real tree's check)."""
+        """Every Name in a def (or lambda), nested defs included, by spelling: one walk of the
+        outermost def around it answers for every def in that one (`names_within`; a walk per
+        nested def was a third of a real tree's check, and a walk of each def it holds again
+        a fifth)."""
         if id(function) not in self._names:
-            names: dict[str, list[ast.Name]] = {}
-            for child in walk(function):
-                if type(child) is ast.Name:
-                    names.setdefault(child.id, []).append(child)
-            self._names[id(function)] = names
+            self._names.update(names_within(self._outermost(function)))
         return self._names[id(function)]
+
+    def _outermost(self, function: ast.AST) -> ast.AST:
+        """The outermost def around `function` (itself, at a module's or a class's top)."""
+        outermost, scope = function, self.scopes.scope_of.get(id(function))
+        while scope is not None:
+            if scope.kind == "function" and scope.node is not None:
+                outermost = scope.node
+            scope = scope.parent
+        return outermost
 
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
