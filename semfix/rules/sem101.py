@@ -127,6 +127,7 @@ RULE = Rule(
     # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
     # (`catalog.TPU_MOVED_TO_PALLAS`): see `catalog.MIGRATION_GATE` for what it must spell
     text_gate=MIGRATION_GATE,
+    reads_floor=True,
     needs_tree=True,
     drops_imports=True,  # it looks at every reference, not only catalog calls' arguments
     valid=(

@@ -51,6 +51,7 @@ RULE = Rule(
     fix_note="`value=n` from a JAX floor of 0.7.2, else by position; reported only where `value` is also given",
     default=False,
     docs=__doc__ or "",
+    reads_floor=True,
     text_gate=("dec", "semaphore_wait"),  # a `dec` keyword of a call that resolves to semaphore_wait
     valid=(
         """\

@@ -83,6 +83,7 @@ RULE = Rule(
     default=False,
     docs=__doc__ or "",
     text_gate=("device_id_type|DeviceIdType",),
+    reads_floor=True,
     needs_tree=True,
     drops_imports=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
     valid=(
