@@ -314,3 +314,62 @@ def test_a_migration_at_an_alternatives_floor_runs_on_it(
         assert worker.run(fixed, check=True).startswith("ok"), worker.run(fixed, check=True)
     finally:
         worker.close()
+
+
+#: Compatibility code that runs on every JAX (issue 45 item 3): the old spelling only where the
+#: pallas module lacks the new one. Each binds `signal` and `wait` for the kernel below.
+FORMS = {
+    "getattr or": '{short} = getattr(pl, "semaphore_{short}", None) or pltpu.semaphore_{short}\n',
+    "except AttributeError": "try:\n    {short} = pl.semaphore_{short}\n"
+    "except AttributeError:\n    {short} = pltpu.semaphore_{short}\n",
+    "except ImportError": "try:\n    from jax.experimental.pallas import semaphore_{short} as {short}\n"
+    "except ImportError:\n    from jax.experimental.pallas.tpu import semaphore_{short} as {short}\n",
+}
+COMPAT = {name: form.format(short="signal") + form.format(short="wait") for name, form in FORMS.items()}
+COMPAT_KERNEL = (
+    DEC.replace("pltpu.semaphore_wait(sem, dec=1)", "wait(sem, 1)")
+    .replace("pltpu.semaphore_signal(sem, 1)", "signal(sem, 1)")
+    .replace("\n\ndef kernel", "\n{compat}\n\ndef kernel")
+)
+#: What is still reported: the default is evaluated first, and ValueError is not what JAX raises.
+NOT_COMPAT = [
+    COMPAT["getattr or"].replace("None) or pltpu.semaphore_wait", "pltpu.semaphore_wait)"),
+    COMPAT["except AttributeError"].replace("AttributeError", "ValueError"),
+    COMPAT["except AttributeError"].replace("wait = pl.semaphore_wait", "read = pl.semaphore_read"),
+]
+
+
+@pytest.mark.parametrize(
+    ("compat", "reported"), [*((c, False) for c in COMPAT.values()), *((c, True) for c in NOT_COMPAT)]
+)
+def test_compatibility_code_that_runs_on_every_jax_is_not_reported(compat: str, reported: bool) -> None:
+    source = COMPAT_KERNEL.format(compat=compat)
+    for floor in (None, "0.10.2"):
+        result = fix_source(source, settings=build_settings(select=["SEM1"], target_jax=floor))
+        assert bool(result.findings) == reported, (floor, [f.message for f in result.findings])
+
+
+def test_a_compat_module_that_only_re_exports_is_not_reported(tmp_path: Path) -> None:
+    """The module a package imports its names from, trying the pallas module first."""
+    compat = "try:\n    from jax.experimental.pallas import semaphore_signal, semaphore_wait\nexcept ImportError:\n"
+    compat += "    from jax.experimental.pallas.tpu import semaphore_signal, semaphore_wait\n\n"
+    compat += '__all__ = ["semaphore_signal", "semaphore_wait"]\n'
+    _project(tmp_path, {}, {"pkg/__init__.py": "", "pkg/compat.py": compat, "pkg/k.py": "from .compat import *\n"})
+    result = CliRunner().invoke(main, ["check", "--select", "SEM1", "--target-jax", "0.10.2", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("release", ["0.6.2", "0.7.2", "0.10.2", "0.12.1"])
+def test_compatibility_code_runs_on_every_jax(release: str, request: pytest.FixtureRequest) -> None:
+    """Each form left alone runs on the oldest JAX the tests have and the newest, the Pallas
+    family's deprecations as errors (0.6.2 stands for 0.6.0: `pl.semaphore_wait` came in 0.6)."""
+    from jax_env import Worker, require_jax_python
+
+    worker = Worker(require_jax_python(release, request.config)) if release != "0.10.2" else Worker()
+    try:
+        for name, compat in COMPAT.items():
+            answer = worker.run(COMPAT_KERNEL.format(compat=compat), check=True, strict=True)
+            assert answer.startswith("ok"), (name, answer)
+    finally:
+        worker.close()

@@ -52,8 +52,11 @@ f-string or over several lines is reported without a fix, and so is one whose mo
 `None` (`except ImportError: pltpu = None`: the rename would make the fallback work where it
 failed), and one read through another module of the run (`compat.pltpu.semaphore_wait`:
 renaming it would leave that module's import to prune). One that a feature test on the new
-name keeps for a JAX without it (`else:` under `if hasattr(pl, "ANY"):`, or the `else` of a
-conditional expression) is left alone, unreported.
+name keeps for a JAX without it is compatibility code that runs on every JAX, left alone and
+unreported: the `else:` under `if hasattr(pl, "ANY"):` (or of a conditional expression), what
+follows `getattr(pl, "semaphore_wait", None) or`, and the handler of a `try:` that reads
+`pl.semaphore_wait` (`except AttributeError:`) or imports it from the pallas module (`except
+ImportError:`, as a compat module that re-exports the names does).
 A name that only `from jax.experimental.pallas.tpu import *` binds is reported: the star gives
 it no more once JAX deprecated it (a NameError from 0.10, 0.9 for `ANY`).
 The added import goes where the `pltpu` import was when it stands sorted there (a
@@ -214,10 +217,11 @@ def renames(ctx: Context) -> Renames:
     found = Renames()
     if CODE in ctx.settings.enabled and ctx.tree is not None:
         from semfix.analysis.importer import bound_name
-        from semfix.rules.sem101_references import PALLAS, TPU, references, stale_imports, star_reads
+        from semfix.rules.sem101_references import PALLAS, TPU, feature_tested, references, stale_imports, star_reads
 
-        found.stale = stale_imports(ctx)
-        found.pending = sorted(references(ctx, found.unsure), key=lambda r: _end(r.node), reverse=True)
+        guarded = feature_tested(ctx)  # compatibility code, which runs on every JAX
+        found.stale = stale_imports(ctx, guarded)
+        found.pending = sorted(references(ctx, found.unsure, guarded), key=lambda r: _end(r.node), reverse=True)
         found.alias = bound_name(ctx.tree, PALLAS)
         for name in star_reads(ctx):
             moved = MOVED_TO_PALLAS[name.id]
