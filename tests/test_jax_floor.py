@@ -373,3 +373,25 @@ def test_compatibility_code_runs_on_every_jax(release: str, request: pytest.Fixt
             assert answer.startswith("ok"), (name, answer)
     finally:
         worker.close()
+
+
+def test_show_settings_names_the_floor_and_where_it_was_read(tmp_path: Path) -> None:
+    """Issue 45 item 4: for any path, the floor and the file and line it came from (a member's
+    own, the root's, or why it is unknown), in one command that checks nothing."""
+    root = '[project]\nname = "app"\ndependencies = [\n  "numpy",\n  "jax[tpu]>=0.10.2",\n]\n'
+    member = '[project]\nname = "ring"\ndependencies = ["jax>=0.6.0", "jax>=0.7.2; python_version >= \'3.13\'"]\n'
+    files = {PYPROJECT: root, "ring/pyproject.toml": member, "vendored/requirements.txt": "-e ./jax\n"}
+    _project(tmp_path, files, {"app.py": BUG, "ring/k.py": BUG, "vendored/v.py": BUG})
+    paths = [tmp_path / "app.py", tmp_path / "ring", tmp_path / "vendored" / "v.py"]
+    result = CliRunner().invoke(main, ["check", "--show-settings", *map(str, paths)])
+    assert result.exit_code == 0, result.output
+    floors = [line.split("target-jax: ")[1] for line in result.output.splitlines() if "target-jax: " in line]
+    assert floors == [
+        f"0.10.2, from {tmp_path / PYPROJECT}:5 [project] dependencies",
+        f"0.6.0, from {tmp_path / 'ring' / PYPROJECT}:3 [project] dependencies",
+        f"0.4.35, unknown: {tmp_path / 'vendored' / 'requirements.txt'}:1 cannot be read "
+        "('./jax': a URL or path, whose JAX version semfix cannot tell)",
+    ]
+    assert "SEM001" not in result.output.replace("rules: SEM001", "")  # nothing was checked
+    given = CliRunner().invoke(main, ["check", "--show-settings", "--target-jax", "0.7", str(paths[1])])
+    assert "target-jax: 0.7.0, from --target-jax" in given.output
