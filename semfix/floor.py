@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from semfix.jax_versions import OLDEST, RELEASES, Version, parse, spelled
 
 if TYPE_CHECKING:
+    from packaging.markers import Marker
     from packaging.specifiers import SpecifierSet
 
 #: The files a floor is read from, as globs (the server watches them); named where none declares one.
@@ -209,10 +210,15 @@ def _floor_of(declared: list[_Declared], python: str, path: Path, where: str) ->
 
 def _holds(choice: _Choice, env: dict[str, str]) -> bool:
     """Does `choice` apply in the environment `env`?"""
+    python = not choice.python or _specifiers(choice.python).contains(env["python_full_version"], prereleases=True)
+    return python and (not choice.marker or _marker(choice.marker).evaluate(env))
+
+
+@cache
+def _marker(text: str) -> Marker:
     from packaging.markers import Marker
 
-    python = not choice.python or _specifiers(choice.python).contains(env["python_full_version"], prereleases=True)
-    return python and (not choice.marker or Marker(choice.marker).evaluate(env))
+    return Marker(text)
 
 
 def _lowest(declared: _Declared) -> Version | None:
