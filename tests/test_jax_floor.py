@@ -395,3 +395,22 @@ def test_show_settings_names_the_floor_and_where_it_was_read(tmp_path: Path) -> 
     assert "SEM001" not in result.output.replace("rules: SEM001", "")  # nothing was checked
     given = CliRunner().invoke(main, ["check", "--show-settings", "--target-jax", "0.7", str(paths[1])])
     assert "target-jax: 0.7.0, from --target-jax" in given.output
+
+
+@pytest.mark.jax
+def test_a_call_through_getattr_is_a_catalog_call_for_every_rule() -> None:
+    """Issue 45 item 5: `getattr(pl, "semaphore_wait")` resolves as the catalog callee it names,
+    so the default rules see its arguments (SEM001's read of the semaphore), as a plain call's."""
+    from jax_env import Worker
+
+    bug = COMPAT_KERNEL.format(compat="").replace("wait(sem, 1)", 'getattr(pl, "semaphore_wait")(sem[...], 1)')
+    bug = bug.replace("signal(sem, 1)", 'getattr(pl, "semaphore_signal")(sem, 1)')
+    result = fix_source(bug)
+    assert [f.rule for f in result.findings] == ["SEM001"] and result.findings[0].applied
+    assert 'getattr(pl, "semaphore_wait")(sem, 1)' in result.source
+    worker = Worker()
+    try:
+        assert not worker.run(bug, check=True).startswith("ok")
+        assert worker.run(result.source, check=True).startswith("ok"), worker.run(result.source, check=True)
+    finally:
+        worker.close()

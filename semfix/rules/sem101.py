@@ -105,10 +105,10 @@ from semfix.analysis.context import Context
 from semfix.analysis.fixes import Change, Decision
 from semfix.analysis.nodes import LINE_BREAK, Rewrite, unchain
 from semfix.analysis.run_imports import STAR
-from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, PARTIAL, TPU_MIGRATIONS, Moved, lookup
+from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS, TPU_MIGRATIONS, Moved
 from semfix.floor import DECLARING
 from semfix.jax_versions import Version, spelled
-from semfix.rules import sem102, sem103
+from semfix.rules import sem103
 from semfix.rules.base import Invalid, Rule
 
 if TYPE_CHECKING:  # the rule is off by default: its logic's imports load where it is enabled
@@ -238,29 +238,7 @@ def rename(ctx: Context, renames: Renames, until: tuple[int, int] | None = None)
     if not renames.pending:
         return
     while renames.pending and (until is None or _end(renames.pending[-1].node) <= until):
-        reference = renames.pending.pop()
-        _rename(ctx, renames, reference)
-        if isinstance(reference.node, ast.Call):
-            _called_by_getattr(ctx, renames, reference)
-
-
-def _called_by_getattr(ctx: Context, renames: Renames, reference: Reference) -> None:
-    """`getattr(pltpu, "semaphore_signal")` called, or given to `functools.partial`: no catalog
-    call the engine's loop hands the rules, but the very function SEM101 renames, so its
-    `device_id_type=` is SEM103's and its `dec=` SEM102's as a plain call's are (issue 36); else
-    a second run, on the renamed call, would make those fixes still."""
-    from semfix.rules.sem101_references import TPU
-
-    call, scope = reference.holder, reference.scope
-    if not isinstance(call, ast.Call) or (operation := lookup(f"{TPU}.{reference.function}")) is None:
-        return
-    partial = call.func is not reference.node
-    if partial and not (call.args[:1] == [reference.node] and ctx.resolves_to(call.func, scope, PARTIAL)):
-        return
-    operation = operation.through_partial() if partial else operation
-    skip(renames, sem103.check(ctx, renames.drops, call, operation), ctx)
-    if operation.name == "semaphore_wait":
-        sem102.check(ctx, call, partial)
+        _rename(ctx, renames, renames.pending.pop())
 
 
 def _rename(ctx: Context, renames: Renames, reference: Reference) -> None:
