@@ -1,6 +1,6 @@
 """SEM101's references: every read of a deprecated TPU semaphore name that resolves to the TPU
 module (an attribute, an imported name, `getattr`'s string), found near the lines that spell
-one; sem101.py renames them and makes the import edits."""
+one; sem101_renames.py renames them and sem101_imports.py makes the import edits."""
 
 from __future__ import annotations
 
