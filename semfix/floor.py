@@ -131,6 +131,7 @@ class _Declared:
     """One `jax` declaration (a line, a Poetry entry): its alternatives, and where it is."""
 
     choices: tuple[_Choice, ...]
+    path: Path  # a file `-r` or `file:` names, or the list's own
     line: int
 
 
@@ -204,8 +205,8 @@ def _floor_of(declared: list[_Declared], python: str, path: Path, where: str) ->
         floors = [_oldest(c.specifier) for one in declared for c in one.choices]
     bounded = None not in floors
     release = min((f for f in floors if f is not None), default=OLDEST) if bounded else OLDEST
-    line = next((one.line for one in declared if bounded and _lowest(one) == release), declared[0].line)
-    return Floor(release, path, where, line, bounded=bounded)
+    giving = next((one for one in declared if bounded and _lowest(one) == release), declared[0])
+    return Floor(release, giving.path, where if giving.path == path else "", giving.line, bounded=bounded)
 
 
 def _holds(choice: _Choice, env: dict[str, str]) -> bool:
@@ -316,7 +317,7 @@ def _pyproject(path: Path) -> Iterator[tuple[str, list[_Declared]]]:
         for name, constraint in _table(table).items():
             if _canonical(name) == "jax":
                 line = _line_of(lines, name, key=True)
-                yield "[tool.poetry]", [_Declared(_poetry(constraint, path, line), line)]
+                yield "[tool.poetry]", [_Declared(_poetry(constraint, path, line), path, line)]
 
 
 def _setup_cfg(path: Path) -> Iterator[tuple[str, list[_Declared]]]:
@@ -378,7 +379,7 @@ def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset()) -> Itera
 def _requirements(located: Iterable[tuple[Path, int, str]]) -> list[_Declared]:
     """The `jax` declarations among requirement lines (PEP 508, or a URL or path as pip takes)."""
     return [
-        _Declared(choices, line)
+        _Declared(choices, path, line)
         for path, line, text in located
         if _JAX.search(text) and (choices := _requirement(text, path, line))
     ]

@@ -163,6 +163,7 @@ UNREAD = [
     ({"requirements.txt": "numpy\ngit+https://github.com/jax-ml/jax.git@jax-v0.7.2#egg=jax\n"}, "requirements.txt:2"),
     ({"requirements.txt": "numpy\n\n./vendor/jax\n"}, "requirements.txt:3"),
     ({"requirements.txt": "-e ./vendor/jax\n"}, "requirements.txt:1"),
+    ({"requirements.txt": "-r deps/base.txt\n", "deps/base.txt": "numpy\n./jax\n"}, "deps/base.txt:2"),
     ({"requirements.txt": "jax>=0.6 @@\n"}, "requirements.txt:1"),
     ({PYPROJECT: '[project]\nname = "x"\n[tool.poetry.dependencies]\njax = {git = "https://x/jax.git"}\n'}, "toml:4"),
     ({PYPROJECT: '[project]\ndependencies = [\n  "numpy",\n  "jax>=0.7 # the kernels",\n]\n'}, "toml:4"),
