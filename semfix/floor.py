@@ -97,7 +97,7 @@ class Floor:
         )
         if self.unread:
             return f"{where}, which semfix cannot read ({self.unread}): unknown, so {spelled(self.release)} assumed"
-        return f"{spelled(self.release)} ({where}{'' if self.bounded else ': `jax` with no lower bound'})"
+        return where + ("" if self.bounded else ": `jax` with no lower bound")
 
     @property
     def warning(self) -> str:
