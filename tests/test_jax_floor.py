@@ -409,6 +409,9 @@ def test_a_call_through_getattr_is_a_catalog_call_for_every_rule() -> None:
     result = fix_source(bug)
     assert [f.rule for f in result.findings] == ["SEM001"] and result.findings[0].applied
     assert 'getattr(pl, "semaphore_wait")(sem, 1)' in result.source
+    dec = HOST.replace("SPACE = pltpu.HOST", 'getattr(pltpu, "semaphore_wait")(sem, dec=1)')
+    fixed = fix_source(dec, settings=build_settings(select=["SEM102"], target_jax="0.7.2")).source
+    assert fixed == dec.replace("dec=", "value=")  # SEM102 alone, without SEM101
     worker = Worker()
     try:
         assert not worker.run(bug, check=True).startswith("ok")
