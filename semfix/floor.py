@@ -163,6 +163,8 @@ def _declared(stamps: tuple[tuple[Path, int], ...]) -> Floor | None:
                     floors.append(_floor_of(declared, python, path, where))
     except _Unread as unread:
         return Floor(OLDEST, unread.path, "", unread.line, unread=unread.reason)
+    except OSError as error:  # a file named by `-r` or `file:` that cannot be opened, say
+        return Floor(OLDEST, Path(error.filename or stamps[0][0]), "", unread=f"cannot read: {error.strerror}")
     return min(floors, key=lambda floor: (floor.bounded, floor.release), default=None)
 
 
@@ -338,9 +340,9 @@ def _setup_cfg(path: Path) -> Iterator[tuple[str, list[_Declared]]]:
     def listed(value: str) -> list[tuple[Path, int, str]]:
         if value.strip().startswith("file:"):
             names = [name.strip() for name in value.strip()[5:].split(",")]
-            return [
-                line for name in names if (other := path.parent / name).is_file() for line in _requirement_lines(other)
-            ]
+            if missing := [name for name in names if not (path.parent / name).is_file()]:  # it may name `jax`
+                raise _Unread(path, _line_of(lines, "file:"), f"`file: {missing[0]}`: no such file")
+            return [line for name in names for line in _requirement_lines(path.parent / name)]
         items = value.splitlines() if "\n" in value else value.split(";")
         items = [item.partition(" #")[0].strip() for item in items if not item.strip().startswith("#")]
         return [(path, _line_of(lines, item), item) for item in items if item]
@@ -365,7 +367,9 @@ def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset()) -> Itera
         at, start = start, 0
         included = re.fullmatch(r"(?:-r|--requirement)[=\s]\s*(\S+)", line)
         if included:
-            if (other := path.parent / included.group(1)).is_file() and other not in seen:
+            if not (other := path.parent / included.group(1)).is_file():  # it may name `jax`, unseen
+                raise _Unread(path, at, f"{line!r}: no such file")
+            if other not in seen:
                 yield from _requirement_lines(other, seen | {path})
             continue
         line = re.sub(r"^(?:-e|--editable)[=\s]\s*", "", line)

@@ -164,6 +164,8 @@ UNREAD = [
     ({"requirements.txt": "numpy\n\n./vendor/jax\n"}, "requirements.txt:3"),
     ({"requirements.txt": "-e ./vendor/jax\n"}, "requirements.txt:1"),
     ({"requirements.txt": "-r deps/base.txt\n", "deps/base.txt": "numpy\n./jax\n"}, "deps/base.txt:2"),
+    ({"requirements.txt": "numpy\n-r deps\n", "deps/x.txt": ""}, "requirements.txt:2"),  # a folder, not a file
+    ({"setup.cfg": "[metadata]\nname = x\n[options]\ninstall_requires = file: deps.in\n"}, "setup.cfg:4"),
     ({"requirements.txt": "jax>=0.6 @@\n"}, "requirements.txt:1"),
     ({PYPROJECT: '[project]\nname = "x"\n[tool.poetry.dependencies]\njax = {git = "https://x/jax.git"}\n'}, "toml:4"),
     ({PYPROJECT: '[project]\ndependencies = [\n  "numpy",\n  "jax>=0.7 # the kernels",\n]\n'}, "toml:4"),
