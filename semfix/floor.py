@@ -1,15 +1,17 @@
-"""The JAX floor a project declares: the oldest JAX release pip could install for it.
+"""The JAX floor a project declares: the oldest JAX release any environment of it can install.
 
 A migration renames a spelling only where the new one is the same object on every JAX the
-project supports, so the floor must never be read too high. It is read per file, from the
-nearest folder above it (up to the repository root) whose project files name a `jax`
-requirement, wherever projects declare one: `pyproject.toml` (`[project] dependencies` and
-optional dependencies, `[dependency-groups]`, files named by `[tool.setuptools.dynamic]`,
-Poetry's tables), `setup.cfg`'s `install_requires`, and `requirements*.txt` beside them.
-Requirements are read by `packaging`, as pip reads them; the floor is the oldest release in
-`jax_versions.RELEASES` they admit, the lowest across marker alternatives and across the
-lists that name JAX (an extra, a group, a requirements file). A requirement with no lower
-bound (`jax`, `jax<1`) declares nothing.
+project supports, so the floor must never be read too high. `read_floor` (the one entry
+point) reads it for a folder: from the nearest folder up to the repository root whose project
+files name `jax` at all (a member's own `"jax"`, bounded or not, ends the walk up), wherever
+projects declare it: `pyproject.toml` (`[project]` dependencies and extras,
+`[dependency-groups]`, files named by `[tool.setuptools.dynamic]`, Poetry's tables),
+`setup.cfg`, and `requirements*.txt` beside them. Each is read as its own tool reads it (pip's
+`packaging`, setuptools' list splitting, poetry-core's constraints), and each list is an
+environment of its own, as is each combination of markers (the environments where no marker
+holds count too): the floor is the lowest of them, so what a test group, an extra, a CI file or
+a dev pin says never raises it. A declaration that cannot be read never stops a run: the floor
+is then unknown (the oldest JAX semfix supports) and `Floor.unread` says which line and why.
 """
 
 from __future__ import annotations
@@ -18,18 +20,30 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.jax_versions import RELEASES, Version, parse, spelled
+from semfix.jax_versions import OLDEST, RELEASES, Version, parse, spelled
 
 if TYPE_CHECKING:
+    from packaging.markers import Marker
     from packaging.specifiers import SpecifierSet
 
 #: The files a floor is read from, as globs (the server watches them); named where none declares one.
 DECLARING = ("pyproject.toml", ".semfix.toml", "semfix.toml", "setup.cfg", "requirements*.txt")
 _JAX = re.compile(r"(?i)\bjax\b")  # a line that never spells it is not parsed
+#: The environments a marker is weighed in: every Python a JAX release supported, on each
+#: platform JAX publishes wheels for: (sys_platform, platform_system, platform_machine, os_name).
+_PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+_PLATFORMS = (
+    ("linux", "Linux", "x86_64", "posix"),
+    ("linux", "Linux", "aarch64", "posix"),
+    ("darwin", "Darwin", "arm64", "posix"),
+    ("darwin", "Darwin", "x86_64", "posix"),
+    ("win32", "Windows", "AMD64", "nt"),
+)
 
 
 class SettingsError(ValueError):
@@ -64,19 +78,69 @@ def read_toml(path: Path) -> Mapping[str, Any]:
 @dataclass(frozen=True)
 class Floor:
     release: Version
-    #: Where it was read: "pyproject.toml [project] dependencies", "requirements.txt"...
     source: Path
+    #: Where in the file: "[project] dependencies", "target-jax", "" (a requirements file)...
     where: str
+    line: int = 0
+    #: False where `jax` is named without a lower bound: any JAX, so the oldest semfix supports.
+    bounded: bool = True
+    #: Why the declaration at `source:line` cannot be read ("" where it was): the floor is unknown.
+    unread: str = ""
+
+    @property
+    def place(self) -> str:
+        return f"{self.source}:{self.line}" if self.line else str(self.source)
 
     def __str__(self) -> str:
-        return f"{spelled(self.release)} (`{self.source.name}`{' ' + self.where if self.where else ''})"
+        where = (
+            f"`{self.source.name}`{':' + str(self.line) if self.line else ''}{' ' + self.where if self.where else ''}"
+        )
+        if self.unread:
+            return f"{where}, which semfix cannot read ({self.unread}): unknown, so {spelled(self.release)} assumed"
+        return where + ("" if self.bounded else ": `jax` with no lower bound")
+
+    @property
+    def warning(self) -> str:
+        """What a run says once of a declaration it cannot read."""
+        return (
+            f"{self.place}: cannot read the `jax` requirement ({self.unread}); the JAX floor is taken as "
+            f"unknown ({spelled(self.release)}, the oldest JAX semfix supports) for the migration rules"
+        )
 
 
-def nearest(folder: Path) -> Floor | None:
+class _Unread(Exception):
+    """A `jax` declaration semfix cannot read: its file, line and why."""
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(reason)
+        self.path, self.line, self.reason = path, line, reason
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """One alternative of a `jax` declaration: PEP 440 specifiers, under a PEP 508 marker and a
+    Poetry `python` constraint (as PEP 440 specifiers), each "" where there is none."""
+
+    specifier: str
+    marker: str = ""
+    python: str = ""
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """One `jax` declaration (a line, a Poetry entry): its alternatives, and where it is."""
+
+    choices: tuple[_Choice, ...]
+    path: Path  # a file `-r` or `file:` names, or the list's own
+    line: int
+
+
+def read_floor(folder: Path) -> Floor | None:
     """The floor of the nearest folder from `folder` up to the repository root (a folder holding
-    .git or .hg) whose project files declare one."""
+    .git or .hg) whose project files name `jax`; None where none does."""
     for candidate in (folder, *folder.parents):
-        found = declared_in(candidate)
+        files = [path for pattern in DECLARING for path in sorted(candidate.glob(pattern))]
+        found = _declared(tuple((path, path.stat().st_mtime_ns) for path in files if path.is_file()))
         if found is not None:
             return found
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
@@ -84,25 +148,24 @@ def nearest(folder: Path) -> Floor | None:
     return None
 
 
-def declared_in(folder: Path) -> Floor | None:
-    """The lowest floor the project files of `folder` declare (cached while they are unchanged)."""
-    files = [path for pattern in DECLARING for path in sorted(folder.glob(pattern))]
-    stamps = tuple((path, path.stat().st_mtime_ns) for path in files if path.is_file())
-    return _declared(stamps)
-
-
 @lru_cache(maxsize=256)
 def _declared(stamps: tuple[tuple[Path, int], ...]) -> Floor | None:
+    """The lowest floor a folder's project files declare (cached while they are unchanged)."""
     for path, _ in stamps:  # the folder's own `target-jax` says it outright
         if (given := _target_jax(path)) is not None:
             return given
-    floors = [
-        Floor(release, path, where)
-        for path, _ in stamps
-        for where, requirements in _lists(path)
-        if (release := floor_of(requirements, path)) is not None
-    ]
-    return min(floors, key=lambda floor: floor.release, default=None)
+    floors = []
+    try:
+        for path, _ in stamps:
+            python = _python(path)
+            for where, declared in _lists(path):
+                if declared:
+                    floors.append(_floor_of(declared, python, path, where))
+    except _Unread as unread:
+        return Floor(OLDEST, unread.path, "", unread.line, unread=unread.reason)
+    except OSError as error:  # a file named by `-r` or `file:` that cannot be opened, say
+        return Floor(OLDEST, Path(error.filename or stamps[0][0]), "", unread=f"cannot read: {error.strerror}")
+    return min(floors, key=lambda floor: (floor.bounded, floor.release), default=None)
 
 
 def _target_jax(path: Path) -> Floor | None:
@@ -122,132 +185,332 @@ def _target_jax(path: Path) -> Floor | None:
     raise SettingsError(f'{path}: target-jax must be a JAX release, as a string ("0.7")')
 
 
-def _lists(path: Path) -> Iterator[tuple[str, list[str]]]:
-    """(where in the file, its requirement strings) for each list of requirements in `path`."""
+# -- the floor of one list -----------------------------------------------------------------------
+
+
+def _floor_of(declared: list[_Declared], python: str, path: Path, where: str) -> Floor:
+    """The oldest JAX one list admits, in any environment: there, the declarations whose marker
+    holds apply together, one alternative of each."""
+    from packaging.markers import default_environment
+
+    floors: list[Version | None] = []
+    for version, (platform, system, machine, os_name) in product(_PYTHONS, _PLATFORMS):
+        if python and not _specifiers(python).contains(f"{version}.0", prereleases=True):
+            continue
+        env = {key: str(value) for key, value in default_environment().items()}
+        env.update(python_version=version, python_full_version=f"{version}.0")
+        env.update(sys_platform=platform, platform_system=system, platform_machine=machine, os_name=os_name)
+        applying = [held for one in declared if (held := [c for c in one.choices if _holds(c, env)])]
+        for combination in product(*applying) if applying else ():
+            floors.append(_oldest(",".join(c.specifier for c in combination if c.specifier)))
+    if not floors:  # no environment semfix weighs takes any of them: each alone
+        floors = [_oldest(c.specifier) for one in declared for c in one.choices]
+    bounded = None not in floors
+    release = min((f for f in floors if f is not None), default=OLDEST) if bounded else OLDEST
+    giving = next((one for one in declared if bounded and _lowest(one) == release), declared[0])
+    return Floor(release, giving.path, where if giving.path == path else "", giving.line, bounded=bounded)
+
+
+def _holds(choice: _Choice, env: dict[str, str]) -> bool:
+    """Does `choice` apply in the environment `env`?"""
+    python = not choice.python or _specifiers(choice.python).contains(env["python_full_version"], prereleases=True)
+    return python and (not choice.marker or _marker(choice.marker).evaluate(env))
+
+
+@cache
+def _marker(text: str) -> Marker:
+    from packaging.markers import Marker
+
+    return Marker(text)
+
+
+def _lowest(declared: _Declared) -> Version | None:
+    floors = [_oldest(c.specifier) for c in declared.choices]
+    return None if None in floors else min(f for f in floors if f is not None)
+
+
+@cache
+def _specifiers(text: str) -> SpecifierSet:
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text)
+
+
+@cache
+def _oldest(specifier: str) -> Version | None:
+    """The oldest release the PEP 440 `specifier` admits (a nightly or release candidate: the
+    release before it); None when it has no lower bound."""
+    from packaging.version import InvalidVersion
+    from packaging.version import Version as Release
+
+    specifiers = _specifiers(specifier)
+    if specifiers.contains("0.0.1", prereleases=False):
+        return None
+    named = []
+    for one in specifiers:
+        try:
+            named.append(Release(one.version))
+        except InvalidVersion:  # `==0.7.*`, `===anything`
+            pass
+    releases = [Release(r) for r in RELEASES]
+    for candidate in sorted({*releases, *named}):
+        if specifiers.contains(str(candidate), prereleases=candidate in named):
+            if candidate.is_prerelease or candidate.is_devrelease:  # a nightly is before its release
+                return max((tuple(r.release) for r in releases if r < candidate), default=(0,))
+            return tuple(candidate.release)
+    lower = [parse(s.version) for s in specifiers if s.operator in (">=", ">", "==", "~=", "===")]
+    return max(lower) if lower else None  # past every release semfix knows
+
+
+# -- the lists of each file ----------------------------------------------------------------------
+
+
+def _lists(path: Path) -> Iterator[tuple[str, list[_Declared]]]:
+    """(where in the file, its `jax` declarations) for each list of requirements in `path`."""
     if path.suffix == ".toml":
         yield from _pyproject(path) if path.name == "pyproject.toml" else ()
     elif path.suffix == ".cfg":
-        yield from _setup_cfg(path, path.read_text("utf-8", "replace"))
+        yield from _setup_cfg(path)
     else:
-        yield "", list(_requirement_lines(path))
+        yield "", _requirements(_requirement_lines(path))
 
 
-def _pyproject(path: Path) -> Iterator[tuple[str, list[str]]]:
+def _python(path: Path) -> str:
+    """The Pythons a pyproject.toml's project runs on, as PEP 440 specifiers ("" for any)."""
+    if path.name != "pyproject.toml":
+        return ""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     data = read_toml(path)
+    given = _table(data.get("project")).get("requires-python")
+    poetry = _table(_table(_table(data.get("tool")).get("poetry")).get("dependencies")).get("python")
+    try:
+        if isinstance(given, str):
+            return str(SpecifierSet(given))
+        return str(SpecifierSet(_poetry_specifier(poetry))) if isinstance(poetry, str) else ""
+    except (InvalidSpecifier, ValueError):
+        return ""  # any Python: never a floor too high
+
+
+def _pyproject(path: Path) -> Iterator[tuple[str, list[_Declared]]]:
+    data = read_toml(path)
+    lines = path.read_text("utf-8", "replace").splitlines()
+
+    def located(listed: object) -> list[tuple[Path, int, str]]:
+        return [(path, _line_of(lines, text), text) for text in _strings(listed)]
+
     project = _table(data.get("project"))
-    yield "[project] dependencies", _strings(project.get("dependencies"))
+    yield "[project] dependencies", _requirements(located(project.get("dependencies")))
     for extra, listed in _table(project.get("optional-dependencies")).items():
-        yield f"[project.optional-dependencies] {extra}", _strings(listed)
+        yield f"[project.optional-dependencies] {extra}", _requirements(located(listed))
     for group, listed in _table(data.get("dependency-groups")).items():
-        yield f"[dependency-groups] {group}", _strings(listed)
+        yield f"[dependency-groups] {group}", _requirements(located(listed))
     tool = _table(data.get("tool"))
     dynamic = _table(_table(tool.get("setuptools")).get("dynamic"))
     named = _files(dynamic.get("dependencies"))
     named += [name for extra in _table(dynamic.get("optional-dependencies")).values() for name in _files(extra)]
     for name in named:
         if (requirements := path.parent / name).is_file():
-            yield f"(named by [tool.setuptools.dynamic]: {name})", list(_requirement_lines(requirements))
+            yield f"(named by [tool.setuptools.dynamic]: {name})", _requirements(_requirement_lines(requirements))
     poetry = _table(tool.get("poetry"))
     tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
     tables += [_table(group).get("dependencies") for group in _table(poetry.get("group")).values()]
     for table in tables:
         for name, constraint in _table(table).items():
-            if name.lower() == "jax":
-                yield "[tool.poetry]", [f"jax {spec}" for spec in _poetry(constraint)]
+            if _canonical(name) == "jax":
+                line = _line_of(lines, name, key=True)
+                yield "[tool.poetry]", [_Declared(_poetry(constraint, path, line), path, line)]
 
 
-def _setup_cfg(path: Path, text: str) -> Iterator[tuple[str, list[str]]]:
+def _setup_cfg(path: Path) -> Iterator[tuple[str, list[_Declared]]]:
+    """`install_requires` and `extras_require`, as setuptools splits them: by line, or by `;` in
+    a value of one line; `#` comments dropped; `file:` naming requirements files."""
     import configparser  # loaded here: most projects have no setup.cfg
 
+    text = path.read_text("utf-8", "replace")
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text, str(path))
     except configparser.Error as error:
-        raise SettingsError(f"{path}: not a valid setup.cfg: {error}") from None
+        if _JAX.search(text):
+            raise _Unread(path, getattr(error, "lineno", 0), f"not a valid setup.cfg: {error.message}") from None
+        return
+    lines = text.splitlines()
+
+    def listed(value: str) -> list[tuple[Path, int, str]]:
+        if value.strip().startswith("file:"):
+            names = [name.strip() for name in value.strip()[5:].split(",")]
+            if missing := [name for name in names if not (path.parent / name).is_file()]:  # it may name `jax`
+                raise _Unread(path, _line_of(lines, "file:"), f"`file: {missing[0]}`: no such file")
+            return [line for name in names for line in _requirement_lines(path.parent / name)]
+        items = value.splitlines() if "\n" in value else value.split(";")
+        items = [item.partition(" #")[0].strip() for item in items if not item.strip().startswith("#")]
+        return [(path, _line_of(lines, item), item) for item in items if item]
+
     if parser.has_option("options", "install_requires"):
-        yield "[options] install_requires", parser.get("options", "install_requires").splitlines()
+        yield "[options] install_requires", _requirements(listed(parser.get("options", "install_requires")))
     if parser.has_section("options.extras_require"):
-        for extra, listed in parser.items("options.extras_require"):
-            yield f"[options.extras_require] {extra}", listed.splitlines()
+        for extra, value in parser.items("options.extras_require"):
+            yield f"[options.extras_require] {extra}", _requirements(listed(value))
 
 
-def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset()) -> Iterator[str]:
-    """A pip requirements file's requirements, following `-r other.txt` (options are skipped)."""
-    for line in path.read_text("utf-8", "replace").replace("\\\n", " ").splitlines():
-        line = re.sub(r"(^|\s)#.*", "", line).strip()
+def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset()) -> Iterator[tuple[Path, int, str]]:
+    """A pip requirements file's requirements with their lines, following `-r other.txt`; an
+    editable's target is read as a URL or path; pip's other options are skipped."""
+    joined, start = "", 0
+    for number, raw in enumerate(path.read_text("utf-8", "replace").splitlines(), 1):
+        start = start or number
+        if raw.endswith("\\"):
+            joined += raw[:-1] + " "
+            continue
+        line, joined = re.sub(r"(^|\s)#.*", "", joined + raw).strip(), ""
+        at, start = start, 0
         included = re.fullmatch(r"(?:-r|--requirement)[=\s]\s*(\S+)", line)
-        if included and (other := path.parent / included.group(1)).is_file() and other not in seen:
-            yield from _requirement_lines(other, seen | {path})
-        elif line := re.sub(r"(^|\s)--?[a-z].*", "", line).strip():  # pip's options: `-e .`, `--hash=...`
-            yield line
-
-
-def floor_of(requirements: Iterable[str], source: Path) -> Version | None:
-    """The oldest JAX release one list of requirements admits: its `jax` lines without a marker
-    apply together, and each marker names an alternative, which they apply to as well; the
-    floor is the lowest alternative's. None when no line bounds JAX from below."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.specifiers import SpecifierSet
-
-    always, alternatives = SpecifierSet(), dict[str, SpecifierSet]()
-    for text in requirements:
-        if not _JAX.search(text):
+        if included:
+            if not (other := path.parent / included.group(1)).is_file():  # it may name `jax`, unseen
+                raise _Unread(path, at, f"{line!r}: no such file")
+            if other not in seen:
+                yield from _requirement_lines(other, seen | {path})
             continue
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement as error:
-            reason = str(error).splitlines()[0]  # packaging's next lines draw a caret under the text
-            raise SettingsError(f"{source}: cannot read the requirement {text.strip()!r}: {reason}") from None
-        if requirement.name.lower() != "jax":
-            continue
-        if requirement.marker is None:
-            always &= requirement.specifier
-        else:
-            marker = str(requirement.marker)
-            alternatives[marker] = alternatives.get(marker, SpecifierSet()) & requirement.specifier
-    floors = [_oldest(always & alternative) for alternative in alternatives.values() or [SpecifierSet()]]
-    bounded = [floor for floor in floors if floor is not None]
-    return min(bounded) if bounded and len(bounded) == len(floors) else None
+        line = re.sub(r"^(?:-e|--editable)[=\s]\s*", "", line)
+        if line := re.sub(r"(^|\s)--?[a-z].*", "", line).strip():  # pip's options: `-i URL`, `--hash=...`
+            yield path, at, line
 
 
-def _oldest(specifier: SpecifierSet) -> Version | None:
-    """The oldest known release `specifier` admits; None when it has no lower bound."""
-    if specifier.contains("0.0.1", prereleases=False):
-        return None
-    for release in RELEASES:
-        if specifier.contains(release, prereleases=False):
-            return parse(release)
-    lower = [parse(s.version) for s in specifier if s.operator in (">=", ">", "==", "~=", "===")]
-    return max(lower) if lower else None  # past every release semfix knows
+# -- one declaration -----------------------------------------------------------------------------
 
 
-def _poetry(constraint: object) -> list[str]:
-    """Poetry's constraint (a string, a table with `version`, or a list of them: alternatives) as
-    PEP 440 specifier sets, one per alternative: `^0.7.2` is `>=0.7.2,<0.8.0`, `~0.7` `>=0.7,<0.8`."""
-    if isinstance(constraint, list):
-        return [spec for item in constraint for spec in _poetry(item)]
-    if isinstance(constraint, dict):
-        constraint = constraint.get("version", "*")
-    if not isinstance(constraint, str):
-        return [""]
+def _requirements(located: Iterable[tuple[Path, int, str]]) -> list[_Declared]:
+    """The `jax` declarations among requirement lines (PEP 508, or a URL or path as pip takes)."""
     return [
-        ",".join(_poetry_part(part) for part in re.split(r"[,\s]+", one.strip()) if part)
-        for one in constraint.split("||")
+        _Declared(choices, path, line)
+        for path, line, text in located
+        if _JAX.search(text) and (choices := _requirement(text, path, line))
     ]
 
 
-def _poetry_part(part: str) -> str:
-    if part == "*":
+def _requirement(text: str, path: Path, line: int) -> tuple[_Choice, ...]:
+    """The alternatives of one requirement line that names `jax`; () where it names another."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as error:
+        if re.match(r"[a-z0-9+.-]+://|[./\\~]|[A-Za-z]:\\", text, re.I) or "/" in text.split(";")[0]:
+            url, *after = re.split(r"\s+;\s*|;\s+", text, maxsplit=1)  # pip: a URL's marker after ` ;`
+            return _archive(url, "".join(after).strip(), path, line)
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", text)
+        if name is None or _canonical(name.group()) != "jax":
+            return ()
+        reason = str(error).splitlines()[0]  # packaging's next lines draw a caret under the text
+        raise _Unread(path, line, f"{text.strip()!r}: {reason}") from None
+    if _canonical(requirement.name) != "jax":
+        return ()
+    marker = str(requirement.marker or "")
+    if requirement.url:
+        return _archive(requirement.url, marker, path, line, named=True)
+    return (_Choice(str(requirement.specifier), marker),)
+
+
+def _archive(url: str, marker: str, path: Path, line: int, *, named: bool = False) -> tuple[_Choice, ...]:
+    """A wheel, an sdist, a VCS URL or a local path, as pip takes them: its name from `#egg=`, the
+    file's name or the last part of its path; its version from a wheel's or sdist's file name."""
+    from packaging.markers import InvalidMarker, Marker
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
+    try:
+        Marker(marker) if marker else None
+    except InvalidMarker as error:
+        raise _Unread(path, line, f"{marker!r}: {str(error).splitlines()[0]}") from None
+    location, _, fragment = url.partition("#")
+    last = re.split(r"[/\\]", location.rstrip("/\\"))[-1].split("@")[0].removesuffix(".git")
+    try:
+        name, version = parse_wheel_filename(last)[:2] if last.endswith(".whl") else parse_sdist_filename(last)
+        if _canonical(name) == "jax":
+            return (_Choice(f"=={version}", marker),)
+        return () if not named else _unknown(url, path, line)
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        pass
+    egg = re.search(r"(?:^|&)egg=([A-Za-z0-9._-]+)", fragment)
+    if not named and _canonical(egg.group(1) if egg else last) != "jax":
+        return ()
+    return _unknown(url, path, line)
+
+
+def _unknown(url: str, path: Path, line: int) -> tuple[_Choice, ...]:
+    raise _Unread(path, line, f"{url!r}: a URL or path, whose JAX version semfix cannot tell")
+
+
+def _poetry(constraint: object, path: Path, line: int) -> tuple[_Choice, ...]:
+    """Poetry's constraint (a string, a table with `version`, or a list of them: alternatives, as
+    poetry-core reads them), one choice per alternative, with its `python` and `markers`."""
+    if isinstance(constraint, list):
+        return tuple(choice for item in constraint for choice in _poetry(item, path, line))
+    marker, python = "", ""
+    if isinstance(constraint, dict):
+        if "version" not in constraint and {"git", "path", "url", "file"} & set(constraint):
+            raise _Unread(path, line, "a git, path or URL dependency, whose JAX version semfix cannot tell")
+        marker = constraint.get("markers", "") if isinstance(constraint.get("markers"), str) else ""
+        if isinstance(platform := constraint.get("platform"), str):
+            marker = " and ".join(filter(None, [f"({marker})" if marker else "", f"sys_platform == {platform!r}"]))
+        python = constraint.get("python", "") if isinstance(constraint.get("python"), str) else ""
+        constraint = constraint.get("version", "*")
+    if not isinstance(constraint, str):
+        raise _Unread(path, line, f"{constraint!r}: not a Poetry version constraint")
+    try:
+        return tuple(
+            _Choice(_poetry_specifier(one), marker, _poetry_specifier(python) if python else "")
+            for one in re.split(r"\s*\|\|?\s*", constraint.strip())
+        )
+    except ValueError as error:
+        raise _Unread(path, line, str(error)) from None
+
+
+_POETRY = re.compile(r"\s*(\^|~=|~|===|==|=|!=|<>|<=|>=|<|>)?\s*(\*|[xX]|\d[0-9A-Za-z.*+!-]*)\s*,?")
+
+
+def _poetry_specifier(constraint: str) -> str:
+    """One of Poetry's `||` alternatives as PEP 440 specifiers: `^0.7.2` is `>=0.7.2,<0.8.0`,
+    `~0.7` `>=0.7,<0.8`, `>= 0.10.2` and `=0.10.2` what they say. ValueError where it is none."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    parts, at = [], 0
+    while at < len(constraint.strip()):
+        match = _POETRY.match(constraint.strip(), at)
+        if match is None or match.end() == at:
+            raise ValueError(f"{constraint!r}: not a Poetry version constraint")
+        parts.append(_poetry_part(match.group(1) or "", match.group(2).replace("x", "*").replace("X", "*")))
+        at = match.end()
+    try:
+        return str(SpecifierSet(",".join(part for part in parts if part)))
+    except InvalidSpecifier:
+        raise ValueError(f"{constraint!r}: not a Poetry version constraint") from None
+
+
+def _poetry_part(operator: str, version: str) -> str:
+    if version == "*":
         return ""
-    if part[0] in "^~" and part[:2] != "~=":
-        numbers = [int(n) for n in re.findall(r"\d+", part)]
-        if part[0] == "^":
+    if operator in ("^", "~"):
+        numbers = [int(n) for n in re.findall(r"\d+", version.split("+")[0])[:3]]
+        if operator == "^":
             bump = next((i for i, n in enumerate(numbers) if n), len(numbers) - 1)
         else:
             bump = min(1, len(numbers) - 1)
-        upper = [*numbers[:bump], numbers[bump] + 1]
-        return f">={part[1:]},<{'.'.join(map(str, upper))}"
-    return part if part[0] in "<>=!~" else f"=={part}"
+        return f">={version},<{'.'.join(map(str, [*numbers[:bump], numbers[bump] + 1]))}"
+    return f"{ {'': '==', '=': '==', '<>': '!='}.get(operator, operator) }{version}"
+
+
+# -- small readers -------------------------------------------------------------------------------
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _line_of(lines: list[str], text: str, *, key: bool = False) -> int:
+    """The first line holding `text` (a key, with `key`), 1-based; 0 where none does."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(text)}[\"']?\s*=" if key else re.escape(text))
+    return next((number for number, line in enumerate(lines, 1) if pattern.search(line)), 0)
 
 
 def _table(value: object) -> Mapping[str, Any]:

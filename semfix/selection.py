@@ -14,6 +14,7 @@ from semfix.rules import RULES
 from semfix.settings import FileIgnore, Settings, SettingsError, given_floor, jax_floor, label, strings, tool_table
 
 DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
+FLOOR_CODES = frozenset(code for code, rule in RULES.items() if rule.reads_floor)
 
 
 def expand(selectors: Iterable[str]) -> frozenset[str]:
@@ -45,7 +46,7 @@ def build_settings(
     the floor of every file (`target_from` says where it was given)."""
     enabled = expand(select) if select is not None else DEFAULT_CODES
     enabled = (enabled | expand(extend_select)) - expand(ignore)
-    settings = Settings(enabled, unsafe_fixes, imported_by_run=frozenset(imported_by_run))
+    settings = Settings(enabled, unsafe_fixes, imported_by_run=frozenset(imported_by_run), floor_rules=FLOOR_CODES)
     if target_jax is None:
         return settings
     floor = jax_floor(target_jax)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from semfix.floor import SettingsError, jax_floor, nearest, read_toml
+from semfix.floor import SettingsError, jax_floor, read_floor, read_toml
 from semfix.jax_versions import OLDEST, Version
 
 __all__ = [
@@ -104,6 +104,11 @@ class Settings:
     target_given: bool = False
     #: `per-file-ignores` and `extend-per-file-ignores`: the codes `for_file` turns off by path.
     file_ignores: tuple[FileIgnore, ...] = ()
+    #: The codes of the rules that read the floor (semfix.selection names them): `for_file`
+    #: reads no project file for a file where none of them runs.
+    floor_rules: frozenset[str] = frozenset()
+    #: What a run says once where the floor's declaration cannot be read ("" where it was).
+    target_unread: str = ""
 
     def accepts(self, place: Place, safe: bool) -> bool:
         """Is a fix at `place` made, given its safety?"""
@@ -152,12 +157,18 @@ def for_file(settings: Settings, path: Path) -> Settings:
     ignored = frozenset().union(*(entry.codes for entry in settings.file_ignores if entry.matches(path)))
     if ignored:
         settings = replace(settings, enabled=settings.enabled - ignored)
-    if settings.target_given:
+    if settings.target_given or not settings.enabled & settings.floor_rules:
         return settings
-    floor = nearest(Path(os.path.abspath(path)).parent)
+    floor = read_floor(Path(os.path.abspath(path)).parent)
     if floor is None:
-        return replace(settings, target_jax=OLDEST, target_declared=False, target_from="")
-    return replace(settings, target_jax=floor.release, target_declared=True, target_from=str(floor))
+        return replace(settings, target_jax=OLDEST, target_declared=False, target_from="", target_unread="")
+    return replace(
+        settings,
+        target_jax=floor.release,
+        target_declared=floor.bounded,
+        target_from=str(floor),
+        target_unread=floor.warning if floor.unread else "",
+    )
 
 
 #: semfix's own settings files, which hold its keys at the top level as ruff.toml holds ruff's.

@@ -73,6 +73,10 @@ class Resolution:
 
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
+        """The names `node` may be, through the imports (`pltpu.semaphore_wait`, or the builtin
+        `getattr(pltpu, "semaphore_wait")` with a constant name); None where it is no import's."""
+        if type(node) is ast.Call:
+            return self._getattr(node, scope)
         root, steps, _ = unchain(node)
         if not isinstance(root, ast.Name) or None in steps:
             return None
@@ -81,6 +85,17 @@ class Resolution:
             return None
         suffix = "".join(f".{p}" for p in steps)
         return {f"{b.qualname}{suffix}" for b in bindings}
+
+    def _getattr(self, call: ast.Call, scope: Scope) -> set[str] | None:
+        if not (type(call.func) is ast.Name and call.func.id == "getattr" and len(call.args) == 2):
+            return None
+        module, name = call.args
+        if call.keywords or not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return None
+        if type(module) is ast.Call or scope.lookup("getattr")[1]:  # not the builtin
+            return None
+        modules = self.qualified(module, scope)
+        return modules and {f"{qualname}.{name.value}" for qualname in modules}
 
     def resolves_to(self, node: ast.expr, scope: Scope, targets: frozenset[str]) -> bool:
         if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):

@@ -115,7 +115,7 @@ class ScopeBuilder:
 
     def relevant_calls(self) -> list[ast.Call]:
         names = self.callee_names | {name for name, value in self.named if value in self.callee_names}
-        return [c for c in self.calls if getattr(c.func, "attr", getattr(c.func, "id", None)) in names]
+        return [c for c in self.calls if _callee(c.func) in names]
 
     def build(self, tree: ast.Module) -> None:
         self.tree = tree
@@ -420,6 +420,14 @@ _TRACKING_HANDLERS: dict[type, Callable[..., None]] = {
 
 
 _CALLED = FUNCTION_NAMES | {name.rpartition(".")[2] for name in PALLAS_CALL | KERNEL | RUN_SCOPED | PARTIAL}
+
+
+def _callee(func: ast.expr) -> str | None:
+    """The name a callee is spelled by: `f`, `x.f`, and `getattr(x, "f")`'s constant."""
+    if type(func) is ast.Call and len(func.args) == 2 and type(name := func.args[1]) is ast.Constant:
+        getter = type(func.func) is ast.Name and func.func.id == "getattr"
+        return name.value if getter and isinstance(name.value, str) else None
+    return getattr(func, "attr", getattr(func, "id", None))
 
 
 def signature(arguments: ast.arguments) -> list[ast.arg]:

@@ -130,13 +130,22 @@ def _mark(finding: Finding, result: FileOutcome, outcome: RunOutcome, unsafe_fix
 @STDIN_FILENAME
 @QUIET
 @SILENT
-def check(options: RunOptions, apply: bool, **kwargs: Any) -> None:
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Show the settings each PATH takes, and its JAX floor with the file and line it was read from; check nothing.",
+)
+def check(options: RunOptions, apply: bool, show_settings: bool, **kwargs: Any) -> None:
     """List problems under PATHS ([*]: `semfix fix` would fix it; check itself changes nothing).
 
     PATH '-' reads the source from stdin. With --fix or --diff, as in ruff, it is `semfix fix`
     (and takes fix's options). Exit status: 0 nothing found, 1 something found, 2 a file could
     not be processed.
     """
+    if show_settings:
+        from semfix.cli.show_settings import show_settings as show
+
+        return show(options)
     if apply or kwargs["diff"]:
         return run_fix(options, check_only=False, **kwargs)
     output_format, statistics, quiet, silent = (kwargs[k] for k in ("output_format", "statistics", "quiet", "silent"))

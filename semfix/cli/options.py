@@ -297,6 +297,8 @@ def finish(
 ) -> None:
     """Print the errors, write the report, print the summary `line` (by default the usual one), exit
     with `code` (by default the outcome's), or with 0 under --exit-zero unless a file had an error."""
+    for note in [] if silent else outcome.notes:
+        click.echo(f"warning: {note}", err=True)
     for failed in [] if silent else outcome.warnings:
         click.echo(f"warning: {failed.path}: {failed.error}", err=True)
     for failed in [] if silent else outcome.errors:

@@ -71,6 +71,8 @@ class RunOutcome:
     scanned: int = 0
     seconds: float = 0.0
     written: bool = False
+    #: What the run says once, whatever the files: a floor declaration it cannot read.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[FileOutcome]:
@@ -366,13 +368,14 @@ def run(
         elif may_fire(data, settings):
             try:
                 slots.append(_Task(path, data, for_file(settings, path), apply_fixes))
-            except SettingsError as error:  # the project's `jax` requirement cannot be read
+            except SettingsError as error:  # the project's `target-jax` means nothing
                 slots.append(FileOutcome(path, error=str(error)))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
     if sources:
         slots = _with_importers(slots, sources)
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
+    outcome.notes = sorted({task.settings.target_unread for task in tasks} - {""})
     analysed = iter(_analyse_all(tasks, jobs, progress, cache))
     if not write:
         outcome.files.extend(next(analysed) if isinstance(slot, _Task) else slot for slot in slots)
@@ -453,5 +456,6 @@ def run_stdin(
         return RunOutcome([FileOutcome(name)])  # nothing scanned, nothing found
     settings = settings if name == Path("-") else for_file(settings, name)
     outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)
+    outcome.notes = [settings.target_unread] if settings.target_unread else []
     outcome.seconds = time.perf_counter() - started
     return outcome

@@ -56,6 +56,8 @@ _GAP = rb"(?:[ \t\f\r\n)\\]|" + _COMMENT + rb")*"
 # Any `def name(`, even in a string or after other letters: more headers only over-report.
 # A `[` after the name opens type parameters (`def f[T](...)`): not modelled, see `_signatures`.
 _HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + scan.IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
+# `getattr(pl, "semaphore_wait")`: a catalog callee by its name as a string (`Resolution.qualified`).
+_GETATTR = re.compile(rb"getattr[ \t]*\([^()]*?[\"'](?:" + alternation(FUNCTION_NAMES) + rb")[\"'][ \t]*\)")
 _READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
 _OPEN_CATALOG_CALL = re.compile(rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z")
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
@@ -148,6 +150,8 @@ class _Skim:
 
     def clears(self) -> bool:
         data = self.data
+        if _GETATTR.search(data):
+            raise GiveUp("a catalog function called through getattr")
         # The commonest bug, `f(..., sem[...])`, found fast: a file that has one is parsed anyway.
         for match in _READ_ARGUMENT.finditer(data):
             if _OPEN_CATALOG_CALL.search(data, max(0, match.start() - 400), match.start()):

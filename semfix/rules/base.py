@@ -56,6 +56,9 @@ class Rule:
     # whether a finding it leaves unfixed stays so after the other fixes: False when new `.at`
     # views may prove a Ref and make an unsafe fix safe, so the proof must run a second pass
     settles: bool = True
+    # whether it reads the project's JAX floor (`Settings.target_jax`): the floor is read from
+    # the project's files only where such a rule runs
+    reads_floor: bool = False
 
     def spelled_in(self, text: str | bytes) -> bool:
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""

@@ -1,12 +1,12 @@
 """SEM101's references: every read of a deprecated TPU semaphore name that resolves to the TPU
 module (an attribute, an imported name, `getattr`'s string), found near the lines that spell
-one; sem101.py renames them and makes the import edits."""
+one; sem101_renames.py renames them and sem101_imports.py makes the import edits."""
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from semfix.analysis.context import Context
@@ -45,7 +45,7 @@ class Reference:
         return module
 
 
-def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
+def references(ctx: Context, unsure: list[str], guarded: Spans) -> Iterator[Reference]:
     """Every reference that resolves to a deprecated TPU semaphore function: a call's callee or
     argument, or a value anywhere else (`WAIT = pltpu.semaphore_wait`, a dict of them). Other
     names spelled alike (`pl.semaphore_wait`, `self.semaphore_wait`) are not references to it.
@@ -98,7 +98,6 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
     wanted = {id(node) for node in candidates}
     holders = {id(child): parent for parent in nodes for child in ast.iter_child_nodes(parent) if id(child) in wanted}
     formatted = {id(n) for s in nodes if isinstance(s, ast.JoinedStr) for n in ast.walk(s)}
-    guarded = _feature_tested(ctx)
     for node, root in zip(candidates, roots):
         scope = scopes[id(root)]
         if isinstance(node, ast.Call):
@@ -118,7 +117,7 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             name, through = ctx.through_run(name), True
         if name not in DEPRECATED_TPU:
             continue
-        if any(a <= (node.lineno, node.col_offset) < b for a, b in guarded.get(DEPRECATED_TPU[name], ())):
+        if _inside(node, guarded.get(DEPRECATED_TPU[name], ())):
             continue  # `else: pltpu.ANY` under `if hasattr(pl, "ANY"):`, for a JAX without `pl.ANY`
         if not isinstance(node, ast.Call) and type(node.ctx) is not ast.Load:
             unsure.append(f"`{ctx.text.of(node)}` is assigned or deleted at line {node.lineno}")
@@ -128,17 +127,22 @@ def references(ctx: Context, unsure: list[str]) -> Iterator[Reference]:
             )
 
 
-def stale_imports(ctx: Context) -> list[ast.ImportFrom]:
+def stale_imports(ctx: Context, guarded: Spans) -> list[ast.ImportFrom]:
     """The imports, in any scope, of names the TPU module has no more at the newest JAX (`from
-    jax.experimental.pallas.tpu import DeviceIdType`): read or not, the line fails there."""
+    jax.experimental.pallas.tpu import DeviceIdType`): read or not, the line fails there; not
+    where it is the fallback of an import of them from the pallas module (`guarded`)."""
     return [
         node
         for node in ctx.scopes.imports
         if isinstance(node, ast.ImportFrom)
         and node.module == TPU
         and not node.level
-        and any(alias.name in GONE_NAMES for alias in node.names)
+        and any(alias.name in GONE_NAMES and not _inside(node, guarded.get(alias.name, ())) for alias in node.names)
     ]
+
+
+def _inside(node: ast.stmt | ast.expr, spans: Iterable[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
+    return any(a <= (node.lineno, node.col_offset) < b for a, b in spans)
 
 
 def star_reads(ctx: Context) -> list[ast.Name]:
@@ -165,34 +169,97 @@ def star_reads(ctx: Context) -> list[ast.Name]:
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 
-def _feature_tested(ctx: Context) -> dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]:
-    """The branches taken only where the pallas module lacks a name (`else:` under `if
-    hasattr(pl, "ANY"):`, or the body under `if not hasattr(...)`; of a conditional expression
-    too): that name's spans (start, end). An old spelling there is a fallback for a JAX the
-    test says is older, which no renaming may touch."""
-    found: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
-    if "hasattr" not in ctx.text.text:
+Spans = dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]  # a name: (start, end) of code
+
+
+def feature_tested(ctx: Context) -> Spans:
+    """The code that runs only where the pallas module lacks a name, by name: the branch taken
+    without it (`else:` under `if hasattr(pl, "ANY"):`, the body under `if not hasattr(...)`; of
+    a conditional expression too), what follows `getattr(pl, "semaphore_wait", None) or`, and
+    the handler of a `try:` that reads `pl.semaphore_wait` (`except AttributeError:`) or imports
+    it from the pallas module (`except ImportError:`). An old spelling there is a fallback for a
+    JAX that lacks the new one: compatibility code that runs on every JAX, which no finding or
+    renaming may touch."""
+    found: Spans = {}
+    if not re.search(r"\b(?:hasattr|getattr|except)\b", ctx.text.text):
         return found
-    for node in _near(ctx, {"hasattr"}):
-        if not isinstance(node, (ast.If, ast.IfExp)):
-            continue
-        test, negated = node.test, False
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, negated = test.operand, True
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"):
-            continue
-        scope = ctx.scopes.scope_of[id(test)]
-        if len(test.args) != 2 or test.keywords or scope.lookup("hasattr")[1]:
-            continue  # not the builtin's two arguments
-        module, name = test.args
-        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value in TPU_MIGRATIONS):
-            continue
-        if ctx.qualified(module, scope) != {PALLAS.module}:
-            continue
-        branch = node.body if negated else node.orelse
-        for part in branch if isinstance(branch, list) else [branch]:
-            found.setdefault(name.value, []).append(((part.lineno, part.col_offset), end_of(part)))
+
+    def guard(name: str, parts: list[ast.stmt] | list[ast.expr]) -> None:
+        for part in parts:
+            found.setdefault(name, []).append(((part.lineno, part.col_offset), end_of(part)))
+
+    for node in _near(ctx, {"hasattr", "getattr", "except"}):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            test, negated = node.test, False
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, True
+            if (name := _tested(ctx, test, "hasattr")) is not None:
+                branch = node.body if negated else node.orelse
+                guard(name, branch if isinstance(branch, list) else [branch])
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            for at, operand in enumerate(node.values[:-1]):
+                if (name := _tested(ctx, operand, "getattr")) is not None:
+                    guard(name, node.values[at + 1 :])
+        elif isinstance(node, ast.Try):
+            tried = [inner for statement in node.body for inner in ast.walk(statement)]
+            read = {n.attr for n in tried if isinstance(n, ast.Attribute) and _pallas(ctx, n.value)}
+            read |= {name for n in tried if (name := _tested(ctx, n, "getattr", default=False)) is not None}
+            imported = {
+                alias.name
+                for n in tried
+                if isinstance(n, ast.ImportFrom) and n.module == PALLAS.module and not n.level
+                for alias in n.names
+            }
+            for handler in node.handlers if read or imported else ():
+                caught = _caught(ctx, handler)
+                names = (read if "AttributeError" in caught else set()) | (
+                    imported if "ImportError" in caught else set()
+                )
+                for name in sorted(names & set(TPU_MIGRATIONS)):
+                    guard(name, handler.body)
     return found
+
+
+def _tested(ctx: Context, node: ast.AST, builtin: str, *, default: bool = True) -> str | None:
+    """`hasattr(pl, "ANY")`, `getattr(pl, "semaphore_wait", None)` (with a `default`; else its
+    two arguments): the name of TPU_MIGRATIONS it asks the pallas module for, else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == builtin):
+        return None
+    scope = ctx.scopes.scope_of.get(id(node))
+    wanted = 3 if builtin == "getattr" and default else 2
+    if len(node.args) != wanted or node.keywords or scope is None or scope.lookup(builtin)[1]:
+        return None  # not the builtin's arguments
+    module, name = node.args[:2]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value in TPU_MIGRATIONS):
+        return None
+    return name.value if _pallas(ctx, module, scope) else None
+
+
+def _pallas(ctx: Context, node: ast.expr, scope: Scope | None = None) -> bool:
+    """Does `node` name the pallas module (`pl`, `jax.experimental.pallas`)?"""
+    root = unchain(node)[0]
+    if not isinstance(root, ast.Name):
+        return False
+    scope = scope or _scope(ctx, root)
+    return scope is not None and ctx.qualified(node, scope) == {PALLAS.module}
+
+
+def _scope(ctx: Context, name: ast.Name) -> Scope | None:
+    """The scope a name is read in (the accesses are tracked once a compatibility test is seen)."""
+    return next((a.scope for a in ctx.tracking().accesses.get(name.id, ()) if a.name is name), None)
+
+
+def _caught(ctx: Context, handler: ast.ExceptHandler) -> set[str]:
+    """Which of AttributeError and ImportError the builtin exceptions `handler` names catch."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    caught: set[str] = set()
+    for kind in kinds:
+        if kind is None or (
+            isinstance(kind, ast.Name) and (scope := _scope(ctx, kind)) is not None and not scope.lookup(kind.id)[1]
+        ):
+            name = "Exception" if kind is None else kind.id
+            caught |= {"AttributeError", "ImportError"} if name in ("Exception", "BaseException") else {name}
+    return caught
 
 
 def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:

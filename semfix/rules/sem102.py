@@ -22,8 +22,8 @@ pl.semaphore_wait(sem, value=2)
 Safe: the keyword names the same parameter, and the position is the amount's on every JAX.
 Report-only where `value` is also given, and below a floor of 0.7.2 where the amount cannot
 move to its position (another keyword before it, `*args`, the semaphore given by keyword).
-`getattr(pltpu, "semaphore_wait")` called, or given to `functools.partial`, is checked where
-SEM101 runs: SEM101 resolves that reference, and the call is its function's all the same.
+`getattr(pltpu, "semaphore_wait")` called, or given to `functools.partial`, is checked as a
+plain call is: resolution reads the builtin `getattr` with a constant name as the name it gives.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ RULE = Rule(
     fix_note="`value=n` from a JAX floor of 0.7.2, else by position; reported only where `value` is also given",
     default=False,
     docs=__doc__ or "",
+    reads_floor=True,
     text_gate=("dec", "semaphore_wait"),  # a `dec` keyword of a call that resolves to semaphore_wait
     valid=(
         """\

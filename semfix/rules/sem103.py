@@ -83,6 +83,7 @@ RULE = Rule(
     default=False,
     docs=__doc__ or "",
     text_gate=("device_id_type|DeviceIdType",),
+    reads_floor=True,
     needs_tree=True,
     drops_imports=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
     valid=(
@@ -199,20 +200,8 @@ def _resolved(ctx: Context, value: ast.expr, scope: Scope) -> tuple[set[str] | N
     `getattr(pltpu, "DeviceIdType")` (the builtin, a constant name), a reference SEM101 renames:
     a MESH read so is dropped alike, else a second run would drop the renamed one."""
     root, steps, _ = unchain(value)
-    if (
-        isinstance(root, ast.Call)
-        and isinstance(root.func, ast.Name)
-        and root.func.id == "getattr"
-        and len(root.args) == 2
-        and not root.keywords
-        and isinstance(name := root.args[1], ast.Constant)
-        and isinstance(name.value, str)
-        and None not in steps
-        and not scope.lookup("getattr")[1]
-    ):
-        names = ctx.qualified(root.args[0], scope)
-        suffix = "".join(f".{step}" for step in (name.value, *steps))
-        return (names and {f"{n}{suffix}" for n in names}), unchain(root.args[0])[0]
+    if isinstance(root, ast.Call) and None not in steps and (names := ctx.qualified(root, scope)):
+        return {name + "".join(f".{step}" for step in steps) for name in names}, unchain(root.args[0])[0]
     return ctx.qualified(value, scope), root
 
 

@@ -186,6 +186,8 @@ class SemfixServer(LanguageServer):
                 settings = for_file(settings, folder / "_") if folder and folder_read else settings
             except SettingsError as error:
                 self.tell(f"semfix: {error}; no JAX floor is read until it is mended")
+            if settings.target_unread:  # once per folder: the settings are kept by folder
+                self.tell(f"semfix: {settings.target_unread}")
             self.state.settings[folder] = settings
         return self.state.settings[folder]
 
