@@ -25,7 +25,6 @@ from semfix.api import (
     may_fire,
     may_read_through_run,
     read_through_run,
-    skims_clean,
 )
 from semfix.cache import Cache, Entry
 from semfix.cli.progress import ProgressBar
@@ -131,10 +130,9 @@ def _place(finding: Finding) -> tuple[int, int, int, str]:
 
 def analyse(task: _Task) -> FileOutcome:
     """Fix one file's bytes in memory; never raises (a failure is this file's error). The skim
-    clears most files first, never parsed: in the workers, where there are any, since it
-    reads every byte of the file (it was a tenth of a run, serial, in the main process)."""
-    if task.path.suffix == ".py" and skims_clean(task.data, task.settings):
-        return FileOutcome(task.path)
+    (in `fix_source`) clears most files unparsed: in the workers, where there are any, since it
+    reads every byte of the file (it was a tenth of a run, serial, in the main process, and
+    the file it did not clear was skimmed there again)."""
     outcome = FileOutcome(task.path, old=task.data, new=task.data, parsed=True)  # bytes dropped below
     try:
         result = _analysis(task)
