@@ -25,6 +25,7 @@ from semfix.api import (
     may_fire,
     may_read_through_run,
     read_through_run,
+    skims_clean,
 )
 from semfix.cache import Cache, Entry
 from semfix.cli.progress import ProgressBar
@@ -200,8 +201,14 @@ def _from_cache(task: _Task, entry: Entry) -> FileOutcome:
 
 
 def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome, None, None]:
-    """`analyse` over tasks the skim did not clear, in order: in `jobs` workers where given,
-    else here until workers pay."""
+    """`analyse` over `tasks`, in order: in `jobs` workers where given, else here until workers
+    pay. Given no more files than workers, the skim clears what it can here first: a pool for
+    a file or two each buys nothing, and most such files (a pre-commit batch) are cleared."""
+    if jobs is not None and jobs > 1 and 1 < len(tasks) <= jobs:
+        cleared = [task.path.suffix == ".py" and skims_clean(task.data, task.settings) for task in tasks]
+        rest = _analysed([task for task, clear in zip(tasks, cleared) if not clear], jobs)
+        yield from (FileOutcome(task.path) if clear else next(rest) for task, clear in zip(tasks, cleared))
+        return
     if jobs is not None and jobs > 1 and len(tasks) > 1:
         yield from _in_pool(tasks, jobs)
         return
