@@ -8,13 +8,21 @@ from pathlib import Path
 
 
 def _git(folder: Path, *args: str) -> str | None:
+    return _ask(folder, *args)[0]
+
+
+def _ask(folder: Path, *args: str) -> tuple[str | None, str]:
+    """git's output (None when it failed), and why it failed: the first line it printed."""
     import subprocess  # loaded by the first call: a run over named files calls none
 
     try:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, str(error)
+    if done.returncode == 0:
+        return done.stdout.decode("utf-8", "surrogateescape"), ""
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return None, said[0].removeprefix("fatal: ") if said else f"git exited {done.returncode}"
 
 
 def work_tree_files(folder: Path) -> list[Path] | None:
@@ -29,24 +37,34 @@ def work_tree_files(folder: Path) -> list[Path] | None:
     return sorted({folder / name for name in listed.split("\0") if name})
 
 
-def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
-    """Of `paths`, those whose working copy differs from the index, each with whether it is untracked.
+#: What `dirty` says of a file: untracked, or with unstaged edits; else git could not answer.
+UNTRACKED, UNSTAGED = "untracked", "unstaged"
+
+
+def dirty(paths: Iterable[Path]) -> dict[Path, str]:
+    """Of `paths`, those whose working copy differs from the index (UNSTAGED), those untracked
+    (UNTRACKED), and those in a work tree git will not answer for (a `.git` above them, but git
+    refuses it: "dubious ownership", a broken repository, no git), each with git's reason: the
+    guard fails closed.
 
     Staged changes are clean here: semfix's own edits can still be told apart from them.
     """
     by_repo: dict[Path, list[Path]] = {}
-    tops: dict[Path, Path | None] = {}  # by folder: one git call per folder, not per file
+    tops: dict[Path, Path | str | None] = {}  # by folder: one git call per folder, not per file
+    found: dict[Path, str] = {}
     for path in paths:
         real = Path(os.path.realpath(path))
         if real.parent not in tops:
-            tops[real.parent] = toplevel(real.parent)
-        if (top := tops[real.parent]) is not None:
+            tops[real.parent] = _top_or_refusal(real.parent)
+        if isinstance(top := tops[real.parent], Path):
             by_repo.setdefault(top, []).append(real)
-    found: dict[Path, bool] = {}
+        elif top is not None:
+            found[real] = top
     for top, files in by_repo.items():
         relative = [os.path.relpath(f, top) for f in files]
-        status = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *relative)
+        status, why = _ask(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *relative)
         if status is None:
+            found.update((f, why) for f in files)
             continue
         entries = iter(status.split("\0"))
         for entry in entries:
@@ -55,8 +73,19 @@ def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
             if "R" in entry[:2] or "C" in entry[:2]:
                 next(entries, None)  # a rename's or copy's source path follows
             if entry[1] != " ":
-                found[Path(os.path.realpath(top / entry[3:]))] = entry[:2] == "??"
+                found[Path(os.path.realpath(top / entry[3:]))] = UNTRACKED if entry[:2] == "??" else UNSTAGED
     return {path: found[real] for path in paths if (real := Path(os.path.realpath(path))) in found}
+
+
+def _top_or_refusal(folder: Path) -> Path | str | None:
+    """The work tree's root; else, where a `.git` above says there is one, why git refused it;
+    else None (not in a work tree)."""
+    top, why = _ask(folder, "rev-parse", "--show-toplevel")
+    if top:
+        return Path(top.strip())
+    if "not a git repository" in why:  # an answer: a `.git` that holds no repository
+        return None
+    return why if any((above / ".git").exists() for above in (folder, *folder.parents)) else None
 
 
 def toplevel(folder: Path) -> Path | None:

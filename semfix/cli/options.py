@@ -209,14 +209,18 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         no_cache: bool,
         **kwargs: Any,
     ) -> Any:
-        paths = paths or (Path("."),)
         output_format = kwargs.get("output_format", "text")
+        stdin_name = kwargs.pop("stdin_filename", None)
+        if stdin_name is not None:  # as in ruff, --stdin-filename always reads stdin, and writes no file
+            for ignored in (p for p in paths if p != STDIN):
+                click.echo(f"warning: ignoring {ignored} in favor of standard input (--stdin-filename)", err=True)
+            paths = (STDIN,)
+        paths = paths or (Path("."),)
         if STDIN in paths and len(paths) > 1:
             usage_error("'-' (source on stdin) cannot be given with other paths", output_format)
         if kwargs.get("statistics") and (kwargs.get("diff") or output_format not in (*TEXT_FORMATS, "json")):
             with_what = "--diff" if kwargs.get("diff") else f"--output-format {output_format}"
             usage_error(f"--statistics cannot be used with {with_what} (as in ruff): it prints text or json")
-        stdin_name = kwargs.pop("stdin_filename", None)
         output_file = kwargs.pop("output_file", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
         writing = "report"  # which file an error in writing is about

@@ -31,7 +31,7 @@ from semfix.cli.progress import ProgressBar
 from semfix.errors import SafetyError, SourceError
 from semfix.files import NO_EXCLUDES, Excludes, FileError, discover, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
-from semfix.git import dirty
+from semfix.git import UNSTAGED, UNTRACKED, dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -58,6 +58,7 @@ class FileOutcome:
     error: str | None = None
     parsed: bool = False
     given: bool = False  # the error is about a path as given (missing, no Python files), not a file
+    skipped: bool = False  # not a file to read (a device, a link leaving the project): a warning
 
     @property
     def changed(self) -> bool:
@@ -75,13 +76,14 @@ class RunOutcome:
 
     @property
     def errors(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.error is not None and not (f.given and self.scanned)]
+        return [f for f in self.files if f.error is not None and not (f.given and self.scanned or f.skipped)]
 
     @property
     def warnings(self) -> list[FileOutcome]:
         """Paths as given that were missing or empty, while something else was checked: as in
-        ruff, a warning that does not fail the run. With nothing checked at all they are errors."""
-        return [f for f in self.files if f.error is not None and f.given and self.scanned]
+        ruff, a warning that does not fail the run (with nothing checked at all they are
+        errors); and the files skipped, each with why."""
+        return [f for f in self.files if f.error is not None and (f.given and self.scanned or f.skipped)]
 
     @property
     def parsed(self) -> int:
@@ -341,6 +343,7 @@ def run(
     found = discover(paths, excludes, force_exclude=force_exclude)
     outcome = RunOutcome(scanned=len(found.files), written=write)
     outcome.files.extend(FileOutcome(path, error=reason, given=True) for path, reason in found.errors)
+    outcome.files.extend(FileOutcome(path, error=reason, skipped=True) for path, reason in found.skipped)
     for folder in paths:
         if (
             folder.is_dir()
@@ -411,24 +414,25 @@ def _write_all(
     return results
 
 
-_REFUSED = {  # by whether the file is untracked
-    True: (
-        "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
-        "not rewritten: `git add` it first"
-    ),
-    False: (
-        "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
-        "not rewritten: stage or commit them first"
-    ),
+_REFUSED = {
+    UNTRACKED: "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
+    "not rewritten: `git add` it first",
+    UNSTAGED: "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
+    "not rewritten: stage or commit them first",
 }
 
 
 def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
-    """Of `paths`, those git says have edits of their own, and why each is not rewritten.
+    """Of `paths`, those git says have edits of their own, or that git will not answer for,
+    and why each is not rewritten.
 
     `fix` and `explain --fix` refuse them alike, unless --allow-dirty.
     """
-    return {path: f"{_REFUSED[untracked]}, or pass --allow-dirty" for path, untracked in dirty(paths).items()}
+    unknown = "git cannot say whether it has edits of its own ({}); not rewritten: see `git status`"
+    return {
+        path: f"{_REFUSED.get(state) or unknown.format(state)}, or pass --allow-dirty"
+        for path, state in dirty(paths).items()
+    }
 
 
 def _write_one(result: FileOutcome) -> None:
