@@ -97,7 +97,7 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield Path(root, name)
 
 
-def _tree(folder: Path, excludes: Excludes) -> list[Path]:
+def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
     """Source files under a folder: git's view of it in a work tree (so .gitignore holds)."""
     listed = work_tree_files(folder)
     if listed is None:
@@ -120,8 +120,14 @@ def ignored_by_git(folder: Path) -> bool:
     return work_tree_files(folder) is not None and next(_walk(folder), None) is not None
 
 
-def discover(paths: Iterable[Path], excludes: Excludes = NO_EXCLUDES, *, force_exclude: bool = False) -> Discovery:
+def discover(
+    paths: Iterable[Path],
+    excludes: Callable[[Path], bool] = NO_EXCLUDES,
+    *,
+    force_exclude: bool | Callable[[Path], bool] = False,
+) -> Discovery:
     """Source files under `paths`, in a stable order, each once (under the first name met).
+    `excludes` (and `force_exclude`) may answer for each file apart: its own project's.
 
     A file named explicitly is always taken, whatever its suffix, as black and ruff do, unless
     `force_exclude` applies the exclude globs to it too.
@@ -132,7 +138,8 @@ def discover(paths: Iterable[Path], excludes: Excludes = NO_EXCLUDES, *, force_e
         if not path.exists():
             found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
             continue
-        if force_exclude and not path.is_dir() and excludes(path):
+        forced = force_exclude(path) if callable(force_exclude) else force_exclude
+        if forced and not path.is_dir() and excludes(path):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
             if (reason := skip_reason(candidate, path)) is not None:

@@ -193,3 +193,25 @@ def test_a_name_of_255_bytes_is_fixable(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / name).read_text() == FIXED
     assert os.listdir(tmp_path) == [name]
+
+
+def test_each_file_takes_its_nearest_settings_file(tmp_path: Path) -> None:
+    """A monorepo: each member's `extend-exclude` and rules hold in a run from the root, and in a
+    pre-commit batch spanning members (whose common folder is the root, with no settings)."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mono'\n")
+    for member, table in (("a", 'extend-exclude = ["vendored"]'), ("b", 'ignore = ["SEM001"]\nforce-exclude = true')):
+        (tmp_path / member / "vendored").mkdir(parents=True)
+        (tmp_path / member / "pyproject.toml").write_text(f"[tool.semfix]\n{table}\n")
+        (tmp_path / member / "k.py").write_text(BUGGY)
+        (tmp_path / member / "vendored" / "k.py").write_text(BUGGY)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "start")
+    batch = semfix("fix", "--force-exclude", "a/vendored/k.py", "a/k.py", "b/k.py", cwd=tmp_path)
+    assert batch.returncode == 0, batch.stderr
+    whole = semfix("fix", ".", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert (tmp_path / "a" / "vendored" / "k.py").read_text() == BUGGY  # a's exclude
+    assert (tmp_path / "a" / "k.py").read_text() == FIXED
+    assert (tmp_path / "b" / "k.py").read_text() == BUGGY  # b's ignore
+    assert (tmp_path / "b" / "vendored" / "k.py").read_text() == BUGGY

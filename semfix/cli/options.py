@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from semfix.cache import FOLDER, Cache
+from semfix.cli.projects import Projects
 from semfix.cli.report import (
     FORMATS,
     TEXT_FORMATS,
@@ -26,17 +27,14 @@ from semfix.cli.report import (
 )
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
-from semfix.files import Excludes, FileError, check_writable, decode_source, read_source
+from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
-from semfix.selection import load_settings
 from semfix.settings import (
     Settings,
     SettingsError,
     check_config,
     find_pyproject,
-    load_excludes,
-    load_force_exclude,
 )
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
@@ -78,9 +76,8 @@ class RunOptions:
     """What every file-processing command shares: the rules, the file set, the parallelism."""
 
     paths: tuple[Path, ...]
-    settings: Settings
-    excludes: Excludes
-    force_exclude: bool
+    settings: Settings  # those of the settings file above the paths' common folder
+    projects: Projects  # each file's own
     jobs: int | None  # None: the number of cores
     report: Path | None
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
@@ -102,27 +99,21 @@ class RunOptions:
         """The run over PATHS, or over the source on stdin (then nothing is written). `shown`:
         whether the output is for people (not -q, --silent, nor a machine format), and so may
         have a progress bar on a terminal."""
-        if self.stdin:
-            return run_stdin(
-                self.stdin_name,
-                self.stdin_data,
-                settings=self.settings,
+        try:
+            if self.stdin:
+                return run_stdin(self.stdin_name, self.stdin_data, projects=self.projects, apply_fixes=apply_fixes)
+            return run(
+                self.paths,
+                projects=self.projects,
                 apply_fixes=apply_fixes,
-                excludes=self.excludes,
-                force_exclude=self.force_exclude,
+                write=write,
+                jobs=self.jobs,
+                allow_dirty=allow_dirty,
+                progress=shown and sys.stderr.isatty(),
+                cache=self.cache,
             )
-        return run(
-            self.paths,
-            settings=self.settings,
-            apply_fixes=apply_fixes,
-            write=write,
-            jobs=self.jobs,
-            excludes=self.excludes,
-            force_exclude=self.force_exclude,
-            allow_dirty=allow_dirty,
-            progress=shown and sys.stderr.isatty(),
-            cache=self.cache,
-        )
+        except SettingsError as error:  # a settings file under the paths, read as its files were met
+            usage_error(str(error))
 
     def text(self, path: Path) -> str:
         """A file's text as Python decodes it (for '-', the source on stdin); '' if unreadable."""
@@ -224,21 +215,15 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         output_file = kwargs.pop("output_file", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
         writing = "report"  # which file an error in writing is about
+        projects = Projects(
+            select, extend_select, ignore, unsafe_fixes, target_jax, exclude, force_exclude, config_path
+        )
         try:
             if config_path is not None:
                 check_config(config_path)
-            pyproject = config_path or find_pyproject(located)
-            settings = load_settings(
-                pyproject,
-                select=select or None,
-                extend_select=extend_select,
-                ignore=ignore,
-                unsafe_fixes=unsafe_fixes,
-                target_jax=target_jax,
-                floor_from_file=config_path is not None,
-            )
-            excludes = Excludes((*load_excludes(pyproject), *exclude), pyproject.parent if pyproject else Path())
-            force_exclude = force_exclude or load_force_exclude(pyproject)
+            # The settings file above the paths' common folder: errors in it stop the run before
+            # it starts; each file then takes its own nearest one (`Projects.of`).
+            project = projects.load(config_path or find_pyproject(located))
             if report_path is not None:
                 check_writable(report_path)
             if output_file is not None:  # its folders are made, as ruff makes them
@@ -254,15 +239,14 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             )
         options = RunOptions(
             paths,
-            settings,
-            excludes,
-            force_exclude,
+            project.settings,
+            projects,
             jobs,
             report_path,
             stdin_name or STDIN,
             exit_zero=exit_zero,
             output_file=output_file,
-            cache=None if no_cache else Cache(pyproject.parent / FOLDER if pyproject else None),
+            cache=None if no_cache else Cache(project.source.parent / FOLDER if project.source else None),
         )
         return command(options=options, **kwargs)
 

@@ -90,10 +90,9 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     ]
     outcome = run(
         selected,
-        settings=options.settings,
+        projects=options.projects,
         apply_fixes=False,
         write=False,
-        excludes=options.excludes,
         force_exclude=True,
         jobs=options.jobs,
     )

@@ -28,8 +28,9 @@ from semfix.api import (
 )
 from semfix.cache import Cache, Entry
 from semfix.cli.progress import ProgressBar
+from semfix.cli.projects import Projects
 from semfix.errors import SafetyError, SourceError
-from semfix.files import NO_EXCLUDES, Excludes, FileError, discover, ignored_by_git, read_source, write_atomic
+from semfix.files import FileError, discover, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import UNSTAGED, UNTRACKED, dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
@@ -325,22 +326,24 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
 def run(
     paths: Iterable[Path],
     *,
-    settings: Settings,
+    projects: Projects,
     apply_fixes: bool,
     write: bool,
     jobs: int | None = None,
-    excludes: Excludes = NO_EXCLUDES,
     force_exclude: bool = False,
     allow_dirty: bool = True,
     progress: bool = False,
     cache: Cache | None = None,
 ) -> RunOutcome:
-    """`jobs`: worker processes to start (None: as many as the work pays for, up to the cores).
-    `progress`: draw a progress bar on stderr (a terminal) when many files need parsing.
-    `cache`: where results are kept between runs (None: every file is analysed)."""
+    """Each file with its own project's settings and excludes (`projects`). `force_exclude`:
+    the excludes apply to files named too, whatever the projects say. `jobs`: worker processes
+    to start (None: as many as the work pays for, up to the cores). `progress`: draw a
+    progress bar on stderr (a terminal) when many files need parsing. `cache`: where results
+    are kept between runs (None: every file is analysed)."""
     started = time.perf_counter()
     paths = list(paths)
-    found = discover(paths, excludes, force_exclude=force_exclude)
+    forced = (lambda _: True) if force_exclude else projects.forced
+    found = discover(paths, projects.excludes, force_exclude=forced)
     outcome = RunOutcome(scanned=len(found.files), written=write)
     outcome.files.extend(FileOutcome(path, error=reason, given=True) for path, reason in found.errors)
     outcome.files.extend(FileOutcome(path, error=reason, skipped=True) for path, reason in found.skipped)
@@ -348,15 +351,17 @@ def run(
         if (
             folder.is_dir()
             and not any(f == folder or folder in f.parents for f in found.files)
-            and not (excludes.globs and discover([folder]).files)  # all excluded: nothing to do, as asked
+            and not discover([folder]).files  # all excluded: nothing to do, as asked
         ):
             reason = (
                 "its Python files are all ignored by git" if ignored_by_git(folder) else "no Python files found here"
             )
             outcome.files.append(FileOutcome(folder, error=reason, given=True))
     slots: list[FileOutcome | _Task] = []
-    sources: dict[Path, bytes] | None = {} if drops_imports(settings) else None
+    settings_of = {path: projects.of(path).settings for path in found.files}
+    sources: dict[Path, bytes] | None = {} if any(map(drops_imports, settings_of.values())) else None
     for path in found.files:
+        settings = settings_of[path]
         try:
             data = read_source(path)
         except FileError as error:
@@ -446,17 +451,17 @@ def run_stdin(
     name: Path,
     data: bytes,
     *,
-    settings: Settings,
+    projects: Projects,
     apply_fixes: bool,
-    excludes: Excludes = NO_EXCLUDES,
-    force_exclude: bool = False,
 ) -> RunOutcome:
-    """Source that came on stdin, as the file `name` (its suffix, and the excludes under
-    `force_exclude`, as for a file named on the command line). Nothing is written."""
+    """Source that came on stdin, as the file `name` (its suffix, its project's settings, and
+    its excludes under `force_exclude`, as for a file named on the command line). Nothing is
+    written."""
     started = time.perf_counter()
-    if force_exclude and excludes(name):
+    project = projects.of(name)
+    if project.force_exclude and project.excludes(name):
         return RunOutcome([FileOutcome(name)])  # nothing scanned, nothing found
-    settings = settings if name == Path("-") else for_file(settings, name)
+    settings = project.settings if name == Path("-") else for_file(project.settings, name)
     outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)
     outcome.notes = [settings.target_unread] if settings.target_unread else []
     outcome.seconds = time.perf_counter() - started
