@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from contextlib import redirect_stdout, suppress
@@ -317,10 +318,21 @@ def print_findings(
 ) -> None:
     """The findings on stdout (or -o's file) in `output_format`, or (`statistics`) their counts
     by rule. `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
-    if options.output_file is None:
-        return _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
-    with options.output_file.open("w", encoding="utf-8") as out, redirect_stdout(out):
-        _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+    try:
+        if options.output_file is None:
+            _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+            sys.stdout.flush()  # a full disk is found here, not after the summary says all went well
+            return
+        with options.output_file.open("w", encoding="utf-8") as out, redirect_stdout(out):
+            _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+    except BrokenPipeError:
+        raise  # a reader that went away (`| head`): as any command, not an error of semfix's
+    except OSError as error:  # one line and 2, as a report that cannot be written
+        where = options.output_file or "standard output"
+        click.echo(f"error: {where}: cannot write the findings: {error.strerror or error}", err=True)
+        with suppress(OSError, ValueError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what is left unwritten is dropped
+        sys.exit(EXIT_ERROR)
 
 
 def _print_findings(

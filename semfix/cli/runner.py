@@ -268,9 +268,20 @@ def _fork_cost() -> float:
     return time.perf_counter() - started
 
 
-def _ignore_interrupts() -> None:
-    """A worker leaves Ctrl-C to the main process, which stops the run and says so once."""
+def _worker_start(parent: int) -> None:
+    """A worker leaves Ctrl-C to the main process, which stops the run and says so once; and it
+    ends when that process does, even killed (SIGKILL runs no clean-up): else it lives on,
+    holding the caller's stdout and stderr, and a CI step reading them never ends. On Linux the
+    kernel sends it SIGKILL then (PR_SET_PDEATHSIG); elsewhere workers are spawned, and a
+    spawned worker ends once its pipe to the parent closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before the call above
+            os._exit(1)
 
 
 def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
@@ -282,7 +293,9 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     workers = min(jobs, len(tasks))
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
+    executor = ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+    )
     done = 0
     try:
         for result in executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (workers * 8)))):
