@@ -175,31 +175,83 @@ def resolve_base(folder: Path, base: str) -> str:
     raise BaseError(f"cannot compare with {base!r}: no such revision in this checkout; {hint}, or pass another --base")
 
 
+#: How review runs `git diff`, whatever the user's configuration says: no colour, external
+#: driver, text conversion, renames, relative paths or merged hunks (`diff.interHunkContext`
+#: would count untouched lines as changed); every file as text (a `-diff` attribute would hide a
+#: kernel's lines); submodules as one line; the standard prefixes, which the parse reads.
+_DIFF = (
+    "-c",
+    "core.quotepath=off",
+    "-c",
+    "diff.relative=false",
+    "diff",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-renames",
+    "--text",
+    "--inter-hunk-context=0",
+    "--diff-algorithm=myers",
+    "--submodule=short",
+    "--ignore-submodules=none",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
+
+
 def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     """Per changed file (absolute path), the working-tree lines added or changed since `base`.
 
-    None when `folder` is not in a git work tree or `base` is not a revision there. The names
-    come from `--name-only -z`, exact whatever they hold (git ends a patch header's name that
-    holds a space with a tab, and quotes others); the patch lists the same files in the same
-    order, each opening with one `diff --git` line.
+    None when `folder` is not in a git work tree or `base` is not a revision there. Every name
+    `--name-only -z` gives (exact, whatever it holds) is a changed file; each hunk's lines go to
+    the file its patch's `+++ b/` line names (git quotes a name holding a control character, a
+    quote or a backslash, and ends one holding a space with a tab): a type change (a link
+    become a file) is two patches under one name, and a submodule's patch may be none at all,
+    so counting patches would put the names out of step.
     """
     root = toplevel(folder)
     if root is None:
         return None
-    options = ("-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    names = _git(root, *options, "--name-only", "-z", base, "--")
-    diff = _git(root, *options, "-U0", base, "--")
+    names = _git(root, *_DIFF, "--name-only", "-z", base, "--")
+    diff = _git(root, *_DIFF, "-U0", base, "--")
     if names is None or diff is None:
         return None
-    files = iter(names.split("\0"))
-    changed: dict[Path, set[int]] = {}
+    changed: dict[Path, set[int]] = {root / name: set() for name in names.split("\0") if name}
     current: set[int] = set()
+    header = False  # in a patch's header, where `+++ ` names the file (below it, an added `++ x`)
     for line in diff.split("\n"):  # not splitlines(): a changed line may hold \r or \x0c
         if line.startswith("diff --git "):
-            current = changed.setdefault(root / next(files), set())
+            current, header = set(), True  # until its `+++` line: a deletion's lines go nowhere
+        elif header and line.startswith("+++ "):
+            name = _unquote(line[4:])
+            current = changed.setdefault(root / name[2:], set()) if name.startswith("b/") else set()
         elif line.startswith("@@"):
+            header = False
             added = line.split(" ")[2]  # +start[,count]
             start, _, count = added[1:].partition(",")
             first, length = int(start), int(count) if count else 1
             current.update(range(first, first + length))
     return changed
+
+
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquote(name: str) -> str:
+    """A name as a patch header writes it: C-quoted ("b/a\\tb.py", octal escapes for bytes
+    when quotepath is on), or plain, with a tab after it where it holds a space."""
+    if not name.startswith('"'):
+        return name[:-1] if name.endswith("\t") and " " in name else name
+    raw, index, body = bytearray(), 0, name[1 : name.rindex('"')]
+    while index < len(body):
+        char = body[index]
+        if char != "\\":
+            raw += char.encode("utf-8", "surrogateescape")
+            index += 1
+        elif body[index + 1] in _ESCAPES:
+            raw.append(_ESCAPES[body[index + 1]])
+            index += 2
+        else:
+            raw.append(int(body[index + 1 : index + 4], 8))
+            index += 4
+    return raw.decode("utf-8", "surrogateescape")

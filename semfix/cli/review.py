@@ -80,6 +80,8 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     changed = changed_lines(here, base)
     if changed is None:
         usage_error(f"cannot compare with {named!r}: `git diff` failed", output_format)
+    for missing in (p for p in options.paths if not os.path.lexists(p)):  # a typo never reviews nothing and passes
+        usage_error(f"{missing}: no such file or folder", output_format)
     roots = [Path(os.path.abspath(p)) for p in options.paths]
     selected = [
         Path(os.path.relpath(path, here))
