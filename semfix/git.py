@@ -107,8 +107,14 @@ def is_shallow(folder: Path) -> bool:
     return (_git(folder, "rev-parse", "--is-shallow-repository") or "").strip() == "true"
 
 
+def commit_of(folder: Path, revision: str) -> str | None:
+    """The commit a revision names, or None where there is none."""
+    found = _git(folder, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    return found.strip() if found else None
+
+
 def _exists(folder: Path, revision: str) -> bool:
-    return _git(folder, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}") is not None
+    return commit_of(folder, revision) is not None
 
 
 def _merge_base(folder: Path, left: str, right: str) -> str:

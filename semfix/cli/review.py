@@ -21,7 +21,7 @@ from semfix.cli.report import review_summary
 from semfix.cli.runner import run
 from semfix.files import SOURCE_SUFFIXES
 from semfix.findings import Finding
-from semfix.git import BaseError, changed_lines, default_base, resolve_base, toplevel
+from semfix.git import BaseError, changed_lines, commit_of, default_base, resolve_base, toplevel
 
 
 def _lines_of(finding: Finding) -> set[int]:
@@ -75,6 +75,12 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
                 err=True,
             )
         base = resolve_base(here, named)
+        if named != "HEAD" and commit_of(here, base) == commit_of(here, "HEAD"):  # on the trunk: a push
+            click.echo(
+                f"semfix review: comparing with {named}, which is HEAD itself: only uncommitted changes are "
+                "reviewed; pass --base to name the revision this work started from (on a push, the commit before it)",
+                err=True,
+            )
     except BaseError as error:  # never review against something else and pass
         usage_error(str(error), output_format)
     changed = changed_lines(here, base)
