@@ -17,26 +17,32 @@ from semfix.rewrite.text import decode
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
-#: Folder names never searched when walking a tree (as ruff and black skip them).
+#: Folder names never searched when walking a tree: ruff's default excludes (a `build/` folder,
+#: and hidden folders other than these, are searched, as ruff searches them).
 EXCLUDED_DIRS = frozenset(
     {
         ".bzr",
         ".direnv",
         ".eggs",
         ".git",
+        ".git-rewrite",
         ".hg",
+        ".ipynb_checkpoints",
         ".mypy_cache",
         ".nox",
+        ".pants.d",
+        ".pyenv",
         ".pytest_cache",
+        ".pytype",
         ".ruff_cache",
         ".svn",
         ".tox",
         ".venv",
+        ".vscode",
         "__pycache__",
         "__pypackages__",
         "_build",
         "buck-out",
-        "build",
         "dist",
         "node_modules",
         "site-packages",
@@ -86,7 +92,7 @@ NO_EXCLUDES = Excludes()
 
 
 def _skipped_folder(name: str) -> bool:
-    return name in EXCLUDED_DIRS or (name.startswith(".") and name not in (".", ".."))
+    return name in EXCLUDED_DIRS
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -103,8 +109,19 @@ def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
     if listed is None:
         candidates: Iterable[Path] = _walk(folder)
     else:
-        # Keep symlinks, broken or looping ones too, so they are reported, not silently dropped.
-        candidates = (p for p in listed if p.name.endswith(SOURCE_SUFFIXES) and os.path.lexists(p) and not p.is_dir())
+        # Keep symlinks, broken or looping ones too, so they are reported, not silently dropped;
+        # a submodule (listed as one entry, a folder) is searched as its own work tree, as ruff does.
+        candidates = [
+            found
+            for p in listed
+            for found in (
+                _tree(p, excludes)
+                if p.is_dir() and not p.is_symlink() and (p / ".git").exists()
+                else [p]
+                if p.name.endswith(SOURCE_SUFFIXES) and os.path.lexists(p) and not p.is_dir()
+                else []
+            )
+        ]
     kept = []
     for path in candidates:
         relative = PurePosixPath(path.relative_to(folder).as_posix())

@@ -149,3 +149,34 @@ def test_a_path_that_is_not_there_is_an_error(repo: Path) -> None:
     code, _, stderr = review(repo, "--", "kernals")
     assert code == 2
     assert stderr.splitlines()[-1] == "error: kernals: no such file or folder"
+
+
+def test_check_searches_submodules_build_and_hidden_folders_as_ruff(repo: Path) -> None:
+    """ruff's default excludes hold `_build` and `dist`, not `build`, and no hidden folder but its
+    list; a submodule is searched as its own work tree."""
+    library = repo.parent / "library"
+    library.mkdir()
+    git(library, "init", "-q", "-b", "main")
+    (library / "lib.py").write_text(NEW_BUGS)
+    git(library, "add", ".")
+    git(library, "commit", "-qm", "one")
+    git(repo, "submodule", "add", "-q", str(library), "vendor_lib")
+    for folder in ("build", ".github/scripts", "dist", ".venv"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "k.py").write_text(NEW_BUGS)
+    git(repo, "add", "-f", ".")
+    git(repo, "commit", "-qm", "tracked build and hidden folders")
+    (repo / "k.py").write_text(OLD.replace("[...]", ""))
+    done = subprocess.run(
+        [sys.executable, "-m", "semfix", "check", "--format", "json", "."],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert sorted({f["path"] for f in json.loads(done.stdout)}) == [
+        ".github/scripts/k.py",
+        "build/k.py",
+        "vendor_lib/lib.py",
+    ]
