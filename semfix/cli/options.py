@@ -21,7 +21,9 @@ from semfix.cli.report import (
     colour,
     finding_line,
     fix_mark,
+    for_ci,
     full_finding,
+    shown,
     statistics_rows,
     suggestion_diff,
     summary,
@@ -205,7 +207,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         stdin_name = kwargs.pop("stdin_filename", None)
         if stdin_name is not None:  # as in ruff, --stdin-filename always reads stdin, and writes no file
             for ignored in (p for p in paths if p != STDIN):
-                click.echo(f"warning: ignoring {ignored} in favor of standard input (--stdin-filename)", err=True)
+                click.echo(
+                    f"warning: ignoring {shown(ignored)} in favor of standard input (--stdin-filename)", err=True
+                )
             paths = (STDIN,)
         paths = paths or (Path("."),)
         if STDIN in paths and len(paths) > 1:
@@ -270,7 +274,7 @@ def usage_error(message: str, output_format: str = "text") -> NoReturn:
 
         title = f"semfix {click.get_current_context().info_name}"
         click.echo(run_error(message, output_format, title=title), nl=False)
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {for_ci(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -289,9 +293,9 @@ def finish(
     for note in [] if silent else outcome.notes:
         click.echo(f"warning: {note}", err=True)
     for failed in [] if silent else outcome.warnings:
-        click.echo(f"warning: {failed.path}: {failed.error}", err=True)
+        click.echo(f"warning: {shown(failed.path)}: {for_ci(failed.error or '')}", err=True)
     for failed in [] if silent else outcome.errors:
-        click.echo(f"error: {failed.path}: {failed.error}", err=True)
+        click.echo(f"error: {shown(failed.path)}: {for_ci(failed.error or '')}", err=True)
     if options.report is not None:
         from semfix.cli.formats import json_report
 
@@ -329,7 +333,7 @@ def print_findings(
         raise  # a reader that went away (`| head`): as any command, not an error of semfix's
     except OSError as error:  # one line and 2, as a report that cannot be written
         where = options.output_file or "standard output"
-        click.echo(f"error: {where}: cannot write the findings: {error.strerror or error}", err=True)
+        click.echo(f"error: {for_ci(str(where))}: cannot write the findings: {error.strerror or error}", err=True)
         with suppress(OSError, ValueError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what is left unwritten is dropped
         sys.exit(EXIT_ERROR)
