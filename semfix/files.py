@@ -77,14 +77,23 @@ class Excludes:
     root: Path = Path()
 
     def __call__(self, path: Path) -> bool:
+        return self.match(path) is not None
+
+    def match(self, path: Path) -> str | None:
+        """The first glob that excludes the file, or None."""
         if not self.globs:
-            return False
+            return None
         relative = PurePosixPath(Path(os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))).as_posix())
         if relative.parts[:1] == (os.pardir,):
-            return False
-        return any(
-            fnmatch.fnmatchcase(str(relative), glob) or any(fnmatch.fnmatchcase(part, glob) for part in relative.parts)
-            for glob in self.globs
+            return None
+        return next(
+            (
+                glob
+                for glob in self.globs
+                if fnmatch.fnmatchcase(str(relative), glob)
+                or any(fnmatch.fnmatchcase(part, glob) for part in relative.parts)
+            ),
+            None,
         )
 
 

@@ -215,3 +215,25 @@ def test_each_file_takes_its_nearest_settings_file(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "k.py").read_text() == FIXED
     assert (tmp_path / "b" / "k.py").read_text() == BUGGY  # b's ignore
     assert (tmp_path / "b" / "vendored" / "k.py").read_text() == BUGGY
+
+
+def test_show_files_lists_what_a_run_checks_and_why_it_skips_the_rest(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "pyproject.toml").write_text('[tool.semfix]\nextend-exclude = ["gen"]\n')
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    for name in ("pkg/k.py", "pkg/gen/g.py", "node_modules/x/n.py", "build/b.py", "ignored.py", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(BUGGY)
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    result = semfix("check", "--show-files", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["build/b.py", "pkg/k.py"]
+    assert result.stderr.splitlines() == [
+        "skipped: ignored.py: ignored by git (.gitignore, info/exclude or the global excludes file)",
+        "skipped: node_modules: a folder ruff and semfix skip by default",
+        f"skipped: pkg/gen/g.py: excluded by 'gen' (--exclude or extend-exclude in {tmp_path / 'pyproject.toml'})",
+        "skipped: zero.py: not a regular file (a character device): skipped",
+    ]
+    assert (tmp_path / "pkg" / "k.py").read_text() == BUGGY  # nothing checked, nothing written
+    assert semfix("fix", "--show-files", "pkg", cwd=tmp_path).stdout == "pkg/k.py\n"
+    assert (tmp_path / "pkg" / "k.py").read_text() == BUGGY
