@@ -8,6 +8,7 @@
 #   SEMFIX_PATHS               paths to review, separated by spaces (default: .)
 #   SEMFIX_BASE                --base for semfix review (default: semfix's own choice)
 #   SEMFIX_ARGS                more arguments for semfix review, separated by spaces
+#   SEMFIX_WORKING_DIRECTORY   the checkout to review (actions/checkout's `path:`; default: .)
 #   SEMFIX_REVIEWDOG_REPORTER  empty: --format github; else the reviewdog reporter for rdjson
 #   SEMFIX_INSTALL=skip        use the semfix already on PATH (the tests; no network)
 # Exit status: semfix review's (0 clean, 1 findings, 2 an error such as a shallow checkout),
@@ -27,6 +28,23 @@ if [[ ${SEMFIX_INSTALL:-} != skip ]]; then
     exit 2
   fi
   PATH="$venv/bin:$PATH"
+fi
+
+if ! cd "${SEMFIX_WORKING_DIRECTORY:-.}"; then
+  echo "error: working-directory ${SEMFIX_WORKING_DIRECTORY}: no such folder" >&2
+  exit 2
+fi
+
+# On a push, the trunk's merge base with HEAD is HEAD itself: review what the push brought, from
+# the commit before it (the event's `before`), unless a base was given. A new branch has none.
+if [[ -z ${SEMFIX_BASE:-} && ${GITHUB_EVENT_NAME:-} == push && -r ${GITHUB_EVENT_PATH:-} ]]; then
+  before=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("before") or "")' \
+    "$GITHUB_EVENT_PATH" 2>/dev/null)
+  if [[ -n $before && $before != *[!0]* ]]; then
+    echo "::warning::semfix: a new branch was pushed: no commit before it to compare with; set the base input"
+  elif [[ -n $before ]]; then
+    SEMFIX_BASE=$before
+  fi
 fi
 
 read -ra paths <<< "${SEMFIX_PATHS:-.}"

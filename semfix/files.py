@@ -5,37 +5,44 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from semfix.errors import SourceError
-from semfix.git import work_tree_files
+from semfix.git import toplevel, work_tree_files
 from semfix.rewrite.text import decode
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
-#: Folder names never searched when walking a tree (as ruff and black skip them).
+#: Folder names never searched when walking a tree: ruff's default excludes (a `build/` folder,
+#: and hidden folders other than these, are searched, as ruff searches them).
 EXCLUDED_DIRS = frozenset(
     {
         ".bzr",
         ".direnv",
         ".eggs",
         ".git",
+        ".git-rewrite",
         ".hg",
+        ".ipynb_checkpoints",
         ".mypy_cache",
         ".nox",
+        ".pants.d",
+        ".pyenv",
         ".pytest_cache",
+        ".pytype",
         ".ruff_cache",
         ".svn",
         ".tox",
         ".venv",
+        ".vscode",
         "__pycache__",
         "__pypackages__",
         "_build",
         "buck-out",
-        "build",
         "dist",
         "node_modules",
         "site-packages",
@@ -52,6 +59,9 @@ class FileError(Exception):
 class Discovery:
     files: list[Path] = field(default_factory=list)
     errors: list[tuple[Path, str]] = field(default_factory=list)
+    #: Files found but not taken, and why: not regular files (a link to /dev/zero would be read
+    #: until memory runs out), and links that leave the project (a fix would write outside it).
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -67,14 +77,23 @@ class Excludes:
     root: Path = Path()
 
     def __call__(self, path: Path) -> bool:
+        return self.match(path) is not None
+
+    def match(self, path: Path) -> str | None:
+        """The first glob that excludes the file, or None."""
         if not self.globs:
-            return False
+            return None
         relative = PurePosixPath(Path(os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))).as_posix())
         if relative.parts[:1] == (os.pardir,):
-            return False
-        return any(
-            fnmatch.fnmatchcase(str(relative), glob) or any(fnmatch.fnmatchcase(part, glob) for part in relative.parts)
-            for glob in self.globs
+            return None
+        return next(
+            (
+                glob
+                for glob in self.globs
+                if fnmatch.fnmatchcase(str(relative), glob)
+                or any(fnmatch.fnmatchcase(part, glob) for part in relative.parts)
+            ),
+            None,
         )
 
 
@@ -82,7 +101,7 @@ NO_EXCLUDES = Excludes()
 
 
 def _skipped_folder(name: str) -> bool:
-    return name in EXCLUDED_DIRS or (name.startswith(".") and name not in (".", ".."))
+    return name in EXCLUDED_DIRS
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -93,14 +112,25 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield Path(root, name)
 
 
-def _tree(folder: Path, excludes: Excludes) -> list[Path]:
+def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
     """Source files under a folder: git's view of it in a work tree (so .gitignore holds)."""
     listed = work_tree_files(folder)
     if listed is None:
         candidates: Iterable[Path] = _walk(folder)
     else:
-        # Keep symlinks, broken or looping ones too, so they are reported, not silently dropped.
-        candidates = (p for p in listed if p.name.endswith(SOURCE_SUFFIXES) and os.path.lexists(p) and not p.is_dir())
+        # Keep symlinks, broken or looping ones too, so they are reported, not silently dropped;
+        # a submodule (listed as one entry, a folder) is searched as its own work tree, as ruff does.
+        candidates = [
+            found
+            for p in listed
+            for found in (
+                _tree(p, excludes)
+                if p.is_dir() and not p.is_symlink() and (p / ".git").exists()
+                else [p]
+                if p.name.endswith(SOURCE_SUFFIXES) and os.path.lexists(p) and not p.is_dir()
+                else []
+            )
+        ]
     kept = []
     for path in candidates:
         relative = PurePosixPath(path.relative_to(folder).as_posix())
@@ -116,8 +146,14 @@ def ignored_by_git(folder: Path) -> bool:
     return work_tree_files(folder) is not None and next(_walk(folder), None) is not None
 
 
-def discover(paths: Iterable[Path], excludes: Excludes = NO_EXCLUDES, *, force_exclude: bool = False) -> Discovery:
+def discover(
+    paths: Iterable[Path],
+    excludes: Callable[[Path], bool] = NO_EXCLUDES,
+    *,
+    force_exclude: bool | Callable[[Path], bool] = False,
+) -> Discovery:
     """Source files under `paths`, in a stable order, each once (under the first name met).
+    `excludes` (and `force_exclude`) may answer for each file apart: its own project's.
 
     A file named explicitly is always taken, whatever its suffix, as black and ruff do, unless
     `force_exclude` applies the exclude globs to it too.
@@ -128,14 +164,56 @@ def discover(paths: Iterable[Path], excludes: Excludes = NO_EXCLUDES, *, force_e
         if not path.exists():
             found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
             continue
-        if force_exclude and not path.is_dir() and excludes(path):
+        forced = force_exclude(path) if callable(force_exclude) else force_exclude
+        if forced and not path.is_dir() and excludes(path):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
+            if (reason := skip_reason(candidate, path)) is not None:
+                found.skipped.append((candidate, reason))
+                continue
             key = _identity(candidate)
             if key not in seen:
                 seen.add(key)
                 found.files.append(candidate)
     return found
+
+
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a named pipe"}
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a folder" if stat.S_ISDIR(mode) else _KINDS.get(stat.S_IFMT(mode), "a socket")
+    return f"not a regular file ({kind}): skipped"
+
+
+@cache
+def project_root(given: Path) -> Path:
+    """The project a path named on the command line belongs to: its git work tree, else the
+    folder named (a file's own folder)."""
+    folder = given if given.is_dir() else given.parent
+    return toplevel(folder) or folder
+
+
+def skip_reason(path: Path, given: Path) -> str | None:
+    """Why a file found under `given` is not taken (None: it is): it is not a regular file, or
+    it is reached through a symbolic link that leaves the project, which a fix would write
+    through (black skips such links too). A broken link is taken, to be reported."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if (reason := _not_regular(mode)) is not None:
+        return reason
+    real = os.path.realpath(path)
+    if real == os.path.abspath(path):
+        return None  # no link on the way: the path is where it is
+    root = os.path.realpath(project_root(given))
+    if os.path.commonpath([real, root]) == root:
+        return None
+    return f"a symbolic link to {real}, outside the project ({root}): skipped, never written through"
 
 
 def _identity(path: Path) -> object:
@@ -149,43 +227,58 @@ def _identity(path: Path) -> object:
 
 
 def read_source(path: Path) -> bytes:
+    """A regular file's bytes; anything else (a device, a pipe: what a link may turn into
+    between discovery and reading) is refused, not read until memory runs out or forever."""
     try:
-        return path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(descriptor, "rb") as handle:
+            if (reason := _not_regular(os.fstat(handle.fileno()).st_mode)) is not None:
+                raise FileError(reason)
+            return handle.read()
     except OSError as error:
         raise FileError(f"cannot read: {error.strerror or error}") from None
 
 
 def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
-    """Replace the file's content with `data` in one rename, keeping its permission bits.
+    """Replace the file's content with `data`, keeping its permission bits, owner and group.
 
     `expected` is what was read: if the file changed since, the other writer wins and nothing
-    is written. The temporary file sits in the same folder so the rename is atomic.
+    is written. The temporary file sits in the same folder, under a short name (a name of 255
+    bytes is fixable too), so the rename is atomic. A file with other hard links, or whose owner
+    this process cannot give the new file, is written in place instead, as ruff and black write
+    every file: a rename would split the links, or hand the user's file to root.
     """
     real = Path(os.path.realpath(path))
     try:
         try:
-            mode = stat.S_IMODE(real.stat().st_mode)
+            status = real.stat()
         except FileNotFoundError:
             raise FileError("deleted while semfix ran; not recreated") from None
+        mode = stat.S_IMODE(status.st_mode)
         if not mode & stat.S_IWUSR:
             raise FileError(f"read-only file (mode {mode:04o}); not rewritten: make it writable to fix it")
+        if status.st_nlink > 1:
+            return _write_in_place(real, data, expected)
         import tempfile  # loaded where a file is written: checking writes none
 
-        descriptor, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".semfix-tmp")
+        descriptor, temporary = tempfile.mkstemp(dir=real.parent, prefix=".semfix-", suffix=".tmp")
     except OSError as error:
         raise FileError(f"cannot write: {error.strerror or error}") from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
+            made = os.fstat(handle.fileno())
+            if (made.st_uid, made.st_gid) != (status.st_uid, status.st_gid):
+                try:
+                    os.fchown(handle.fileno(), status.st_uid, status.st_gid)
+                except PermissionError:  # not root: the owner stays only if the file does
+                    handle.close()
+                    os.unlink(temporary)
+                    return _write_in_place(real, data, expected)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        try:
-            current = real.read_bytes()
-        except FileNotFoundError:
-            raise FileError("deleted while semfix ran; not recreated") from None
-        if current != expected:
-            raise FileError("changed on disk while semfix ran; left as the other writer left it")
+        _unchanged(real.read_bytes, expected)
         os.replace(temporary, real)
     except BaseException as error:
         with suppress(OSError):
@@ -193,6 +286,30 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes) -> None:
         if isinstance(error, OSError):
             raise FileError(f"cannot write: {error.strerror or error}") from None
         raise
+
+
+def _unchanged(read: Callable[[], bytes], expected: bytes) -> None:
+    try:
+        current = read()
+    except FileNotFoundError:
+        raise FileError("deleted while semfix ran; not recreated") from None
+    if current != expected:
+        raise FileError("changed on disk while semfix ran; left as the other writer left it")
+
+
+def _write_in_place(real: Path, data: bytes, expected: bytes) -> None:
+    """Overwrite the file itself (its inode, links, owner and group kept), once what it holds
+    is still what was read."""
+    try:
+        with real.open("r+b") as handle:
+            _unchanged(handle.read, expected)
+            handle.seek(0)
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise FileError(f"cannot write: {error.strerror or error}") from None
 
 
 def check_writable(path: Path) -> None:

@@ -8,13 +8,21 @@ from pathlib import Path
 
 
 def _git(folder: Path, *args: str) -> str | None:
+    return _ask(folder, *args)[0]
+
+
+def _ask(folder: Path, *args: str) -> tuple[str | None, str]:
+    """git's output (None when it failed), and why it failed: the first line it printed."""
     import subprocess  # loaded by the first call: a run over named files calls none
 
     try:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=False, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, str(error)
+    if done.returncode == 0:
+        return done.stdout.decode("utf-8", "surrogateescape"), ""
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return None, said[0].removeprefix("fatal: ") if said else f"git exited {done.returncode}"
 
 
 def work_tree_files(folder: Path) -> list[Path] | None:
@@ -29,24 +37,34 @@ def work_tree_files(folder: Path) -> list[Path] | None:
     return sorted({folder / name for name in listed.split("\0") if name})
 
 
-def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
-    """Of `paths`, those whose working copy differs from the index, each with whether it is untracked.
+#: What `dirty` says of a file: untracked, or with unstaged edits; else git could not answer.
+UNTRACKED, UNSTAGED = "untracked", "unstaged"
+
+
+def dirty(paths: Iterable[Path]) -> dict[Path, str]:
+    """Of `paths`, those whose working copy differs from the index (UNSTAGED), those untracked
+    (UNTRACKED), and those in a work tree git will not answer for (a `.git` above them, but git
+    refuses it: "dubious ownership", a broken repository, no git), each with git's reason: the
+    guard fails closed.
 
     Staged changes are clean here: semfix's own edits can still be told apart from them.
     """
     by_repo: dict[Path, list[Path]] = {}
-    tops: dict[Path, Path | None] = {}  # by folder: one git call per folder, not per file
+    tops: dict[Path, Path | str | None] = {}  # by folder: one git call per folder, not per file
+    found: dict[Path, str] = {}
     for path in paths:
         real = Path(os.path.realpath(path))
         if real.parent not in tops:
-            tops[real.parent] = toplevel(real.parent)
-        if (top := tops[real.parent]) is not None:
+            tops[real.parent] = _top_or_refusal(real.parent)
+        if isinstance(top := tops[real.parent], Path):
             by_repo.setdefault(top, []).append(real)
-    found: dict[Path, bool] = {}
+        elif top is not None:
+            found[real] = top
     for top, files in by_repo.items():
         relative = [os.path.relpath(f, top) for f in files]
-        status = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *relative)
+        status, why = _ask(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *relative)
         if status is None:
+            found.update((f, why) for f in files)
             continue
         entries = iter(status.split("\0"))
         for entry in entries:
@@ -55,8 +73,19 @@ def dirty(paths: Iterable[Path]) -> dict[Path, bool]:
             if "R" in entry[:2] or "C" in entry[:2]:
                 next(entries, None)  # a rename's or copy's source path follows
             if entry[1] != " ":
-                found[Path(os.path.realpath(top / entry[3:]))] = entry[:2] == "??"
+                found[Path(os.path.realpath(top / entry[3:]))] = UNTRACKED if entry[:2] == "??" else UNSTAGED
     return {path: found[real] for path in paths if (real := Path(os.path.realpath(path))) in found}
+
+
+def _top_or_refusal(folder: Path) -> Path | str | None:
+    """The work tree's root; else, where a `.git` above says there is one, why git refused it;
+    else None (not in a work tree)."""
+    top, why = _ask(folder, "rev-parse", "--show-toplevel")
+    if top:
+        return Path(top.strip())
+    if "not a git repository" in why:  # an answer: a `.git` that holds no repository
+        return None
+    return why if any((above / ".git").exists() for above in (folder, *folder.parents)) else None
 
 
 def toplevel(folder: Path) -> Path | None:
@@ -78,8 +107,14 @@ def is_shallow(folder: Path) -> bool:
     return (_git(folder, "rev-parse", "--is-shallow-repository") or "").strip() == "true"
 
 
+def commit_of(folder: Path, revision: str) -> str | None:
+    """The commit a revision names, or None where there is none."""
+    found = _git(folder, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    return found.strip() if found else None
+
+
 def _exists(folder: Path, revision: str) -> bool:
-    return _git(folder, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}") is not None
+    return commit_of(folder, revision) is not None
 
 
 def _merge_base(folder: Path, left: str, right: str) -> str:
@@ -146,31 +181,83 @@ def resolve_base(folder: Path, base: str) -> str:
     raise BaseError(f"cannot compare with {base!r}: no such revision in this checkout; {hint}, or pass another --base")
 
 
+#: How review runs `git diff`, whatever the user's configuration says: no colour, external
+#: driver, text conversion, renames, relative paths or merged hunks (`diff.interHunkContext`
+#: would count untouched lines as changed); every file as text (a `-diff` attribute would hide a
+#: kernel's lines); submodules as one line; the standard prefixes, which the parse reads.
+_DIFF = (
+    "-c",
+    "core.quotepath=off",
+    "-c",
+    "diff.relative=false",
+    "diff",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-renames",
+    "--text",
+    "--inter-hunk-context=0",
+    "--diff-algorithm=myers",
+    "--submodule=short",
+    "--ignore-submodules=none",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
+
+
 def changed_lines(folder: Path, base: str) -> dict[Path, set[int]] | None:
     """Per changed file (absolute path), the working-tree lines added or changed since `base`.
 
-    None when `folder` is not in a git work tree or `base` is not a revision there. The names
-    come from `--name-only -z`, exact whatever they hold (git ends a patch header's name that
-    holds a space with a tab, and quotes others); the patch lists the same files in the same
-    order, each opening with one `diff --git` line.
+    None when `folder` is not in a git work tree or `base` is not a revision there. Every name
+    `--name-only -z` gives (exact, whatever it holds) is a changed file; each hunk's lines go to
+    the file its patch's `+++ b/` line names (git quotes a name holding a control character, a
+    quote or a backslash, and ends one holding a space with a tab): a type change (a link
+    become a file) is two patches under one name, and a submodule's patch may be none at all,
+    so counting patches would put the names out of step.
     """
     root = toplevel(folder)
     if root is None:
         return None
-    options = ("-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    names = _git(root, *options, "--name-only", "-z", base, "--")
-    diff = _git(root, *options, "-U0", base, "--")
+    names = _git(root, *_DIFF, "--name-only", "-z", base, "--")
+    diff = _git(root, *_DIFF, "-U0", base, "--")
     if names is None or diff is None:
         return None
-    files = iter(names.split("\0"))
-    changed: dict[Path, set[int]] = {}
+    changed: dict[Path, set[int]] = {root / name: set() for name in names.split("\0") if name}
     current: set[int] = set()
+    header = False  # in a patch's header, where `+++ ` names the file (below it, an added `++ x`)
     for line in diff.split("\n"):  # not splitlines(): a changed line may hold \r or \x0c
         if line.startswith("diff --git "):
-            current = changed.setdefault(root / next(files), set())
+            current, header = set(), True  # until its `+++` line: a deletion's lines go nowhere
+        elif header and line.startswith("+++ "):
+            name = _unquote(line[4:])
+            current = changed.setdefault(root / name[2:], set()) if name.startswith("b/") else set()
         elif line.startswith("@@"):
+            header = False
             added = line.split(" ")[2]  # +start[,count]
             start, _, count = added[1:].partition(",")
             first, length = int(start), int(count) if count else 1
             current.update(range(first, first + length))
     return changed
+
+
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquote(name: str) -> str:
+    """A name as a patch header writes it: C-quoted ("b/a\\tb.py", octal escapes for bytes
+    when quotepath is on), or plain, with a tab after it where it holds a space."""
+    if not name.startswith('"'):
+        return name[:-1] if name.endswith("\t") and " " in name else name
+    raw, index, body = bytearray(), 0, name[1 : name.rindex('"')]
+    while index < len(body):
+        char = body[index]
+        if char != "\\":
+            raw += char.encode("utf-8", "surrogateescape")
+            index += 1
+        elif body[index + 1] in _ESCAPES:
+            raw.append(_ESCAPES[body[index + 1]])
+            index += 2
+        else:
+            raw.append(int(body[index + 1 : index + 4], 8))
+            index += 4
+    return raw.decode("utf-8", "surrogateescape")

@@ -19,6 +19,9 @@ from semfix.findings import Finding
 from semfix.rewrite.text import apply_edits, line_starts
 
 _BOUNDARY = "#semfix-cell-boundary#\n"
+#: Cell magics whose body is Python, as ruff lists them: the magic's line is masked as any magic.
+PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "pypy", "python", "python3", "time", "timeit"})
+_CELL_MAGIC = re.compile(r"\s*%%(?P<name>\w*)")
 _MASK = "pass  " + OPAQUE_CODE  # the line's code stays after it: the names it spells count as read
 # `%magic`, `!shell`, `?obj`, `x = !shell`, or `obj?` (IPython's help): a `?` at the end of a line
 # with a `#` is left as Python, where it most likely ends a comment (`x = 1  # why?`)
@@ -171,8 +174,9 @@ def join_cells(data: bytes) -> Joined | None:
         if cell.get("cell_type") != "code" or ("cells", index, "source") not in spans:
             continue
         joined = "".join(source) if isinstance(source, list) else source
-        if joined.lstrip().startswith("%%"):
-            continue  # a cell magic: the cell is not Python
+        magic = _CELL_MAGIC.match(joined)
+        if magic and magic["name"] not in PYTHON_CELL_MAGICS:
+            continue  # a cell magic whose body is not Python (`%%bash`, `%%html`): not checked
         cells.append(_Cell(index, _LINES.findall(joined), source if isinstance(source, list) else None))
     module: list[str] = []
     starts: list[int] = []

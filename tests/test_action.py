@@ -154,3 +154,26 @@ def test_the_script_installs_the_version_asked_for(repository: Path, bin_dir: Pa
         assert result.returncode == 1, result.stderr  # installed, then the review found the branch's bugs
         assert log.read_text().splitlines()[-1].endswith(f"pip install --quiet --disable-pip-version-check {spec}")
     assert (tmp_path / "semfix-venv" / "bin" / "python").exists()
+
+
+def test_on_a_push_the_script_reviews_what_the_push_brought(repository: Path, bin_dir: Path, tmp_path: Path) -> None:
+    """On main after a push, main's merge base with HEAD is HEAD: the event's `before` is the base."""
+    git(repository, "checkout", "-q", "main")
+    before = git(repository, "rev-parse", "HEAD").strip()
+    git(repository, "merge", "-q", "--ff-only", "feature")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"before": before, "after": git(repository, "rev-parse", "HEAD").strip()}))
+    pushed = action(repository, bin_dir, GITHUB_EVENT_NAME="push", GITHUB_EVENT_PATH=str(event))
+    assert pushed.returncode == 1, pushed.stderr
+    assert "::error file=pkg/kernels.py,line=6" in pushed.stdout
+    alone = subprocess.run(
+        [sys.executable, "-m", "semfix", "review"], cwd=repository, capture_output=True, text=True, check=False
+    )
+    assert alone.returncode == 0 and "which is HEAD itself: only uncommitted changes are reviewed" in alone.stderr
+
+
+def test_the_script_reviews_a_checkout_in_a_working_directory(repository: Path, bin_dir: Path) -> None:
+    """actions/checkout with `path: repo` leaves the workspace above the checkout."""
+    result = action(repository.parent, bin_dir, GITHUB_BASE_REF="main", SEMFIX_WORKING_DIRECTORY="repo")
+    assert result.returncode == 1, result.stderr
+    assert "::error file=pkg/kernels.py,line=6" in result.stdout

@@ -36,6 +36,7 @@ def test_discovery_order_dedup_and_missing_paths(tmp_path: Path) -> None:
     outside.symlink_to(tmp_path / "gone.py")
     found = discover([tmp_path, tmp_path / "a.py", tmp_path / "notes.txt", tmp_path / "nope", outside])
     assert [p.relative_to(tmp_path).as_posix() for p in found.files] == [
+        ".hidden/e.py",  # searched, as ruff searches hidden folders
         "a.py",
         "b.py",
         "stub.pyi",

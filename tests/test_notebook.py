@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from semfix.api import fix_notebook
+from semfix.api import fix_notebook, fix_source
 from semfix.errors import SourceError
 from semfix.selection import build_settings
 
@@ -155,3 +155,30 @@ def test_github_and_rdjson_annotate_the_notebook_s_own_lines() -> None:
     sarif, _ = _annotated("sarif")
     regions = [r["locations"][0]["physicalLocation"]["region"] for r in json.loads(sarif)["runs"][0]["results"]]
     assert regions == [{"startLine": n, "endLine": n} for n in held]
+
+
+@pytest.mark.parametrize("magic", ["%%time", "%%timeit -n 1", "%%capture out"])
+def test_a_kernel_under_a_python_cell_magic_is_checked_and_fixed(magic: str) -> None:
+    """ruff lints these cells: their body is Python (the magic's line is masked)."""
+    data = _notebook(
+        ["from jax.experimental import pallas as pl\n"], [f"{magic}\n", *KERNEL], ["%%bash\n", "ls [...]\n"]
+    )
+    result = fix_notebook(data, build_settings(), apply_fixes=True)
+    assert [(f.cell, f.line, f.rule) for f in result.findings] == [(2, 3, "SEM001")]
+    assert _sources(result.source)[1] == f"{magic}\n" + "".join(KERNEL).replace("sem[...]", "sem")
+
+
+def test_a_notebook_awaiting_at_the_top_level_is_checked() -> None:
+    """IPython runs `await` at a cell's top level; CPython compiles it so when asked."""
+    data = _notebook(
+        ["import asyncio\n", "await asyncio.sleep(0)\n"], ["from jax.experimental import pallas as pl\n", *KERNEL]
+    )
+    result = fix_notebook(data, build_settings(), apply_fixes=True)
+    assert [(f.cell, f.rule) for f in result.findings] == [(2, "SEM001")]
+    assert _sources(result.source)[1].endswith("pl.semaphore_wait(sem, 1)\n")
+
+
+def test_a_python_file_awaiting_at_the_top_level_is_still_refused() -> None:
+    source = "import asyncio\nfrom jax.experimental import pallas as pl\nawait asyncio.sleep(0)\n" + "".join(KERNEL)
+    with pytest.raises(SourceError, match="'await' outside function"):
+        fix_source(source, settings=build_settings())

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import semfix.cli.runner
+from semfix.cli.projects import Projects
 from semfix.files import discover
 from semfix.selection import build_settings
 
@@ -152,7 +153,7 @@ def test_no_process_pool_when_nothing_needs_parsing(tmp_path: Path, monkeypatch:
         raise AssertionError("a process pool was started")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
-    outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
+    outcome = semfix.cli.runner.run([tmp_path], projects=Projects(), apply_fixes=False, write=False, jobs=4)
     assert outcome.scanned == 5 and outcome.parsed == 0 and outcome.exit_code == 0
 
 
@@ -172,9 +173,7 @@ def test_a_pool_starts_only_for_the_work_it_pays_for(tmp_path: Path, monkeypatch
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted)  # imported where a pool starts
 
     def findings(jobs: int | None) -> list[tuple[str, int, str]]:
-        outcome = semfix.cli.runner.run(
-            [tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=jobs
-        )
+        outcome = semfix.cli.runner.run([tmp_path], projects=Projects(), apply_fixes=False, write=False, jobs=jobs)
         return [(path.name, f.line, f.rule) for path, f in outcome.findings]
 
     serial = findings(1)
@@ -202,12 +201,12 @@ def test_correct_kernels_are_skimmed_not_parsed(tmp_path: Path, monkeypatch: pyt
 
     with monkeypatch.context() as patch:  # a few files: skimmed in the main process
         patch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)  # imported where a pool starts
-        outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=4)
+        outcome = semfix.cli.runner.run([tmp_path], projects=Projects(), apply_fixes=False, write=False, jobs=4)
         assert outcome.scanned == 3 and outcome.parsed == 0 and outcome.exit_code == 0
     for index in range(3, 20):  # many: skimmed where they are analysed, and still none parsed
         (tmp_path / f"kernel{index}.py").write_text(CORRECT_KERNEL)
     (tmp_path / "buggy.py").write_text(CORRECT_KERNEL.replace("(sem, 1)", "(sem[...], 1)"))
-    outcome = semfix.cli.runner.run([tmp_path], settings=build_settings(), apply_fixes=False, write=False, jobs=2)
+    outcome = semfix.cli.runner.run([tmp_path], projects=Projects(), apply_fixes=False, write=False, jobs=2)
     assert outcome.scanned == 21 and outcome.parsed == 1 and len(outcome.findings) == 1
 
 

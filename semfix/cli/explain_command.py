@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from semfix.cli.options import usage_error
-from semfix.cli.report import unified_diff
+from semfix.cli.report import for_ci, shown, unified_diff
 from semfix.cli.runner import EXIT_ERROR, dirty_refusals
 from semfix.files import FileError, write_atomic
 
@@ -50,7 +50,7 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     fixes = merged_fixes(known)
     unproven = [fix for fix in fixes if fix.error is not None]
     for fix in unproven:
-        click.echo(f"Cannot fix {fix.name}: {fix.error}.")
+        click.echo(f"Cannot fix {shown(fix.name)}: {fix.error}.")
     fixes = [fix for fix in fixes if fix.error is None]
     refused = dirty_refusals([fix.path for fix in fixes]) if apply and not allow_dirty else {}
     failed = False
@@ -62,9 +62,9 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
                 raise FileError(refused[fix.path])
             if apply:
                 write_atomic(fix.path, fix.new, expected=fix.old)
-                click.echo(f"Fixed {fix.name}.")
+                click.echo(f"Fixed {shown(fix.name)}.")
         except FileError as error:
-            click.echo(f"error: {fix.name}: {error}", err=True)
+            click.echo(f"error: {shown(fix.name)}: {for_ci(str(error))}", err=True)
             failed = True
             continue
         for line in left_after(fix):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -24,6 +24,7 @@ from semfix.cli.options import (
 from semfix.cli.report import TEXT_FORMATS, applied_fixes, finding_line, fix_mark, unified_diff
 from semfix.cli.runner import FileOutcome, RunOutcome
 from semfix.findings import Finding
+from semfix.settings import SettingsError
 
 #: What `fix` does beyond `check`: ruff's `check --fix` takes them too.
 FIX_OPTIONS = (
@@ -35,6 +36,13 @@ FIX_OPTIONS = (
         help="Exit 1 when a file was changed, even with nothing left (pre-commit).",
     ),
     click.option("--show-fixes", is_flag=True, help="After the findings, list the fixes written, by file and rule."),
+)
+
+
+SHOW_FILES = click.option(
+    "--show-files",
+    is_flag=True,
+    help="List the files a run would check (on stderr, those it skips and why); check nothing.",
 )
 
 
@@ -51,9 +59,10 @@ def fix_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @format_option("one line per finding, [fixed] marking the fixes written")
 @STATISTICS
 @STDIN_FILENAME
+@SHOW_FILES
 @QUIET
 @SILENT
-def fix(options: RunOptions, check_only: bool, **kwargs: Any) -> None:
+def fix(options: RunOptions, check_only: bool, show_files: bool, **kwargs: Any) -> None:
     """Rewrite semaphore arguments in place under PATHS (default: the current folder).
 
     Each finding is printed, [fixed] marking the fixes written. In a git work tree, files
@@ -64,6 +73,8 @@ def fix(options: RunOptions, check_only: bool, **kwargs: Any) -> None:
     would be fixed (--diff, --check), or was fixed (--exit-non-zero-on-fix), 2 a file could
     not be processed.
     """
+    if show_files:
+        _show_files(options)
     run_fix(options, check_only=check_only, **kwargs)
 
 
@@ -128,6 +139,7 @@ def _mark(finding: Finding, result: FileOutcome, outcome: RunOutcome, unsafe_fix
 @format_option("one line per finding")
 @STATISTICS
 @STDIN_FILENAME
+@SHOW_FILES
 @QUIET
 @SILENT
 @click.option(
@@ -135,7 +147,7 @@ def _mark(finding: Finding, result: FileOutcome, outcome: RunOutcome, unsafe_fix
     is_flag=True,
     help="Show the settings each PATH takes, and its JAX floor with the file and line it was read from; check nothing.",
 )
-def check(options: RunOptions, apply: bool, show_settings: bool, **kwargs: Any) -> None:
+def check(options: RunOptions, apply: bool, show_settings: bool, show_files: bool, **kwargs: Any) -> None:
     """List problems under PATHS ([*]: `semfix fix` would fix it; check itself changes nothing).
 
     PATH '-' reads the source from stdin. With --fix or --diff, as in ruff, it is `semfix fix`
@@ -146,6 +158,8 @@ def check(options: RunOptions, apply: bool, show_settings: bool, **kwargs: Any) 
         from semfix.cli.show_settings import show_settings as show
 
         return show(options)
+    if show_files:
+        _show_files(options)
     if apply or kwargs["diff"]:
         return run_fix(options, check_only=False, **kwargs)
     output_format, statistics, quiet, silent = (kwargs[k] for k in ("output_format", "statistics", "quiet", "silent"))
@@ -153,3 +167,15 @@ def check(options: RunOptions, apply: bool, show_settings: bool, **kwargs: Any) 
     if not silent:
         print_findings(outcome, output_format, options, with_diffs=False, statistics=statistics)
     finish(outcome, options, command="check", quiet=quiet, silent=silent)
+
+
+def _show_files(options: RunOptions) -> NoReturn:
+    from semfix.cli.show_files import show_files  # loaded only when asked for
+
+    if options.stdin:
+        usage_error("--show-files lists the files under PATHS; with '-' the source is on stdin")
+    try:
+        code = show_files(options.paths, options.projects)
+    except SettingsError as error:  # a settings file under the paths, read as its files were met
+        usage_error(str(error))
+    sys.exit(code)

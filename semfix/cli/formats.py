@@ -129,7 +129,7 @@ def as_sarif(
     results = []
     in_file = _in_file(read_text)
     for path, finding in findings:
-        uri = from_root(path, root)
+        uri = _uri(path, root)
         line, end_line = in_file(path, finding)
         region: dict[str, int] = {"startLine": line, "endLine": end_line}
         if finding.cell is None:
@@ -155,11 +155,19 @@ def as_sarif(
         {
             "level": "error",
             "message": {"text": reason},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": from_root(path, root)}}}],
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(path, root)}}}],
         }
         for path, reason in errors
     ]
     return _sarif(results, notices)
+
+
+def _uri(path: Path, root: Path) -> str:
+    """A SARIF `uri`: the path from the root, percent-encoded (a space, `#`, `%`, non-ASCII: the
+    2.1.0 schema's `uri-reference`), as ruff encodes its own."""
+    from urllib.parse import quote
+
+    return quote(os.fsencode(from_root(path, root)), safe="/")
 
 
 def _sarif(results: list[dict[str, Any]], notices: list[dict[str, Any]]) -> str:

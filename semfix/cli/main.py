@@ -8,17 +8,22 @@ it does not print (tests/test_startup.py holds this).
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import signal
 import sys
 from contextlib import suppress
 from importlib import import_module
-from typing import Any
+from typing import Any, NoReturn
 
-import click
+try:
+    import click
 
-from semfix import __version__
+    from semfix import __version__
+except KeyboardInterrupt:  # Ctrl-C while the command line loads: the same line and status as later
+    os.write(2, b"error: interrupted\n")
+    os._exit(130)
 
 #: Each command, and the module that defines it (as `<module>.<function>`).
 COMMANDS = {
@@ -46,6 +51,16 @@ class _Group(click.Group):
         command: click.Command = getattr(import_module(module), name)
         return command
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        """Parsing the options, as what follows it, stops on Ctrl-C with 130 (click would say
+        `Aborted!` and exit 1, the status of a run that found something)."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            _interrupted()
+
     def invoke(self, ctx: click.Context) -> Any:
         signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
         # Parsing makes millions of short-lived, acyclic nodes; collecting after every 700
@@ -54,8 +69,23 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            click.echo("error: interrupted: every file is either as it was or fully rewritten", err=True)
-            ctx.exit(130)
+            _interrupted()
+
+
+def _interrupted() -> NoReturn:
+    click.echo("error: interrupted: every file is either as it was or fully rewritten", err=True)
+    sys.exit(130)
+
+
+#: What a write to a full or failing disk raises: ENOSPC, EDQUOT, EFBIG, EIO.
+_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
+
+
+def _cannot_write(error: OSError) -> int:
+    """One line for output that could not be written, and the status of a run that failed."""
+    with suppress(OSError, ValueError):
+        sys.stderr.write(f"error: standard output: cannot write: {error.strerror or error}\n")
+    return 2
 
 
 def entry() -> None:
@@ -72,8 +102,20 @@ def entry() -> None:
         if isinstance(done.code, str):  # `sys.exit(message)` prints the message
             click.echo(done.code, err=True)
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    with suppress(BrokenPipeError, ValueError):  # a reader that went away, or a closed stream
+    except OSError as error:  # standard output on a full disk (`--diff`, `fix -`, `rules`): no traceback
+        if error.errno not in _FULL:
+            raise
+        code = _cannot_write(error)
+    except KeyboardInterrupt:  # between click's parsing and the command, or after it
+        click.echo("error: interrupted: every file is either as it was or fully rewritten", err=True)
+        code = 130
+    try:
         sys.stdout.flush()
+    except (BrokenPipeError, ValueError):  # a reader that went away, or a closed stream
+        pass
+    except OSError as error:  # a full disk: the findings are lost, so the run failed
+        code = _cannot_write(error)
+    with suppress(OSError, ValueError):
         sys.stderr.flush()
     os._exit(code)
 

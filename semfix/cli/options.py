@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from contextlib import redirect_stdout, suppress
@@ -13,30 +14,30 @@ from typing import Any, NoReturn
 import click
 
 from semfix.cache import FOLDER, Cache
+from semfix.cli.projects import Projects
 from semfix.cli.report import (
     FORMATS,
     TEXT_FORMATS,
     colour,
     finding_line,
     fix_mark,
+    for_ci,
     full_finding,
+    shown,
     statistics_rows,
     suggestion_diff,
     summary,
 )
 from semfix.cli.report import statistics as stats_text
 from semfix.cli.runner import EXIT_CLEAN, EXIT_ERROR, RunOutcome, run, run_stdin
-from semfix.files import Excludes, FileError, check_writable, decode_source, read_source
+from semfix.files import FileError, check_writable, decode_source, read_source
 from semfix.findings import Finding
 from semfix.git import toplevel
-from semfix.selection import load_settings
 from semfix.settings import (
     Settings,
     SettingsError,
     check_config,
     find_pyproject,
-    load_excludes,
-    load_force_exclude,
 )
 
 QUIET = click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors but no summary (as ruff's -q).")
@@ -78,9 +79,8 @@ class RunOptions:
     """What every file-processing command shares: the rules, the file set, the parallelism."""
 
     paths: tuple[Path, ...]
-    settings: Settings
-    excludes: Excludes
-    force_exclude: bool
+    settings: Settings  # those of the settings file above the paths' common folder
+    projects: Projects  # each file's own
     jobs: int | None  # None: the number of cores
     report: Path | None
     stdin_name: Path  # with PATH '-': the name the source on stdin goes by
@@ -102,27 +102,21 @@ class RunOptions:
         """The run over PATHS, or over the source on stdin (then nothing is written). `shown`:
         whether the output is for people (not -q, --silent, nor a machine format), and so may
         have a progress bar on a terminal."""
-        if self.stdin:
-            return run_stdin(
-                self.stdin_name,
-                self.stdin_data,
-                settings=self.settings,
+        try:
+            if self.stdin:
+                return run_stdin(self.stdin_name, self.stdin_data, projects=self.projects, apply_fixes=apply_fixes)
+            return run(
+                self.paths,
+                projects=self.projects,
                 apply_fixes=apply_fixes,
-                excludes=self.excludes,
-                force_exclude=self.force_exclude,
+                write=write,
+                jobs=self.jobs,
+                allow_dirty=allow_dirty,
+                progress=shown and sys.stderr.isatty(),
+                cache=self.cache,
             )
-        return run(
-            self.paths,
-            settings=self.settings,
-            apply_fixes=apply_fixes,
-            write=write,
-            jobs=self.jobs,
-            excludes=self.excludes,
-            force_exclude=self.force_exclude,
-            allow_dirty=allow_dirty,
-            progress=shown and sys.stderr.isatty(),
-            cache=self.cache,
-        )
+        except SettingsError as error:  # a settings file under the paths, read as its files were met
+            usage_error(str(error))
 
     def text(self, path: Path) -> str:
         """A file's text as Python decodes it (for '-', the source on stdin); '' if unreadable."""
@@ -209,32 +203,32 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
         no_cache: bool,
         **kwargs: Any,
     ) -> Any:
-        paths = paths or (Path("."),)
         output_format = kwargs.get("output_format", "text")
+        stdin_name = kwargs.pop("stdin_filename", None)
+        if stdin_name is not None:  # as in ruff, --stdin-filename always reads stdin, and writes no file
+            for ignored in (p for p in paths if p != STDIN):
+                click.echo(
+                    f"warning: ignoring {shown(ignored)} in favor of standard input (--stdin-filename)", err=True
+                )
+            paths = (STDIN,)
+        paths = paths or (Path("."),)
         if STDIN in paths and len(paths) > 1:
             usage_error("'-' (source on stdin) cannot be given with other paths", output_format)
         if kwargs.get("statistics") and (kwargs.get("diff") or output_format not in (*TEXT_FORMATS, "json")):
             with_what = "--diff" if kwargs.get("diff") else f"--output-format {output_format}"
             usage_error(f"--statistics cannot be used with {with_what} (as in ruff): it prints text or json")
-        stdin_name = kwargs.pop("stdin_filename", None)
         output_file = kwargs.pop("output_file", None)
         located = (stdin_name,) if paths == (STDIN,) and stdin_name else paths  # where settings live
         writing = "report"  # which file an error in writing is about
+        projects = Projects(
+            select, extend_select, ignore, unsafe_fixes, target_jax, exclude, force_exclude, config_path
+        )
         try:
             if config_path is not None:
                 check_config(config_path)
-            pyproject = config_path or find_pyproject(located)
-            settings = load_settings(
-                pyproject,
-                select=select or None,
-                extend_select=extend_select,
-                ignore=ignore,
-                unsafe_fixes=unsafe_fixes,
-                target_jax=target_jax,
-                floor_from_file=config_path is not None,
-            )
-            excludes = Excludes((*load_excludes(pyproject), *exclude), pyproject.parent if pyproject else Path())
-            force_exclude = force_exclude or load_force_exclude(pyproject)
+            # The settings file above the paths' common folder: errors in it stop the run before
+            # it starts; each file then takes its own nearest one (`Projects.of`).
+            project = projects.load(config_path or find_pyproject(located))
             if report_path is not None:
                 check_writable(report_path)
             if output_file is not None:  # its folders are made, as ruff makes them
@@ -250,15 +244,14 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
             )
         options = RunOptions(
             paths,
-            settings,
-            excludes,
-            force_exclude,
+            project.settings,
+            projects,
             jobs,
             report_path,
             stdin_name or STDIN,
             exit_zero=exit_zero,
             output_file=output_file,
-            cache=None if no_cache else Cache(pyproject.parent / FOLDER if pyproject else None),
+            cache=None if no_cache else Cache(project.source.parent / FOLDER if project.source else None),
         )
         return command(options=options, **kwargs)
 
@@ -281,7 +274,7 @@ def usage_error(message: str, output_format: str = "text") -> NoReturn:
 
         title = f"semfix {click.get_current_context().info_name}"
         click.echo(run_error(message, output_format, title=title), nl=False)
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {for_ci(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -300,9 +293,9 @@ def finish(
     for note in [] if silent else outcome.notes:
         click.echo(f"warning: {note}", err=True)
     for failed in [] if silent else outcome.warnings:
-        click.echo(f"warning: {failed.path}: {failed.error}", err=True)
+        click.echo(f"warning: {shown(failed.path)}: {for_ci(failed.error or '')}", err=True)
     for failed in [] if silent else outcome.errors:
-        click.echo(f"error: {failed.path}: {failed.error}", err=True)
+        click.echo(f"error: {shown(failed.path)}: {for_ci(failed.error or '')}", err=True)
     if options.report is not None:
         from semfix.cli.formats import json_report
 
@@ -329,10 +322,21 @@ def print_findings(
 ) -> None:
     """The findings on stdout (or -o's file) in `output_format`, or (`statistics`) their counts
     by rule. `mark`: the text format's `[fixed]`/`[*]` (by default what `fix` would apply)."""
-    if options.output_file is None:
-        return _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
-    with options.output_file.open("w", encoding="utf-8") as out, redirect_stdout(out):
-        _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+    try:
+        if options.output_file is None:
+            _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+            sys.stdout.flush()  # a full disk is found here, not after the summary says all went well
+            return
+        with options.output_file.open("w", encoding="utf-8") as out, redirect_stdout(out):
+            _print_findings(outcome, output_format, options, with_diffs=with_diffs, statistics=statistics, mark=mark)
+    except BrokenPipeError:
+        raise  # a reader that went away (`| head`): as any command, not an error of semfix's
+    except OSError as error:  # one line and 2, as a report that cannot be written
+        where = options.output_file or "standard output"
+        click.echo(f"error: {for_ci(str(where))}: cannot write the findings: {error.strerror or error}", err=True)
+        with suppress(OSError, ValueError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what is left unwritten is dropped
+        sys.exit(EXIT_ERROR)
 
 
 def _print_findings(

@@ -41,7 +41,11 @@ def suggestion_diff(path: Path, text: str, finding: Finding, *, color: bool) -> 
     import difflib  # only where a diff is printed
 
     diff = difflib.unified_diff(
-        split_lines(text), split_lines(splice(text, [finding])), f"a/{path.as_posix()}", f"b/{path.as_posix()}", n=1
+        split_lines(text),
+        split_lines(splice(text, [finding])),
+        f"a/{for_ci(path.as_posix())}",
+        f"b/{for_ci(path.as_posix())}",
+        n=1,
     )
     out = ""
     for line in diff:
@@ -62,9 +66,23 @@ def fix_mark(finding: Finding, *, fixed: bool, unsafe_fixes: bool) -> str:
     return "[*]" if finding.safety == "safe" or (finding.safety == "unsafe" and unsafe_fixes) else ""
 
 
+def for_ci(text: str) -> str:
+    """Text as printed under GitHub Actions, whose runner reads each line of a step's output as a
+    possible workflow command: a newline or CR in a name (`x\n::stop-commands::t`) would start
+    one, so they are escaped as workflow commands escape them (`%0A`, `%0D`, and `%25` first)."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return text
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def shown(path: Path) -> str:
+    """A path as printed: as given, escaped under GitHub Actions (`for_ci`)."""
+    return for_ci(str(path))
+
+
 def location(path: Path, finding: Finding) -> str:
     """`path:line:col`, or `path:cell N:line:col` in a notebook."""
-    where = f"{path}:cell {finding.cell}" if finding.cell is not None else f"{path}"
+    where = f"{shown(path)}:cell {finding.cell}" if finding.cell is not None else shown(path)
     return f"{where}:{finding.line}:{finding.column}"
 
 
@@ -134,7 +152,7 @@ def applied_fixes(fixed: Iterable[tuple[Path, Finding]]) -> str:
         return ""
     lines = [f"Fixed {plural(total, 'problem')}:"]
     for path, counts in by_file.items():
-        lines.append(f"- {path}:")
+        lines.append(f"- {shown(path)}:")
         lines += [f"    {n} × {code} ({RULES[code].name if code in RULES else code})" for code, n in counts.items()]
     return "\n".join(lines) + "\n"
 
@@ -147,7 +165,8 @@ def unified_diff(path: Path, old: bytes, new: bytes) -> bytes:
     """
     import difflib  # only where a diff is printed
 
-    name = path.as_posix().encode("utf-8", "surrogateescape") + (b"\t" if " " in path.as_posix() else b"")
+    posix = for_ci(path.as_posix())
+    name = posix.encode("utf-8", "surrogateescape") + (b"\t" if " " in posix else b"")
     lines = difflib.diff_bytes(
         difflib.unified_diff,
         re.findall(rb"[^\n]*\n|[^\n]+$", old),

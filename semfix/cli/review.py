@@ -21,7 +21,7 @@ from semfix.cli.report import review_summary
 from semfix.cli.runner import run
 from semfix.files import SOURCE_SUFFIXES
 from semfix.findings import Finding
-from semfix.git import BaseError, changed_lines, default_base, resolve_base, toplevel
+from semfix.git import BaseError, changed_lines, commit_of, default_base, resolve_base, toplevel
 
 
 def _lines_of(finding: Finding) -> set[int]:
@@ -75,11 +75,19 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
                 err=True,
             )
         base = resolve_base(here, named)
+        if named != "HEAD" and commit_of(here, base) == commit_of(here, "HEAD"):  # on the trunk: a push
+            click.echo(
+                f"semfix review: comparing with {named}, which is HEAD itself: only uncommitted changes are "
+                "reviewed; pass --base to name the revision this work started from (on a push, the commit before it)",
+                err=True,
+            )
     except BaseError as error:  # never review against something else and pass
         usage_error(str(error), output_format)
     changed = changed_lines(here, base)
     if changed is None:
         usage_error(f"cannot compare with {named!r}: `git diff` failed", output_format)
+    for missing in (p for p in options.paths if not os.path.lexists(p)):  # a typo never reviews nothing and passes
+        usage_error(f"{missing}: no such file or folder", output_format)
     roots = [Path(os.path.abspath(p)) for p in options.paths]
     selected = [
         Path(os.path.relpath(path, here))
@@ -90,10 +98,9 @@ def review(options: RunOptions, base: str | None, output_format: str, quiet: boo
     ]
     outcome = run(
         selected,
-        settings=options.settings,
+        projects=options.projects,
         apply_fixes=False,
         write=False,
-        excludes=options.excludes,
         force_exclude=True,
         jobs=options.jobs,
     )

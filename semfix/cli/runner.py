@@ -29,10 +29,11 @@ from semfix.api import (
 )
 from semfix.cache import Cache, Entry
 from semfix.cli.progress import ProgressBar
+from semfix.cli.projects import Projects
 from semfix.errors import SafetyError, SourceError
-from semfix.files import NO_EXCLUDES, Excludes, FileError, discover, ignored_by_git, read_source, write_atomic
+from semfix.files import FileError, discover, ignored_by_git, read_source, write_atomic
 from semfix.findings import Finding
-from semfix.git import dirty
+from semfix.git import UNSTAGED, UNTRACKED, dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -59,6 +60,7 @@ class FileOutcome:
     error: str | None = None
     parsed: bool = False
     given: bool = False  # the error is about a path as given (missing, no Python files), not a file
+    skipped: bool = False  # not a file to read (a device, a link leaving the project): a warning
 
     @property
     def changed(self) -> bool:
@@ -76,13 +78,14 @@ class RunOutcome:
 
     @property
     def errors(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.error is not None and not (f.given and self.scanned)]
+        return [f for f in self.files if f.error is not None and not (f.given and self.scanned or f.skipped)]
 
     @property
     def warnings(self) -> list[FileOutcome]:
         """Paths as given that were missing or empty, while something else was checked: as in
-        ruff, a warning that does not fail the run. With nothing checked at all they are errors."""
-        return [f for f in self.files if f.error is not None and f.given and self.scanned]
+        ruff, a warning that does not fail the run (with nothing checked at all they are
+        errors); and the files skipped, each with why."""
+        return [f for f in self.files if f.error is not None and (f.given and self.scanned or f.skipped)]
 
     @property
     def parsed(self) -> int:
@@ -272,9 +275,20 @@ def _fork_cost() -> float:
     return time.perf_counter() - started
 
 
-def _ignore_interrupts() -> None:
-    """A worker leaves Ctrl-C to the main process, which stops the run and says so once."""
+def _worker_start(parent: int) -> None:
+    """A worker leaves Ctrl-C to the main process, which stops the run and says so once; and it
+    ends when that process does, even killed (SIGKILL runs no clean-up): else it lives on,
+    holding the caller's stdout and stderr, and a CI step reading them never ends. On Linux the
+    kernel sends it SIGKILL then (PR_SET_PDEATHSIG); elsewhere workers are spawned, and a
+    spawned worker ends once its pipe to the parent closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before the call above
+            os._exit(1)
 
 
 def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
@@ -286,7 +300,9 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     workers = min(jobs, len(tasks))
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
+    executor = ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+    )
     done = 0
     try:
         for result in executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (workers * 8)))):
@@ -330,37 +346,42 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
 def run(
     paths: Iterable[Path],
     *,
-    settings: Settings,
+    projects: Projects,
     apply_fixes: bool,
     write: bool,
     jobs: int | None = None,
-    excludes: Excludes = NO_EXCLUDES,
     force_exclude: bool = False,
     allow_dirty: bool = True,
     progress: bool = False,
     cache: Cache | None = None,
 ) -> RunOutcome:
-    """`jobs`: worker processes to start (None: as many as the work pays for, up to the cores).
-    `progress`: draw a progress bar on stderr (a terminal) when many files need parsing.
-    `cache`: where results are kept between runs (None: every file is analysed)."""
+    """Each file with its own project's settings and excludes (`projects`). `force_exclude`:
+    the excludes apply to files named too, whatever the projects say. `jobs`: worker processes
+    to start (None: as many as the work pays for, up to the cores). `progress`: draw a
+    progress bar on stderr (a terminal) when many files need parsing. `cache`: where results
+    are kept between runs (None: every file is analysed)."""
     started = time.perf_counter()
     paths = list(paths)
-    found = discover(paths, excludes, force_exclude=force_exclude)
+    forced = (lambda _: True) if force_exclude else projects.forced
+    found = discover(paths, projects.excludes, force_exclude=forced)
     outcome = RunOutcome(scanned=len(found.files), written=write)
     outcome.files.extend(FileOutcome(path, error=reason, given=True) for path, reason in found.errors)
+    outcome.files.extend(FileOutcome(path, error=reason, skipped=True) for path, reason in found.skipped)
     for folder in paths:
         if (
             folder.is_dir()
             and not any(f == folder or folder in f.parents for f in found.files)
-            and not (excludes.globs and discover([folder]).files)  # all excluded: nothing to do, as asked
+            and not discover([folder]).files  # all excluded: nothing to do, as asked
         ):
             reason = (
                 "its Python files are all ignored by git" if ignored_by_git(folder) else "no Python files found here"
             )
             outcome.files.append(FileOutcome(folder, error=reason, given=True))
     slots: list[FileOutcome | _Task] = []
-    sources: dict[Path, bytes] | None = {} if drops_imports(settings) else None
+    settings_of = {path: projects.of(path).settings for path in found.files}
+    sources: dict[Path, bytes] | None = {} if any(map(drops_imports, settings_of.values())) else None
     for path in found.files:
+        settings = settings_of[path]
         try:
             data = read_source(path)
         except FileError as error:
@@ -418,24 +439,25 @@ def _write_all(
     return results
 
 
-_REFUSED = {  # by whether the file is untracked
-    True: (
-        "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
-        "not rewritten: `git add` it first"
-    ),
-    False: (
-        "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
-        "not rewritten: stage or commit them first"
-    ),
+_REFUSED = {
+    UNTRACKED: "is not tracked by git, so semfix's edits could not be reviewed apart from the file; "
+    "not rewritten: `git add` it first",
+    UNSTAGED: "has unstaged changes, so semfix's edits could not be reviewed apart from them; "
+    "not rewritten: stage or commit them first",
 }
 
 
 def dirty_refusals(paths: list[Path]) -> dict[Path, str]:
-    """Of `paths`, those git says have edits of their own, and why each is not rewritten.
+    """Of `paths`, those git says have edits of their own, or that git will not answer for,
+    and why each is not rewritten.
 
     `fix` and `explain --fix` refuse them alike, unless --allow-dirty.
     """
-    return {path: f"{_REFUSED[untracked]}, or pass --allow-dirty" for path, untracked in dirty(paths).items()}
+    unknown = "git cannot say whether it has edits of its own ({}); not rewritten: see `git status`"
+    return {
+        path: f"{_REFUSED.get(state) or unknown.format(state)}, or pass --allow-dirty"
+        for path, state in dirty(paths).items()
+    }
 
 
 def _write_one(result: FileOutcome) -> None:
@@ -449,17 +471,17 @@ def run_stdin(
     name: Path,
     data: bytes,
     *,
-    settings: Settings,
+    projects: Projects,
     apply_fixes: bool,
-    excludes: Excludes = NO_EXCLUDES,
-    force_exclude: bool = False,
 ) -> RunOutcome:
-    """Source that came on stdin, as the file `name` (its suffix, and the excludes under
-    `force_exclude`, as for a file named on the command line). Nothing is written."""
+    """Source that came on stdin, as the file `name` (its suffix, its project's settings, and
+    its excludes under `force_exclude`, as for a file named on the command line). Nothing is
+    written."""
     started = time.perf_counter()
-    if force_exclude and excludes(name):
+    project = projects.of(name)
+    if project.force_exclude and project.excludes(name):
         return RunOutcome([FileOutcome(name)])  # nothing scanned, nothing found
-    settings = settings if name == Path("-") else for_file(settings, name)
+    settings = project.settings if name == Path("-") else for_file(project.settings, name)
     outcome = RunOutcome([analyse(_Task(name, data, settings, apply_fixes))], scanned=1)
     outcome.notes = [settings.target_unread] if settings.target_unread else []
     outcome.seconds = time.perf_counter() - started

@@ -19,12 +19,13 @@ def show_settings(options: RunOptions) -> None:
     """For each path (a folder: the files right in it), the rules, the fixes allowed and the floor."""
     for path in options.paths:
         file = path / "_" if path.is_dir() else path  # a folder's files take its floor
-        settings = for_file(options.settings, file)
+        own = options.projects.of(file).settings  # its nearest settings file's (issue 46)
+        settings = for_file(own, file)
         click.echo(f"Resolved settings for: {path}")
         click.echo(f"  rules: {', '.join(sorted(settings.enabled)) or '(none)'}")
         click.echo(f"  unsafe-fixes: {str(settings.unsafe_fixes).lower()}")
-        click.echo(f"  target-jax: {floor(options.settings, file)}")
-        click.echo(f"    (read by {', '.join(sorted(options.settings.floor_rules))}, where they run)")
+        click.echo(f"  target-jax: {floor(own, file)}")
+        click.echo(f"    (read by {', '.join(sorted(own.floor_rules))}, where they run)")
 
 
 def floor(settings: Settings, file: Path) -> str:

@@ -14,6 +14,7 @@ from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SourceError
 from semfix.findings import Finding
+from semfix.rewrite.compiles import TOP_LEVEL_AWAIT
 from semfix.selection import build_settings
 from semfix.settings import Settings
 
@@ -59,10 +60,13 @@ def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: boo
     notebook = join_cells(data)
     if notebook is None:  # not a Python notebook
         return FixResult(data, (), "utf-8", parsed=False)
+    awaits = TOP_LEVEL_AWAIT.set(True)  # IPython awaits at a cell's top level
     try:
         result: FixResult[str] = fix_source(notebook.module, settings=settings, apply_fixes=apply_fixes)
     except SourceError as error:  # `syntax error at line 29`: the joined module's line, named in its cell
         raise SourceError(notebook.named(str(error))) from None
+    finally:
+        TOP_LEVEL_AWAIT.reset(awaits)
     findings = tuple(notebook.locate(f) for f in result.findings)
     new = data if result.source == notebook.module else notebook.rebuild(result.source)
     return FixResult(new, findings, "utf-8", result.parsed)

@@ -97,8 +97,8 @@ def _skipped(folder: str, name: str) -> bool:
     full = os.path.join(folder, name)
     return (
         name in EXCLUDED_DIRS
+        or name in ("build", "dist-packages")
         or name.startswith(".")
-        or name == "dist-packages"
         or full in ("/proc", "/sys", "/dev")
         or os.path.isfile(os.path.join(full, "pyvenv.cfg"))
     )

@@ -13,8 +13,17 @@ from __future__ import annotations
 
 import ast
 import warnings
+from contextvars import ContextVar
 
 from semfix.errors import SourceError
+
+#: Set while a notebook's cells are fixed: IPython runs a cell's top-level `await`, so CPython
+#: is asked to compile as IPython does (`PyCF_ALLOW_TOP_LEVEL_AWAIT`).
+TOP_LEVEL_AWAIT: ContextVar[bool] = ContextVar("TOP_LEVEL_AWAIT", default=False)
+
+
+def _flags() -> int:
+    return ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if TOP_LEVEL_AWAIT.get() else 0
 
 
 def compile_error(code: str | bytes | ast.Module) -> str | None:
@@ -22,7 +31,7 @@ def compile_error(code: str | bytes | ast.Module) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's code may warn; that is not ours to print
-            compile(code, "<semfix>", "exec", dont_inherit=True)
+            compile(code, "<semfix>", "exec", flags=_flags(), dont_inherit=True)
     except SyntaxError as error:
         return f"line {error.lineno}: {error.msg}"
     except (ValueError, RecursionError, MemoryError) as error:
@@ -59,7 +68,7 @@ def _parsed_compile_error(code: str | bytes | ast.Module, parsed: ast.Module) ->
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(parsed, "<semfix>", "exec", dont_inherit=True)
+            compile(parsed, "<semfix>", "exec", flags=_flags(), dont_inherit=True)
     except SyntaxError as error:
         return f"line {error.lineno}: {error.msg}"
     except (ValueError, RecursionError, MemoryError):

@@ -125,7 +125,11 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
         or ctx.kind(argument, scope) is Kind.ARRAY
         or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
     ):
-        ctx.report(CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None)
+        allocated = ctx.rank(base, scope_of_base)  # the allocation is evidence too: review follows it
+        related = [allocated[1]] if allocated else []
+        ctx.report(
+            CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None, related=related
+        )
         return True
     return False
 

@@ -1,0 +1,73 @@
+"""Which settings apply to a file: those of the nearest settings file above it, as ruff reads its
+hierarchy, with the command line's on top; or, under --config, that one file's for every file.
+So a pre-commit batch spanning two members of a monorepo, or `fix .` at its root, keeps each
+member's `extend-exclude` and rules."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from semfix.files import Excludes
+from semfix.selection import load_settings
+from semfix.settings import Settings, find_pyproject, load_excludes, load_force_exclude
+
+
+@dataclass(frozen=True)
+class Project:
+    """What one settings file (with the command line over it) says a run does with its files."""
+
+    settings: Settings
+    excludes: Excludes
+    force_exclude: bool
+    source: Path | None  # the settings file; None: none found, the defaults and the command line
+
+
+@dataclass
+class Projects:
+    """The command line's settings, and each file's project, found once per folder."""
+
+    select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    unsafe_fixes: bool | None = None
+    target_jax: str | None = None
+    exclude: tuple[str, ...] = ()
+    force_exclude: bool = False
+    config: Path | None = None  # --config: the one settings file of the run
+    _loaded: dict[Path | None, Project] = field(default_factory=dict)
+    _nearest: dict[Path, Path | None] = field(default_factory=dict)
+
+    def load(self, source: Path | None) -> Project:
+        """The project of a settings file (None: none), read once. Raises SettingsError."""
+        if source not in self._loaded:
+            settings = load_settings(
+                source,
+                select=self.select or None,
+                extend_select=self.extend_select,
+                ignore=self.ignore,
+                unsafe_fixes=self.unsafe_fixes,
+                target_jax=self.target_jax,
+                floor_from_file=self.config is not None,
+            )
+            excludes = Excludes((*load_excludes(source), *self.exclude), source.parent if source else Path())
+            self._loaded[source] = Project(settings, excludes, self.force_exclude or load_force_exclude(source), source)
+        return self._loaded[source]
+
+    def of(self, path: Path) -> Project:
+        """The project of a file (or folder): its nearest settings file's. Raises SettingsError."""
+        if self.config is not None:
+            return self.load(self.config)
+        folder = Path(os.path.abspath(path)).parent
+        if folder not in self._nearest:
+            self._nearest[folder] = find_pyproject([folder])
+        return self.load(self._nearest[folder])
+
+    def excludes(self, path: Path) -> bool:
+        """Whether the file's own project excludes it."""
+        return self.of(path).excludes(path)
+
+    def forced(self, path: Path) -> bool:
+        """Whether the file's own project applies its excludes to files named too."""
+        return self.of(path).force_exclude
