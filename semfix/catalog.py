@@ -166,12 +166,21 @@ RUN_SCOPED = frozenset({*(f"{p}.run_scoped" for p in _PALLAS_PATHS), "jax._src.p
 #: `pl.kernel(body, out_type, mesh=..., scratch_types=[...])` (0.8.1; `out_shape=` and
 #: `scratch_shapes=` before 0.10): the body gets its inputs, outputs, then scratch Refs, as a
 #: `pallas_call` kernel does. Without a body it returns a decorator.
-KERNEL = frozenset({*(f"{p}.kernel" for p in _PALLAS_PATHS), "jax._src.pallas.helpers.kernel"})
+#: Mosaic GPU's `plgpu.kernel(body, out_type, scratch_types=...)` passes its body the same.
+KERNEL = frozenset(
+    {
+        *(f"{p}{gpu}.kernel" for p in _PALLAS_PATHS for gpu in ("", ".mosaic_gpu")),
+        "jax._src.pallas.helpers.kernel",
+        "jax._src.pallas.mosaic_gpu.core.kernel",
+    }
+)
 #: `pl.kernel`'s parameters under the names `pallas_call` gives them.
 KERNEL_AS_PALLAS_CALL: Mapping[str, str] = {"out_type": "out_shape", "scratch_types": "scratch_shapes"}
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})
+#: `jax.tree.map(f, tree)`: a container of `tree`'s structure, where `tree` is one.
+TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 #: Pallas's slices (`pl.ds(start, size)`): an index of one picks several elements, as `a:b` does.
 SLICES = frozenset(f"{m}.{n}" for m in (*_PALLAS_PATHS, "jax._src.state.indexing") for n in ("ds", "dslice", "Slice"))
 #: JAX's grid specs, each with its parameters in order: only in these does semfix read a

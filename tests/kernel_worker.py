@@ -66,7 +66,9 @@ def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, 
         with contextlib.redirect_stdout(printed), warnings.catch_warnings():
             if request.get("strict"):
                 fail_on_deprecations(modules)
-            namespace: dict[str, object] = {"__name__": "generated_kernel"}
+            kernel = ModuleType("generated_kernel")  # in sys.modules, as an imported one is: dataclasses look there
+            sys.modules[kernel.__name__] = kernel
+            namespace = kernel.__dict__
             filename = str(request.get("path", "<generated kernel>"))
             exec(compile(str(request["source"]), filename, "exec"), namespace)  # noqa: S102 - the kernel under test
             result = np.asarray(namespace["run"]())  # type: ignore[operator]
@@ -77,6 +79,8 @@ def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, 
         if "path" in request:
             answer["traceback"] = traceback.format_exc()
         return answer
+    finally:
+        sys.modules.pop("generated_kernel", None)
     if "non-zero count" in printed.getvalue():
         return {"error": "semaphore count left at kernel exit: " + printed.getvalue().strip()[:300]}
     return {"ok": hashlib.sha256(repr(result.shape).encode() + result.tobytes()).hexdigest()}

@@ -242,7 +242,7 @@ class Allocations(Resolution):
         return any(a.top is not node for a in self.tracking().references(node.id, scope))
 
     def _allocation(self, node: ast.expr, scope: Scope) -> Kind:
-        if isinstance(node.left if isinstance(node, ast.BinOp) else node, (ast.Tuple, ast.List)):  # `[sem] * n` too
+        if self.built(node, scope):  # `[sem] * n`, `tuple(plgpu.Barrier() for _ in range(n))` too
             return Kind.TUPLE
         if isinstance(node, ast.Call):
             names = self.qualified(node.func, scope)

@@ -21,6 +21,7 @@ from semfix.catalog import (
     FUNCTION_NAMES,
     PARTIAL,
     SLICES,
+    TREE_MAP,
     Operation,
     SemParam,
     lookup,
@@ -301,6 +302,8 @@ class Resolution:
         field = self.field(node, scope)
         if field is not None:
             return self.kind(*field, seen)
+        if self.built(node, scope) or self._member_built(node, scope):
+            return Kind.TUPLE
         if not isinstance(node, ast.Name):
             return Kind.UNKNOWN
         found, bindings = scope.lookup(node.id)
@@ -320,9 +323,10 @@ class Resolution:
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
 
     def field(self, node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
-        """What a NamedTuple's field holds (`held.pair`, `held = Held(sems, pair)`), and the
-        scope it is written in: where `held` is bound once, to a call of a NamedTuple class of
-        the file bound once, that gives the field. A NamedTuple never changes its fields."""
+        """What a record's field holds (`held.pair`, `held = Held(sems, pair)`), and the scope it
+        is written in: where `held` is bound once, to a call of a NamedTuple or dataclass of the
+        file bound once (`_record`), that gives the field. A NamedTuple never changes its
+        fields; a dataclass's field counts only where the file stores no attribute of its name."""
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
             return None
         owner, bindings = scope.lookup(node.value.id)
@@ -333,16 +337,87 @@ class Resolution:
             return None
         _, classes = owner.lookup(call.func.id)
         named = classes[0].node if len(classes) == 1 and not classes[0].declared else None
-        if not isinstance(named, ast.ClassDef) or named.decorator_list:
+        if not isinstance(named, ast.ClassDef) or not self._record(named, owner):
             return None
-        if not any(self.resolves_to(base, owner, _NAMED_TUPLE) for base in named.bases):
-            return None
+        if named.decorator_list and node.attr in self.scopes.attribute_stores:
+            return None  # a dataclass's field stored anywhere (`held.sems = x`, `__post_init__`) may hold anything
         fields = [f.target.id for f in named.body if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)]
         given = dict(zip(fields, itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)))
         given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
         if len(call.args) > len(given) or any(k.arg is None for k in call.keywords) or node.attr not in given:
             return None  # a `*args` or `**kwargs` may give any field
         return given[node.attr], owner
+
+    def _record(self, named: ast.ClassDef, scope: Scope) -> bool:
+        """Is the class a record whose constructor's positional arguments are its annotated
+        fields, in order: a NamedTuple, or a dataclass of no base class and plain fields?"""
+        if not named.decorator_list:
+            return any(self.resolves_to(base, scope, _NAMED_TUPLE) for base in named.bases)
+        decorator = named.decorator_list[0]
+        return (
+            len(named.decorator_list) == 1
+            and not named.bases
+            and self.resolves_to(decorator.func if isinstance(decorator, ast.Call) else decorator, scope, _DATACLASS)
+            and not any(
+                isinstance(n, (ast.Name, ast.Attribute)) and getattr(n, "id", getattr(n, "attr", "")) in _NOT_FIELDS
+                for f in named.body
+                if isinstance(f, ast.AnnAssign)
+                for n in ast.walk(f.annotation)
+            )
+        )
+
+    def built(self, node: ast.expr, scope: Scope) -> bool:
+        """Is `node` a Python container the file builds: a display (`[a, b]`, `(x,) * 2`,
+        `{k: v}`), a list or dict comprehension, the builtins' `tuple(...)`, `list(...)`,
+        `dict(...)` (`dict(zip(...))`), `jax.tree.map` over a container, a conditional of such
+        containers (or None), or a call of a def of the file that returns only displays and
+        comprehensions? Indexing it picks what it holds (a Ref, for a container of Refs):
+        never a value out of a Ref, and `.at` on it fails."""
+        if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)):
+            return True
+        if isinstance(node, ast.BinOp):  # `(x,) * 2`, `2 * [x]`, `[a] + [b]`
+            sides = (node.left, node.right)
+            if isinstance(node.op, ast.Mult):
+                return any(isinstance(side, (ast.List, ast.Tuple)) for side in sides)
+            return isinstance(node.op, ast.Add) and all(self.built(side, scope) for side in sides)
+        if isinstance(node, ast.IfExp):
+            branches = [b for b in (node.body, node.orelse) if not (isinstance(b, ast.Constant) and b.value is None)]
+            return bool(branches) and all(self.built(b, scope) for b in branches)
+        if not isinstance(node, ast.Call):
+            return False
+        if isinstance(node.func, ast.Name):
+            _, bindings = scope.lookup(node.func.id)
+            if not bindings:  # a builtin, where nothing of the file's shadows it
+                return node.func.id in _BUILDERS
+            function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+            if isinstance(function, ast.FunctionDef) and not function.decorator_list and not bindings[0].declared:
+                returned = [r.value for r in _returns(function)]
+                return bool(returned) and all(isinstance(r, _DISPLAYS) for r in returned)
+            return False
+        tree = node.args[1] if len(node.args) > 1 else None
+        return (
+            tree is not None
+            and not isinstance(tree, ast.Starred)
+            and self.resolves_to(node.func, scope, TREE_MAP)
+            and self.kind(tree, scope) is Kind.TUPLE
+        )
+
+    def _member_built(self, node: ast.expr, scope: Scope) -> bool:
+        """`self.sems` in a method, where every store of a `.sems` in the file is one of
+        `self.sems = <a container the file builds>` in a method of the class (`__init__`'s
+        `self.sems = (a, b)`), and no method views it (`self.sems.at[0]` shows a Ref given it
+        elsewhere): it holds a container wherever it is read."""
+        key = self.member(node, scope) if isinstance(node, ast.Attribute) else None
+        if not (isinstance(key, tuple) and key[0] == "member" and len(key[2]) == 1):
+            return False
+        assert isinstance(node, ast.Attribute)  # a member's key is made for attributes alone
+        stores = self.scopes.attribute_stores.get(node.attr, [])
+        if not stores or self.axes_indexed(node, scope) is not None:  # `self.sems.at[0]`: a Ref too, from elsewhere
+            return False
+        return all(
+            value is not None and self.member(target, where) == key and self.built(value, where)
+            for target, value, where in stores
+        )
 
     def _tuple(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> Kind:
         """What a slice of `node`, or a name assigned it, holds: only a tuple carries over (an
@@ -511,6 +586,26 @@ def bound_arguments(params: tuple[SemParam, ...], call: ast.Call) -> list[tuple[
 
 
 _NAMED_TUPLE = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+_DATACLASS = frozenset({"dataclasses.dataclass"})
+_NOT_FIELDS = frozenset({"ClassVar", "InitVar", "KW_ONLY"})  # annotations that make no positional field
+_BUILDERS = frozenset({"tuple", "list", "dict"})  # builtins whose result is a Python container
+_DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+
+
+def _returns(function: ast.FunctionDef) -> list[ast.Return]:
+    """The def's own `return` statements (not those of a def, lambda or class inside it); a
+    `return` without a value, or falling off the end, returns None (which indexing rejects)."""
+    found: list[ast.Return] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
 _PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
 
 

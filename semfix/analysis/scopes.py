@@ -103,6 +103,9 @@ class ScopeBuilder:
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.imports: list[ast.Import | ast.ImportFrom] = []  # in any scope
+        # by attribute name: each store or `del` of `obj.name`, with the value assigned where one
+        # plain assignment gives it (else None: `obj.name += 1`, `a, obj.name = ...`, a loop's)
+        self.attribute_stores: dict[str, list[tuple[ast.Attribute, ast.expr | None, Scope]]] = {}
         # Callee names that can resolve to a function the rules ask about: the names themselves,
         # whatever a file imports them as, and names assigned them (`named`). A call spelled
         # otherwise resolves to none of them.
@@ -327,6 +330,11 @@ class ScopeBuilder:
         elif isinstance(target, ast.Starred):  # always a list
             self._target(target.value, scope, "star_unpack", statement)
         else:  # an attribute or subscript: only loads inside (or None: `with x:`)
+            if isinstance(target, ast.Attribute):  # `obj.x = v`, with v where it is the whole value
+                whole = isinstance(statement, ast.Assign) and target in statement.targets
+                self.attribute_stores.setdefault(target.attr, []).append(
+                    (target, statement.value if whole else None, scope)  # type: ignore[union-attr]
+                )
             self.visit(target, scope)
 
 

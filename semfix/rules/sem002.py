@@ -36,8 +36,12 @@ reported, where `sems[i]` already is a Ref and `.at` would fail: a tuple of Refs
 slice of it such as `refs[0:2]` or a name assigned one, a starred unpacking target, literals,
 an output written as a pytree node in `out_shape` or `out_specs` such as
 `(pltpu.SemaphoreType.DMA(()),) * 2`, a parameter that any allocation makes a tuple, also held
-in a NamedTuple's field: `held.pair` after `held = Held(sems, pair)`, is what the call gave the
-field), or a string index (`sems["load"]`: a dict of Refs). Nor where the allocation's shape
+in a NamedTuple's field or a dataclass's (stored nowhere in the file): `held.pair` after `held = Held(sems,
+pair)`, is what the call gave the field), a container the file builds (a list, tuple or dict
+display or comprehension, `tuple(... for ...)`, `dict(zip(...))`, `jax.tree.map` over a
+container, a local helper's returned comprehension, a scratch entry written so, or `self.sems`
+that every store in the file sets to one and no `.at` views), or a string index
+(`sems["load"]`: a dict of Refs). Nor where the allocation's shape
 has more dimensions than `sems[i]` gives indices: that reads a row, and `sems.at[i]` would pass
 one (SEM004 reports it). Where the allocation is a semaphore array whose shape semfix cannot
 read (`X(shape)` of a parameter) or whose launches disagree, the number of indices that pick
