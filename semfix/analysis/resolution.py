@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from semfix.analysis.scopes import Scope, Tracking
 from semfix.analysis.views import unview
 from semfix.catalog import (
     FUNCTION_NAMES,
+    KINDS_NEEDED,
     PARTIAL,
     SLICES,
     TREE_MAP,
@@ -75,13 +77,16 @@ class Resolution:
     # -- resolution ---------------------------------------------------------------------
     def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
         """The names `node` may be, through the imports (`pltpu.semaphore_wait`, or the builtin
-        `getattr(pltpu, "semaphore_wait")` with a constant name); None where it is no import's."""
+        `getattr(pltpu, "semaphore_wait")` with a constant name); None where it is no import's.
+        A binding to None (`except ImportError: pl = pltpu = None`) names nothing a call or
+        attribute could reach, so the import alone counts."""
         if type(node) is ast.Call:
             return self._getattr(node, scope)
         root, steps, _ = unchain(node)
         if not isinstance(root, ast.Name) or None in steps:
             return None
         _, bindings = scope.lookup(root.id)
+        bindings = [b for b in bindings if not (b.kind == "assign" and _is_none(b.value))]
         if not bindings or any(b.kind != "import" for b in bindings):
             return None
         suffix = "".join(f".{p}" for p in steps)
@@ -114,7 +119,10 @@ class Resolution:
             scope = self.scopes.scope_of[id(call)]
             operation = self._catalog_function(call.func, scope)
             if operation is None and call.args and self.resolves_to(call.func, scope, PARTIAL):
-                operation = self._catalog_function(call.args[0], scope)
+                function = call.args[0]  # a catalog function, or a helper of the file (`partial(_fetch, x, buf, sem)`)
+                operation = self._catalog_function(function, scope) or (
+                    self._helper(function, scope) if isinstance(function, ast.Name) else None
+                )
                 operation = operation and operation.through_partial()
             if operation is None and isinstance(call.func, ast.Name):
                 operation = self._helper(call.func, scope)
@@ -244,7 +252,7 @@ class Resolution:
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
             found = uses.get(id(parameter), [])
-            if len(set(found)) == 1 and len(found) == len(spelled.get(parameter.arg, ())):  # its every use: passed on
+            if len(found) == len(spelled.get(parameter.arg, ())) and _one_need(set(found)):  # its every use: passed on
                 buffer, via = found[0]
                 passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
         if not passed[0] and not passed[1]:
@@ -253,14 +261,16 @@ class Resolution:
 
     def _catalog_function(self, node: ast.expr, scope: Scope, alias: bool = True) -> Operation | None:
         """The catalog function `node` names: through the imports, or (with `alias`) a local or
-        module name bound once, by `name = <such a function>`, and never declared global."""
+        module name never declared global whose every binding is `name = <such a function>`,
+        all of one operation: a version check binds it in each branch, or in a conditional
+        (`pl.semaphore_wait if hasattr(pl, "semaphore_wait") else pltpu.semaphore_wait`)."""
         if alias and isinstance(node, ast.Name):
             owner, bindings = scope.lookup(node.id)
-            if len(bindings) == 1 and bindings[0].kind == "assign" and not bindings[0].declared and owner is not None:
-                return self._catalog_function(bindings[0].value, owner, alias=False)
+            if bindings and owner is not None and all(b.kind == "assign" and not b.declared for b in bindings):
+                values = [value for b in bindings for value in branches(b.value)]
+                return _one({self._catalog_function(value, owner, alias=False) for value in values})
         names = self.qualified(node, scope) or set()
-        operations = {lookup(self.through_run(name) if self.aliases else name) for name in names}
-        return operations.pop() if len(operations) == 1 and None not in operations else None
+        return _one({lookup(self.through_run(name) if self.aliases else name) for name in names})
 
     def through_run(self, name: str) -> str:
         """The JAX name a name read through another module of the run is (`..compat.pltpu.x`:
@@ -381,8 +391,8 @@ class Resolution:
                 return any(isinstance(side, (ast.List, ast.Tuple)) for side in sides)
             return isinstance(node.op, ast.Add) and all(self.built(side, scope) for side in sides)
         if isinstance(node, ast.IfExp):
-            branches = [b for b in (node.body, node.orelse) if not (isinstance(b, ast.Constant) and b.value is None)]
-            return bool(branches) and all(self.built(b, scope) for b in branches)
+            given = [b for b in (node.body, node.orelse) if not _is_none(b)]
+            return bool(given) and all(self.built(b, scope) for b in given)
         if not isinstance(node, ast.Call):
             return False
         if isinstance(node.func, ast.Name):
@@ -590,6 +600,27 @@ _DATACLASS = frozenset({"dataclasses.dataclass"})
 _NOT_FIELDS = frozenset({"ClassVar", "InitVar", "KW_ONLY"})  # annotations that make no positional field
 _BUILDERS = frozenset({"tuple", "list", "dict"})  # builtins whose result is a Python container
 _DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+
+
+def _one_need(uses: set[tuple[bool, tuple[str, str]]]) -> bool:
+    """Do a helper's parameter's uses need one thing: one DMA buffer parameter, or semaphore
+    parameters that all take the same kinds (`semaphore_signal(sem)` then `semaphore_wait(sem)`)?"""
+    if len({buffer for buffer, _ in uses}) != 1:
+        return False
+    buffer = next(iter(uses))[0]
+    return len(uses) == 1 or (not buffer and len({KINDS_NEEDED.get(via) for _, via in uses}) == 1)
+
+
+def _one(operations: set[Operation | None]) -> Operation | None:
+    """The one operation all of these are (as the releases that added them may differ, the
+    earliest: any one runs), else None."""
+    if None in operations or len({replace(o, since=None) for o in operations if o is not None}) != 1:
+        return None
+    return min((o for o in operations if o is not None), key=lambda o: o.since or ())
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _returns(function: ast.FunctionDef) -> list[ast.Return]:

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from semfix.analysis.nodes import Steps, content_read, unchain
+from semfix.analysis.nodes import Steps, branches, content_read, unchain
 from semfix.catalog import FUNCTION_NAMES, KERNEL, PALLAS_CALL, PARTIAL, RUN_SCOPED
 
 
@@ -255,8 +255,9 @@ class ScopeBuilder:
             else:
                 kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
                 scope.bind(target.id, Binding(kind, node=node))
-                if type(node.value) in (ast.Name, ast.Attribute):  # may name a function: see `named`
-                    self.named.append((target.id, getattr(node.value, "attr", getattr(node.value, "id", ""))))
+                for value in branches(node.value):  # may name a function: see `named`
+                    if type(value) in (ast.Name, ast.Attribute):
+                        self.named.append((target.id, getattr(value, "attr", getattr(value, "id", ""))))
 
     def _delete(self, node: ast.Delete, scope: Scope) -> None:
         """`del x` binds `x` as Python does (it is local to the scope): a Ref name deleted

@@ -322,21 +322,25 @@ def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
 
 def _given(scopes: Tracking, line: int, through: Through) -> list[tuple[str, ast.expr, Scope]]:
     """The arguments a call at `line` of `through.function` gives the parameters it passed on
-    (by position or keyword); without them, the call itself."""
-    calls = [
-        c
-        for c in scopes.calls
-        if c.lineno <= line <= (c.end_lineno or c.lineno)
-        and through.function == getattr(c.func, "id", getattr(c.func, "attr", None))
-    ]
+    (by position or keyword), or a `functools.partial(function, ...)` there, whose arguments
+    come after the function; without them, the call itself."""
+    calls: list[tuple[ast.Call, int]] = []  # each with where its arguments for the function start
+    for c in scopes.calls:
+        if c.lineno <= line <= (c.end_lineno or c.lineno):
+            called = getattr(c.func, "id", getattr(c.func, "attr", None))
+            if called == through.function:
+                calls.append((c, 0))
+            elif called == "partial" and c.args and getattr(c.args[0], "id", None) == through.function:
+                calls.append((c, 1))
     found: list[tuple[str, ast.expr, Scope]] = []
-    for call in calls:
+    for call, shift in calls:
         scope = scopes.scope_of[id(call)]
         if through.params is None:
             found.append((f"calls `{through.function}`, whose source semfix cannot read", call, scope))
             continue
         keywords = {k.arg: k.value for k in call.keywords}
-        for name, position in through.params:
+        for name, at in through.params:
+            position = None if at is None else at + shift
             positional = (
                 position is not None
                 and position < len(call.args)
