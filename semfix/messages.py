@@ -149,3 +149,9 @@ def nothing_fixed(found: int, unsafe: int, unsafe_option: str) -> str:
             "none can be fixed automatically" if not unsafe else f"{found - unsafe} cannot be fixed automatically"
         )
     return "; ".join(parts)
+
+
+def held_as_value(read: str) -> str:
+    """Why a value viewed through the local holding it (`row = sems[0]`, then `row.at[1]`) is
+    reported, not fixed: the local may be read as a value elsewhere too."""
+    return f"`{read}` is held in a local, which other code may read as a value"

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
+from semfix.analysis import views
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Located, Rewrite, Text, end_of, tokens
@@ -28,7 +29,7 @@ from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
-    from semfix.analysis.scopes import ScopeBuilder
+    from semfix.analysis.scopes import Scope, ScopeBuilder
     from semfix.settings import Place, Settings
 
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
@@ -56,6 +57,19 @@ class Context(Evidence):
         self.held: str | None = None  # while set, findings are reported with this reason, not fixed
         self.suppressions = Suppressions(text.text)
         self._comments: dict[int, list[int]] = {}  # by call: where each comment in it starts
+
+    def viewed_read(
+        self, node: ast.expr, scope: Scope
+    ) -> tuple[ast.Subscript, tuple[ast.expr, ...], Scope, bool] | None:
+        """`views.viewed_read`, where a value a local holds (`row = sems[0]`, viewed as
+        `row.at[1]`) is handed out once: its one finding is at the read, for all its views."""
+        viewed = views.viewed_read(node, scope)
+        if viewed is None or not viewed[3]:
+            return viewed
+        if ("viewed", id(viewed[0])) in self.memo:
+            return None
+        self.memo["viewed", id(viewed[0])] = True
+        return viewed
 
     def off(self, code: str, lines: Iterable[int]) -> bool:
         """Is the rule off, or silenced by a comment on one of `lines` or for the whole file?"""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from semfix.analysis.nodes import is_at
+from semfix.analysis.nodes import element_read, is_at
 from semfix.analysis.scopes import Scope
 
 
@@ -73,3 +73,20 @@ def _bound_once(node: ast.expr, scope: Scope, kinds: tuple[str, ...]) -> tuple[a
     if owner is None or len(bindings) != 1 or bindings[0].kind not in kinds or bindings[0].declared:
         return None
     return bindings[0].value, owner
+
+
+def viewed_read(node: ast.expr, scope: Scope) -> tuple[ast.Subscript, tuple[ast.expr, ...], Scope, bool] | None:
+    """`sems[0]` in `sems[0].at[1]` (a view taken of a value: jnp's `.at`, not a Ref's), with the
+    indices of the views taken of it and the scope it is written in; also where a local bound
+    once holds it (`row = sems[0]` then `row.at[1]`: carried, True). None where the views start
+    from anything else."""
+    levels: list[ast.expr] = []
+    while isinstance(node, ast.Subscript) and is_at(node.value):
+        levels[:0] = indices(node, scope)[0]
+        node = node.value.value
+    bound = _bound_once(node, scope, ("read",)) if levels else None
+    if bound is not None:
+        node, scope = bound
+    if not levels or not element_read(node):
+        return None
+    return node, tuple(levels), scope, bound is not None

@@ -196,8 +196,8 @@ class _Skim:
             for name, entry in self._pairs()
         )
 
-    @staticmethod
     def _note(
+        self,
         functions: set[str],
         arguments: list[bytes],
         names: set[bytes],
@@ -213,6 +213,8 @@ class _Skim:
             if name is not None:
                 names.add(name)
             base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
+            if name is None and base is not None and _holds_a_read(base).search(self.data):
+                raise GiveUp("a view of a local that may hold a value read (`row = sems[0]`, then `row.at[1]`)")
             if name is None and argument in semaphores:
                 if _PALLAS_SLICE.search(argument):
                     raise GiveUp("a semaphore view that may take a slice (`pl.ds(...)`)")
@@ -430,6 +432,12 @@ def _outside_brackets(argument: bytes) -> bytes:
     return bytes(kept)
 
 
+@functools.lru_cache(maxsize=256)
+def _holds_a_read(name: bytes) -> re.Pattern[bytes]:
+    """`name = X[` (and more), where `X` is no `.at` view: the name may hold a value read."""
+    return re.compile(rb"(?<![\w.])" + re.escape(name) + rb"[ \t]*=[ \t]*[\w.]+(?<!\.at)[ \t]*\[")
+
+
 def _shape(argument: bytes) -> bytes | None:
     """The name a semaphore argument is, None if it cannot be a finding; gives up otherwise."""
     if not argument.isascii():
@@ -450,6 +458,9 @@ def _shape(argument: bytes) -> bytes | None:
             depth += (argument[index] in b")]}") - (argument[index] in b"([{")
             if depth == 0:
                 break
-        if depth or b":" in argument[index:] or not _AT_BEFORE.search(argument, 0, index):
+        at = _AT_BEFORE.search(argument, 0, index)
+        if depth or b":" in argument[index:] or not at:
             raise GiveUp("a subscript other than a plain `.at[i]` view")
+        if (viewed := argument[: at.start()].rstrip()).endswith(b"]"):  # `sems[0].at[1]`: a view of what?
+            _shape(viewed)
     return None  # an attribute, a call, a constant, an expression: never a finding

@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
+from semfix import messages
 from semfix.analysis.context import Context
 from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Rewrite, element_read, end_of, read_target
@@ -98,6 +99,9 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
                 return
         if element_read(current):
             rewrite = sem002.check(ctx, call, current, scope, rewrite)
+        elif (viewed := ctx.viewed_read(current, scope)) is not None:  # `sems[0].at[1]`: a view of a value
+            with ctx.holding(messages.held_as_value(ctx.text.of(viewed[0])) if viewed[3] else None):
+                rewrite = sem002.check(ctx, call, viewed[0], viewed[2], rewrite, beyond=viewed[1])
         if rewrite is not None:
             _make(ctx, rewrite)
 

@@ -193,12 +193,13 @@ def _evidence(ctx: Context, base: ast.expr, scope: Scope) -> str | None:
     return "" if _proven(ctx, base, scope) else None
 
 
-def _unranked(ctx: Context, element: ast.Subscript, scope: Scope, one: bool) -> bool:
+def _unranked(ctx: Context, element: ast.Subscript, scope: Scope, one: bool, beyond: tuple[ast.expr, ...]) -> bool:
     """Is `element` read out of an allocated semaphore array, or (`one`: a semaphore argument,
     not a buffer, whose view may have any shape) out of a view of any Ref, where the file does not
     show that the element's indices pick one semaphore: an allocation's shape semfix cannot read
     (`X(shape)`), launches that disagree, no rank shown for a view's Ref (`rank_shown`: a view
-    proves a Ref, not its rank), or another number of indices?"""
+    proves a Ref, not its rank), or another number of indices? `beyond`: the indices of views
+    taken of the element (`sems[0].at[1]`), which pick semaphores too once it is a view."""
     view = unview(element.value, scope)
     if ctx.kind(view.base, view.scope) is Kind.ARRAY:
         rank = ctx.rank(view.base, view.scope)
@@ -207,8 +208,14 @@ def _unranked(ctx: Context, element: ast.Subscript, scope: Scope, one: bool) -> 
     else:
         return False
     entries, counted = indices(element, scope)
-    used = len(entries) + sum(not ctx.keeps_dimension(i, view.scope) for level in view.levels for i in level)
+    outer = [i for level in view.levels for i in level] + list(beyond)
+    used = len(entries) + sum(not ctx.keeps_dimension(i, view.scope) for i in outer)
+    counted = counted and not any(isinstance(i, ast.Starred) or _ellipsis(i) for i in beyond)
     return rank is None or not (counted and view.counted) or rank[0] != used
+
+
+def _ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
 
 
 def _one_view(ctx: Context, element: ast.Subscript, scope: Scope) -> str | None:
@@ -230,9 +237,11 @@ def check(
     *,
     code: str = CODE,
     words: Callable[..., str] = messages.element_read,
+    beyond: tuple[ast.expr, ...] = (),
 ) -> Rewrite | None:
     """`X[i]` to `X.at[i]`, with the safety the docs give. After SEM001's rewrite `previous`
-    (`X[i][...]`) the view joins it: one rewrite, one finding."""
+    (`X[i][...]`) the view joins it: one rewrite, one finding. `beyond`: the indices of the
+    views the argument takes of `X[i]` (`X[i].at[j]`: jnp's `.at` of a value, `X.at[i].at[j]` once fixed)."""
     base = element.value
     kind = ctx.kind(base, scope)
     if kind is Kind.TUPLE or keyed_by_text(element):  # `sems[i]` or `sems["load"]` already is a Ref
@@ -241,7 +250,7 @@ def check(
         ctx.report(code, element, messages.read_of_a_read(ctx.text.of(element), _one_view(ctx, element, scope)), None)
         return previous
     evidence = _evidence(ctx, base, scope)
-    unranked = _unranked(ctx, element, scope, one=code == CODE)
+    unranked = _unranked(ctx, element, scope, code == CODE, beyond)
     safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
     gap = ctx.bracket(element)
     if gap is None:  # text before `[` that no known source holds: reported, not cut

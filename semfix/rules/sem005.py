@@ -152,4 +152,9 @@ def check(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, judge:
             return None
     if isinstance(current, ast.Subscript) and not is_at(current.value) and read_target(current) is None:
         rewrite = sem002.check(ctx, call, current, scope, rewrite, code=CODE, words=messages.buffer_view)
+    elif (viewed := ctx.viewed_read(current, scope)) is not None:  # `bufs[0].at[1]`: a view of a value
+        with ctx.holding(messages.held_as_value(ctx.text.of(viewed[0])) if viewed[3] else None):
+            rewrite = sem002.check(
+                ctx, call, viewed[0], viewed[2], rewrite, code=CODE, words=messages.buffer_view, beyond=viewed[1]
+            )
     return rewrite

@@ -1,0 +1,53 @@
+"""A view taken of a value (issue 43, section 3): `flags[0].at[1]` is jnp's `.at` of the row's
+value, which JAX refuses as an argument (a TypeError, which no row of explain's table holds, so
+the fixture is no `rt_` case); the fix `flags.at[0].at[1]` runs, on 0.10.2 and on the newest JAX.
+Held in a local (`row = flags[0]`, then `row.at[1]`), it is reported at the read, not fixed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from jax_env import Worker, require_jax_python
+
+from semfix import fix_source
+from semfix.jax_versions import NEWEST, spelled
+from semfix.selection import build_settings
+
+pytestmark = pytest.mark.jax
+
+CASE = Path(__file__).parent / "fixtures" / "sem002" / "view_of_an_element_read"
+
+
+@pytest.fixture(scope="module", params=["venv", spelled(NEWEST)])
+def worker(request: pytest.FixtureRequest) -> Iterator[Worker]:
+    python = sys.executable if request.param == "venv" else require_jax_python(request.param, request.config)
+    running = Worker(python)
+    yield running
+    running.close()
+
+
+def test_a_view_of_a_value_fails_in_jax_and_its_fix_runs(worker: Worker) -> None:
+    before = (CASE / "before.py").read_text()
+    failed = worker.run(before)
+    assert failed.startswith("error TypeError") and "_IndexUpdateRef" in failed, failed
+    fixed = fix_source(before).source
+    assert fixed == (CASE / "after.py").read_text()
+    assert worker.run(fixed, check=True, strict=True).startswith("ok "), fixed
+
+
+def test_a_value_held_in_a_local_then_viewed_is_reported_at_the_read() -> None:
+    source = """\
+from jax.experimental import pallas as pl
+
+
+def row_kernel(x_hbm, o_hbm, flags):
+    row = flags[0]
+    pl.semaphore_wait(row.at[1], 1)
+    pl.semaphore_signal(row.at[0], 1)
+"""
+    result = fix_source(source, settings=build_settings(unsafe_fixes=True))
+    assert result.source == source
+    assert [(f.rule, f.line, f.column, f.applied) for f in result.findings] == [("SEM002", 5, 11, False)]
