@@ -157,3 +157,22 @@ def test_what_may_not_be_a_container_is_still_reported(body: str) -> None:
     result = fix_source(_HEAD + body, settings=build_settings())
     assert [finding.rule for finding in result.findings] == ["SEM002"]
     assert not any(finding.applied for finding in result.findings)
+
+
+def test_a_read_in_a_comprehension_is_found_at_the_read() -> None:
+    """`vals = [sems[i] for i in ...]`, then `vals[0]` as the semaphore: the finding is at
+    `sems[i]` (the runtime fixture sem002/rt_read_in_a_comprehension runs its fix); where `vals`
+    is also read as the values, it is reported there and not fixed."""
+    source = (
+        _HEAD
+        + """
+def kernel(x_ref, o_ref, sems):
+    vals = tuple(sems[i] for i in range(2))
+    pl.semaphore_signal(vals[1], 1)
+    pl.semaphore_wait(vals[1], 1)
+    o_ref[0] = vals[0]
+"""
+    )
+    result = fix_source(source, settings=build_settings(unsafe_fixes=True))
+    assert result.source == source
+    assert [(f.rule, f.line, f.column, f.applied) for f in result.findings] == [("SEM002", 8, 18, False)]

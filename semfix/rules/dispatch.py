@@ -16,7 +16,7 @@ from dataclasses import replace
 from semfix import messages
 from semfix.analysis.context import Context
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Rewrite, element_read, end_of, read_target
+from semfix.analysis.nodes import Rewrite, content_read, element_read, end_of, read_target
 from semfix.analysis.scopes import Scope
 from semfix.catalog import Operation, SemParam
 from semfix.rewrite.text import apply_edits
@@ -88,6 +88,13 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
         return
     if carried and isinstance(argument, ast.Name) and sem003.check(ctx, call, argument, scope, _judge(_semaphore)):
         return
+    if (held := _comprehended(ctx, argument, scope)) is not None:  # `vals[0]`, `vals = [sems[i] for i in ...]`
+        comprehension, read, blocker = held
+        if ("comprehended", id(read)) not in ctx.memo:  # one finding, at the read, for every use
+            ctx.memo["comprehended", id(read)] = True
+            with ctx.holding(blocker):
+                _semaphore(ctx, comprehension, read, ctx.scopes.scope_of[id(read)], carried=False)  # type: ignore[arg-type]
+        return
     with ctx.holding(_unusual(argument)):
         if sem004.check(ctx, argument, scope):
             return
@@ -143,6 +150,29 @@ def _judge(rule: Callable[..., None]) -> sem003.Judge:
         return sem003.Verdict(findings, apply_edits(ctx.text.text, start, end, fixed[0].edits), fixed[0].replacement)
 
     return judge
+
+
+def _comprehended(ctx: Context, argument: ast.expr, scope: Scope) -> tuple[ast.expr, ast.Subscript, str | None] | None:
+    """`vals[k]`, where the local `vals` is bound once to a comprehension of reads (`[sems[i] for
+    i in ...]`, `tuple(sems[i] for ...)`): each element is the value the read makes, so the read is
+    what the rules judge, where it is, as if passed directly; with the comprehension, and why
+    its fix is not made (None: `vals` is read only as such arguments, so its elements may be Refs)."""
+    if not (isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name)):
+        return None
+    name = argument.value.id
+    owner, bindings = scope.lookup(name)
+    if owner is None or len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].declared:
+        return None
+    made = bindings[0].value
+    if isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords and ctx.built(made, owner):
+        made = made.args[0]  # `tuple(... for ...)`, `list(... for ...)`
+    if not isinstance(made, (ast.ListComp, ast.GeneratorExp)) or not content_read(made.elt):
+        return None
+    uses = ctx.tracking().references(name, owner) if owner.kind == "function" else []
+    only = uses and all(isinstance(u.top, ast.Subscript) and id(u.top) in ctx.semaphore_args for u in uses)
+    blocker = None if only else f"`{name}` is also read as the values, or outside its function"
+    assert isinstance(made.elt, ast.Subscript)  # a content read is one
+    return made, made.elt, blocker
 
 
 def _unusual(argument: ast.expr) -> str | None:
