@@ -15,8 +15,8 @@ from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, walk
-from semfix.analysis.scopes import Scope, Tracking
+from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, unpacked, walk
+from semfix.analysis.scopes import Binding, Scope, Tracking
 from semfix.analysis.views import unview
 from semfix.catalog import (
     FUNCTION_NAMES,
@@ -319,7 +319,9 @@ class Resolution:
         found, bindings = scope.lookup(node.id)
         kinds = set()
         for binding in bindings:
-            if binding.kind in ("star_param", "star_unpack", "tuple_literal", "element"):
+            if binding.kind == "element" and (taken := self._taken(node.id, binding, found)) is not None:
+                kinds.add(Kind.TUPLE if any(self.kind(e, t, seen) is Kind.TUPLE for e, t in taken) else Kind.UNKNOWN)
+            elif binding.kind in ("star_param", "star_unpack", "tuple_literal", "element"):
                 kinds.add(Kind.TUPLE)  # a loop's element may differ at each pass: no proof holds for all
             elif binding.kind == "unpack":  # what `a, sems = refs` unpacked: a tuple too, unless shown a Ref
                 kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)
@@ -331,6 +333,24 @@ class Resolution:
             else:
                 kinds.add(Kind.UNKNOWN)
         return Kind.TUPLE if Kind.TUPLE in kinds else Kind.ARRAY if kinds == {Kind.ARRAY} else Kind.UNKNOWN
+
+    def _taken(self, name: str, binding: Binding, scope: Scope | None) -> list[tuple[ast.expr, Scope]] | None:
+        """What a loop target takes at each pass where the loop runs over a literal written there,
+        or held by a name bound once to one (`for src, sem in ((x, sems.at[0]), (y, b))`): each
+        value with its scope; None where the values are not all written so. A value that is a
+        tuple of Refs makes the target one; any other leaves it unproven, never an array (each
+        pass may differ), so a read out of it is reported, its fix unsafe."""
+        loop = binding.node
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or scope is None:
+            return None
+        source, where = loop.iter, scope
+        if isinstance(source, ast.Name):
+            owner, held = scope.lookup(source.id)
+            if owner is None or [b.kind for b in held] != ["tuple_literal"] or held[0].declared:
+                return None
+            source, where = held[0].value, owner
+        values = unpacked(ast.For(target=loop.target, iter=source, body=[], orelse=[]), name)
+        return None if values is None else [(value, where) for value in values]
 
     def field(self, node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
         """What a record's field holds (`held.pair`, `held = Held(sems, pair)`), and the scope it

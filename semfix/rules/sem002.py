@@ -53,7 +53,14 @@ class for `self.`) all give one number of indices, and `window.at[c]` gives it; 
 `sems[i].at[j]` would be jnp's `.at` of a value. A name an assignment unpacks
 (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
 (`sems.at[0]`), else not reported; a loop's (`for buf, sems in ...`) may differ at each pass,
-so never. `.at` goes just before `[`: a comment or line break around the index
+so never, unless the loop runs over a literal (written there, or held by a name bound once)
+whose values there hold no tuple of Refs (`for src, sem in ((x, sems.at[0]), (y, b))`): then
+`sem[0]` is reported, as for a parameter (its fix unsafe unless the scope proves `sem` a Ref).
+`sems[0].at[1]` views a value (jnp's `.at`): fixed to `sems.at[0].at[1]`, safe as above with the
+outer view's indices counted in the rank; `row = sems[0]` then `row.at[1]` is reported at the
+read, not fixed. `vals[k]`, where a local `vals` is a comprehension of reads (`[sems[i] for i
+in ...]`), is judged at the read `sems[i]`, fixed there only where `vals` is read as semaphore
+arguments alone. `.at` goes just before `[`: a comment or line break around the index
 stays. Each branch of a conditional expression (`sems[0] if first else sems[1]`) is an argument
 of its own.
 """
