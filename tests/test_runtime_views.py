@@ -1,7 +1,8 @@
 """A view taken of a value (issue 43, section 3): `flags[0].at[1]` is jnp's `.at` of the row's
 value, which JAX refuses as an argument (a TypeError, which no row of explain's table holds, so
 the fixture is no `rt_` case); the fix `flags.at[0].at[1]` runs, on 0.10.2 and on the newest JAX.
-Held in a local (`row = flags[0]`, then `row.at[1]`), it is reported at the read, not fixed."""
+Held in a local (`row = flags[0]`, then `row.at[1]`), it is reported at the read, not fixed;
+either only where the file shows `flags` a Ref (`refs[0].at[1]` of a tuple of Refs is common)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,22 @@ def row_kernel(x_hbm, o_hbm, flags):
     row = flags[0]
     pl.semaphore_wait(row.at[1], 1)
     pl.semaphore_signal(row.at[0], 1)
+    pl.semaphore_signal(flags.at[1, 0], 1)
 """
     result = fix_source(source, settings=build_settings(unsafe_fixes=True))
     assert result.source == source
     assert [(f.rule, f.line, f.column, f.applied) for f in result.findings] == [("SEM002", 5, 11, False)]
+
+
+def test_a_view_of_an_element_of_what_may_be_a_tuple_is_left_alone() -> None:
+    source = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(x_hbm, o_hbm, scratches):
+    pl.semaphore_wait(scratches[-1].at[0], 1)
+    row = scratches[0]
+    pl.semaphore_wait(row.at[1], 1)
+"""
+    result = fix_source(source, settings=build_settings(unsafe_fixes=True))
+    assert result.source == source and result.findings == ()

@@ -13,7 +13,7 @@ import functools
 import itertools
 from dataclasses import replace
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, unpacked, walk
 from semfix.analysis.scopes import Binding, Scope, Tracking
@@ -63,6 +63,7 @@ class Resolution:
         self._param_axes: dict[int, set[tuple[int, frozenset[int]]]] = {}
         self._picked: dict[object, tuple[set[int], ast.expr]] | None = None  # by `member`: `rank_shown`
         self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
+        self._holders: set[int] | None = None  # id() of each def holding a catalog call (`_holds_catalog_calls`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
         self._names: dict[int, dict[str, list[ast.Name]]] = {}  # by id() of a def: its Names (`names_in`)
@@ -121,7 +122,9 @@ class Resolution:
             if operation is None and call.args and self.resolves_to(call.func, scope, PARTIAL):
                 function = call.args[0]  # a catalog function, or a helper of the file (`partial(_fetch, x, buf, sem)`)
                 operation = self._catalog_function(function, scope) or (
-                    self._helper(function, scope) if isinstance(function, ast.Name) else None
+                    self._helper(function, scope)
+                    if len(call.args) > 1 and self._holds_catalog_calls(function, scope)
+                    else None
                 )
                 operation = operation and operation.through_partial()
             if operation is None and isinstance(call.func, ast.Name):
@@ -148,6 +151,21 @@ class Resolution:
                 helpers.update(id(c) for c in found)
             helpers.difference_update(id(c) for c in relevant)
         return relevant + [c for c in self.scopes.calls if id(c) in self._helper_calls]
+
+    def _holds_catalog_calls(self, node: ast.expr, scope: Scope) -> TypeGuard[ast.Name]:
+        """Does the def `node` names hold a call of a catalog function (itself, or in a nested def
+        it runs)? Only such a def, given positional arguments, is worth reading as a helper where
+        a partial names it: a kernel is one too, bound by keywords (`partial(kernel, n=n)`), and
+        reading every kernel given to a partial cost a walk of each (1.2x calls on tpu-inference)."""
+        if self._holders is None:
+            self._holders = {
+                id(d)
+                for c in self.scopes.relevant_calls()
+                if self._catalog_function(c.func, self.scopes.scope_of[id(c)]) is not None
+                for d in self._runners(self._def_of(c))
+            }
+        _, bindings = scope.lookup(node.id) if isinstance(node, ast.Name) else (None, [])
+        return len(bindings) == 1 and id(bindings[0].node) in self._holders
 
     def _def_of(self, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The def a call is in (through comprehensions and lambdas)."""

@@ -147,6 +147,7 @@ class _Skim:
             for before in scan.names_before(data, match.start()) & _ALIASABLE:
                 self.meanings.setdefault(match.group(1).decode(), set()).add(before)
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
+        self.bases: set[bytes] = set()  # the names views of them are taken in catalog calls (`row` in `row.at[1]`)
 
     def clears(self) -> bool:
         data = self.data
@@ -168,6 +169,8 @@ class _Skim:
                 self._note(meanings & FUNCTION_NAMES, arguments, names, views, refused)
         for functions, arguments in self._partials():
             self._note(functions, arguments, names, views, refused)
+        if self.bases and _holds_a_read(frozenset(self.bases), data):
+            raise GiveUp("a view of a local that may hold a value read (`row = sems[0]`, then `row.at[1]`)")
         if not names and not views and not refused:
             return True
         if names and self._helper_called(names):  # the call of a helper passes what its parameter gets
@@ -213,8 +216,8 @@ class _Skim:
             if name is not None:
                 names.add(name)
             base = name or (view.group() if (view := _VIEW_BASE.match(argument)) else None)
-            if name is None and base is not None and _holds_a_read(base).search(self.data):
-                raise GiveUp("a view of a local that may hold a value read (`row = sems[0]`, then `row.at[1]`)")
+            if name is None and base is not None:
+                self.bases.add(base)
             if name is None and argument in semaphores:
                 if _PALLAS_SLICE.search(argument):
                     raise GiveUp("a semaphore view that may take a slice (`pl.ds(...)`)")
@@ -432,10 +435,11 @@ def _outside_brackets(argument: bytes) -> bytes:
     return bytes(kept)
 
 
-@functools.lru_cache(maxsize=256)
-def _holds_a_read(name: bytes) -> re.Pattern[bytes]:
-    """`name = X[` (and more), where `X` is no `.at` view: the name may hold a value read."""
-    return re.compile(rb"(?<![\w.])" + re.escape(name) + rb"[ \t]*=[ \t]*[\w.]+(?<!\.at)[ \t]*\[")
+def _holds_a_read(names: frozenset[bytes], data: bytes) -> bool:
+    """Is one of `names` assigned a subscript that is no `.at` view (`row = sems[0]`), and more:
+    it may hold a value read, whose view is jnp's. One pass over the file for all of them."""
+    pattern = rb"(?:" + b"|".join(map(re.escape, sorted(names))) + rb")[ \t]*=[ \t]*[\w.]+(?<!\.at)[ \t]*\["
+    return any(not m.start() or not _WORD.match(data, m.start() - 1) for m in re.finditer(pattern, data))
 
 
 def _shape(argument: bytes) -> bytes | None:

@@ -56,7 +56,8 @@ class for `self.`) all give one number of indices, and `window.at[c]` gives it; 
 so never, unless the loop runs over a literal (written there, or held by a name bound once)
 whose values there hold no tuple of Refs (`for src, sem in ((x, sems.at[0]), (y, b))`): then
 `sem[0]` is reported, as for a parameter (its fix unsafe unless the scope proves `sem` a Ref).
-`sems[0].at[1]` views a value (jnp's `.at`): fixed to `sems.at[0].at[1]`, safe as above with the
+`sems[0].at[1]` views a value (jnp's `.at`): where the file shows `sems` a Ref (`refs[0].at[1]`
+of a tuple of Refs is common, and right), fixed to `sems.at[0].at[1]`, safe as above with the
 outer view's indices counted in the rank; `row = sems[0]` then `row.at[1]` is reported at the
 read, not fixed. `vals[k]`, where a local `vals` is a comprehension of reads (`[sems[i] for i
 in ...]`), is judged at the read `sems[i]`, fixed there only where `vals` is read as semaphore
@@ -257,6 +258,8 @@ def check(
         ctx.report(code, element, messages.read_of_a_read(ctx.text.of(element), _one_view(ctx, element, scope)), None)
         return previous
     evidence = _evidence(ctx, base, scope)
+    if beyond and evidence is None:  # `refs[0].at[1]` of a tuple of Refs is common and right: only a proven Ref's
+        return previous
     unranked = _unranked(ctx, element, scope, code == CODE, beyond)
     safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
     gap = ctx.bracket(element)
