@@ -76,18 +76,21 @@ class Resolution:
         return self.scopes
 
     # -- resolution ---------------------------------------------------------------------
-    def qualified(self, node: ast.expr, scope: Scope) -> set[str] | None:
+    def qualified(self, node: ast.expr, scope: Scope, *, fallback: bool = False) -> set[str] | None:
         """The names `node` may be, through the imports (`pltpu.semaphore_wait`, or the builtin
         `getattr(pltpu, "semaphore_wait")` with a constant name); None where it is no import's.
-        A binding to None (`except ImportError: pl = pltpu = None`) names nothing a call or
-        attribute could reach, so the import alone counts."""
+        With `fallback`, a binding to None (`except ImportError: pl = pltpu = None`) is passed
+        over: a call or an attribute of None fails, so where it runs the import is what it
+        names. Not for a rename (SEM101), which would make the fallback work where it did not
+        (`sem101_references._with_fallback`)."""
         if type(node) is ast.Call:
             return self._getattr(node, scope)
         root, steps, _ = unchain(node)
         if not isinstance(root, ast.Name) or None in steps:
             return None
         _, bindings = scope.lookup(root.id)
-        bindings = [b for b in bindings if not (b.kind == "assign" and _is_none(b.value))]
+        if fallback:
+            bindings = [b for b in bindings if not (b.kind == "assign" and _is_none(b.value))]
         if not bindings or any(b.kind != "import" for b in bindings):
             return None
         suffix = "".join(f".{p}" for p in steps)
@@ -107,7 +110,7 @@ class Resolution:
     def resolves_to(self, node: ast.expr, scope: Scope, targets: frozenset[str]) -> bool:
         if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):
             return False  # a qualified name ends in the attribute itself: no need to resolve
-        names = self.qualified(node, scope)
+        names = self.qualified(node, scope, fallback=True)
         return names is not None and bool(names) and names <= targets
 
     def operation(self, call: ast.Call) -> Operation | None:
@@ -287,7 +290,7 @@ class Resolution:
             if bindings and owner is not None and all(b.kind == "assign" and not b.declared for b in bindings):
                 values = [value for b in bindings for value in branches(b.value)]
                 return _one({self._catalog_function(value, owner, alias=False) for value in values})
-        names = self.qualified(node, scope) or set()
+        names = self.qualified(node, scope, fallback=True) or set()
         return _one({lookup(self.through_run(name) if self.aliases else name) for name in names})
 
     def through_run(self, name: str) -> str:
