@@ -655,9 +655,14 @@ def _one_need(uses: set[tuple[bool, tuple[str, str]]]) -> bool:
 def _one(operations: set[Operation | None]) -> Operation | None:
     """The one operation all of these are (as the releases that added them may differ, the
     earliest: any one runs), else None."""
-    if None in operations or len({replace(o, since=None) for o in operations if o is not None}) != 1:
+    found = [o for o in operations if o is not None]
+    if len(found) != len(operations) or not found:
         return None
-    return min((o for o in operations if o is not None), key=lambda o: o.since or ())
+    if len(found) == 1:
+        return found[0]
+    if len({replace(o, since=None) for o in found}) != 1:
+        return None
+    return min(found, key=lambda o: o.since or ())
 
 
 def _is_none(node: ast.expr) -> bool:

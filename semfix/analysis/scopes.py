@@ -255,7 +255,8 @@ class ScopeBuilder:
             else:
                 kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
                 scope.bind(target.id, Binding(kind, node=node))
-                for value in branches(node.value):  # may name a function: see `named`
+                values = branches(node.value) if type(node.value) is ast.IfExp else (node.value,)
+                for value in values:  # may name a function: see `named`
                     if type(value) in (ast.Name, ast.Attribute):
                         self.named.append((target.id, getattr(value, "attr", getattr(value, "id", ""))))
 

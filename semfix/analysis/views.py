@@ -80,13 +80,13 @@ def viewed_read(node: ast.expr, scope: Scope) -> tuple[ast.Subscript, tuple[ast.
     indices of the views taken of it and the scope it is written in; also where a local bound
     once holds it (`row = sems[0]` then `row.at[1]`: carried, True). None where the views start
     from anything else."""
-    levels: list[ast.expr] = []
+    views: list[ast.Subscript] = []
     while isinstance(node, ast.Subscript) and is_at(node.value):
-        levels[:0] = indices(node, scope)[0]
+        views.insert(0, node)
         node = node.value.value
-    bound = _bound_once(node, scope, ("read",)) if levels else None
-    if bound is not None:
-        node, scope = bound
-    if not levels or not element_read(node):
+    bound = _bound_once(node, scope, ("read",)) if views and isinstance(node, ast.Name) else None
+    read, owner = bound or (node, scope)
+    if not views or not element_read(read):
         return None
-    return node, tuple(levels), scope, bound is not None
+    levels = tuple(entry for view in views for entry in indices(view, scope)[0])
+    return read, levels, owner, bound is not None
