@@ -165,12 +165,15 @@ def _place(finding: Finding) -> tuple[int, int, int, int]:
 
 
 def imported_by_run(
-    sources: Mapping[Path, bytes], wanted: Collection[Path] | None = None
+    sources: Mapping[Path, bytes],
+    wanted: Collection[Path] | None = None,
+    named: Mapping[Path, tuple[str, bool]] | None = None,
 ) -> dict[Path, frozenset[str]]:
     """For each file of a run (`sources`: every file's bytes), or of those `wanted` among them,
     the names the run's other modules import from it (`Settings.imported_by_run`), where they
-    import any; the CLI's run and the server's (the project, its open documents over it) alike."""
-    named = module_names(sources)
+    import any; the CLI's run and the server's (the project, its open documents over it) alike.
+    `named`: `module_names(sources)`, where the caller has it already."""
+    named = named if named is not None else module_names(sources)
     answered = None if wanted is None else {named[path][0] for path in wanted}
     imported = names_imported(((name, package, sources[path]) for path, (name, package) in named.items()), answered)
     return {
@@ -180,11 +183,15 @@ def imported_by_run(
     }
 
 
-def read_through_run(sources: Mapping[Path, bytes], wanted: Collection[Path]) -> dict[Path, ReadThrough]:
+def read_through_run(
+    sources: Mapping[Path, bytes],
+    wanted: Collection[Path],
+    named: Mapping[Path, tuple[str, bool]] | None = None,
+) -> dict[Path, ReadThrough]:
     """For each file `wanted` of a run (`sources`: every file's bytes), the JAX names it reads
     through the run's other modules and what its star imports of them bind, where it has either
-    (`Settings.read_through`)."""
-    named = module_names(sources)
+    (`Settings.read_through`). `named`: as `imported_by_run`'s."""
+    named = named if named is not None else module_names(sources)
     importers = {named[path][0]: path for path in wanted}
     found = names_read_through(((name, package, sources[path]) for path, (name, package) in named.items()), importers)
     return {importers[name]: through for name, through in found.items()}

@@ -343,6 +343,7 @@ def module_names(paths: Iterable[Path]) -> dict[Path, tuple[str, bool]]:
     not named as a Python name. An import may name the file by any trailing part of that name
     (which folder is on `sys.path` is not known): `semfix/analysis/run_imports.py`."""
     namespaces: dict[Path, tuple[str, ...]] = {}
+    packages: dict[Path, tuple[str, ...]] = {}  # a folder: the dotted name of what it holds
 
     def above(folder: Path) -> tuple[str, ...]:
         if folder not in namespaces:
@@ -350,13 +351,19 @@ def module_names(paths: Iterable[Path]) -> dict[Path, tuple[str, bool]]:
             namespaces[folder] = () if root else (*above(folder.parent), folder.name)
         return namespaces[folder]
 
+    def package(folder: Path) -> tuple[str, ...]:  # asked once per folder, not once per file in it
+        if folder not in packages:
+            inside = folder.name and (folder / "__init__.py").is_file()
+            packages[folder] = (*package(folder.parent), folder.name) if inside else above(folder)
+        return packages[folder]
+
     named = {}
+    resolved: dict[Path, Path] = {}  # a folder: where it really is
     for path in paths:
         is_package = path.stem == "__init__"
-        parts = [] if is_package else [path.stem]
-        folder = path.resolve().parent
-        while (folder / "__init__.py").is_file() and folder.name:
-            parts.insert(0, folder.name)
-            folder = folder.parent
-        named[path] = ".".join([*above(folder), *parts]), is_package
+        if path.is_symlink():
+            folder = path.resolve().parent
+        else:
+            folder = resolved.setdefault(path.parent, path.parent.resolve())
+        named[path] = ".".join([*package(folder), *([] if is_package else [path.stem])]), is_package
     return named

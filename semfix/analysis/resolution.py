@@ -81,7 +81,7 @@ class Resolution:
         `getattr(pltpu, "semaphore_wait")` with a constant name); None where it is no import's.
         With `fallback`, a binding to None (`except ImportError: pl = pltpu = None`) is passed
         over: a call or an attribute of None fails, so where it runs the import is what it
-        names. Not for a rename (SEM101), which would make the fallback work where it did not
+        names. Not for a rename (the migration's), which would make the fallback work where it did not
         (`sem101_references._with_fallback`)."""
         if type(node) is ast.Call:
             return self._getattr(node, scope)

@@ -59,6 +59,7 @@ def names_imported(
         for start in range(len(parts)):
             named.setdefault(".".join(parts[start:]), set()).add(module)
     spellings = _Spellings(named)
+    prefixes = {".".join(key.split(".")[:end]) for key in named for end in range(1, key.count(".") + 2)}
     found: dict[str, set[str]] = {}
     for importer, is_package, data in modules:
         if b"import" not in data or not spellings.may_name(importer, is_package, data):
@@ -67,11 +68,8 @@ def names_imported(
             continue
         package = importer if is_package else importer.rpartition(".")[0]
         bound: dict[str, str] = {}  # each name an import binds: the module (or name) it is bound to
-        attributes: list[ast.Attribute] = []
-        for node in walk(tree):
-            if isinstance(node, ast.Attribute):
-                attributes.append(node)
-            elif isinstance(node, ast.Import):
+        for node, _ in _statements(tree.body):  # every import is a statement: the expressions wait
+            if isinstance(node, ast.Import):
                 bound.update((a.asname, a.name) if a.asname else (a.name.partition(".")[0],) * 2 for a in node.names)
             elif isinstance(node, ast.ImportFrom) and (source := _resolve(package, node.level, node.module)):
                 names = [alias.name for alias in node.names]
@@ -79,11 +77,14 @@ def names_imported(
                     if target != importer:
                         found.setdefault(target, set()).update(names)
                 bound.update((a.asname or a.name, f"{source}.{a.name}") for a in node.names)
-        for node in attributes:  # `compat.pltpu`, `ringlib.compat.pltpu`: the module's name `pltpu`
-            path = _dotted(node.value, bound)
+        # Only a name bound to a wanted module, or to a package above one, can head a read of it.
+        heads = {name for name, target in bound.items() if target in prefixes}
+        attributes = [n for n in walk(tree) if isinstance(n, ast.Attribute) and _head(n) in heads] if heads else []
+        for read in attributes:  # `compat.pltpu`, `ringlib.compat.pltpu`: the module's name `pltpu`
+            path = _dotted(read.value, bound)
             for target in named.get(path or "", ()):
                 if target != importer:
-                    found.setdefault(target, set()).add(node.attr)
+                    found.setdefault(target, set()).add(read.attr)
     return {module: frozenset(names) for module, names in found.items()}
 
 
@@ -95,6 +96,14 @@ def _parsed(data: bytes) -> ast.Module | None:
         return ast.parse(data)
     except (SyntaxError, ValueError):
         return None
+
+
+def _head(node: ast.Attribute) -> str | None:
+    """The name an attribute chain starts from (`ringlib` in `ringlib.compat.pltpu`), if a name."""
+    value = node.value
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:

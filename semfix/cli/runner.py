@@ -31,7 +31,7 @@ from semfix.cache import Cache, Entry
 from semfix.cli.progress import ProgressBar
 from semfix.cli.projects import Projects
 from semfix.errors import SafetyError, SourceError
-from semfix.files import FileError, discover, ignored_by_git, read_source, write_atomic
+from semfix.files import FileError, discover, ignored_by_git, module_names, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import UNSTAGED, UNTRACKED, dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
@@ -323,11 +323,12 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
         for s in slots
         if isinstance(s, _Task) and s.path in sources and may_drop_imports(s.path, s.data, s.settings)
     ]
-    imported = imported_by_run(sources, wanted) if wanted else {}
+    named = module_names(sources) if sources else {}  # asked once, for both questions
+    imported = imported_by_run(sources, wanted, named) if wanted else {}
     readers = [  # with the migration on, a call through a sibling's JAX name is a catalog call too
         s.path for s in slots if isinstance(s, _Task) and s.path in sources and may_read_through_run(s.data, s.settings)
     ]
-    through = read_through_run(sources, readers) if readers else {}
+    through = read_through_run(sources, readers, named) if readers else {}
     return [
         replace(
             slot,
