@@ -51,7 +51,7 @@ def unview(node: ast.expr, scope: Scope) -> View:
 
 def unread(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope]:
     """The Ref a semaphore argument reads whole (`sems.at[i][...]`, or a local bound once to such
-    a read: `done = sems.at[i][...]`), with the scope it is written in: what SEM001 and SEM003
+    a read: `done = sems.at[i][...]`), with the scope it is written in: what the fixes of a read
     pass instead, so evidence read from it holds before and after their fixes. Else the argument."""
     bound = _bound_once(node, scope, ("read",))
     if bound is not None and read_target(bound[0]) is not None:

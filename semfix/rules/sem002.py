@@ -28,7 +28,13 @@ nothing about the function's), or a `SemaphoreType.X((n,))` allocation in `run_s
 `pallas_call` itself or of JAX's own grid specs (also one held in a local used nowhere else;
 not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel`, also through
 a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped,
-...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), and
+...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), for a
+kernel launched as a def of the file, `functools.partial` of one (held in a local bound once
+too: `kernel = functools.partial(_kernel, n=n)`), a factory's call (`make_kernel(2)`, where
+the factory, undecorated or `functools.cache`d, returns one linked def at its every `return`),
+a method (`self.kernel` of a class the file does not subclass, `K.kernel`; plain, static or
+class methods no attribute store rebinds) or a lambda passing its parameters on, in order
+(`lambda *refs: _kernel(*refs, n=2)`); any other launch links nothing, and
 only where every launcher of the kernel is read: one whose scratch semfix cannot see
 (`scratch_shapes=make()`, a parameter, `**options`) leaves the allocation unproven. Not where
 the code tests its type (`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple
