@@ -259,11 +259,11 @@ class Allocations(Resolution):
         if owner is None or len(bindings) != 1 or bindings[0].declared:
             return None
         binding, tree = bindings[0], self.scopes.tree
-        classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
         if binding.kind == "other" and isinstance(binding.node, ast.ClassDef):  # `K.kernel`
             cls, instance = binding.node, False
         elif binding.kind == "param" and isinstance(owner.node, ast.FunctionDef):  # `self.kernel`
             method = owner.node
+            classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
             around = next((c for c in classes if method in c.body), None)
             decorators = {d.id for d in method.decorator_list if isinstance(d, ast.Name)}
             first = [*method.args.posonlyargs, *method.args.args][:1]
