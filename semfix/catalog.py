@@ -181,6 +181,8 @@ CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.
 PARTIAL = frozenset({"functools.partial"})
 #: `jax.tree.map(f, tree)`: a container of `tree`'s structure, where `tree` is one.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+#: Decorators that keep what a def returns (a kernel factory's cache).
+CACHES = frozenset({"functools.cache", "functools.lru_cache"})
 #: Pallas's slices (`pl.ds(start, size)`): an index of one picks several elements, as `a:b` does.
 SLICES = frozenset(f"{m}.{n}" for m in (*_PALLAS_PATHS, "jax._src.state.indexing") for n in ("ds", "dslice", "Slice"))
 #: JAX's grid specs, each with its parameters in order: only in these does semfix read a

@@ -3,7 +3,8 @@
 Kernels' scratch shapes and `run_scoped` allocations (through `pallas_call`, `pl.kernel`,
 `run_scoped`, `core_map`, the grid specs, `functools.partial` and decorators) give parameters a
 kind (one semaphore, or a tuple or array of them), a semaphore kind and a rank (how many indices
-pick one semaphore), each with the allocation that proves it.
+pick one semaphore), each with the allocation that proves it. A launch links its kernel only
+where the link is plain (`_function`): what semfix cannot link, it does not prove.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from semfix.analysis.resolution import Kind, Resolution
 from semfix.analysis.scopes import Scope
 from semfix.analysis.views import unview
 from semfix.catalog import (
+    CACHES,
     CORE_MAP,
     GRID_SPECS,
     KERNEL,
@@ -34,6 +36,9 @@ from semfix.catalog import (
     SEMAPHORE_TYPE_OWNERS,
 )
 
+#: A def `pallas_call` runs, how many leading parameters and which named ones are given already.
+Linked = tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]]
+_LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
 _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
 
 
@@ -176,15 +181,19 @@ class Allocations(Resolution):
             if isinstance(k, ast.Constant) and isinstance(k.value, str)  # all are: checked above
         ]
 
-    def _function(
-        self, node: ast.AST, scope: Scope
-    ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]] | None:
-        """The def `node` calls, with how many leading parameters and which named ones a
-        `functools.partial` around it already gives (None if a `*args` or `**kwargs` there hides that)."""
+    def _function(self, node: ast.AST, scope: Scope, depth: int = 0) -> Linked | None:
+        """The def `node` calls, with how many leading parameters and which named ones are already
+        given (None where a `*args` or `**kwargs` hides that), linked as real code launches a
+        kernel: the def or its name; `functools.partial` around one; a local bound once to one
+        (`kernel = functools.partial(_kernel, n=n)`); a factory's call (`make_kernel(2)`); a
+        method (`self.kernel`, `K.kernel`); a lambda passing its parameters on. None where the
+        link is not plain: what semfix cannot link, it does not prove."""
+        if depth > _LINKS:
+            return None
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return node, 0, set()
         if isinstance(node, ast.Call) and node.args and self.resolves_to(node.func, scope, PARTIAL):
-            inner = self._function(node.args[0], scope)
+            inner = self._function(node.args[0], scope, depth + 1)
             if (
                 inner is None
                 or any(isinstance(a, ast.Starred) for a in node.args)
@@ -196,12 +205,124 @@ class Allocations(Resolution):
                 inner[1] + len(node.args) - 1,
                 inner[2] | {k.arg for k in node.keywords if k.arg is not None},
             )
+        if isinstance(node, ast.Call):
+            return self._made(node, scope, depth)
+        if isinstance(node, ast.Attribute):
+            return self._method(node, scope)
+        if isinstance(node, ast.Lambda):
+            return self._passed_on(node, depth)
         if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
-            _, bindings = scope.lookup(node.id)
-            function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+            owner, bindings = scope.lookup(node.id)
+            if len(bindings) != 1 or bindings[0].declared or owner is None:
+                return None
+            if bindings[0].kind == "assign":  # `kernel = functools.partial(_kernel, n=n)`
+                return self._function(bindings[0].value, owner, depth + 1)
+            function = bindings[0].node if bindings[0].kind == "def" else None
             if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list:
                 return function, 0, set()  # a "def" binding holds its def
         return None
+
+    def _made(self, call: ast.Call, scope: Scope, depth: int) -> Linked | None:
+        """What a factory's call returns (`make_kernel(2)`): a def of the file bound once, not
+        decorated (or cached: `functools.cache`), whose every `return` returns one linked def
+        (`return kernel`, its nested def; `return functools.partial(_kernel, n=n)`)."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        _, bindings = scope.lookup(call.func.id)
+        factory = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+        if not isinstance(factory, ast.FunctionDef) or bindings[0].declared:
+            return None
+        outer = self.scopes.scope_of[id(factory)]
+        if not all(
+            self.resolves_to(d.func if isinstance(d, ast.Call) else d, outer, CACHES) for d in factory.decorator_list
+        ):
+            return None
+        values = _returned(factory)
+        body = self.scopes.bodies.get(id(factory))
+        if body is None or not values or None in values:
+            return None
+        found = [self._function(v, body, depth + 1) for v in values if v is not None]
+        first = found[0]
+        if first is None or any(f is None or f[0] is not first[0] or f[1:] != first[1:] for f in found):
+            return None
+        return first
+
+    def _method(self, node: ast.Attribute, scope: Scope) -> Linked | None:
+        """The method `self.kernel` (in a method of its class) or `K.kernel` (`K` a class of the
+        file) names: a def of the class body, bound once there and stored nowhere as an
+        attribute of that name, undecorated, a `staticmethod` or a `classmethod`; for `self.`,
+        of a class the file subclasses nowhere (a subclass may override it). A bound method
+        gives its first parameter."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        owner, bindings = scope.lookup(node.value.id)
+        if owner is None or len(bindings) != 1 or bindings[0].declared:
+            return None
+        binding, tree = bindings[0], self.scopes.tree
+        if binding.kind == "other" and isinstance(binding.node, ast.ClassDef):  # `K.kernel`
+            cls, instance = binding.node, False
+        elif binding.kind == "param" and isinstance(owner.node, ast.FunctionDef):  # `self.kernel`
+            method = owner.node
+            classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
+            around = next((c for c in classes if method in c.body), None)
+            decorators = {d.id for d in method.decorator_list if isinstance(d, ast.Name)}
+            first = [*method.args.posonlyargs, *method.args.args][:1]
+            if around is None or first != [binding.node] or "staticmethod" in decorators:
+                return None
+            cls = around
+            if any(isinstance(b, ast.Name) and b.id == cls.name for c in classes for b in c.bases):
+                return None
+            instance = "classmethod" not in decorators
+        else:
+            return None
+        defs = [d for d in cls.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == node.attr]
+        if cls.decorator_list or len(defs) != 1 or len(self.scopes.scope_of[id(defs[0])].bindings[node.attr]) != 1:
+            return None
+        if any(
+            isinstance(a, ast.Attribute) and a.attr == node.attr and not isinstance(a.ctx, ast.Load)
+            for a in ast.walk(tree)
+        ):
+            return None
+        kernel = defs[0]
+        wrapped = [d.id for d in kernel.decorator_list if isinstance(d, ast.Name)]
+        if (
+            len(wrapped) != len(kernel.decorator_list)
+            or len(wrapped) > 1
+            or scope.lookup(wrapped[0] if wrapped else "")[1]
+        ):
+            return None  # another decorator, or `staticmethod` rebound
+        if wrapped and wrapped[0] not in ("staticmethod", "classmethod"):
+            return None
+        given = 1 if wrapped == ["classmethod"] or (instance and not wrapped) else 0
+        return kernel, given, set()
+
+    def _passed_on(self, node: ast.Lambda, depth: int) -> Linked | None:
+        """A lambda that calls a linked def with its own parameters, in order, last
+        (`lambda *refs: _kernel(*refs, n=2)`, `lambda x, o, s: _kernel(n, x, o, s)`): a partial."""
+        arguments, call = node.args, node.body
+        if not isinstance(call, ast.Call) or arguments.posonlyargs or arguments.kwonlyargs or arguments.kwarg:
+            return None
+        if arguments.defaults:
+            return None
+        own = [a.arg for a in arguments.args] + ([arguments.vararg.arg] if arguments.vararg else [])
+        if len(call.args) < len(own):
+            return None
+        lead, tail = call.args[: len(call.args) - len(own)], call.args[len(call.args) - len(own) :]
+        passed = [t.value if isinstance(t, ast.Starred) else t for t in tail]
+        starred = [isinstance(t, ast.Starred) for t in tail]
+        if [getattr(p, "id", None) for p in passed] != own or starred != [False] * len(arguments.args) + (
+            [True] if arguments.vararg else []
+        ):
+            return None
+        rest = [*lead, *(k.value for k in call.keywords)]
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in lead):
+            return None
+        if any(isinstance(n, ast.Name) and n.id in own for r in rest for n in ast.walk(r)):
+            return None
+        inner = self._function(call.func, self.scopes.scope_of[id(call)], depth + 1)
+        if inner is None:
+            return None
+        return inner[0], inner[1] + len(lead), inner[2] | {k.arg for k in call.keywords if k.arg is not None}
 
     def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
         """The entries of a list or tuple display (`(x,) * 2` too), or of the one such display
@@ -398,6 +519,22 @@ def _bound(arguments: list[ast.expr | ast.keyword], order: tuple[str, ...]) -> d
     if hidden or len(positional) > len(order):
         return None
     return {**dict(zip(order, positional)), **{k.arg: k.value for k in keywords if k.arg is not None}}
+
+
+def _returned(function: ast.FunctionDef) -> list[ast.expr | None]:
+    """What each `return` of the def (not of a def, lambda or class inside it) returns: None for
+    a bare one; [None] for a generator, whose call returns no def."""
+    found: list[ast.expr | None] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return [None]
+        if isinstance(node, ast.Return):
+            found.append(node.value)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
 
 
 # Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, unpacked, walk
 from semfix.analysis.scopes import Binding, Scope, Tracking
-from semfix.analysis.views import unview
+from semfix.analysis.views import unread, unview
 from semfix.catalog import (
     FUNCTION_NAMES,
     KINDS_NEEDED,
@@ -605,7 +605,7 @@ class Resolution:
                 operation, scope_of_call = self.operation(call), self.scopes.scope_of[id(call)]
                 for _, argument in bound_arguments(operation.sem_params if operation else (), call):
                     for branch in branches(argument):
-                        view = unview(branch, scope_of_call)
+                        view = unview(*unread(branch, scope_of_call))
                         key = self.member(view.base, view.scope) if view.levels and view.counted else None
                         picked = [i for level in view.levels for i in level]
                         if key is None or any(self.keeps_dimension(i, view.scope) for i in picked):

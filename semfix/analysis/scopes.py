@@ -102,6 +102,7 @@ class ScopeBuilder:
         self.calls: list[ast.Call] = []
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.bodies: dict[int, Scope] = {}  # id() of a def: the scope of its body (its parameters')
         self.imports: list[ast.Import | ast.ImportFrom] = []  # in any scope
         # by attribute name: each store or `del` of `obj.name`, with the value assigned where one
         # plain assignment gives it (else None: `obj.name += 1`, `a, obj.name = ...`, a loop's)
@@ -300,7 +301,7 @@ class ScopeBuilder:
         outer.bind(node.name, Binding("def", node=node))
         self.functions.append(node)
         self.scope_of[id(node)] = scope
-        inner = self._parameters(node, scope)
+        inner = self.bodies[id(node)] = self._parameters(node, scope)
         for statement in node.body:
             self.visit(statement, inner)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from semfix.analysis.nodes import element_read, is_at
+from semfix.analysis.nodes import element_read, is_at, read_target
 from semfix.analysis.scopes import Scope
 
 
@@ -47,6 +47,16 @@ def unview(node: ast.expr, scope: Scope) -> View:
         followed.add(id(value))
         node = value
     return View(node, scope, tuple(levels), counted)
+
+
+def unread(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope]:
+    """The Ref a semaphore argument reads whole (`sems.at[i][...]`, or a local bound once to such
+    a read: `done = sems.at[i][...]`), with the scope it is written in: what the fixes of a read
+    pass instead, so evidence read from it holds before and after their fixes. Else the argument."""
+    bound = _bound_once(node, scope, ("read",))
+    if bound is not None and read_target(bound[0]) is not None:
+        node, scope = bound
+    return read_target(node) or node, scope
 
 
 def indices(subscript: ast.Subscript, scope: Scope) -> tuple[tuple[ast.expr, ...], bool]:

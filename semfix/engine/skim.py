@@ -69,6 +69,9 @@ _ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\
 _TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
 _CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
 _WORD = re.compile(rb"[A-Za-z0-9_]")
+_DOTTED = re.compile(scan.IDENT + rb"(?:\." + scan.IDENT + rb")*\Z")  # `kernel`, `self.kernel`
+_LAMBDA = re.compile(rb"lambda(?!\w)")
+_CALLEE = re.compile(rb"(?:" + scan.IDENT + rb"\.)*(" + scan.IDENT + rb")\(")  # a call's callee, its last name
 _CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
 _OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
@@ -148,6 +151,7 @@ class _Skim:
                 self.meanings.setdefault(match.group(1).decode(), set()).add(before)
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
         self.bases: set[bytes] = set()  # the names views of them are taken in catalog calls (`row` in `row.at[1]`)
+        self.assigned: set[bytes] | None = None  # `_assigned`
 
     def clears(self) -> bool:
         data = self.data
@@ -177,7 +181,7 @@ class _Skim:
             return False
         # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
-        if names and names & {name[::-1] for name in _ASSIGNED_REVERSED.findall(data[::-1])}:
+        if names and names & self._assigned():
             return False
         if names and b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
             return False
@@ -355,6 +359,12 @@ class _Skim:
             else:
                 yield from zip(params[max(len(params) - len(entries), 0) :], entries)
 
+    def _assigned(self) -> set[bytes]:
+        """Every name an `=` may assign (see `_ASSIGNED_REVERSED`)."""
+        if self.assigned is None:
+            self.assigned = {name[::-1] for name in _ASSIGNED_REVERSED.findall(self.data[::-1])}
+        return self.assigned
+
     def _headers(self) -> dict[bytes, list[int]]:
         """Every `def name(`: where its `(` is, by name."""
         if self.headers is None:
@@ -379,14 +389,22 @@ class _Skim:
         return False
 
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:
-        """(positional, keyword-only parameter names) of every def `node` may name."""
+        """(positional, keyword-only parameter names) of every def `node` may name: a name, a
+        method (`self.kernel`: every def of its last name), or `functools.partial` of one. The
+        engine links more (a factory's call, a local bound to a partial, a lambda): given up."""
         if not node.isascii():
             raise GiveUp("a non-ASCII function name")
-        while not scan.NAME.match(node):  # functools.partial(kernel, ...): the first argument
-            inner = scan.call_arguments(node) if node.endswith(b")") else []
+        while not _DOTTED.match(node):  # functools.partial(kernel, ...): the first argument
+            callee = _CALLEE.match(node)
+            if _LAMBDA.match(node) or callee and "partial" not in self.meanings.get(callee.group(1).decode(), ()):
+                raise GiveUp("a kernel made by a factory's call or wrapped in a lambda")
+            inner = scan.call_arguments(node) if callee and node.endswith(b")") else []
             if not inner:
                 return
             node = inner[0]
+        node = node.rpartition(b".")[2]
+        if node not in self._headers() and node in self._assigned():
+            raise GiveUp("a kernel held in a name the file assigns")
         for open_at in self._headers().get(node, ()):
             if self.data[open_at : open_at + 1] == b"[":
                 raise GiveUp("a generic function")

@@ -19,7 +19,8 @@ pl.semaphore_signal(sems.at[slot], 1)
 ```
 
 ## Fix safety
-Safe where the file proves `sems` is a Ref: a `.at[...]` view (`sems.at[s][0]`, or `window[0]`
+Safe where the file proves `sems` is a Ref and how many indices pick one semaphore of it.
+A Ref: a `.at[...]` view (`sems.at[s][0]`, or `window[0]`
 after `window = sems.at[s]`: a view is always a Ref, but see its rank below), `sems.at[...]` or
 `sems[...]` in the same scope (an attribute chain such as `c.sems` only where each name in it
 resolves to the same binding: a comprehension, lambda or class body binding its own `c` proves
@@ -27,7 +28,13 @@ nothing about the function's), or a `SemaphoreType.X((n,))` allocation in `run_s
 `pallas_call` itself or of JAX's own grid specs (also one held in a local used nowhere else;
 not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel`, also through
 a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped,
-...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), and
+...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), for a
+kernel launched as a def of the file, `functools.partial` of one (held in a local bound once
+too: `kernel = functools.partial(_kernel, n=n)`), a factory's call (`make_kernel(2)`, where
+the factory, undecorated or `functools.cache`d, returns one linked def at its every `return`),
+a method (`self.kernel` of a class the file does not subclass, `K.kernel`; plain, static or
+class methods no attribute store rebinds) or a lambda passing its parameters on, in order
+(`lambda *refs: _kernel(*refs, n=2)`); any other launch links nothing, and
 only where every launcher of the kernel is read: one whose scratch semfix cannot see
 (`scratch_shapes=make()`, a parameter, `**options`) leaves the allocation unproven. Not where
 the code tests its type (`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple
@@ -48,7 +55,11 @@ read (`X(shape)` of a parameter) or whose launches disagree, the number of indic
 one semaphore is not proven: unsafe. A view proves a Ref, not its rank: `window[c]` after
 `window = self.sems.at[s]` is safe only where the allocation of `self.sems` shows its rank, or
 the file's semaphore arguments that view it (`sem=self.sems.at[s, c]`, in any method of the
-class for `self.`) all give one number of indices, and `window.at[c]` gives it; else unsafe.
+class for `self.`; a view's read `sems.at[s][...]` too, which SEM001 makes the view) all give
+one number of indices, and `window.at[c]` gives it; else unsafe. So does any other use: where
+the allocation is out of sight, `sems.at[1]` handed to a class, or `sems[...]` read, proves a
+Ref of one dimension or more, never how many; `sems[0]` is then safe only where the semaphore
+arguments show one index picks one semaphore, else unsafe.
 `sems[i][j]` of a proven Ref is reported with the view `sems.at[i, j]`, never fixed:
 `sems[i].at[j]` would be jnp's `.at` of a value. A name an assignment unpacks
 (`buf, sems = refs`) may hold a tuple too: fixed only where the file proves it a Ref
@@ -100,8 +111,9 @@ RULE = Rule(
     summary="`sems[i]` reads one semaphore of an array Ref; pass the view `sems.at[i]`. Safe where the "
     "code shows `sems` is a Ref, unsafe where it cannot tell, never for a tuple of Refs.",
     fix="safe with proof, else unsafe",
-    fix_note="`sems.at[i]`, where the file proves `sems` a Ref (its `.at[...]` or `[...]` in the same scope, "
-    "or its `SemaphoreType.X((n,))` allocation); never for a tuple or dict of Refs",
+    fix_note="`sems.at[i]`, where the file proves `sems` a Ref of that rank (its `SemaphoreType.X((n,))` "
+    "allocation, or `.at[...]` views given as semaphores with one number of indices); "
+    "never for a tuple or dict of Refs",
     default=True,
     docs=__doc__ or "",
     settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe
@@ -203,15 +215,16 @@ def _evidence(ctx: Context, base: ast.expr, scope: Scope) -> str | None:
 
 def _unranked(ctx: Context, element: ast.Subscript, scope: Scope, one: bool, beyond: tuple[ast.expr, ...]) -> bool:
     """Is `element` read out of an allocated semaphore array, or (`one`: a semaphore argument,
-    not a buffer, whose view may have any shape) out of a view of any Ref, where the file does not
+    not a buffer, whose view may have any shape) out of any other Ref, where the file does not
     show that the element's indices pick one semaphore: an allocation's shape semfix cannot read
-    (`X(shape)`), launches that disagree, no rank shown for a view's Ref (`rank_shown`: a view
-    proves a Ref, not its rank), or another number of indices? `beyond`: the indices of views
+    (`X(shape)`), launches that disagree, an allocation out of sight and no rank shown
+    (`rank_shown`: a use, `sems.at[1]` handed to a class, proves a Ref of rank 1 or more, never
+    which), or another number of indices? `beyond`: the indices of views
     taken of the element (`sems[0].at[1]`), which pick semaphores too once it is a view."""
     view = unview(element.value, scope)
     if ctx.kind(view.base, view.scope) is Kind.ARRAY:
         rank = ctx.rank(view.base, view.scope)
-    elif view.levels and one:
+    elif one:
         rank = ctx.rank_shown(view.base, view.scope)
     else:
         return False
@@ -260,7 +273,7 @@ def check(
     evidence = _evidence(ctx, base, scope)
     if beyond and evidence is None:  # `refs[0].at[1]` of a tuple of Refs is common and right: only a proven Ref's
         return previous
-    unranked = _unranked(ctx, element, scope, code == CODE, beyond)
+    unranked = evidence is not None and _unranked(ctx, element, scope, code == CODE, beyond)
     safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
     gap = ctx.bracket(element)
     if gap is None:  # text before `[` that no known source holds: reported, not cut

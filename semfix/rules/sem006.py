@@ -11,7 +11,8 @@ The kind counts only where it is proven: the argument is a kernel or `run_scoped
 parameter (or an `.at[...]` view of one, also held in a local bound once: `ready = sems.at[1]`)
 that nothing rebinds, and every allocation bound to it
 (`scratch_shapes` of `pallas_call` or of JAX's grid specs, `scratch_types` of `pl.kernel`,
-`run_scoped`, `core_map`, as SEM002 reads them) is a `SemaphoreType.X` or
+`run_scoped`, `core_map`, as SEM002 reads them and links them to their kernel: a factory's
+call, a method, a partial held in a local, a lambda) is a `SemaphoreType.X` or
 `SemaphoreType.X(shape)` of one kind. A parameter that two calls give two kinds, or that a
 call gives what semfix cannot read (`scratch_shapes=f()`, `*shapes`), has none.
 
