@@ -209,7 +209,8 @@ def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome
     a file or two each buys nothing, and most such files (a pre-commit batch) are cleared."""
     if jobs is not None and jobs > 1 and 1 < len(tasks) <= jobs:
         cleared = [task.path.suffix == ".py" and skims_clean(task.data, task.settings) for task in tasks]
-        rest = _analysed([task for task, clear in zip(tasks, cleared) if not clear], jobs)
+        pending = [task for task, clear in zip(tasks, cleared) if not clear]
+        rest = _in_pool(pending, jobs) if len(pending) > 1 else map(analyse, pending)
         yield from (FileOutcome(task.path) if clear else next(rest) for task, clear in zip(tasks, cleared))
         return
     if jobs is not None and jobs > 1 and len(tasks) > 1:
