@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import Scope, Tracking
+from semfix.analysis.suppressions import Suppressions
 from semfix.catalog import Operation
 from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
@@ -65,6 +66,7 @@ def blame(
     wrong_kind: bool = False,
     shape: str | None = None,
     through: Through | None = None,
+    enabled: frozenset[str] | None = None,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -73,7 +75,8 @@ def blame(
     semaphore's kind, which no rewrite settles: the findings there of the rules the error table
     names for it are named, not fixed. `shape`: the shape of the value JAX got, when not one
     semaphore; every fix of a read keeps it, so none is made. `through`: the line calls a
-    function (the traceback's next frame) that passed these parameters on.
+    function (the traceback's next frame) that passed these parameters on. `enabled`: the rules
+    the project's settings run on the file (None: all); another's findings are named, never fixed.
 
     One proof: the log only chooses the calls and the arguments; a fix is what the engine
     decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
@@ -116,24 +119,44 @@ def blame(
     if shape:
         _shaped(result, arguments, at, shape, where)
         return result
-    _decide(result, scopes, evidence, arguments, at, where)
+    unread = through is not None and through.params is None  # a call of an installed helper whose source is absent
+    _decide(result, scopes, evidence, arguments, at, where, pinned=len(arguments) == 1 and not unread, enabled=enabled)
     scope = arguments[-1][2].function_scope()
     low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
-    fixes = [f for f in findings if f.fixable and low <= f.line <= high]
+    fixes = [f for f in findings if f.fixable and low <= f.line <= high and (enabled is None or f.rule in enabled)]
     result.chosen = _with_their_plans(result.chosen + _same_ref(scopes, evidence, result.chosen, fixes), fixes)
-    for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
-        edit = (
-            f"`{finding.original}` -> `{finding.replacement}`"
-            if finding.replacement
-            else f"remove `{finding.original.strip()}`"
-        )
-        unsafe = (
-            "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
-            if finding.safety != "safe"
-            else ""
-        )
-        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})")
+    result.lines += [said_fix(finding, where) for finding in sorted(result.chosen, key=lambda f: (f.line, f.column))]
     return result
+
+
+def said_fix(finding: Finding, where: Callable[[int], str] = "line {}".format) -> str:
+    """A fix explain makes, in words: where, the edit, the rule, and why an unsafe one is made."""
+    edit = (
+        f"`{finding.original}` -> `{finding.replacement}`"
+        if finding.replacement
+        else f"remove `{finding.original.strip()}`"
+    )
+    unsafe = (
+        "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
+        if finding.safety != "safe"
+        else ""
+    )
+    return f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})"
+
+
+def proven_next(source: bytes, chosen: Iterable[Finding], enabled: frozenset[str] | None) -> list[Finding]:
+    """The engine's safe fixes, in `source` (the file with the chosen fixes written), of the
+    Refs the chosen fixes view: the log proved `sems[slot]` reads an array Ref; the file,
+    rewritten to `sems.at[slot]`, now proves it to the engine, which makes the same fix of the
+    Ref's other reads (the wait after the signal), where JAX would stop the next run."""
+    analysis = analyse(source, _ANALYSIS, apply_fixes=False)
+    scopes = Tracking()
+    scopes.build(parse(analysis.text))
+    evidence = Evidence(Text(analysis.text), scopes)
+    fixes = [f for f in analysis.findings if f.fixable and (enabled is None or f.rule in enabled)]
+    safe = [f for f in fixes if f.safety == "safe"]
+    found = _same_ref(scopes, evidence, list(chosen), safe)
+    return _with_their_plans(found, fixes) if found else []
 
 
 def _decide(
@@ -143,17 +166,23 @@ def _decide(
     arguments: list[tuple[str, ast.expr, Scope]],
     at: dict[int, list[Finding]],
     where: Callable[[int], str],
+    *,
+    pinned: bool,
+    enabled: frozenset[str] | None,
 ) -> None:
     """Each argument's findings: a safe fix is chosen; an unsafe one only where the error is
-    about this one argument (`pinned`) and the Ref it views is not a parameter of a function
-    the file calls (the log proves only what one of its calls gave it); the rest are named."""
-    pinned = len(arguments) == 1
+    about this one argument (`pinned`: not a whole call of a helper whose source is not read,
+    which proves nothing about what is inside it) and the Ref it views is not a parameter of a
+    function the file calls (the log proves only what one of its calls gave it); the rest are named."""
     open_: list[str] = []
     for parameter, argument, scope in arguments:
         for finding in at[id(argument)]:
             said = f"`{ast.unparse(argument)}` ({parameter}): {_said(finding)}"
             if not finding.fixable:
                 open_.append(said)
+                continue
+            if enabled is not None and finding.rule not in enabled:
+                open_.append(f"{said} (not made: the project's settings turn {finding.rule} off for this file)")
                 continue
             shared = None if finding.safety == "safe" else _shared_parameter(scopes, _base(finding), scope)
             if shared is None and finding.fix is not None and finding.fix.doubt == "rank":
@@ -163,12 +192,23 @@ def _decide(
                 result.lines.append(f"At {where(finding.line)}, {_said(finding)}")
                 continue
             why = shared or (
-                f"the error is about {len(arguments)} arguments ("
+                f"the line {parameter}: the log proves nothing about the arguments inside that call"
+                if len(arguments) == 1
+                else f"the error is about {len(arguments)} arguments ("
                 + ", ".join(f"`{ast.unparse(a)}`" for _, a, _ in arguments)
                 + "), and does not say which one is not a Ref"
             )
             open_.append(f"{said} (`semfix fix --unsafe-fixes` would write `{finding.replacement}`; not made: {why})")
-    if not result.chosen and not open_:
+    comments = Suppressions(evidence.text.text)
+    spans = sorted({n for _, a, _ in arguments for n in range(a.lineno, (a.end_lineno or a.lineno) + 1)})
+    lines = [n for n in spans if any(comments.silence(code, [n]) for code in RULES)]
+    if not result.chosen and not open_ and (lines or any(comments.silence(code, []) for code in RULES)):
+        spot = f"on line {', '.join(map(str, lines))}" if lines else "for the whole file"
+        result.lines.append(
+            f"Not fixed: a comment {spot} (`# noqa`, `# semfix: ignore`) silences semfix there: it neither reports"
+            " nor fixes this. Remove the comment and run again, or fix it by hand."
+        )
+    elif not result.chosen and not open_:
         names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in arguments)
         result.lines.append(f"Cannot fix it automatically: semfix proves no fix at {names}; check by hand.")
     if open_:

@@ -276,3 +276,51 @@ def markdown() -> str:
         rules = ", ".join(error.rules)
         lines.append(f"| {_cell(text)} | {error.releases} | {operations} | {rules} | {_cell(error.explain)} |")
     return "\n".join(lines) + "\n"
+
+
+#: What JAX's DMA checks unflatten their operands to (`_dma_unflatten(tree, args)`, 0.7.2 to
+#: 0.12.1): source, destination, destination semaphore, source semaphore, device id, as the
+#: catalog's parameters; a remote copy's `.wait_send()` swaps source and destination.
+_OPERANDS: tuple[frozenset[str], ...] = (
+    frozenset({"src_ref"}),
+    frozenset({"dst_ref"}),
+    frozenset({"sem", "recv_sem"}),
+    frozenset({"send_sem", "src_sem"}),
+    frozenset(),
+)
+_SWAPPED = (_OPERANDS[1], _OPERANDS[0], _OPERANDS[3], _OPERANDS[2], _OPERANDS[4])
+
+
+def _items(text: str) -> list[str] | None:
+    """The items of the tuple `text` begins with (`(a, b(c, d), e)`), as printed; None for no tuple."""
+    if not text.startswith("("):
+        return None
+    items, depth, start = [], 0, 1
+    for at, char in enumerate(text):
+        depth += char in "([{<"
+        depth -= char in ")]}>"
+        if depth == 1 and char == ",":
+            items.append(text[start:at].strip())
+            start = at + 1
+        elif depth == 0:
+            last = text[start:at].strip()
+            return [*items, last] if last else items
+    return None
+
+
+def values_shown(shown: dict[str, str], swapped: bool) -> frozenset[str] | None:
+    """The catalog parameters that JAX's DMA check got a value for, not a Ref, read from the
+    arguments pytest's long traceback prints for its frame (`tree = PyTreeDef((*, *, *, None,
+    None))`, `args = (Ref<any>{float32[8,128]}, ShapedArray(float32[8,128]), ...)`): direct
+    evidence of which argument is the mistake. None where the locals do not say so plainly:
+    each operand one leaf (a view's transforms add leaves), each leaf a Ref or a ShapedArray."""
+    tree = shown.get("tree", "").removeprefix("PyTreeDef(")
+    slots, leaves = _items(tree), _items(shown.get("args", ""))
+    if slots is None or leaves is None or len(slots) != len(_OPERANDS) or set(slots) - {"*", "None"}:
+        return None
+    if slots.count("*") != len(leaves) or not all(leaf.startswith(("Ref<", "ShapedArray(")) for leaf in leaves):
+        return None
+    operands = iter(leaves)
+    given = [next(operands) if slot == "*" else "None" for slot in slots]
+    names = _SWAPPED if swapped else _OPERANDS
+    return frozenset().union(*(name for name, leaf in zip(names, given) if leaf.startswith("ShapedArray(")))

@@ -18,15 +18,16 @@ from pathlib import Path
 
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
-from semfix.explain.blame import Blame, Through, blame, settings_for
-from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, recognise_start, said
+from semfix.explain.blame import Blame, Through, blame, proven_next, said_fix, settings_for
+from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, recognise_start, said, values_shown
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
-from semfix.files import EXCLUDED_DIRS, FileError, read_source
+from semfix.files import EXCLUDED_DIRS, Excludes, FileError, read_source
+from semfix.findings import Finding
 from semfix.messages import plural
 from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
-from semfix.settings import SettingsError, find_pyproject, for_file
+from semfix.settings import SettingsError, find_pyproject, for_file, load_excludes
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -130,10 +131,14 @@ def explain(failure: Failure, root: Path) -> Explanation:
     known, match = recognised
     result.kind = known.key
     result.lines.append(said(known, match))
+    known = _narrowed(known, failure, result)
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
-            "No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again."
+            "pytest --tb=line prints only the line that raised it, in JAX's own files: run pytest with --tb=short"
+            " (or without --tb) and paste that."
+            if failure.tb_line
+            else "No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again."
             if failure.frames
             else "The text holds JAX's error but no frame of the code that raised it: paste the whole traceback."
         )
@@ -160,6 +165,20 @@ def explain(failure: Failure, root: Path) -> Explanation:
         result.blame = Blame()
 
 
+def _narrowed(known: JaxError, failure: Failure, result: Explanation) -> JaxError:
+    """The error, about the DMA operands that pytest's long traceback shows JAX's check got a
+    value for (its frame's `args`): direct evidence, where the message names several."""
+    shown = next((f.shown for f in reversed(failure.frames) if {"tree", "args"} <= set(f.shown)), None)
+    swapped = any(f.function == "wait_send" for f in failure.frames)
+    values = (values_shown(shown, swapped) or frozenset()) & (known.suspects or frozenset()) if shown else None
+    if not values:
+        return known
+    result.lines.append(
+        f"pytest prints the operands JAX checked: {' and '.join(sorted(values))} got a value; the others, Refs."
+    )
+    return replace(known, suspects=values)
+
+
 def _explain_cut(result: Explanation) -> Explanation:
     """pytest's summary line alone: JAX's message cut short, and no frame. It is known by how it
     begins, and nothing can be fixed until the traceback is pasted (exit 1, never "no error")."""
@@ -169,8 +188,8 @@ def _explain_cut(result: Explanation) -> Explanation:
         begins = " or ".join(f"`{words}`" for _, words in candidates)
         result.lines += [
             f"pytest's summary line cuts the message short: it begins as JAX's {begins}.",
-            "It names no frame of the code that raised it: paste the whole traceback (pytest prints it unless"
-            " run with --tb=no).",
+            "It names no frame of the code that raised it: paste the whole traceback (pytest prints it with"
+            " --tb=auto, its default, long or short; not with --tb=no or --tb=line).",
         ]
     return result
 
@@ -216,12 +235,36 @@ def _explain_frame(
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was {verb} {result.name}:{line}, in {frame.function}.")
+            enabled, refused = _project(real)
             result.blame = blame(
-                result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape, through=through
+                result.old,
+                line,
+                known.suspects,
+                wrong_kind=known.wrong_kind,
+                shape=shape,
+                through=through,
+                enabled=enabled,
             )
+            if refused and result.blame.chosen:
+                result.blame = replace(result.blame, chosen=[], fixed=False)
+                result.blame.lines.append(f"Not fixed: {refused}.")
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
+
+
+def _project(path: Path) -> tuple[frozenset[str] | None, str | None]:
+    """The rules the project's settings run on the file (as `fix` reads them: `select`,
+    `ignore`, `per-file-ignores`), and why explain must not write it, if it must not: its
+    `extend-exclude` covers it (a file a log names is written only where `semfix fix .` would
+    write it), or the settings cannot be read."""
+    try:
+        pyproject = find_pyproject([path])
+        settings = for_file(load_settings(pyproject), path)
+        excluded = Excludes(load_excludes(pyproject), pyproject.parent if pyproject else Path())(path)
+    except SettingsError as error:
+        return None, f"the project's settings cannot be read ({error})"
+    return settings.enabled, f"{pyproject} excludes the file (extend-exclude)" if excluded else None
 
 
 def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
@@ -367,6 +410,7 @@ class FileFix:
     new: bytes = b""
     error: str | None = None
     notebook: bool = False
+    then: list[str] = field(default_factory=list)  # the fixes the file proves once the log's are written, said
 
 
 def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
@@ -385,10 +429,27 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
             fix.new = (
                 fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
             ).source
+            if not first.notebook:
+                _then(fix, list(findings.values()))
         except (SourceError, SafetyError) as error:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)
     return merged
+
+
+def _then(fix: FileFix, chosen: list[Finding]) -> None:
+    """The engine's safe fixes the file proves once the log's are written (`proven_next`), made
+    too, each said: a kernel that signals and then waits on `sems[slot]` fails at the wait
+    next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven."""
+    enabled, refused = _project(fix.path)
+    for _ in range(3) if refused is None else ():
+        found = proven_next(fix.new, chosen, enabled)
+        if not found:
+            return
+        fix.new = fix_source(fix.new, settings=settings_for(found)).source
+        fix.then += [f"Once that is written, {fix.name} proves the same fix of the same Ref elsewhere:"]
+        fix.then += [f"  {said_fix(finding)}" for finding in found]
+        chosen = found
 
 
 def left_after(fix: FileFix) -> list[str]:

@@ -1,0 +1,55 @@
+"""Makes the stored logs of pastelib (issue 44) by running its kernels with a real JAX.
+
+    python tests/tracebacks/capture_paste.py PYTHON_0_10 PYTHON_0_12
+
+PYTHON_0_10 is an interpreter with JAX 0.10.2 and pytest (the project's `.venv`), PYTHON_0_12
+one with JAX 0.12.1 (the runtime tier's `.venv-jax-0.12.1`). As capture.py does, each run uses
+a copy of pastelib in a temporary folder, removed afterwards, so that the paths the logs print
+exist nowhere (kernelkit's among them: an installed package whose source is not on this
+machine). Nothing is edited afterwards. `paste_*` logs are 0.10.2's, `paste12_*` 0.12.1's:
+
+- `paste{,12}_NAME.log`: `python -m pastelib.run NAME_kernel`, its stderr;
+- `paste_old.log`: the same for `old_kernel` under `-W error::DeprecationWarning`;
+- `paste_pick_long.log`: `pytest --tb=long -k pick pastelib/test_kernels.py`, its stdout;
+- `paste_sigwait_line.log`: `pytest --tb=line -k sigwait pastelib/test_kernels.py`, its stdout;
+- `paste_repeat.log`: `python -m pastelib.run sigwait_kernel 400`: one traceback 400 times.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+PYTEST = ["-m", "pytest", "-p", "no:cacheprovider", "pastelib/test_kernels.py"]
+RUNS = {  # log: (which Python, the command after it, which stream is the log)
+    **{
+        f"paste_{n}.log": (0, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
+        for n in ("kit", "sigwait", "noqa", "when", "listed", "ctx", "whole")
+    },
+    **{
+        f"paste12_{n}.log": (1, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
+        for n in ("kit", "sigwait", "when", "listed", "old")
+    },
+    "paste_old.log": (0, ["-W", "error::DeprecationWarning", "-m", "pastelib.run", "old_kernel"], "stderr"),
+    "paste_pick_long.log": (0, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),
+    "paste_sigwait_line.log": (0, [*PYTEST, "--tb=line", "-k", "sigwait"], "stdout"),
+    "paste_repeat.log": (0, ["-m", "pastelib.run", "sigwait_kernel", "400"], "stderr"),
+}
+
+
+def main(*pythons: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="semfix-capture-") as temporary:
+        copy = Path(temporary) / "pastelib"
+        shutil.copytree(HERE / "pastelib", copy)
+        for log, (python, command, stream) in RUNS.items():
+            run = subprocess.run([pythons[python], *command], cwd=copy, capture_output=True, text=True)
+            (HERE / log).write_text(getattr(run, stream))
+            print(f"{log}: exit {run.returncode}, {getattr(run, stream).splitlines()[-1:]}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
