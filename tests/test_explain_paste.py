@@ -49,9 +49,14 @@ def _python(log: str, config: pytest.Config) -> str:
     return require_jax_python("0.12.1", config) if log.startswith("paste12") else sys.executable
 
 
-def _runs(cwd: Path, kernel: str, python: str) -> None:
+def _runs(cwd: Path, kernel: str, python: str, *flags: str) -> None:
     run = subprocess.run(
-        [python, "-m", "pastelib.run", kernel], cwd=cwd, capture_output=True, text=True, check=False, timeout=300
+        [python, *flags, "-m", "pastelib.run", kernel],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert run.returncode == 0 and run.stdout.strip() == "1.0", run.stderr
 
@@ -161,3 +166,97 @@ def test_a_noqa_comment_is_named(pastelib: Path) -> None:
     assert "Not fixed: a comment on line 73 (`# noqa`, `# semfix: ignore`) silences semfix there" in result.stdout
     assert "proves no fix" not in result.stdout
     assert (pastelib / KERNELS).read_text() == before
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("log", "fixed"),
+    [
+        ("paste12_when.log", "copy = pltpu.make_async_copy(x_ref, o_ref, sems.at[1])\n\n    @pl.when"),
+        ("paste12_listed.log", "copies = [pltpu.make_async_copy(x_ref, o_ref, sems.at[k]) for k in range(2)]"),
+    ],
+)
+def test_a_descriptor_followed_into_a_when_body_and_out_of_a_list(
+    pastelib: Path, log: str, fixed: str, request: pytest.FixtureRequest
+) -> None:
+    """`copy.start()` in a `@pl.when` body, its copy built in the kernel around it; `for copy in
+    copies`, the copies built in a list: each followed back to the copy, as `fix` sees it."""
+    result = _explain(log, pastelib, "--fix")
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert fixed in (pastelib / KERNELS).read_text(), said
+    _runs(pastelib, log.removeprefix("paste12_").removesuffix(".log") + "_kernel", _python(log, request.config))
+
+
+@pytest.mark.parametrize(
+    ("log", "named"), [("paste_when.log", "`sems[1]` (sem)"), ("paste_listed.log", "`sems[k]` (sem)")]
+)
+def test_the_older_text_names_the_copys_argument(pastelib: Path, log: str, named: str) -> None:
+    """JAX 0.10's text is about three arguments: the copy is found, its argument named, nothing proven."""
+    before = (pastelib / KERNELS).read_text()
+    result = _explain(log, pastelib, "--fix")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"Not fixed, check by hand: {named}: SEM002" in result.stdout, result.stdout
+    assert "is not assigned a copy descriptor" not in result.stdout
+    assert (pastelib / KERNELS).read_text() == before
+
+
+def test_a_contextmanager_helpers_caller_is_the_users(pastelib: Path) -> None:
+    """Python's contextlib.py stands between the helper and its caller: never taken for the caller."""
+    result = _explain("paste_ctx.log", pastelib)
+    assert "It was called at pastelib/kernels.py:106, in ctx_kernel." in result.stdout, result.stdout
+    assert "`sems[0]` (given to `copying`'s `sem`)" in result.stdout
+    assert "contextlib.py" not in result.stdout
+
+
+def test_a_whole_array_given_in_a_kernel_names_sem004_there(pastelib: Path) -> None:
+    """`pl.semaphore_signal(flags, 1)` in a kernel: JAX called the kernel with the array, so the
+    kernel's line is the mistake, not a caller's."""
+    before = (pastelib / KERNELS).read_text()
+    result = _explain("paste_whole.log", pastelib, "--fix")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "It was raised from pastelib/kernels.py:113, in whole_kernel." in result.stdout
+    assert "`flags` (sem_or_view) is a Ref of shape (2,), not one semaphore (SEM004" in result.stdout
+    assert "called at" not in result.stdout
+    assert (pastelib / KERNELS).read_text() == before
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("log", ["paste_old.log", "paste12_old.log"])
+def test_a_name_jax_moved_is_migrated_where_the_floor_permits(
+    pastelib: Path, log: str, request: pytest.FixtureRequest
+) -> None:
+    """0.12's AttributeError for `pltpu.semaphore_signal`, 0.10's DeprecationWarning under
+    `-W error`: SEM101's renames, of the whole file, made under the project's JAX floor."""
+    before = (pastelib / KERNELS).read_text()
+    refused = _explain(log, pastelib, "--fix")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "declare `jax>=0.6.0`" in refused.stdout and (pastelib / KERNELS).read_text() == before
+    (pastelib / "pyproject.toml").write_text('[tool.semfix]\ntarget-jax = "0.10"\n')
+    result = _explain(log, pastelib, "--fix")
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "Fix: line 122: `pltpu.semaphore_wait` -> `pl.semaphore_wait` (SEM101)" in said
+    assert (
+        "pl.semaphore_signal(flags.at[0], 1)\n    pl.semaphore_wait(flags.at[0], 1)" in (pastelib / KERNELS).read_text()
+    )
+    _runs(pastelib, "old_kernel", _python(log, request.config), "-W", "error::DeprecationWarning")
+
+
+@needs_jax
+@pytest.mark.jax
+def test_a_notebooks_helper_cell_blames_its_caller_cell(pastelib: Path, request: pytest.FixtureRequest) -> None:
+    """IPython ran the helper cell without its leading blank line (its `line 3` is the
+    notebook's line 4); the helper passed `sem` on, and the caller cell (`Cell In[3]`) is fixed."""
+    result = _explain("paste12_notebook.log", pastelib, "--fix")
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "It was raised from notebook.ipynb, cell 2, line 4 (Cell In[2]), in copy_slot." in said
+    assert "Fix: cell 3, line 10: `sems[0]` -> `sems.at[0]` (SEM002)" in said
+    cells = "import json\nfor cell in json.load(open('notebook.ipynb'))['cells']:\n    exec(''.join(cell['source']))\n"
+    run = subprocess.run(
+        [_python("paste12", request.config), "-c", cells], cwd=pastelib, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "1.0", run.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, parse
@@ -52,6 +53,7 @@ class Blame:
     chosen: list[Finding] = field(default_factory=list)
     fixed: bool = False  # a fix is made at the arguments the error is about, and none is left open
     encoding: str = "utf-8"  # the source's, for writing the fixes back
+    settings: Settings | None = None  # those the chosen fixes are made under, where not explain's own
     # the arguments the error is about are parameters of the function, passed on unchanged:
     # what they were given is at its caller, the traceback's frame before
     passed_on: Through | None = None
@@ -67,6 +69,7 @@ def blame(
     shape: str | None = None,
     through: Through | None = None,
     enabled: frozenset[str] | None = None,
+    traced: bool = False,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -77,6 +80,8 @@ def blame(
     semaphore; every fix of a read keeps it, so none is made. `through`: the line calls a
     function (the traceback's next frame) that passed these parameters on. `enabled`: the rules
     the project's settings run on the file (None: all); another's findings are named, never fixed.
+    `traced`: JAX called the function holding the line (a kernel), so its parameters are the
+    Refs JAX made, not what a caller in the traceback gave: the error is about this line.
 
     One proof: the log only chooses the calls and the arguments; a fix is what the engine
     decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
@@ -109,7 +114,7 @@ def blame(
         none = "no DMA call there whose arguments semfix can read" if suspects else "no semaphore argument there"
         result.lines.append(f"Cannot fix it automatically: {problem or none}.")
         return result
-    if (passed := _passed_in(arguments)) is not None:
+    if not traced and (passed := _passed_in(arguments)) is not None:
         result.lines.append(
             f"What it is about are parameters of `{passed.function}`, passed on unchanged: its caller gave them."
         )
@@ -126,6 +131,27 @@ def blame(
     fixes = [f for f in findings if f.fixable and low <= f.line <= high and (enabled is None or f.rule in enabled)]
     result.chosen = _with_their_plans(result.chosen + _same_ref(scopes, evidence, result.chosen, fixes), fixes)
     result.lines += [said_fix(finding, where) for finding in sorted(result.chosen, key=lambda f: (f.line, f.column))]
+    return result
+
+
+def migrate(
+    source: bytes, line: int, rules: tuple[str, ...], settings: Settings, where: Callable[[int], str] = "line {}".format
+) -> Blame:
+    """A name JAX moved, read at `line`: the migration's rules (`rules`) there, and their fixes
+    in the whole file (the next run would stop at the next such name), under the project's
+    settings and JAX floor, as `fix --extend-select SEM101` makes them; below the floor a
+    rename is not made, and the finding says which floor it needs."""
+    settings = replace(settings, enabled=settings.enabled | set(rules), unsafe_fixes=False)
+    analysis = analyse(source, settings, apply_fixes=False)
+    found = [f for f in analysis.findings if f.rule in rules]
+    result = Blame(encoding=analysis.encoding, settings=settings)
+    here = [f for f in found if f.line == line]
+    result.lines += [f"At {where(f.line)}, {_said(f)}" for f in here]
+    result.chosen = [f for f in found if f.fixable]
+    result.lines += [said_fix(f, where) for f in result.chosen]
+    result.fixed = bool(here) and all(f.fixable for f in here)
+    if not here:
+        result.lines.append(f"Cannot fix it automatically: {', '.join(rules)} finds nothing at {where(line)}.")
     return result
 
 
@@ -236,15 +262,16 @@ def _shaped(
         ]
         if not found:
             result.lines.append(
-                f"Not fixed: `{ast.unparse(argument)}` ({parameter}) is a Ref of shape {shape}, not one semaphore:"
-                " index every axis of it, or check by hand."
+                f"Not fixed: `{ast.unparse(argument)}` ({parameter}) is a Ref of shape {shape}, not one semaphore"
+                " (SEM004: a whole semaphore array where one is needed): index every axis of it (`.at[i]`),"
+                " or check by hand."
             )
 
 
-def settings_for(findings: Iterable[Finding]) -> Settings:
-    """Settings under which the engine makes these fixes (found by `blame`) and no other, so
-    that `explain` writes them through the same run and proof as `fix`."""
-    return replace(_ANALYSIS, chosen=frozenset((f.line, f.column, f.end_line, f.end_column) for f in findings))
+def settings_for(findings: Iterable[Finding], base: Settings | None = None) -> Settings:
+    """Settings under which the engine makes these fixes (found by `blame`, or by `migrate`
+    under `base`) and no other, so that `explain` writes them through the same run and proof as `fix`."""
+    return replace(base or _ANALYSIS, chosen=frozenset((f.line, f.column, f.end_line, f.end_column) for f in findings))
 
 
 #: A copy descriptor's methods that raise JAX's DMA errors: its start, and its waits (JAX 0.12's
@@ -270,23 +297,54 @@ def _calls(scopes: Tracking, evidence: Evidence, line: int) -> tuple[list[ast.Ca
 
 
 def _built(
-    scopes: Tracking, evidence: Evidence, name: ast.Name, use: ast.Call, line: int
+    scopes: Tracking,
+    evidence: Evidence,
+    name: ast.Name,
+    use: ast.stmt | ast.expr,
+    line: int,
+    function: Scope | None = None,  # the function of `use`, where it is a statement (a loop)
+    listed: bool = False,
 ) -> tuple[list[ast.Call], str | None]:
     """The copies whose descriptor `name` may hold at `use`: every assignment of it in the
-    function that can reach there (in both branches of an `if`, or lower in a loop)."""
-    function = scopes.scope_of[id(use)].function_scope()
+    function that can reach there (in both branches of an `if`, or lower in a loop). A
+    `@pl.when` body runs where it is defined: a name it does not bind is looked up at its def,
+    in the function around it. A loop variable over a list (`for copy in copies`) holds every
+    copy the list is built of (`listed`: `[make_async_copy(...) for k in ...]`, or written out)."""
+    function = function or scopes.scope_of[id(use)].function_scope()
+    while name.id not in function.bindings and _runs_where_defined(function.node) and function.parent:
+        use, function = cast(ast.FunctionDef, function.node), function.parent.function_scope()
     bindings = function.bindings.get(name.id, [])
     problem = f"`{name.id}` on line {line} is not assigned a copy descriptor in the same function"
+    loop = bindings[0].node if len(bindings) == 1 else None
+    if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Name):
+        return _built(scopes, evidence, loop.iter, loop, line, function, listed=True)
     if not bindings or function.node is None or any(b.kind != "assign" for b in bindings):
         return [], problem
     calls: list[ast.Call] = []
     for assignment in _reaching(function.node, [b.assignment for b in bindings], use):
-        value = assignment.value
-        found, why = _copies_of(scopes, evidence, value, line) if isinstance(value, ast.Call) else ([], problem)
-        if why:
-            return [], why
-        calls += found
+        for each in _elements(assignment.value, listed):
+            found, why = _copies_of(scopes, evidence, each, line) if isinstance(each, ast.Call) else ([], problem)
+            if why:
+                return [], why
+            calls += found
     return calls, None
+
+
+def _elements(value: ast.expr | None, listed: bool) -> list[ast.expr | None]:
+    """What an assignment gives a name (`listed`: each element of the list it builds)."""
+    if not listed:
+        return [value]
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return list(value.elts)
+    return [value.elt] if isinstance(value, ast.ListComp) else [None]
+
+
+def _runs_where_defined(function: ast.AST | None) -> bool:
+    """A def decorated `@pl.when(...)`: its body runs there and then, once or not at all."""
+    decorators = function.decorator_list if isinstance(function, ast.FunctionDef) else []
+    return any(
+        isinstance(d, ast.Call) and getattr(d.func, "attr", getattr(d.func, "id", None)) == "when" for d in decorators
+    )
 
 
 def _copies_of(
@@ -325,7 +383,7 @@ def _own(function: ast.AST) -> Iterator[ast.AST]:
 
 
 def _reaching(
-    function: ast.AST, assignments: list[ast.Assign | ast.AnnAssign], use: ast.Call
+    function: ast.AST, assignments: list[ast.Assign | ast.AnnAssign], use: ast.stmt | ast.expr
 ) -> list[ast.Assign | ast.AnnAssign]:
     """The assignments that can reach `use`: all but those every path to it passes another of
     them on. An assignment `L[j]` in a block `L` whose statement `L[k]` (k > j) holds the use

@@ -41,6 +41,7 @@ class JaxError:
     explain: str  # what `semfix explain` does with it
     suspects: frozenset[str] | None = None  # a DMA's: the parameters it is about (None: the call's semaphore)
     wrong_kind: bool = False  # about the semaphore's kind: explain names it and its allocation, fixes nothing
+    migration: bool = False  # a name JAX moved: explain makes the migration's fixes (`rules`) under the floor
     since: Version = OLDEST  # the first release that raises it (OLDEST: every supported one)
     until: Version | None = None  # the last one (None: still raised by the newest)
 
@@ -49,6 +50,9 @@ class JaxError:
         """The releases that raise it, as the table prints them: `0.7.2 to 0.11.1`, `0.12.0 on`."""
         return f"{spelled(self.since)} to {spelled(self.until)}" if self.until else f"{spelled(self.since)} on"
 
+
+#: The names JAX 0.10 moved from `pltpu` to `pl` whose loss the kernel's own call raises.
+_MOVED = r"(?P<name>semaphore_signal|semaphore_wait|semaphore_read|semaphore|DeviceIdType)"
 
 ERRORS: tuple[JaxError, ...] = (
     JaxError(
@@ -183,6 +187,30 @@ ERRORS: tuple[JaxError, ...] = (
         ("barrier_arrive", "barrier_wait", "barrier_test"),
         _READS,
         "fixes the read at the call the traceback names, as for the semaphore error",
+    ),
+    JaxError(
+        "removed",
+        "AttributeError: module 'jax.experimental.pallas.tpu' has no attribute 'semaphore_signal'",
+        r"module 'jax\.experimental\.pallas\.tpu' has no attribute '" + _MOVED + "'",
+        "JAX 0.11 removed `pltpu.{name}`: JAX 0.10 moved it to `pl.{name}` (SEM101, the migration's rule).",
+        ("semaphore_signal", "semaphore_wait", "semaphore_read"),
+        ("SEM101",),
+        "makes SEM101's fixes (the migration's renames) in the file, where the project's JAX floor permits;"
+        " else names the floor they need, exit 1",
+        migration=True,
+        since=(0, 11, 0),
+    ),
+    JaxError(
+        "deprecated",
+        "DeprecationWarning: pltpu.semaphore_signal is deprecated, use pl.semaphore_signal instead.",
+        r"pltpu\." + _MOVED + r" is deprecated, use pl\.\w+ instead",
+        "JAX 0.10 deprecated `pltpu.{name}` (an error under `-W error`): it is `pl.{name}` (SEM101).",
+        ("semaphore_signal", "semaphore_wait", "semaphore_read"),
+        ("SEM101",),
+        "as for the removal",
+        migration=True,
+        since=(0, 10, 0),
+        until=(0, 10, 2),
     ),
 )
 

@@ -16,7 +16,7 @@ from semfix.explain.boxes import unbox
 from semfix.explain.margins import split_margins
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
-_EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
+_EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning)): (?P<message>.*)$")
 #: pytest's frames: `path:12: in function` (--tb=short), `path:12: ` and `path:12: ValueError` (--tb=long).
 _PYTEST_FRAME = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): ?(?:in (?P<function>\S+)|[\w.]*)$")
 #: pytest --tb=line: one line per failure, `path:12: ValueError: message`, where it was raised.
@@ -58,6 +58,9 @@ _SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<error>.*)$")
 #: `dist-packages/jaxlib/`, ...) and its private tree (`jax/_src/`, in a checkout of JAX too).
 #: Never a folder's name alone: packages keep their own code in folders named `jax`
 #: (tpu-inference's `layers/jax/`, keras's `backend/jax/`).
+#: Python's own library (`/usr/lib/python3.11/contextlib.py`, `C:\\Python311\\Lib\\contextlib.py`): a
+#: `@contextlib.contextmanager` helper's frames pass through it.
+_PYTHON = re.compile(r"[/\\](?:lib[/\\]python3\.\d+|Lib)[/\\]\w+\.py$")
 _JAX = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:jax|jaxlib|jax_plugins)[/\\]|[/\\]jax[/\\]_src[/\\]")
 
 
@@ -75,10 +78,16 @@ class Frame:
     @property
     def in_jax(self) -> bool:
         """JAX's own files (`_JAX`, and those of the JAX installed here, wherever it is) and
-        Python's (`<frozen runpy>`): never where the mistake is."""
+        Python's (`<frozen runpy>`, its library's `contextlib.py`): never where the mistake is."""
+        python = self.path.startswith("<") and not self.cell or bool(_PYTHON.search(self.path))
+        return self.jax or python
+
+    @property
+    def jax(self) -> bool:
+        """JAX's own files alone: a kernel function whose frame follows one of them was called by
+        `pallas_call`, not by the code above it."""
         here = _jax_here()
-        python = self.path.startswith("<") and not self.cell
-        return bool(_JAX.search(self.path)) or python or bool(here and self.path.startswith(here))
+        return bool(_JAX.search(self.path)) or bool(here and self.path.startswith(here))
 
     @property
     def cell(self) -> bool:

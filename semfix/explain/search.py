@@ -11,6 +11,7 @@ are read for a fix or written. Reading the log is logs.py's.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
-from semfix.explain.blame import Blame, Through, blame, proven_next, said_fix, settings_for
-from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, recognise_start, said, values_shown
+from semfix.explain.blame import Blame, Through, blame, migrate, proven_next, said_fix, settings_for
+from semfix.explain.errors import JaxError, read_shape, recognise, recognise_start, said, values_shown
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
 from semfix.files import EXCLUDED_DIRS, Excludes, FileError, read_source
@@ -27,7 +28,7 @@ from semfix.findings import Finding
 from semfix.messages import plural
 from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
-from semfix.settings import SettingsError, find_pyproject, for_file, load_excludes
+from semfix.settings import Settings, SettingsError, find_pyproject, for_file, load_excludes
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -143,19 +144,20 @@ def explain(failure: Failure, root: Path) -> Explanation:
             else "The text holds JAX's error but no frame of the code that raised it: paste the whole traceback."
         )
         return result
-    if frame.cell:
-        _explain_cell(result, frame, root, read_shape(match))
-        return result
-    callers = [f for f in reversed(failure.frames[: failure.frames.index(frame)]) if not f.in_jax and not f.cell]
+    callers = [f for f in reversed(failure.frames[: failure.frames.index(frame)]) if not f.in_jax]
     verb, through = "raised from", None
     while True:
         installed = _installed(frame, root)
         outer = failure.frames[failure.frames.index(frame) - 1] if failure.frames.index(frame) else None
+        traced = outer is not None and outer.jax  # a kernel: JAX called it, with the Refs it allocated
         if installed and callers and outer is callers[0]:  # called from the checkout: blamed, through what it passed on
             result.lines.append(f"{installed}: its caller is blamed.")
             through = _passed_by_package(frame, known, through)
         else:
-            _explain_frame(result, frame, root, known, read_shape(match), verb, through)
+            if frame.cell:  # a notebook's helper cell passes on to the cell that called it
+                _explain_cell(result, frame, root, known, read_shape(match), verb, through, traced)
+            else:
+                _explain_frame(result, frame, root, known, read_shape(match), verb, through, traced)
             through = result.blame.passed_on  # a helper passed on what its caller gave it
             if through is None:
                 return result
@@ -218,6 +220,7 @@ def _explain_frame(
     shape: str | None,
     verb: str,
     through: Through | None,
+    traced: bool = False,
 ) -> None:
     """Blame the line of one frame of the traceback, in the file here it names (`through`:
     it calls the function of the frame after, which passed on what it was given)."""
@@ -235,15 +238,20 @@ def _explain_frame(
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was {verb} {result.name}:{line}, in {frame.function}.")
-            enabled, refused = _project(real)
-            result.blame = blame(
-                result.old,
-                line,
-                known.suspects,
-                wrong_kind=known.wrong_kind,
-                shape=shape,
-                through=through,
-                enabled=enabled,
+            settings, refused = _project(real)
+            result.blame = (
+                migrate(result.old, line, known.rules, settings or build_settings())
+                if known.migration
+                else blame(
+                    result.old,
+                    line,
+                    known.suspects,
+                    wrong_kind=known.wrong_kind,
+                    shape=shape,
+                    through=through,
+                    enabled=settings.enabled if settings else None,
+                    traced=traced,
+                )
             )
             if refused and result.blame.chosen:
                 result.blame = replace(result.blame, chosen=[], fixed=False)
@@ -253,9 +261,9 @@ def _explain_frame(
     result.lines += result.blame.lines
 
 
-def _project(path: Path) -> tuple[frozenset[str] | None, str | None]:
-    """The rules the project's settings run on the file (as `fix` reads them: `select`,
-    `ignore`, `per-file-ignores`), and why explain must not write it, if it must not: its
+def _project(path: Path) -> tuple[Settings | None, str | None]:
+    """The project's settings for the file, as `fix` reads them (`select`, `ignore`,
+    `per-file-ignores`, the JAX floor), and why explain must not write it, if it must not: its
     `extend-exclude` covers it (a file a log names is written only where `semfix fix .` would
     write it), or the settings cannot be read."""
     try:
@@ -264,7 +272,7 @@ def _project(path: Path) -> tuple[frozenset[str] | None, str | None]:
         excluded = Excludes(load_excludes(pyproject), pyproject.parent if pyproject else Path())(path)
     except SettingsError as error:
         return None, f"the project's settings cannot be read ({error})"
-    return settings.enabled, f"{pyproject} excludes the file (extend-exclude)" if excluded else None
+    return settings, f"{pyproject} excludes the file (extend-exclude)" if excluded else None
 
 
 def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
@@ -320,10 +328,20 @@ def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
     return line
 
 
-def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | None) -> None:
-    """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts runs, not cells, so
-    the cell is the one code cell of a notebook under --root that holds the lines the traceback
-    prints (the line that raised, and those around it)."""
+def _explain_cell(
+    result: Explanation,
+    frame: Frame,
+    root: Path,
+    known: JaxError,
+    shape: str | None,
+    verb: str,
+    through: Through | None,
+    traced: bool,
+) -> None:
+    """An error raised in IPython or a Jupyter notebook (or a call there, `verb` and `through`
+    as for a file's frame): `Cell In[2]` counts runs, not cells, so the cell is the one code
+    cell of a notebook under --root that holds the lines the traceback prints (the line that
+    raised, and those around it)."""
     matches, stopped = _cells_holding(frame, root)
     where = f"line {frame.line} (`{frame.source}`)"
     if stopped or len(matches) != 1:
@@ -340,17 +358,20 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | No
         return
     result.path, result.name, result.old, notebook, number, start = matches[0]
     result.notebook = True
-    cell = f"cell {number} ({frame.path}), line {frame.line}"
-    result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
+    line = start + frame.line - 1
+    result.lines.append(
+        f"It was {verb} {result.name}, {_cell_line(notebook, line)} ({frame.path}), in {frame.function}."
+    )
     try:
-        known = BY_KEY[result.kind or ""]
         result.blame = blame(
             notebook.module.encode("utf-8"),
-            start + frame.line - 1,
+            line,
             known.suspects,
             where=lambda line: _cell_line(notebook, line),
             wrong_kind=known.wrong_kind,
             shape=shape,
+            through=through,
+            traced=traced,
         )
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")
@@ -379,11 +400,12 @@ def _cells_holding(frame: Frame, root: Path) -> tuple[list[_Cell], bool]:
             except (SourceError, FileError):
                 continue
             if notebook is not None:
-                matches += [
-                    (path, path.relative_to(top), data, notebook, number, start)
-                    for number, start, lines in notebook.cells_by_number()
-                    if _holds(lines, frame)
-                ]
+                for number, start, lines in notebook.cells_by_number():
+                    blank = len(lines) - len(list(itertools.dropwhile(lambda text: not text.strip(), lines)))
+                    # IPython runs a cell without its leading blank lines, and counts from there
+                    skip = next((skip for skip in dict.fromkeys((0, blank)) if _holds(lines[skip:], frame)), None)
+                    if skip is not None:
+                        matches.append((path, path.relative_to(top), data, notebook, number, start + skip))
     return matches, False
 
 
@@ -424,7 +446,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
         first = items[0]
         findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
         fix = FileFix(path, first.name or path, first.old, notebook=first.notebook)
-        settings = settings_for(findings.values())
+        settings = settings_for(findings.values(), next((i.blame.settings for i in items if i.blame.settings), None))
         try:
             fix.new = (
                 fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
@@ -441,9 +463,9 @@ def _then(fix: FileFix, chosen: list[Finding]) -> None:
     """The engine's safe fixes the file proves once the log's are written (`proven_next`), made
     too, each said: a kernel that signals and then waits on `sems[slot]` fails at the wait
     next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven."""
-    enabled, refused = _project(fix.path)
+    settings, refused = _project(fix.path)
     for _ in range(3) if refused is None else ():
-        found = proven_next(fix.new, chosen, enabled)
+        found = proven_next(fix.new, chosen, settings.enabled if settings else None)
         if not found:
             return
         fix.new = fix_source(fix.new, settings=settings_for(found)).source
