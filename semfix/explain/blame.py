@@ -36,6 +36,10 @@ _ANALYSIS = build_settings(select=[code for code, rule in RULES.items() if not r
 _KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
 
 
+#: Expressions whose value is never a Ref: arithmetic, comparisons, constants.
+_COMPUTED = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Constant)
+
+
 @dataclass(frozen=True)
 class Through:
     """What a frame's callee passed on unchanged: its name, and the parameters the error is
@@ -131,6 +135,11 @@ def blame(
     fixes = [f for f in findings if f.fixable and low <= f.line <= high and (enabled is None or f.rule in enabled)]
     result.chosen = _with_their_plans(result.chosen + _same_ref(scopes, evidence, result.chosen, fixes), fixes)
     result.lines += [said_fix(finding, where) for finding in sorted(result.chosen, key=lambda f: (f.line, f.column))]
+    params = [a for a in arguments if _passed_in([a]) is not None]
+    if not result.chosen and params and not traced:  # nothing proven here: what the caller gave the rest may be
+        result.passed_on = _passed_in(params)
+        names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in params)
+        result.lines.append(f"{names}: parameters passed on unchanged; what the caller gave them is looked at too.")
     return result
 
 
@@ -237,6 +246,12 @@ def _decide(
     elif not result.chosen and not open_:
         names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in arguments)
         result.lines.append(f"Cannot fix it automatically: semfix proves no fix at {names}; check by hand.")
+    result.lines += [
+        f"`{ast.unparse(a)}` ({p}) is computed (arithmetic, a comparison, a constant): a value, never a Ref;"
+        " pass a Ref (write the value into a scratch Ref first)."
+        for p, a, _ in arguments
+        if isinstance(a, _COMPUTED) and not at[id(a)]
+    ]
     if open_:
         result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
     result.fixed = bool(result.chosen) and not open_
