@@ -253,9 +253,7 @@ def _explain_frame(
                     traced=traced,
                 )
             )
-            if refused and result.blame.chosen:
-                result.blame = replace(result.blame, chosen=[], fixed=False)
-                result.blame.lines.append(f"Not fixed: {refused}.")
+            result.blame = _unless(refused, result.blame)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -273,6 +271,13 @@ def _project(path: Path) -> tuple[Settings | None, str | None]:
     except SettingsError as error:
         return None, f"the project's settings cannot be read ({error})"
     return settings, f"{pyproject} excludes the file (extend-exclude)" if excluded else None
+
+
+def _unless(refused: str | None, blame: Blame) -> Blame:
+    """The blame, its fixes dropped and why said, where the project's settings refuse the file."""
+    if not (refused and blame.chosen):
+        return blame
+    return replace(blame, chosen=[], fixed=False, lines=[*blame.lines, f"Not fixed: {refused}."])
 
 
 def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
@@ -362,6 +367,7 @@ def _explain_cell(
     result.lines.append(
         f"It was {verb} {result.name}, {_cell_line(notebook, line)} ({frame.path}), in {frame.function}."
     )
+    settings, refused = _project(result.path)
     try:
         result.blame = blame(
             notebook.module.encode("utf-8"),
@@ -371,8 +377,10 @@ def _explain_cell(
             wrong_kind=known.wrong_kind,
             shape=shape,
             through=through,
+            enabled=settings.enabled if settings else None,
             traced=traced,
         )
+        result.blame = _unless(refused, result.blame)
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
