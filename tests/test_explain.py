@@ -569,7 +569,7 @@ def _interleaved(*streams: list[str]) -> str:
 
 
 TPU_FIXED = (
-    "pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags[1], 2)",  # the log's argument alone: unsafe
+    "pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags.at[1], 2)",  # the log's; the wait it proves
     "make_async_copy(x_hbm, o_hbm, sems.at[1]).wait()",
 )
 

@@ -253,7 +253,7 @@ def test_a_notebooks_helper_cell_blames_its_caller_cell(pastelib: Path, request:
     result = _explain("paste12_notebook.log", pastelib, "--fix")
     said = result.stdout + result.stderr
     assert result.returncode == 0, said
-    assert "It was raised from notebook.ipynb, cell 2, line 4 (Cell In[2]), in copy_slot." in said
+    assert "It was raised from notebook.ipynb, cell 2 (Cell In[2]), line 4, in copy_slot." in said
     assert "Fix: cell 3, line 10: `sems[0]` -> `sems.at[0]` (SEM002)" in said
     cells = "import json\nfor cell in json.load(open('notebook.ipynb'))['cells']:\n    exec(''.join(cell['source']))\n"
     run = subprocess.run(

@@ -364,9 +364,8 @@ def _explain_cell(
     result.path, result.name, result.old, notebook, number, start = matches[0]
     result.notebook = True
     line = start + frame.line - 1
-    result.lines.append(
-        f"It was {verb} {result.name}, {_cell_line(notebook, line)} ({frame.path}), in {frame.function}."
-    )
+    cell, at = _cell_line(notebook, line).split(", ")
+    result.lines.append(f"It was {verb} {result.name}, {cell} ({frame.path}), {at}, in {frame.function}.")
     settings, refused = _project(result.path)
     try:
         result.blame = blame(
