@@ -37,11 +37,11 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
-    from semfix.api import explain_failure, left_after, merged_fixes, parse_log
-    from semfix.explain.logs import decode_log, distinct
+    from semfix.api import decode_log, distinct_failures, explain_failure, left_after, merged_fixes, parse_log
 
     counted = [
-        (explain_failure(failure, root), count) for failure, count in distinct(parse_log(decode_log(log.read())))
+        (explain_failure(failure, root), count)
+        for failure, count in distinct_failures(parse_log(decode_log(log.read())))
     ]
     known = [item for item, _ in counted if item.kind is not None]
     if not known:

@@ -23,7 +23,7 @@ from semfix.analysis.suppressions import Suppressions
 from semfix.catalog import Operation
 from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
-from semfix.explain.errors import DMAS, ERRORS
+from semfix.explain.errors import BY_KEY, DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.selection import build_settings
@@ -148,7 +148,7 @@ def migrate(
 ) -> Blame:
     """A name JAX moved, read at `line`: the migration's rules (`rules`) there, and their fixes
     in the whole file (the next run would stop at the next such name), under the project's
-    settings and JAX floor, as `fix --extend-select SEM101` makes them; below the floor a
+    settings and JAX floor, as `fix --extend-select` with those rules makes them; below the floor a
     rename is not made, and the finding says which floor it needs."""
     settings = replace(settings, enabled=settings.enabled | set(rules), unsafe_fixes=False)
     analysis = analyse(source, settings, apply_fixes=False)
@@ -278,8 +278,8 @@ def _shaped(
         if not found:
             result.lines.append(
                 f"Not fixed: `{ast.unparse(argument)}` ({parameter}) is a Ref of shape {shape}, not one semaphore"
-                " (SEM004: a whole semaphore array where one is needed): index every axis of it (`.at[i]`),"
-                " or check by hand."
+                f" ({', '.join(BY_KEY['shape'].rules)}: a whole semaphore array where one is needed): index every"
+                " axis of it (`.at[i]`), or check by hand."
             )
 
 
