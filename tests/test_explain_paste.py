@@ -133,15 +133,18 @@ def test_the_kernel_runs_after_one_command(pastelib: Path, log: str, request: py
 
 @needs_jax
 @pytest.mark.jax
-def test_pytests_locals_say_which_operand_is_the_value(pastelib: Path, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("log", ["paste_pick_long.log", "paste12_pick_long.log"])
+def test_pytests_locals_say_which_operand_is_the_value(
+    pastelib: Path, log: str, request: pytest.FixtureRequest
+) -> None:
     """`pytest --tb=long` prints JAX's check's `args`: the destination is the one value among
-    three, so its unsafe fix is proven by the log, where the message alone names three."""
-    result = _explain("paste_pick_long.log", pastelib, "--fix")
+    three, so its unsafe fix is proven by the log, where the message alone names several."""
+    result = _explain(log, pastelib, "--fix")
     said = result.stdout + result.stderr
     assert result.returncode == 0, said
     assert "pytest prints the operands JAX checked: dst_ref got a value; the others, Refs." in said
     assert "pltpu.make_async_copy(x_ref, bufs.at[0], sem)" in (pastelib / KERNELS).read_text(), said
-    _runs(pastelib, "pick_kernel", _python("paste_pick_long.log", request.config))
+    _runs(pastelib, "pick_kernel", _python(log, request.config))
 
 
 def test_one_failure_400_times_is_explained_once(pastelib: Path) -> None:

@@ -11,7 +11,8 @@ are 0.10.2's, `paste12_*` 0.12.1's:
 
 - `paste{,12}_NAME.log`: `python -m pastelib.run NAME_kernel`, its stderr;
 - `paste_old.log`: the same for `old_kernel` under `-W error::DeprecationWarning`;
-- `paste_pick_long.log`: `pytest --tb=long -k pick pastelib/test_kernels.py`, its stdout;
+- `paste{,12}_pick_long.log`: `pytest --tb=long -k pick pastelib/test_kernels.py`, its stdout
+  (for 0.12.1, pytest 9.2.0 installed as IPython is, below);
 - `paste_sigwait_line.log`: `pytest --tb=line -k sigwait pastelib/test_kernels.py`, its stdout;
 - `paste_repeat.log`: `python -m pastelib.run sigwait_kernel 400`: one traceback 400 times;
 - `paste12_notebook.log`: IPython 9.19.1 (installed with pip into a temporary folder put on
@@ -44,6 +45,7 @@ RUNS = {  # log: (which Python, the command after it, which stream is the log)
     },
     "paste_old.log": (0, ["-W", "error::DeprecationWarning", "-m", "pastelib.run", "old_kernel"], "stderr"),
     "paste_pick_long.log": (0, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),
+    "paste12_pick_long.log": (1, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),
     "paste_sigwait_line.log": (0, [*PYTEST, "--tb=line", "-k", "sigwait"], "stdout"),
     "paste_repeat.log": (0, ["-m", "pastelib.run", "sigwait_kernel", "400"], "stderr"),
     "paste12_notebook.log": (1, ["-c", CELLS, "notebook.ipynb"], "stdout"),
@@ -56,11 +58,13 @@ def main(python_0_10: str, python_0_12: str, *only: str) -> None:
         copy = Path(temporary) / "pastelib"
         shutil.copytree(HERE / "pastelib", copy)
         tool = f"{temporary}/ipython"
-        subprocess.run([python_0_12, "-m", "pip", "install", "-q", "--target", tool, "ipython==9.19.1"], check=True)
+        subprocess.run(
+            [python_0_12, "-m", "pip", "install", "-q", "--target", tool, "ipython==9.19.1", "pytest==9.2.0"], check=True
+        )
         for log, (python, command, stream) in RUNS.items():
             if only and log not in only:
                 continue
-            env = {**os.environ, "PYTHONPATH": tool if command[0] == "-c" else ""}
+            env = {**os.environ, "PYTHONPATH": tool if python == 1 else ""}  # 0.12.1 env: pytest, IPython
             run = subprocess.run([pythons[python], *command], cwd=copy, env=env, capture_output=True, text=True)
             (HERE / log).write_text(getattr(run, stream))
             print(f"{log}: exit {run.returncode}, {getattr(run, stream).splitlines()[-1:]}")
