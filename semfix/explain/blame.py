@@ -330,10 +330,12 @@ def _built(
         use, function = cast(ast.FunctionDef, function.node), function.parent.function_scope()
     bindings = function.bindings.get(name.id, [])
     problem = f"`{name.id}` on line {line} is not assigned a copy descriptor in the same function"
-    loop = bindings[0].node if len(bindings) == 1 else None
-    if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Name):
-        return _built(scopes, evidence, loop.iter, loop, line, function, listed=True)
-    if not bindings or function.node is None or any(b.kind != "assign" for b in bindings):
+    loops = [b.node for b in bindings if isinstance(b.node, ast.For) and isinstance(b.node.target, ast.Name)]
+    holding = [loop for loop in loops if _holds(loop, use)] if len(loops) == len(bindings) else []
+    if holding and isinstance(holding[-1].iter, ast.Name):  # the innermost loop binding it, around the use
+        return _built(scopes, evidence, holding[-1].iter, holding[-1], line, function, listed=True)
+    kinds = {"assign", "tuple_literal"} if listed else {"assign"}  # a list written out is a literal
+    if not bindings or function.node is None or any(b.kind not in kinds for b in bindings):
         return [], problem
     calls: list[ast.Call] = []
     for assignment in _reaching(function.node, [b.assignment for b in bindings], use):

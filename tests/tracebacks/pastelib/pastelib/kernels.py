@@ -120,3 +120,13 @@ def old_kernel(x_ref, o_ref, flags):
     o_ref[...] = x_ref[...]
     pltpu.semaphore_signal(flags.at[0], 1)
     pltpu.semaphore_wait(flags.at[0], 1)
+
+
+# -- section 4: a list of copies written out, started in one loop and waited on in another --
+@launch(DMA, DMA)
+def loops_kernel(x_ref, o_ref, first, second):
+    copies = [pltpu.make_async_copy(x_ref, o_ref, first), pltpu.make_async_copy(x_ref, o_ref, second[()])]
+    for copy in copies:
+        copy.start()
+    for copy in copies:
+        copy.wait()
