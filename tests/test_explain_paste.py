@@ -180,14 +180,17 @@ def test_a_noqa_comment_is_named(pastelib: Path) -> None:
         ("paste12_listed.log", "copies = [pltpu.make_async_copy(x_ref, o_ref, sems.at[k]) for k in range(2)]"),
         ("paste_loops.log", "pltpu.make_async_copy(x_ref, o_ref, second)]\n    for copy in copies:"),
         ("paste12_loops.log", "pltpu.make_async_copy(x_ref, o_ref, second)]\n    for copy in copies:"),
+        ("paste_unpacked.log", "(x_ref, o_ref, sem), (x_ref, o_ref, sems.at[1])):"),
+        ("paste12_unpacked.log", "(x_ref, o_ref, sem), (x_ref, o_ref, sems.at[1])):"),
     ],
 )
 def test_a_descriptor_followed_into_a_when_body_and_out_of_a_list(
     pastelib: Path, log: str, fixed: str, request: pytest.FixtureRequest
 ) -> None:
     """`copy.start()` in a `@pl.when` body, its copy built in the kernel around it; `for copy in
-    copies`, the copies built in a list (a comprehension, or written out and looped over twice):
-    each followed back to the copy, as `fix` sees it."""
+    copies`, the copies built in a list (a comprehension, or written out and looped over twice);
+    `for src, dst, each in ((...), (...))`, each name what it takes on each pass: each followed
+    back to the copy, as `fix` sees it."""
     result = _explain(log, pastelib, "--fix")
     said = result.stdout + result.stderr
     assert result.returncode == 0, said

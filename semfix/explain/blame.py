@@ -105,7 +105,9 @@ def blame(
             _kind_evidence(result, evidence, calls, suspects, findings, where)
             return result
         dma = suspects is not None
-        arguments = [a for a in _arguments(evidence, calls, dma) if suspects is None or a[0] in suspects]
+        arguments = [
+            u for a in _arguments(evidence, calls, dma) if suspects is None or a[0] in suspects for u in _unpacked(a)
+        ]
         if suspects is not None and not problem:
             for parameter, argument, _ in _arguments(evidence, calls, dma):
                 if parameter not in suspects and any(
@@ -345,6 +347,25 @@ def _built(
                 return [], why
             calls += found
     return calls, None
+
+
+def _unpacked(argument: tuple[str, ast.expr, Scope]) -> list[tuple[str, ast.expr, Scope]]:
+    """A name a loop unpacks from a tuple written out (`for src, dst, sem in ((a, b, c), (d, e, f)):`)
+    as what it takes on each pass (`c`, `f`); any other argument as it is."""
+    parameter, name, scope = argument
+    bindings = scope.lookup(name.id)[1] if isinstance(name, ast.Name) else []
+    loop = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "element" else None
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Tuple) or not isinstance(name, ast.Name):
+        return [argument]
+    names = [getattr(target, "id", None) for target in loop.target.elts]
+    rows = loop.iter.elts if isinstance(loop.iter, (ast.Tuple, ast.List)) else []
+    if (
+        names.count(name.id) != 1
+        or not rows
+        or any(not isinstance(row, (ast.Tuple, ast.List)) or len(row.elts) != len(names) for row in rows)
+    ):
+        return [argument]
+    return [(parameter, cast(ast.Tuple, row).elts[names.index(name.id)], scope) for row in rows]
 
 
 def _elements(value: ast.expr | None, listed: bool) -> list[ast.expr | None]:

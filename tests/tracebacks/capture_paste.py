@@ -37,11 +37,11 @@ PYTEST = ["-m", "pytest", "-p", "no:cacheprovider", "pastelib/test_kernels.py"]
 RUNS = {  # log: (which Python, the command after it, which stream is the log)
     **{
         f"paste_{n}.log": (0, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
-        for n in ("kit", "sigwait", "noqa", "when", "listed", "ctx", "whole", "loops")
+        for n in ("kit", "sigwait", "noqa", "when", "listed", "ctx", "whole", "loops", "unpacked")
     },
     **{
         f"paste12_{n}.log": (1, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
-        for n in ("kit", "sigwait", "when", "listed", "old", "loops")
+        for n in ("kit", "sigwait", "when", "listed", "old", "loops", "unpacked")
     },
     "paste_old.log": (0, ["-W", "error::DeprecationWarning", "-m", "pastelib.run", "old_kernel"], "stderr"),
     "paste_pick_long.log": (0, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),

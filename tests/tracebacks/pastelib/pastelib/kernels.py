@@ -130,3 +130,12 @@ def loops_kernel(x_ref, o_ref, first, second):
         copy.start()
     for copy in copies:
         copy.wait()
+
+
+# -- section 4: the copy's arguments unpacked by a loop from a tuple written out ----------------
+@launch(DMA, DMA((2,)))
+def unpacked_kernel(x_ref, o_ref, sem, sems):
+    for src, dst, each in ((x_ref, o_ref, sem), (x_ref, o_ref, sems.at[1][()])):
+        copy = pltpu.make_async_copy(src, dst, each)
+        copy.start()
+        copy.wait()
