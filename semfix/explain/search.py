@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -238,7 +238,7 @@ def _explain_frame(
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was {verb} {result.name}:{line}, in {frame.function}.")
-            settings, refused = _project(real)
+            settings, refused = _project(real, known.rules if known.migration else ())
             result.blame = (
                 migrate(result.old, line, known.rules, settings or build_settings())
                 if known.migration
@@ -259,14 +259,15 @@ def _explain_frame(
     result.lines += result.blame.lines
 
 
-def _project(path: Path) -> tuple[Settings | None, str | None]:
+def _project(path: Path, rules: Iterable[str] = ()) -> tuple[Settings | None, str | None]:
     """The project's settings for the file, as `fix` reads them (`select`, `ignore`,
     `per-file-ignores`, the JAX floor), and why explain must not write it, if it must not: its
     `extend-exclude` covers it (a file a log names is written only where `semfix fix .` would
-    write it), or the settings cannot be read."""
+    write it), or the settings cannot be read. `rules` are run too (a migration's: its floor is read)."""
     try:
         pyproject = find_pyproject([path])
-        settings = for_file(load_settings(pyproject), path)
+        loaded = load_settings(pyproject)
+        settings = for_file(replace(loaded, enabled=loaded.enabled | set(rules)), path)
         excluded = Excludes(load_excludes(pyproject), pyproject.parent if pyproject else Path())(path)
     except SettingsError as error:
         return None, f"the project's settings cannot be read ({error})"
