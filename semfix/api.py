@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from semfix.explain.errors import BY_KEY as ERRORS_BY_KEY
     from semfix.explain.errors import JaxError, read_shape, recognise, said
     from semfix.explain.errors import markdown as errors_markdown
-    from semfix.explain.logs import Failure, Frame, parse_log
+    from semfix.explain.logs import Failure, Frame, decode_log, parse_log
+    from semfix.explain.logs import distinct as distinct_failures
     from semfix.explain.relocate import find_line
     from semfix.explain.search import Explanation, FileFix, left_after, merged_fixes
     from semfix.explain.search import explain as explain_failure
@@ -60,6 +61,8 @@ __all__ = [
     "blame",
     "chosen_settings",
     "decode",
+    "decode_log",
+    "distinct_failures",
     "errors_markdown",
     "explain_failure",
     "find_line",
@@ -93,6 +96,8 @@ _LAZY = {
     "find_line": ("semfix.explain.relocate", "find_line"),
     "join_cells": ("semfix.notebook", "join_cells"),
     "parse_log": ("semfix.explain.logs", "parse_log"),
+    "decode_log": ("semfix.explain.logs", "decode_log"),
+    "distinct_failures": ("semfix.explain.logs", "distinct"),
     "JaxError": ("semfix.explain.errors", "JaxError"),
     "read_shape": ("semfix.explain.errors", "read_shape"),
     "recognise": ("semfix.explain.errors", "recognise"),

@@ -48,8 +48,8 @@ def test_noisy_log_with_two_tracebacks_from_another_machine(ringlib: Path) -> No
     # below proves it a Ref). send_sem has its own message: not proven by this one.
     assert "send_sems[0], recv_sems.at[0]" in text
     assert "`send_sems[0]` (send_sem): not proven by this error" in result.stdout
-    # the signal's one argument: the engine's unsafe fix, said so; the wait's read is not the log's
-    assert "pl.semaphore_signal(flags.at[1], 1)" in text and "pl.semaphore_wait(flags[1], 1)" in text
+    # the signal's one argument: the engine's unsafe fix, said so; written, it proves the wait's (issue 44)
+    assert "pl.semaphore_signal(flags.at[1], 1)" in text and "pl.semaphore_wait(flags.at[1], 1)" in text
     assert "unsafe: what `semfix fix --unsafe-fixes` writes" in result.stdout
     assert "pl.semaphore_wait(other[0], 1)" in text  # another Ref: not proven, left alone
 
@@ -105,7 +105,7 @@ def test_dma_error_with_two_safe_fixes(dmalib: Path) -> None:
     ("log", "fixed"),
     [
         ("dma_remote.log", "src, dst, send_sems.at[0], recv_sems.at[0]"),  # send_sem's own message
-        ("signal_array.log", "pl.semaphore_signal(flags.at[0], 1)\n    pl.semaphore_wait(flags[0], 1)"),
+        ("signal_array.log", "pl.semaphore_signal(flags.at[0], 1)\n    pl.semaphore_wait(flags.at[0], 1)"),
         ("dma_wait.log", "pltpu.make_async_copy(src, dst, sems.at[0]).wait()"),  # a wait without its start
     ],
 )
@@ -214,8 +214,9 @@ def test_the_proof_does_not_spread_to_another_scopes_name(tmp_path: Path) -> Non
     result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
     assert result.returncode == 0, result.stdout + result.stderr
     text = (tmp_path / "kernels.py").read_text()
-    # the signal's argument: JAX's one; the unsafe fix is not made at the kernel's other reads either
-    assert "signal(flags.at[1], 1)" in text and "\n    pl.semaphore_wait(flags[1], 1)\n    return" in text
+    # the signal's argument: JAX's one; written, it proves the kernel's own `flags` a Ref to the
+    # engine, whose safe fix of its last wait is made (issue 44); the other scopes' `flags` are not it
+    assert "signal(flags.at[1], 1)" in text and "\n    pl.semaphore_wait(flags.at[1], 1)\n    return" in text
     assert "[pl.semaphore_wait(flags[1], 1) for" in text and "pl.semaphore_wait(flags[0], 1)  #" in text
     assert "        pl.semaphore_wait(flags[1], 1)\n" in text
 
@@ -568,7 +569,7 @@ def _interleaved(*streams: list[str]) -> str:
 
 
 TPU_FIXED = (
-    "pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags[1], 2)",  # the log's argument alone: unsafe
+    "pl.semaphore_signal(flags.at[1], 2)\n    pl.semaphore_wait(flags.at[1], 2)",  # the log's; the wait it proves
     "make_async_copy(x_hbm, o_hbm, sems.at[1]).wait()",
 )
 

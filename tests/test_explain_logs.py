@@ -177,7 +177,7 @@ def test_pytests_summary_line_alone_asks_for_the_traceback(tmp_path: Path, log: 
     result = explain(tmp_path, log)
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"pytest's summary line cuts the message short: it begins as JAX's {begins}." in result.stdout
-    assert "paste the whole traceback (pytest prints it unless run with --tb=no)" in result.stdout
+    assert "paste the whole traceback (pytest prints it with --tb=auto, its default, long or short" in result.stdout
 
 
 def test_a_summary_line_of_another_error_is_still_no_error(tmp_path: Path) -> None:

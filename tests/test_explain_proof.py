@@ -95,7 +95,15 @@ def test_explain_fix_is_refused_or_runs_right(wronglib: Path, log: str) -> None:
 @pytest.mark.parametrize(
     ("log", "words"),
     [
-        ("wrong_scaled.log", ["`sems[slot]` (sem): SEM002", "--unsafe-fixes"]),
+        (
+            "wrong_scaled.log",
+            [
+                "`sems[slot]` (sem): SEM002",
+                "--unsafe-fixes",
+                "It was called at wronglib/kernels.py:44, in scaled_kernel.",  # issue 44: the value is blamed
+                "`x_ref[...] * 2.0` (given to `_copy_slot`'s `src`) is computed (arithmetic, a comparison, a constant)",
+            ],
+        ),
         (
             "wrong12_scaled.log",
             ["called at wronglib/kernels.py:", "`x_ref[...] * 2.0` (given to `_copy_slot`'s `src`)"],

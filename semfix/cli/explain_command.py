@@ -15,7 +15,7 @@ from semfix.files import FileError, write_atomic
 
 
 @click.command()
-@click.argument("log", type=click.File("r"), default="-")
+@click.argument("log", type=click.File("rb"), default="-")
 @click.option(
     "--root",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -37,14 +37,19 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     Exit status: 0 the cause was found and can be (or was) fixed, 1 a known error that semfix
     cannot fix (it says why), 2 no known error in the text, or a file it could not write.
     """
-    from semfix.api import explain_failure, left_after, merged_fixes, parse_log
+    from semfix.api import decode_log, distinct_failures, explain_failure, left_after, merged_fixes, parse_log
 
-    failures = [explain_failure(failure, root) for failure in parse_log(log.read())]
-    known = [item for item in failures if item.kind is not None]
+    counted = [
+        (explain_failure(failure, root), count)
+        for failure, count in distinct_failures(parse_log(decode_log(log.read())))
+    ]
+    known = [item for item, _ in counted if item.kind is not None]
     if not known:
         usage_error("no JAX semaphore or DMA error found in the text")
-    for item in known:
-        click.echo(f"{item.failure.message}")
+    for item, count in counted:
+        if item.kind is None:
+            continue
+        click.echo(item.failure.message + (f" (the log holds it {count} times)" if count > 1 else ""))
         for line in item.lines:
             click.echo(f"  {line}")
     fixes = merged_fixes(known)
@@ -55,6 +60,8 @@ def explain(log: Any, root: Path, apply: bool, allow_dirty: bool) -> None:
     refused = dirty_refusals([fix.path for fix in fixes]) if apply and not allow_dirty else {}
     failed = False
     for fix in fixes:
+        for line in fix.then:
+            click.echo(f"  {line}")
         sys.stdout.buffer.write(unified_diff(fix.name, fix.old, fix.new))
         sys.stdout.flush()
         try:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import Scope, Tracking
+from semfix.analysis.suppressions import Suppressions
 from semfix.catalog import Operation
 from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
-from semfix.explain.errors import DMAS, ERRORS
+from semfix.explain.errors import BY_KEY, DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.selection import build_settings
@@ -32,6 +34,10 @@ from semfix.settings import Settings
 _ANALYSIS = build_settings(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
 #: The rules that find a semaphore of the wrong kind, as the table of JAX's errors names them.
 _KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
+
+
+#: Expressions whose value is never a Ref: arithmetic, comparisons, constants.
+_COMPUTED = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Constant)
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class Blame:
     chosen: list[Finding] = field(default_factory=list)
     fixed: bool = False  # a fix is made at the arguments the error is about, and none is left open
     encoding: str = "utf-8"  # the source's, for writing the fixes back
+    settings: Settings | None = None  # those the chosen fixes are made under, where not explain's own
     # the arguments the error is about are parameters of the function, passed on unchanged:
     # what they were given is at its caller, the traceback's frame before
     passed_on: Through | None = None
@@ -65,6 +72,8 @@ def blame(
     wrong_kind: bool = False,
     shape: str | None = None,
     through: Through | None = None,
+    enabled: frozenset[str] | None = None,
+    traced: bool = False,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -73,7 +82,10 @@ def blame(
     semaphore's kind, which no rewrite settles: the findings there of the rules the error table
     names for it are named, not fixed. `shape`: the shape of the value JAX got, when not one
     semaphore; every fix of a read keeps it, so none is made. `through`: the line calls a
-    function (the traceback's next frame) that passed these parameters on.
+    function (the traceback's next frame) that passed these parameters on. `enabled`: the rules
+    the project's settings run on the file (None: all); another's findings are named, never fixed.
+    `traced`: JAX called the function holding the line (a kernel), so its parameters are the
+    Refs JAX made, not what a caller in the traceback gave: the error is about this line.
 
     One proof: the log only chooses the calls and the arguments; a fix is what the engine
     decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
@@ -93,7 +105,9 @@ def blame(
             _kind_evidence(result, evidence, calls, suspects, findings, where)
             return result
         dma = suspects is not None
-        arguments = [a for a in _arguments(evidence, calls, dma) if suspects is None or a[0] in suspects]
+        arguments = [
+            u for a in _arguments(evidence, calls, dma) if suspects is None or a[0] in suspects for u in _unpacked(a)
+        ]
         if suspects is not None and not problem:
             for parameter, argument, _ in _arguments(evidence, calls, dma):
                 if parameter not in suspects and any(
@@ -106,7 +120,7 @@ def blame(
         none = "no DMA call there whose arguments semfix can read" if suspects else "no semaphore argument there"
         result.lines.append(f"Cannot fix it automatically: {problem or none}.")
         return result
-    if (passed := _passed_in(arguments)) is not None:
+    if not traced and (passed := _passed_in(arguments)) is not None:
         result.lines.append(
             f"What it is about are parameters of `{passed.function}`, passed on unchanged: its caller gave them."
         )
@@ -116,24 +130,70 @@ def blame(
     if shape:
         _shaped(result, arguments, at, shape, where)
         return result
-    _decide(result, scopes, evidence, arguments, at, where)
+    unread = through is not None and through.params is None  # a call of an installed helper whose source is absent
+    _decide(result, scopes, evidence, arguments, at, where, pinned=len(arguments) == 1 and not unread, enabled=enabled)
     scope = arguments[-1][2].function_scope()
     low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
-    fixes = [f for f in findings if f.fixable and low <= f.line <= high]
+    fixes = [f for f in findings if f.fixable and low <= f.line <= high and (enabled is None or f.rule in enabled)]
     result.chosen = _with_their_plans(result.chosen + _same_ref(scopes, evidence, result.chosen, fixes), fixes)
-    for finding in sorted(result.chosen, key=lambda f: (f.line, f.column)):
-        edit = (
-            f"`{finding.original}` -> `{finding.replacement}`"
-            if finding.replacement
-            else f"remove `{finding.original.strip()}`"
-        )
-        unsafe = (
-            "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
-            if finding.safety != "safe"
-            else ""
-        )
-        result.lines.append(f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})")
+    result.lines += [said_fix(finding, where) for finding in sorted(result.chosen, key=lambda f: (f.line, f.column))]
+    params = [a for a in arguments if _passed_in([a]) is not None]
+    if not result.chosen and params and not traced:  # nothing proven here: what the caller gave the rest may be
+        result.passed_on = _passed_in(params)
+        names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in params)
+        result.lines.append(f"{names}: parameters passed on unchanged; what the caller gave them is looked at too.")
     return result
+
+
+def migrate(
+    source: bytes, line: int, rules: tuple[str, ...], settings: Settings, where: Callable[[int], str] = "line {}".format
+) -> Blame:
+    """A name JAX moved, read at `line`: the migration's rules (`rules`) there, and their fixes
+    in the whole file (the next run would stop at the next such name), under the project's
+    settings and JAX floor, as `fix --extend-select` with those rules makes them; below the floor a
+    rename is not made, and the finding says which floor it needs."""
+    settings = replace(settings, enabled=settings.enabled | set(rules), unsafe_fixes=False)
+    analysis = analyse(source, settings, apply_fixes=False)
+    found = [f for f in analysis.findings if f.rule in rules]
+    result = Blame(encoding=analysis.encoding, settings=settings)
+    here = [f for f in found if f.line == line]
+    result.lines += [f"At {where(f.line)}, {_said(f)}" for f in here]
+    result.chosen = [f for f in found if f.fixable]
+    result.lines += [said_fix(f, where) for f in result.chosen]
+    result.fixed = bool(here) and all(f.fixable for f in here)
+    if not here:
+        result.lines.append(f"Cannot fix it automatically: {', '.join(rules)} finds nothing at {where(line)}.")
+    return result
+
+
+def said_fix(finding: Finding, where: Callable[[int], str] = "line {}".format) -> str:
+    """A fix explain makes, in words: where, the edit, the rule, and why an unsafe one is made."""
+    edit = (
+        f"`{finding.original}` -> `{finding.replacement}`"
+        if finding.replacement
+        else f"remove `{finding.original.strip()}`"
+    )
+    unsafe = (
+        "; unsafe: what `semfix fix --unsafe-fixes` writes, made because the error is about this argument alone"
+        if finding.safety != "safe"
+        else ""
+    )
+    return f"Fix: {where(finding.line)}: {edit} ({finding.rule}{unsafe})"
+
+
+def proven_next(source: bytes, chosen: Iterable[Finding], enabled: frozenset[str] | None) -> list[Finding]:
+    """The engine's safe fixes, in `source` (the file with the chosen fixes written), of the
+    Refs the chosen fixes view: the log proved `sems[slot]` reads an array Ref; the file,
+    rewritten to `sems.at[slot]`, now proves it to the engine, which makes the same fix of the
+    Ref's other reads (the wait after the signal), where JAX would stop the next run."""
+    analysis = analyse(source, _ANALYSIS, apply_fixes=False)
+    scopes = Tracking()
+    scopes.build(parse(analysis.text))
+    evidence = Evidence(Text(analysis.text), scopes)
+    fixes = [f for f in analysis.findings if f.fixable and (enabled is None or f.rule in enabled)]
+    safe = [f for f in fixes if f.safety == "safe"]
+    found = _same_ref(scopes, evidence, list(chosen), safe)
+    return _with_their_plans(found, fixes) if found else []
 
 
 def _decide(
@@ -143,17 +203,23 @@ def _decide(
     arguments: list[tuple[str, ast.expr, Scope]],
     at: dict[int, list[Finding]],
     where: Callable[[int], str],
+    *,
+    pinned: bool,
+    enabled: frozenset[str] | None,
 ) -> None:
     """Each argument's findings: a safe fix is chosen; an unsafe one only where the error is
-    about this one argument (`pinned`) and the Ref it views is not a parameter of a function
-    the file calls (the log proves only what one of its calls gave it); the rest are named."""
-    pinned = len(arguments) == 1
+    about this one argument (`pinned`: not a whole call of a helper whose source is not read,
+    which proves nothing about what is inside it) and the Ref it views is not a parameter of a
+    function the file calls (the log proves only what one of its calls gave it); the rest are named."""
     open_: list[str] = []
     for parameter, argument, scope in arguments:
         for finding in at[id(argument)]:
             said = f"`{ast.unparse(argument)}` ({parameter}): {_said(finding)}"
             if not finding.fixable:
                 open_.append(said)
+                continue
+            if enabled is not None and finding.rule not in enabled:
+                open_.append(f"{said} (not made: the project's settings turn {finding.rule} off for this file)")
                 continue
             shared = None if finding.safety == "safe" else _shared_parameter(scopes, _base(finding), scope)
             if shared is None and finding.fix is not None and finding.fix.doubt == "rank":
@@ -163,14 +229,31 @@ def _decide(
                 result.lines.append(f"At {where(finding.line)}, {_said(finding)}")
                 continue
             why = shared or (
-                f"the error is about {len(arguments)} arguments ("
+                f"the line {parameter}: the log proves nothing about the arguments inside that call"
+                if len(arguments) == 1
+                else f"the error is about {len(arguments)} arguments ("
                 + ", ".join(f"`{ast.unparse(a)}`" for _, a, _ in arguments)
                 + "), and does not say which one is not a Ref"
             )
             open_.append(f"{said} (`semfix fix --unsafe-fixes` would write `{finding.replacement}`; not made: {why})")
-    if not result.chosen and not open_:
+    comments = Suppressions(evidence.text.text)
+    spans = sorted({n for _, a, _ in arguments for n in range(a.lineno, (a.end_lineno or a.lineno) + 1)})
+    lines = [n for n in spans if any(comments.silence(code, [n]) for code in RULES)]
+    if not result.chosen and not open_ and (lines or any(comments.silence(code, []) for code in RULES)):
+        spot = f"on line {', '.join(map(str, lines))}" if lines else "for the whole file"
+        result.lines.append(
+            f"Not fixed: a comment {spot} (`# noqa`, `# semfix: ignore`) silences semfix there: it neither reports"
+            " nor fixes this. Remove the comment and run again, or fix it by hand."
+        )
+    elif not result.chosen and not open_:
         names = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in arguments)
         result.lines.append(f"Cannot fix it automatically: semfix proves no fix at {names}; check by hand.")
+    result.lines += [
+        f"`{ast.unparse(a)}` ({p}) is computed (arithmetic, a comparison, a constant): a value, never a Ref;"
+        " pass a Ref (write the value into a scratch Ref first)."
+        for p, a, _ in arguments
+        if isinstance(a, _COMPUTED) and not at[id(a)]
+    ]
     if open_:
         result.lines.append(f"Not fixed, check by hand: {'; '.join(open_)}.")
     result.fixed = bool(result.chosen) and not open_
@@ -196,15 +279,16 @@ def _shaped(
         ]
         if not found:
             result.lines.append(
-                f"Not fixed: `{ast.unparse(argument)}` ({parameter}) is a Ref of shape {shape}, not one semaphore:"
-                " index every axis of it, or check by hand."
+                f"Not fixed: `{ast.unparse(argument)}` ({parameter}) is a Ref of shape {shape}, not one semaphore"
+                f" ({', '.join(BY_KEY['shape'].rules)}: a whole semaphore array where one is needed): index every"
+                " axis of it (`.at[i]`), or check by hand."
             )
 
 
-def settings_for(findings: Iterable[Finding]) -> Settings:
-    """Settings under which the engine makes these fixes (found by `blame`) and no other, so
-    that `explain` writes them through the same run and proof as `fix`."""
-    return replace(_ANALYSIS, chosen=frozenset((f.line, f.column, f.end_line, f.end_column) for f in findings))
+def settings_for(findings: Iterable[Finding], base: Settings | None = None) -> Settings:
+    """Settings under which the engine makes these fixes (found by `blame`, or by `migrate`
+    under `base`) and no other, so that `explain` writes them through the same run and proof as `fix`."""
+    return replace(base or _ANALYSIS, chosen=frozenset((f.line, f.column, f.end_line, f.end_column) for f in findings))
 
 
 #: A copy descriptor's methods that raise JAX's DMA errors: its start, and its waits (JAX 0.12's
@@ -230,23 +314,75 @@ def _calls(scopes: Tracking, evidence: Evidence, line: int) -> tuple[list[ast.Ca
 
 
 def _built(
-    scopes: Tracking, evidence: Evidence, name: ast.Name, use: ast.Call, line: int
+    scopes: Tracking,
+    evidence: Evidence,
+    name: ast.Name,
+    use: ast.stmt | ast.expr,
+    line: int,
+    function: Scope | None = None,  # the function of `use`, where it is a statement (a loop)
+    listed: bool = False,
 ) -> tuple[list[ast.Call], str | None]:
     """The copies whose descriptor `name` may hold at `use`: every assignment of it in the
-    function that can reach there (in both branches of an `if`, or lower in a loop)."""
-    function = scopes.scope_of[id(use)].function_scope()
+    function that can reach there (in both branches of an `if`, or lower in a loop). A
+    `@pl.when` body runs where it is defined: a name it does not bind is looked up at its def,
+    in the function around it. A loop variable over a list (`for copy in copies`) holds every
+    copy the list is built of (`listed`: `[make_async_copy(...) for k in ...]`, or written out)."""
+    function = function or scopes.scope_of[id(use)].function_scope()
+    while name.id not in function.bindings and _runs_where_defined(function.node) and function.parent:
+        use, function = cast(ast.FunctionDef, function.node), function.parent.function_scope()
     bindings = function.bindings.get(name.id, [])
     problem = f"`{name.id}` on line {line} is not assigned a copy descriptor in the same function"
-    if not bindings or function.node is None or any(b.kind != "assign" for b in bindings):
+    loops = [b.node for b in bindings if isinstance(b.node, ast.For) and isinstance(b.node.target, ast.Name)]
+    holding = [loop for loop in loops if _holds(loop, use)] if len(loops) == len(bindings) else []
+    if holding and isinstance(holding[-1].iter, ast.Name):  # the innermost loop binding it, around the use
+        return _built(scopes, evidence, holding[-1].iter, holding[-1], line, function, listed=True)
+    kinds = {"assign", "tuple_literal"} if listed else {"assign"}  # a list written out is a literal
+    if not bindings or function.node is None or any(b.kind not in kinds for b in bindings):
         return [], problem
     calls: list[ast.Call] = []
     for assignment in _reaching(function.node, [b.assignment for b in bindings], use):
-        value = assignment.value
-        found, why = _copies_of(scopes, evidence, value, line) if isinstance(value, ast.Call) else ([], problem)
-        if why:
-            return [], why
-        calls += found
+        for each in _elements(assignment.value, listed):
+            found, why = _copies_of(scopes, evidence, each, line) if isinstance(each, ast.Call) else ([], problem)
+            if why:
+                return [], why
+            calls += found
     return calls, None
+
+
+def _unpacked(argument: tuple[str, ast.expr, Scope]) -> list[tuple[str, ast.expr, Scope]]:
+    """A name a loop unpacks from a tuple written out (`for src, dst, sem in ((a, b, c), (d, e, f)):`)
+    as what it takes on each pass (`c`, `f`); any other argument as it is."""
+    parameter, name, scope = argument
+    bindings = scope.lookup(name.id)[1] if isinstance(name, ast.Name) else []
+    loop = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "element" else None
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Tuple) or not isinstance(name, ast.Name):
+        return [argument]
+    names = [getattr(target, "id", None) for target in loop.target.elts]
+    rows = loop.iter.elts if isinstance(loop.iter, (ast.Tuple, ast.List)) else []
+    if (
+        names.count(name.id) != 1
+        or not rows
+        or any(not isinstance(row, (ast.Tuple, ast.List)) or len(row.elts) != len(names) for row in rows)
+    ):
+        return [argument]
+    return [(parameter, cast(ast.Tuple, row).elts[names.index(name.id)], scope) for row in rows]
+
+
+def _elements(value: ast.expr | None, listed: bool) -> list[ast.expr | None]:
+    """What an assignment gives a name (`listed`: each element of the list it builds)."""
+    if not listed:
+        return [value]
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return list(value.elts)
+    return [value.elt] if isinstance(value, ast.ListComp) else [None]
+
+
+def _runs_where_defined(function: ast.AST | None) -> bool:
+    """A def decorated `@pl.when(...)`: its body runs there and then, once or not at all."""
+    decorators = function.decorator_list if isinstance(function, ast.FunctionDef) else []
+    return any(
+        isinstance(d, ast.Call) and getattr(d.func, "attr", getattr(d.func, "id", None)) == "when" for d in decorators
+    )
 
 
 def _copies_of(
@@ -285,7 +421,7 @@ def _own(function: ast.AST) -> Iterator[ast.AST]:
 
 
 def _reaching(
-    function: ast.AST, assignments: list[ast.Assign | ast.AnnAssign], use: ast.Call
+    function: ast.AST, assignments: list[ast.Assign | ast.AnnAssign], use: ast.stmt | ast.expr
 ) -> list[ast.Assign | ast.AnnAssign]:
     """The assignments that can reach `use`: all but those every path to it passes another of
     them on. An assignment `L[j]` in a block `L` whose statement `L[k]` (k > j) holds the use

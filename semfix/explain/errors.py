@@ -41,6 +41,7 @@ class JaxError:
     explain: str  # what `semfix explain` does with it
     suspects: frozenset[str] | None = None  # a DMA's: the parameters it is about (None: the call's semaphore)
     wrong_kind: bool = False  # about the semaphore's kind: explain names it and its allocation, fixes nothing
+    migration: bool = False  # a name JAX moved: explain makes the migration's fixes (`rules`) under the floor
     since: Version = OLDEST  # the first release that raises it (OLDEST: every supported one)
     until: Version | None = None  # the last one (None: still raised by the newest)
 
@@ -49,6 +50,9 @@ class JaxError:
         """The releases that raise it, as the table prints them: `0.7.2 to 0.11.1`, `0.12.0 on`."""
         return f"{spelled(self.since)} to {spelled(self.until)}" if self.until else f"{spelled(self.since)} on"
 
+
+#: The names JAX 0.10 moved from `pltpu` to `pl` whose loss the kernel's own call raises.
+_MOVED = r"(?P<name>semaphore_signal|semaphore_wait|semaphore_read|semaphore|DeviceIdType)"
 
 ERRORS: tuple[JaxError, ...] = (
     JaxError(
@@ -184,6 +188,30 @@ ERRORS: tuple[JaxError, ...] = (
         _READS,
         "fixes the read at the call the traceback names, as for the semaphore error",
     ),
+    JaxError(
+        "removed",
+        "AttributeError: module 'jax.experimental.pallas.tpu' has no attribute 'semaphore_signal'",
+        r"module 'jax\.experimental\.pallas\.tpu' has no attribute '" + _MOVED + "'",
+        "JAX 0.11 removed `pltpu.{name}`: JAX 0.10 moved it to `pl.{name}` (SEM101, the migration's rule).",
+        ("semaphore_signal", "semaphore_wait", "semaphore_read"),
+        ("SEM101",),
+        "makes SEM101's fixes (the migration's renames) in the file, where the project's JAX floor permits;"
+        " else names the floor they need, exit 1",
+        migration=True,
+        since=(0, 11, 0),
+    ),
+    JaxError(
+        "deprecated",
+        "DeprecationWarning: pltpu.semaphore_signal is deprecated, use pl.semaphore_signal instead.",
+        r"pltpu\." + _MOVED + r" is deprecated, use pl\.\w+ instead",
+        "JAX 0.10 deprecated `pltpu.{name}` (an error under `-W error`): it is `pl.{name}` (SEM101).",
+        ("semaphore_signal", "semaphore_wait", "semaphore_read"),
+        ("SEM101",),
+        "as for the removal",
+        migration=True,
+        since=(0, 10, 0),
+        until=(0, 10, 2),
+    ),
 )
 
 BY_KEY = {error.key: error for error in ERRORS}
@@ -276,3 +304,51 @@ def markdown() -> str:
         rules = ", ".join(error.rules)
         lines.append(f"| {_cell(text)} | {error.releases} | {operations} | {rules} | {_cell(error.explain)} |")
     return "\n".join(lines) + "\n"
+
+
+#: What JAX's DMA checks unflatten their operands to (`_dma_unflatten(tree, args)`, 0.7.2 to
+#: 0.12.1): source, destination, destination semaphore, source semaphore, device id, as the
+#: catalog's parameters; a remote copy's `.wait_send()` swaps source and destination.
+_OPERANDS: tuple[frozenset[str], ...] = (
+    frozenset({"src_ref"}),
+    frozenset({"dst_ref"}),
+    frozenset({"sem", "recv_sem"}),
+    frozenset({"send_sem", "src_sem"}),
+    frozenset(),
+)
+_SWAPPED = (_OPERANDS[1], _OPERANDS[0], _OPERANDS[3], _OPERANDS[2], _OPERANDS[4])
+
+
+def _items(text: str) -> list[str] | None:
+    """The items of the tuple `text` begins with (`(a, b(c, d), e)`), as printed; None for no tuple."""
+    if not text.startswith("("):
+        return None
+    items, depth, start = [], 0, 1
+    for at, char in enumerate(text):
+        depth += char in "([{<"
+        depth -= char in ")]}>"
+        if depth == 1 and char == ",":
+            items.append(text[start:at].strip())
+            start = at + 1
+        elif depth == 0:
+            last = text[start:at].strip()
+            return [*items, last] if last else items
+    return None
+
+
+def values_shown(shown: dict[str, str], swapped: bool) -> frozenset[str] | None:
+    """The catalog parameters that JAX's DMA check got a value for, not a Ref, read from the
+    arguments pytest's long traceback prints for its frame (`tree = PyTreeDef((*, *, *, None,
+    None))`, `args = (Ref<any>{float32[8,128]}, ShapedArray(float32[8,128]), ...)`): direct
+    evidence of which argument is the mistake. None where the locals do not say so plainly:
+    each operand one leaf (a view's transforms add leaves), each leaf a Ref or a ShapedArray."""
+    tree = shown.get("tree", "").removeprefix("PyTreeDef(")
+    slots, leaves = _items(tree), _items(shown.get("args", ""))
+    if slots is None or leaves is None or len(slots) != len(_OPERANDS) or set(slots) - {"*", "None"}:
+        return None
+    if slots.count("*") != len(leaves) or not all(leaf.startswith(("Ref<", "ShapedArray(")) for leaf in leaves):
+        return None
+    operands = iter(leaves)
+    given = [next(operands) if slot == "*" else "None" for slot in slots]
+    names = _SWAPPED if swapped else _OPERANDS
+    return frozenset().union(*(name for name, leaf in zip(names, given) if leaf.startswith("ShapedArray(")))

@@ -5,6 +5,7 @@ have changed since the run, and that line is what says so."""
 
 from __future__ import annotations
 
+import codecs
 import functools
 import importlib.util
 import os
@@ -15,12 +16,15 @@ from semfix.explain.boxes import unbox
 from semfix.explain.margins import split_margins
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$')
-_EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$")
+_EXCEPTION = re.compile(r"^(?:[\w.]+: )*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning)): (?P<message>.*)$")
 #: pytest's frames: `path:12: in function` (--tb=short), `path:12: ` and `path:12: ValueError` (--tb=long).
 _PYTEST_FRAME = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): ?(?:in (?P<function>\S+)|[\w.]*)$")
+#: pytest --tb=line: one line per failure, `path:12: ValueError: message`, where it was raised.
+_PYTEST_LINE = re.compile(r"^(?P<path>\S.*?\.pyw?):(?P<line>\d+): (?P<error>[\w.]+: .*)$")
 _PYTEST_ERROR = re.compile(r"^E +" + _EXCEPTION.pattern[1:])  # pytest's `E   ValueError: ...`
 _DEF = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)")
 _MARKED = re.compile(r"^>\s+(?P<source>\S.*)$")  # pytest --tb=long: the line that raised, in the listing
+_LOCAL = re.compile(r"^(?P<name>[A-Za-z_]\w*) = (?P<value>.+)$")  # pytest --tb=long: a frame's arguments, before it
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")  # Python 3.11's markers under a source line
 #: IPython's and Jupyter's: `ValueError    Traceback (most recent call last)`, then frames as
 #: `Cell In[2], line 7, in kernel(x, sems)` or `File /path/x.py:12, in f(a)`, each followed by
@@ -54,6 +58,9 @@ _SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<error>.*)$")
 #: `dist-packages/jaxlib/`, ...) and its private tree (`jax/_src/`, in a checkout of JAX too).
 #: Never a folder's name alone: packages keep their own code in folders named `jax`
 #: (tpu-inference's `layers/jax/`, keras's `backend/jax/`).
+#: Python's own library (`/usr/lib/python3.11/contextlib.py`, `C:\\Python311\\Lib\\contextlib.py`): a
+#: `@contextlib.contextmanager` helper's frames pass through it.
+_PYTHON = re.compile(r"[/\\](?:lib[/\\]python3\.\d+|Lib)[/\\]\w+\.py$")
 _JAX = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:jax|jaxlib|jax_plugins)[/\\]|[/\\]jax[/\\]_src[/\\]")
 
 
@@ -65,14 +72,22 @@ class Frame:
     source: str | None = None  # the line as the traceback printed it, stripped
     #: IPython's numbered lines around it (in a notebook cell: the cell's own lines)
     context: dict[int, str] = field(default_factory=dict)
+    #: pytest's long form: the frame's arguments as it prints them (`args = (Ref<any>{...}, ...)`)
+    shown: dict[str, str] = field(default_factory=dict)
 
     @property
     def in_jax(self) -> bool:
         """JAX's own files (`_JAX`, and those of the JAX installed here, wherever it is) and
-        Python's (`<frozen runpy>`): never where the mistake is."""
+        Python's (`<frozen runpy>`, its library's `contextlib.py`): never where the mistake is."""
+        python = self.path.startswith("<") and not self.cell or bool(_PYTHON.search(self.path))
+        return self.jax or python
+
+    @property
+    def jax(self) -> bool:
+        """JAX's own files alone: a kernel function whose frame follows one of them was called by
+        `pallas_call`, not by the code above it."""
         here = _jax_here()
-        python = self.path.startswith("<") and not self.cell
-        return bool(_JAX.search(self.path)) or python or bool(here and self.path.startswith(here))
+        return bool(_JAX.search(self.path)) or bool(here and self.path.startswith(here))
 
     @property
     def cell(self) -> bool:
@@ -96,10 +111,20 @@ class Failure:
     frames: list[Frame]
     message: str
     cut: bool = False  # the message is cut short, ending `...` (pytest's summary line)
+    tb_line: bool = False  # pytest --tb=line's: one frame, where it was raised, with no source
 
     def begins(self, message: str) -> bool:
         """Is this failure's message (as far as it goes, when cut) the start of `message`?"""
         return message.startswith(self.message.removesuffix("...")) if self.cut else message == self.message
+
+
+def decode_log(data: bytes) -> str:
+    """A log's text, whatever its bytes: UTF-16 where its BOM says so (PowerShell's `>`), else
+    UTF-8 (a BOM dropped). A byte that is not text (`tail -c` cutting a progress bar's
+    character in two) becomes U+FFFD: a log is read, never refused, for a stray byte."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def parse_log(text: str) -> list[Failure]:
@@ -115,6 +140,17 @@ def parse_log(text: str) -> list[Failure]:
     failures = [failure for lines in streams.values() for failure in _read_stream(unbox(lines))]
     traced = [failure.message for failure in failures if failure.frames]
     return [f for f in failures if f.frames or not any(map(f.begins, traced))]  # a logged copy of a traceback's line
+
+
+def distinct(failures: list[Failure]) -> list[tuple[Failure, int]]:
+    """Each failure once, with how many times the log holds it (a sweep or a retry loop prints
+    one traceback hundreds of times): the same message raised through the same frames."""
+    counts: dict[tuple[object, ...], tuple[Failure, int]] = {}
+    for failure in failures:
+        key = (failure.message, failure.cut, *((f.path, f.line, f.function, f.source) for f in failure.frames))
+        first, count = counts.get(key, (failure, 0))
+        counts[key] = first, count + 1
+    return list(counts.values())
 
 
 def _read_stream(lines: list[str]) -> list[Failure]:
@@ -140,6 +176,7 @@ def _read_stream(lines: list[str]) -> list[Failure]:
     frames: list[Frame] = []
     message, python, last_def = None, False, "?"
     marked: str | None = None  # pytest --tb=long: the `>` line of the listing before the frame
+    shown: dict[str, str] = {}  # and the arguments printed above that listing
     reading: tuple[Frame, bool] | None = None  # the frame whose source lines come next; IPython's?
     for line in [*lines, "==="]:  # a rule, as pytest closes its report with: ends the last one
         if reading is not None and _source_line(*reading, line):
@@ -169,14 +206,23 @@ def _read_stream(lines: list[str]) -> list[Failure]:
             python = True
         elif frame := _PYTEST_FRAME.match(line):
             source = None if frame["function"] else marked  # the long form lists the source first
-            reading = Frame(frame["path"], int(frame["line"]), frame["function"] or last_def, source), False
-            last_def, marked = "?", None
+            reading = (
+                Frame(frame["path"], int(frame["line"]), frame["function"] or last_def, source, shown=shown),
+                False,
+            )
+            last_def, marked, shown = "?", None, {}
         elif (definition := _DEF.match(line)) and not python:
             last_def = definition[1]
+        elif (local := _LOCAL.match(line)) and not python:
+            shown[local["name"]] = local["value"]
         elif (pointed := _MARKED.match(line)) and not python:
             marked = pointed["source"].strip()
         elif (error := _PYTEST_ERROR.match(line)) and message is None:
             message = error["message"].strip()
+        elif (only := _PYTEST_LINE.match(line)) and not python and (error := _EXCEPTION.match(only["error"])):
+            raised = Frame(only["path"], int(only["line"]), "?")
+            add(Failure([raised], message or error["message"].strip(), tb_line=True))
+            frames, message = [], None
         elif (summary := _SUMMARY.match(line)) and (error := _EXCEPTION.match(summary["error"])):
             add(Failure([], error["message"].strip(), cut=error["message"].endswith("...")))
         elif (error := _EXCEPTION.match(line)) and (python or message is None and not frames):

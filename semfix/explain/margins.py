@@ -42,7 +42,7 @@ def _shape(margin: str) -> str:
 def split_margins(lines: list[str]) -> dict[str, list[str]]:
     """The log's lines by the shape of their margin, each without it (the lines of no margin
     learnt: under ""). A line is read under the longest shape its start has."""
-    anchors = [m for line in lines if _HINT.search(line) and (m := _ANCHOR.match(line))]
+    anchors = [m for line in set(lines) if _HINT.search(line) and (m := _ANCHOR.match(line))]  # each text once
     margins = {m["margin"] if m["margin"] is not None else m["framed"] for m in anchors}
     shapes = [re.compile(shape) for shape in {_shape(margin) for margin in margins if margin.strip()}]
     streams: dict[str, list[str]] = {}

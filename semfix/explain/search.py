@@ -11,22 +11,24 @@ are read for a fix or written. Reading the log is logs.py's.
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
-from semfix.explain.blame import Blame, Through, blame, settings_for
-from semfix.explain.errors import BY_KEY, JaxError, read_shape, recognise, recognise_start, said
+from semfix.explain.blame import Blame, Through, blame, migrate, proven_next, said_fix, settings_for
+from semfix.explain.errors import JaxError, read_shape, recognise, recognise_start, said, values_shown
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
-from semfix.files import EXCLUDED_DIRS, FileError, read_source
+from semfix.files import EXCLUDED_DIRS, Excludes, FileError, read_source
+from semfix.findings import Finding
 from semfix.messages import plural
 from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
-from semfix.settings import SettingsError, find_pyproject, for_file
+from semfix.settings import Settings, SettingsError, find_pyproject, for_file, load_excludes
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -130,27 +132,32 @@ def explain(failure: Failure, root: Path) -> Explanation:
     known, match = recognised
     result.kind = known.key
     result.lines.append(said(known, match))
+    known = _narrowed(known, failure, result)
     frame = next((f for f in reversed(failure.frames) if not f.in_jax), None)
     if frame is None:
         result.lines.append(
-            "No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again."
+            "pytest --tb=line prints only the line that raised it, in JAX's own files: run pytest with --tb=short"
+            " (or without --tb) and paste that."
+            if failure.tb_line
+            else "No frame outside JAX's own files: run with JAX_TRACEBACK_FILTERING=off and try again."
             if failure.frames
             else "The text holds JAX's error but no frame of the code that raised it: paste the whole traceback."
         )
         return result
-    if frame.cell:
-        _explain_cell(result, frame, root, read_shape(match))
-        return result
-    callers = [f for f in reversed(failure.frames[: failure.frames.index(frame)]) if not f.in_jax and not f.cell]
+    callers = [f for f in reversed(failure.frames[: failure.frames.index(frame)]) if not f.in_jax]
     verb, through = "raised from", None
     while True:
         installed = _installed(frame, root)
         outer = failure.frames[failure.frames.index(frame) - 1] if failure.frames.index(frame) else None
+        traced = outer is not None and outer.jax  # a kernel: JAX called it, with the Refs it allocated
         if installed and callers and outer is callers[0]:  # called from the checkout: blamed, through what it passed on
             result.lines.append(f"{installed}: its caller is blamed.")
             through = _passed_by_package(frame, known, through)
         else:
-            _explain_frame(result, frame, root, known, read_shape(match), verb, through)
+            if frame.cell:  # a notebook's helper cell passes on to the cell that called it
+                _explain_cell(result, frame, root, known, read_shape(match), verb, through, traced)
+            else:
+                _explain_frame(result, frame, root, known, read_shape(match), verb, through, traced)
             through = result.blame.passed_on  # a helper passed on what its caller gave it
             if through is None:
                 return result
@@ -158,6 +165,20 @@ def explain(failure: Failure, root: Path) -> Explanation:
             return result
         frame, verb = callers.pop(0), "called at"
         result.blame = Blame()
+
+
+def _narrowed(known: JaxError, failure: Failure, result: Explanation) -> JaxError:
+    """The error, about the DMA operands that pytest's long traceback shows JAX's check got a
+    value for (its frame's `args`): direct evidence, where the message names several."""
+    shown = next((f.shown for f in reversed(failure.frames) if {"tree", "args"} <= set(f.shown)), None)
+    swapped = any(f.function == "wait_send" for f in failure.frames)
+    values = (values_shown(shown, swapped) or frozenset()) & (known.suspects or frozenset()) if shown else None
+    if not values:
+        return known
+    result.lines.append(
+        f"pytest prints the operands JAX checked: {' and '.join(sorted(values))} got a value; the others, Refs."
+    )
+    return replace(known, suspects=values)
 
 
 def _explain_cut(result: Explanation) -> Explanation:
@@ -169,8 +190,8 @@ def _explain_cut(result: Explanation) -> Explanation:
         begins = " or ".join(f"`{words}`" for _, words in candidates)
         result.lines += [
             f"pytest's summary line cuts the message short: it begins as JAX's {begins}.",
-            "It names no frame of the code that raised it: paste the whole traceback (pytest prints it unless"
-            " run with --tb=no).",
+            "It names no frame of the code that raised it: paste the whole traceback (pytest prints it with"
+            " --tb=auto, its default, long or short; not with --tb=no or --tb=line).",
         ]
     return result
 
@@ -199,6 +220,7 @@ def _explain_frame(
     shape: str | None,
     verb: str,
     through: Through | None,
+    traced: bool = False,
 ) -> None:
     """Blame the line of one frame of the traceback, in the file here it names (`through`:
     it calls the function of the frame after, which passed on what it was given)."""
@@ -216,12 +238,47 @@ def _explain_frame(
         line = _confirmed(result, frame, result.old)
         if line is not None:
             result.lines.append(f"It was {verb} {result.name}:{line}, in {frame.function}.")
-            result.blame = blame(
-                result.old, line, known.suspects, wrong_kind=known.wrong_kind, shape=shape, through=through
+            settings, refused = _project(real, known.rules if known.migration else ())
+            result.blame = (
+                migrate(result.old, line, known.rules, settings or build_settings())
+                if known.migration
+                else blame(
+                    result.old,
+                    line,
+                    known.suspects,
+                    wrong_kind=known.wrong_kind,
+                    shape=shape,
+                    through=through,
+                    enabled=settings.enabled if settings else None,
+                    traced=traced,
+                )
             )
+            result.blame = _unless(refused, result.blame)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
+
+
+def _project(path: Path, rules: Iterable[str] = ()) -> tuple[Settings | None, str | None]:
+    """The project's settings for the file, as `fix` reads them (`select`, `ignore`,
+    `per-file-ignores`, the JAX floor), and why explain must not write it, if it must not: its
+    `extend-exclude` covers it (a file a log names is written only where `semfix fix .` would
+    write it), or the settings cannot be read. `rules` are run too (a migration's: its floor is read)."""
+    try:
+        pyproject = find_pyproject([path])
+        loaded = load_settings(pyproject)
+        settings = for_file(replace(loaded, enabled=loaded.enabled | set(rules)), path)
+        excluded = Excludes(load_excludes(pyproject), pyproject.parent if pyproject else Path())(path)
+    except SettingsError as error:
+        return None, f"the project's settings cannot be read ({error})"
+    return settings, f"{pyproject} excludes the file (extend-exclude)" if excluded else None
+
+
+def _unless(refused: str | None, blame: Blame) -> Blame:
+    """The blame, its fixes dropped and why said, where the project's settings refuse the file."""
+    if not (refused and blame.chosen):
+        return blame
+    return replace(blame, chosen=[], fixed=False, lines=[*blame.lines, f"Not fixed: {refused}."])
 
 
 def _the_file(frame: Frame, root: Path) -> tuple[Path, str | None]:
@@ -277,10 +334,20 @@ def _confirmed(result: Explanation, frame: Frame, source: bytes) -> int | None:
     return line
 
 
-def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | None) -> None:
-    """An error raised in IPython or a Jupyter notebook: `Cell In[2]` counts runs, not cells, so
-    the cell is the one code cell of a notebook under --root that holds the lines the traceback
-    prints (the line that raised, and those around it)."""
+def _explain_cell(
+    result: Explanation,
+    frame: Frame,
+    root: Path,
+    known: JaxError,
+    shape: str | None,
+    verb: str,
+    through: Through | None,
+    traced: bool,
+) -> None:
+    """An error raised in IPython or a Jupyter notebook (or a call there, `verb` and `through`
+    as for a file's frame): `Cell In[2]` counts runs, not cells, so the cell is the one code
+    cell of a notebook under --root that holds the lines the traceback prints (the line that
+    raised, and those around it)."""
     matches, stopped = _cells_holding(frame, root)
     where = f"line {frame.line} (`{frame.source}`)"
     if stopped or len(matches) != 1:
@@ -297,18 +364,23 @@ def _explain_cell(result: Explanation, frame: Frame, root: Path, shape: str | No
         return
     result.path, result.name, result.old, notebook, number, start = matches[0]
     result.notebook = True
-    cell = f"cell {number} ({frame.path}), line {frame.line}"
-    result.lines.append(f"It was raised from {result.name}, {cell}, in {frame.function}.")
+    line = start + frame.line - 1
+    cell, at = _cell_line(notebook, line).split(", ")
+    result.lines.append(f"It was {verb} {result.name}, {cell} ({frame.path}), {at}, in {frame.function}.")
+    settings, refused = _project(result.path)
     try:
-        known = BY_KEY[result.kind or ""]
         result.blame = blame(
             notebook.module.encode("utf-8"),
-            start + frame.line - 1,
+            line,
             known.suspects,
             where=lambda line: _cell_line(notebook, line),
             wrong_kind=known.wrong_kind,
             shape=shape,
+            through=through,
+            enabled=settings.enabled if settings else None,
+            traced=traced,
         )
+        result.blame = _unless(refused, result.blame)
     except SourceError as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
@@ -336,11 +408,12 @@ def _cells_holding(frame: Frame, root: Path) -> tuple[list[_Cell], bool]:
             except (SourceError, FileError):
                 continue
             if notebook is not None:
-                matches += [
-                    (path, path.relative_to(top), data, notebook, number, start)
-                    for number, start, lines in notebook.cells_by_number()
-                    if _holds(lines, frame)
-                ]
+                for number, start, lines in notebook.cells_by_number():
+                    blank = len(lines) - len(list(itertools.dropwhile(lambda text: not text.strip(), lines)))
+                    # IPython runs a cell without its leading blank lines, and counts from there
+                    skip = next((skip for skip in dict.fromkeys((0, blank)) if _holds(lines[skip:], frame)), None)
+                    if skip is not None:
+                        matches.append((path, path.relative_to(top), data, notebook, number, start + skip))
     return matches, False
 
 
@@ -367,6 +440,7 @@ class FileFix:
     new: bytes = b""
     error: str | None = None
     notebook: bool = False
+    then: list[str] = field(default_factory=list)  # the fixes the file proves once the log's are written, said
 
 
 def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
@@ -380,15 +454,32 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
         first = items[0]
         findings = {(f.line, f.column, f.end_line, f.end_column): f for item in items for f in item.blame.chosen}
         fix = FileFix(path, first.name or path, first.old, notebook=first.notebook)
-        settings = settings_for(findings.values())
+        settings = settings_for(findings.values(), next((i.blame.settings for i in items if i.blame.settings), None))
         try:
             fix.new = (
                 fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
             ).source
+            if not first.notebook:
+                _then(fix, list(findings.values()))
         except (SourceError, SafetyError) as error:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)
     return merged
+
+
+def _then(fix: FileFix, chosen: list[Finding]) -> None:
+    """The engine's safe fixes the file proves once the log's are written (`proven_next`), made
+    too, each said: a kernel that signals and then waits on `sems[slot]` fails at the wait
+    next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven."""
+    settings, refused = _project(fix.path)
+    for _ in range(3) if refused is None else ():
+        found = proven_next(fix.new, chosen, settings.enabled if settings else None)
+        if not found:
+            return
+        fix.new = fix_source(fix.new, settings=settings_for(found)).source
+        fix.then += [f"Once that is written, {fix.name} proves the same fix of the same Ref elsewhere:"]
+        fix.then += [f"  {said_fix(finding)}" for finding in found]
+        chosen = found
 
 
 def left_after(fix: FileFix) -> list[str]:
