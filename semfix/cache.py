@@ -3,7 +3,7 @@
 A file's findings and fixed bytes follow from nothing but its bytes, whether it is a notebook
 or a package's `__init__.py`, the settings that apply to it (the rules, the floor, what the
 run's other modules import from it and read through it: all in `Settings`), whether fixes are
-made, and semfix's own code. The key hashes all of these, so an entry is never stale: an edit
+made, semfix's own code and the Python it runs on. The key hashes all of these, so an entry is never stale: an edit
 to any of them is a miss. semfix's code is fingerprinted by each module's size and mtime, not
 its version alone, so a checkout being edited never reads what older code found; and so no
 entry committed to a repository (a pull request adding `.semfix_cache/`) can be made to match
@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -86,10 +87,11 @@ class Cache:
 
 @cache
 def _code_fingerprint() -> str:
-    """semfix's version (its `__init__.py`, read whole) and each of its modules' size and mtime:
-    a changed module is new code."""
+    """semfix's version (its `__init__.py`, read whole), the Python running it, and each of its
+    modules' size and mtime: a changed module is new code."""
     package = Path(__file__).parent
     digest = blake2b((package / "__init__.py").read_bytes(), digest_size=12)
+    digest.update(sys.version.encode())  # the parser's Python: what parses, and its trees
     for module in sorted(package.rglob("*.py")):
         stat = module.stat()
         digest.update(f"{module.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from semfix.floor import SettingsError, jax_floor, read_floor, read_toml
 from semfix.jax_versions import OLDEST, Version
@@ -189,15 +189,22 @@ def find_pyproject(paths: Iterable[Path]) -> Path | None:
     common = Path(os.path.commonpath([str(p) for p in absolute]))
     folder = common if common.is_dir() else common.parent
     for candidate in (folder, *folder.parents):
-        for name in OWN_FILES:
-            if (candidate / name).is_file():
-                return candidate / name
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "semfix" in _tool(pyproject):
-            return pyproject
-        if (candidate / ".git").exists() or (candidate / ".hg").exists():
-            break
+        found = settings_in(candidate)
+        if found is not None:
+            return found or None
     return None
+
+
+def settings_in(folder: Path) -> Path | Literal[False] | None:
+    """The settings file `find_pyproject` takes in `folder` itself; False where the search ends
+    there without one (a repository root); None to look above."""
+    for name in OWN_FILES:
+        if (folder / name).is_file():
+            return folder / name
+    pyproject = folder / "pyproject.toml"
+    if pyproject.is_file() and "semfix" in _tool(pyproject):
+        return pyproject
+    return False if (folder / ".git").exists() or (folder / ".hg").exists() else None
 
 
 def _nested(path: Path) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from semfix.files import Excludes
 from semfix.selection import load_settings
-from semfix.settings import Settings, find_pyproject, load_excludes, load_force_exclude
+from semfix.settings import Settings, load_excludes, load_force_exclude, settings_in
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,8 @@ class Projects:
     force_exclude: bool = False
     config: Path | None = None  # --config: the one settings file of the run
     _loaded: dict[Path | None, Project] = field(default_factory=dict)
-    _nearest: dict[Path, Path | None] = field(default_factory=dict)
+    _nearest: dict[Path, Path | None] = field(default_factory=dict)  # by absolute folder
+    _folders: dict[Path, Path | None] = field(default_factory=dict)  # by a file's folder as named
 
     def load(self, source: Path | None) -> Project:
         """The project of a settings file (None: none), read once. Raises SettingsError."""
@@ -59,10 +60,17 @@ class Projects:
         """The project of a file (or folder): its nearest settings file's. Raises SettingsError."""
         if self.config is not None:
             return self.load(self.config)
-        folder = Path(os.path.abspath(path)).parent
+        if path.parent not in self._folders:  # a run asks for each of its files: once per folder
+            self._folders[path.parent] = self._near(Path(os.path.abspath(path)).parent)
+        return self.load(self._folders[path.parent])
+
+    def _near(self, folder: Path) -> Path | None:
+        """`find_pyproject([folder])`, each folder above looked at once in a run."""
         if folder not in self._nearest:
-            self._nearest[folder] = find_pyproject([folder])
-        return self.load(self._nearest[folder])
+            own = settings_in(folder)
+            above = folder.parent != folder and own is None
+            self._nearest[folder] = self._near(folder.parent) if above else own or None
+        return self._nearest[folder]
 
     def excludes(self, path: Path) -> bool:
         """Whether the file's own project excludes it."""
