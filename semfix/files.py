@@ -118,19 +118,7 @@ def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
     if listed is None:
         candidates: Iterable[Path] = _walk(folder)
     else:
-        # Keep symlinks, broken or looping ones too, so they are reported, not silently dropped;
-        # a submodule (listed as one entry, a folder) is searched as its own work tree, as ruff does.
-        candidates = [
-            found
-            for p in listed
-            for found in (
-                _tree(p, excludes)
-                if p.is_dir() and not p.is_symlink() and (p / ".git").exists()
-                else [p]
-                if p.name.endswith(SOURCE_SUFFIXES) and os.path.lexists(p) and not p.is_dir()
-                else []
-            )
-        ]
+        candidates = [found for p in listed for found in _listed(p, excludes)]
     kept = []
     for path in candidates:
         relative = PurePosixPath(path.relative_to(folder).as_posix())
@@ -138,6 +126,21 @@ def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
             continue
         kept.append(path)
     return sorted(kept, key=lambda p: p.as_posix())
+
+
+def _listed(path: Path, excludes: Callable[[Path], bool]) -> list[Path]:
+    """What one entry of git's listing holds: a source file (a link, broken or looping, too, so
+    it is reported, not silently dropped), or a submodule's files: one entry, a folder, searched
+    as its own work tree, as ruff does. One lstat for most entries, where a Path's tests take three."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return []
+    if stat.S_ISDIR(mode):
+        return _tree(path, excludes) if (path / ".git").exists() else []
+    if not path.name.endswith(SOURCE_SUFFIXES) or (stat.S_ISLNK(mode) and os.path.isdir(path)):
+        return []
+    return [path]
 
 
 def ignored_by_git(folder: Path) -> bool:
@@ -160,6 +163,7 @@ def discover(
     """
     found = Discovery()
     seen: set[object] = set()
+    _real_folder.cache_clear()  # a folder's link may be pointed elsewhere between two runs of a server
     for path in paths:
         if not path.exists():
             found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
@@ -168,10 +172,14 @@ def discover(
         if forced and not path.is_dir() and excludes(path):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
-            if (reason := skip_reason(candidate, path)) is not None:
+            try:
+                status: os.stat_result | None = os.stat(candidate)
+            except OSError:
+                status = None
+            if status is not None and (reason := skip_reason(candidate, status.st_mode, path)) is not None:
                 found.skipped.append((candidate, reason))
                 continue
-            key = _identity(candidate)
+            key = (status.st_dev, status.st_ino) if status else os.path.normpath(candidate)
             if key not in seen:
                 seen.add(key)
                 found.files.append(candidate)
@@ -197,33 +205,34 @@ def project_root(given: Path) -> Path:
     return toplevel(folder) or folder
 
 
-def skip_reason(path: Path, given: Path) -> str | None:
-    """Why a file found under `given` is not taken (None: it is): it is not a regular file, or
-    it is reached through a symbolic link that leaves the project, which a fix would write
-    through (black skips such links too). A broken link is taken, to be reported."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
+def skip_reason(path: Path, mode: int, given: Path) -> str | None:
+    """Why a file found under `given`, of this mode, is not taken (None: it is): it is not a
+    regular file, or it is reached through a symbolic link that leaves the project, which a fix
+    would write through (black skips such links too). A broken link is taken, to be reported.
+    What makes two names one file (a file and a link to it: one write) is its device and inode."""
     if (reason := _not_regular(mode)) is not None:
         return reason
-    real = os.path.realpath(path)
+    real = _real(str(path))
     if real == os.path.abspath(path):
         return None  # no link on the way: the path is where it is
-    root = os.path.realpath(project_root(given))
+    root = _real(str(project_root(given)))
     if os.path.commonpath([real, root]) == root:
         return None
     return f"a symbolic link to {real}, outside the project ({root}): skipped, never written through"
 
 
-def _identity(path: Path) -> object:
-    """What makes two names one file (a file and a symlink to it: one write): its device and
-    inode, or its normalised name when it cannot be read (reported later)."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return os.path.normpath(path)
-    return status.st_dev, status.st_ino
+def _real(path: str) -> str:
+    """`os.path.realpath`, its folders' part looked up once per folder: realpath reads each
+    component of each file's path again (an lstat apiece, a fifth of a warm run's discovery)."""
+    if os.path.islink(path):
+        return os.path.realpath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(_real_folder(folder), name)
+
+
+@cache
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def read_source(path: Path) -> bytes:

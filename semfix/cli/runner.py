@@ -283,6 +283,8 @@ def _worker_start(parent: int) -> None:
     kernel sends it SIGKILL then (PR_SET_PDEATHSIG); elsewhere workers are spawned, and a
     spawned worker ends once its pipe to the parent closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by `_in_pool` to fork
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -306,7 +308,18 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
     )
     done = 0
     try:
-        for result in executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (workers * 8)))):
+        # The workers are forked while the map is submitted. Ctrl-C between a fork and the
+        # worker's `_worker_start` would raise in the child, in Python's own at-fork hooks, and
+        # print their traceback: the signal waits, blocked, until every worker ignores it.
+        masking = hasattr(signal, "pthread_sigmask")
+        if masking:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            results = executor.map(analyse, tasks, chunksize=max(1, min(16, len(tasks) // (workers * 8))))
+        finally:
+            if masking:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        for result in results:
             done += 1
             yield result
     except BrokenProcessPool:
