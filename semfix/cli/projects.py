@@ -38,7 +38,7 @@ class Projects:
     config: Path | None = None  # --config: the one settings file of the run
     _loaded: dict[Path | None, Project] = field(default_factory=dict)
     _nearest: dict[Path, Path | None] = field(default_factory=dict)  # by absolute folder
-    _folders: dict[Path, Path | None] = field(default_factory=dict)  # by a file's folder as named
+    _folders: dict[str, Project] = field(default_factory=dict)  # by a file's folder as named
 
     def load(self, source: Path | None) -> Project:
         """The project of a settings file (None: none), read once. Raises SettingsError."""
@@ -60,9 +60,10 @@ class Projects:
         """The project of a file (or folder): its nearest settings file's. Raises SettingsError."""
         if self.config is not None:
             return self.load(self.config)
-        if path.parent not in self._folders:  # a run asks for each of its files: once per folder
-            self._folders[path.parent] = self._near(Path(os.path.abspath(path)).parent)
-        return self.load(self._folders[path.parent])
+        folder = os.path.dirname(path)  # a run asks for each of its files: once per folder, as text
+        if (project := self._folders.get(folder)) is None:
+            project = self._folders[folder] = self.load(self._near(Path(os.path.abspath(folder or "."))))
+        return project
 
     def _near(self, folder: Path) -> Path | None:
         """`find_pyproject([folder])`, each folder above looked at once in a run."""
