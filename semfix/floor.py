@@ -16,6 +16,8 @@ is then unknown (the oldest JAX semfix supports) and `Floor.unread` says which l
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -139,13 +141,29 @@ def read_floor(folder: Path) -> Floor | None:
     """The floor of the nearest folder from `folder` up to the repository root (a folder holding
     .git or .hg) whose project files name `jax`; None where none does."""
     for candidate in (folder, *folder.parents):
-        files = [path for pattern in DECLARING for path in sorted(candidate.glob(pattern))]
+        names = _listing(candidate)
+        files = [candidate / name for pattern in DECLARING for name in sorted(fnmatch.filter(names, pattern))]
         found = _declared(tuple((path, path.stat().st_mtime_ns) for path in files if path.is_file()))
         if found is not None:
             return found
         if (candidate / ".git").exists() or (candidate / ".hg").exists():
             return None
     return None
+
+
+def _listing(folder: Path) -> tuple[str, ...]:
+    """The names in a folder, listed again only once it changes (its mtime): every file of a
+    run asks for each folder above it, up to the root, where a glob per pattern listed each
+    five times a file."""
+    try:
+        return _listed(folder, os.stat(folder).st_mtime_ns)
+    except OSError:
+        return ()
+
+
+@lru_cache(maxsize=1024)
+def _listed(folder: Path, stamp: int) -> tuple[str, ...]:
+    return tuple(os.listdir(folder))
 
 
 @lru_cache(maxsize=256)
