@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -16,6 +17,22 @@ def test_write_refuses_when_the_file_changed_since_it_was_read(tmp_path: Path) -
     with pytest.raises(FileError, match="changed on disk"):
         write_atomic(target, b"semfix's version\n", expected=b"what semfix read\n")
     assert target.read_bytes() == b"someone else's edit\n"
+    assert os.listdir(tmp_path) == ["k.py"]
+
+
+def test_a_write_that_fails_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new bytes go to a temporary file renamed over the old one: a write that fails before
+    the rename (a full disk, met here at the fsync) leaves the file whole, and no temporary file."""
+    target = tmp_path / "k.py"
+    target.write_bytes(b"old\n")
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(FileError, match="No space left on device"):
+        write_atomic(target, b"new\n", expected=b"old\n")
+    assert target.read_bytes() == b"old\n"
     assert os.listdir(tmp_path) == ["k.py"]
 
 

@@ -170,3 +170,35 @@ def test_a_rewrite_that_leaves_a_read_unbound_is_refused() -> None:
     decision = Decision("SEM101", ((0, line, ""),), (_DropFirst(tree),))  # type: ignore[arg-type]
     with pytest.raises(SafetyError, match="reads pl, which nothing would bind"):
         apply_and_prove(Text(text), tree, [decision], "utf-8", Settings(frozenset({"SEM101"})), [])
+
+
+def test_a_fix_that_a_second_run_would_change_again_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proof's last check: fixing the fixed text again changes nothing. A second run whose
+    verdict differs from the first (here it also makes the unsafe fix the first left, as a rule
+    whose verdict turns on its own output would) is refused: no half-done rewrite is written."""
+    from dataclasses import replace
+
+    from semfix.engine import run
+
+    source = """\
+from jax.experimental import pallas as pl
+
+
+def kernel(x_ref, o_ref, sem, sems):
+    pl.semaphore_wait(sem[...], 1)
+    pl.semaphore_signal(sems[1], 1)
+"""
+    once = run.analyse_tree
+    runs: list[bool] = []
+
+    def changed_verdict(
+        text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool
+    ) -> run.Result:
+        runs.append(apply_fixes)
+        return once(text, tree, encoding, replace(settings, unsafe_fixes=len(runs) > 1), apply_fixes)
+
+    assert fix_source(source).source == source.replace("sem[...]", "sem")  # as it is: the read fixed, sems[1] left
+    monkeypatch.setattr(run, "analyse_tree", changed_verdict)
+    with pytest.raises(SafetyError, match="a second run would change the rewritten source again"):
+        fix_source(source)
+    assert runs == [True, True]

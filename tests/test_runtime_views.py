@@ -67,3 +67,49 @@ def kernel(x_hbm, o_hbm, scratches):
 """
     result = fix_source(source, settings=build_settings(unsafe_fixes=True))
     assert result.source == source and result.findings == ()
+
+
+_SIGNAL = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def signal_kernel(x_ref, o_ref, flags):
+    pl.semaphore_signal({argument}, 1)
+    pl.semaphore_wait({wanted}, 1)
+    o_ref[...] = x_ref[...]
+
+
+def run():
+    x = jnp.ones((8, 128), jnp.float32)
+    scratch = [pltpu.SemaphoreType.REGULAR({shape})]
+    return pl.pallas_call(
+        signal_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), scratch_shapes=scratch, interpret=True
+    )(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("shape", "argument", "wanted"),
+    [
+        ("(2, 2, 2)", "flags[0].at[1]", "flags.at[0, 1, 0]"),
+        ("(2,)", "flags[0].at[1]", "flags.at[0]"),
+        ("(2, 2)", "flags.at[0, 1][0]", "flags.at[0, 1]"),
+    ],
+    ids=["a row", "an index too many", "an index too many after a view"],
+)
+def test_indices_that_pick_no_one_semaphore_are_never_a_safe_fix(
+    worker: Worker, shape: str, argument: str, wanted: str
+) -> None:
+    """The allocation's rank is weighed against every index the view would give: the read's, the
+    views' it is read through and those taken of it. `flags.at[0].at[1]` of a (2, 2, 2) array is a
+    row, of a (2,) array an index too many, and JAX refuses both: reported, the fix unsafe."""
+    source = _SIGNAL.format(shape=shape, argument=argument, wanted=wanted)
+    assert worker.run(source.replace(argument, wanted)).startswith("ok "), "the kernel as meant runs"
+    result = fix_source(source)
+    assert result.source == source
+    assert [(f.rule, f.safety, f.fix and f.fix.doubt) for f in result.findings] == [("SEM002", "unsafe", "rank")]
+    unsafe = fix_source(source, settings=build_settings(unsafe_fixes=True)).source
+    assert unsafe != source and worker.run(unsafe).startswith("error "), unsafe
