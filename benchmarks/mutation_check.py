@@ -97,6 +97,32 @@ MUTANTS = (
         ("tests/test_fixtures.py",),
     ),
     Mutant(
+        "unseen-scratch-proves",
+        "a launch whose scratch semfix cannot read leaves the other launches' allocation proven",
+        "semfix/analysis/allocations.py",
+        "            if scratch is None:  # what this call allocates is not known: no kind is proven\n"
+        "                self._unprove(body, scope)\n",
+        "            if scratch is None:  # what this call allocates is not known: no kind is proven\n"
+        "                pass\n",
+        ("tests/test_fixtures.py",),
+    ),
+    Mutant(
+        "kinds-disagree",
+        "two launches that allocate different semaphore kinds: the last one's kind is taken (SEM006)",
+        "semfix/analysis/allocations.py",
+        "                if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none\n",
+        "                if False:  # two allocations: one kind, or none\n",
+        ("tests/test_fixtures.py",),
+    ),
+    Mutant(
+        "unpacked-name-not-a-tuple",
+        "a name an assignment unpacks (`buf, sems = refs`) is taken for an array Ref, not a possible tuple",
+        "semfix/analysis/resolution.py",
+        "                kinds.add(Kind.UNKNOWN if self.key(node, scope) in self.proofs() else Kind.TUPLE)\n",
+        "                kinds.add(Kind.UNKNOWN)\n",
+        ("tests/test_fixtures.py",),
+    ),
+    Mutant(
         "helper-value-parameter",
         "a helper that also uses its parameter as a value is read as passing it on: its caller's read 'fixed'",
         "semfix/analysis/resolution.py",
@@ -191,6 +217,30 @@ MUTANTS = (
         "pinned=len(arguments) == 1 and not unread",
         "pinned=not unread",
         ("tests/test_explain.py",),
+    ),
+    Mutant(
+        "explain-one-caller-proves",
+        "explain makes an unsafe fix of a parameter's Ref that one caller's log cannot prove for the others",
+        "semfix/explain/blame.py",
+        '            shared = None if finding.safety == "safe" else _shared_parameter(scopes, _base(finding), scope)\n',
+        "            shared = None\n",
+        ("tests/test_explain_proof.py", "tests/test_explain.py"),
+    ),
+    Mutant(
+        "explain-rank-doubt-ignored",
+        "explain makes an unsafe fix whose rank is in doubt: the view it writes may be a row",
+        "semfix/explain/blame.py",
+        '            if shared is None and finding.fix is not None and finding.fix.doubt == "rank":\n',
+        "            if False:\n",
+        ("tests/test_explain.py::test_an_unranked_view_is_not_fixed_where_the_error_names_the_semaphore_alone",),
+    ),
+    Mutant(
+        "comment-cut",
+        "brackets are cut with the comment inside them",
+        "semfix/analysis/context.py",
+        '        if gap is None or any(gap.start("after") <= c < end for c in self.comments(call)):\n',
+        "        if gap is None:\n",
+        ("tests/test_fixtures.py",),
     ),
     Mutant(
         "suppressions-ignored",
