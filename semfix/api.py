@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from semfix.analysis.run_imports import names_imported, names_read_through
+from semfix.analysis.run_launches import launched_by_run as launches_of
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
 from semfix.files import module_names
@@ -23,7 +24,7 @@ from semfix.findings import Finding
 from semfix.rewrite.text import decode
 from semfix.rules import RULES
 from semfix.selection import build_settings
-from semfix.settings import ReadThrough, Settings
+from semfix.settings import Launch, ReadThrough, Settings
 
 if TYPE_CHECKING:
     from semfix.engine.incremental import Checked
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "drops_imports",
     "imported_by_run",
+    "launched_by_run",
     "may_drop_imports",
     "may_read_through_run",
     "read_through_run",
@@ -200,6 +202,20 @@ def read_through_run(
     importers = {named[path][0]: path for path in wanted}
     found = names_read_through(((name, package, sources[path]) for path, (name, package) in named.items()), importers)
     return {importers[name]: through for name, through in found.items()}
+
+
+def launched_by_run(
+    sources: Mapping[Path, bytes],
+    wanted: Collection[Path],
+    named: Mapping[Path, tuple[str, bool]] | None = None,
+) -> dict[Path, tuple[Launch, ...]]:
+    """For each file `wanted` of a run (`sources`: every file's bytes), the launches of its
+    kernels in the run's other files (`Settings.launched_by_run`), where there are any.
+    `named`: as `imported_by_run`'s."""
+    named = named if named is not None else module_names(sources)
+    kernels = {named[path][0]: path for path in wanted}
+    modules = ((name, package, sources[path], str(path)) for path, (name, package) in named.items())
+    return {kernels[name]: launches for name, launches in launches_of(modules, kernels).items()}
 
 
 def may_read_through_run(source: bytes, settings: Settings) -> bool:

@@ -73,12 +73,12 @@ def non_scalar(written: str, *, whole_array: bool) -> str:
     )
 
 
-def row(written: str, left: int, rank: int, line: int, allocated: str) -> str:
+def row(written: str, left: int, rank: int, line: int | str, allocated: str) -> str:
     """SEM004's words for a view or read that leaves dimensions of its allocation unindexed."""
     return (
         f"`{one_line(written)}` passes a row of semaphores where one semaphore is needed (JAX: "
         f"non-()-shaped semaphore): it leaves {left} of the {rank} dimensions of `{one_line(allocated)}` "
-        f"(line {line}) unindexed; index one semaphore along each"
+        f"({at(line)}) unindexed; index one semaphore along each"
     )
 
 
@@ -117,17 +117,24 @@ def buffer_view(written: str, view: str, *, safe: bool, evidence: str | None, ba
 KIND_WORDS = {"REGULAR": "regular", "DMA": "DMA", "BARRIER": "barrier"}
 
 
-def wrong_kind(written: str, kind: str, line: int, allocation: str, operation: str, needed: frozenset[str]) -> str:
+def wrong_kind(
+    written: str, kind: str, line: int | str, allocation: str, operation: str, needed: frozenset[str]
+) -> str:
     """SEM006's words: what the argument is, where it is allocated, what the operation takes."""
     wanted = " or ".join(KIND_WORDS[k] for k in ("REGULAR", "DMA", "BARRIER") if k in needed)
     jax = "Must signal/wait semaphores of the following types"
     if needed == {"DMA"}:
         jax = "dma_wait requires a DMA semaphore"
-    where = f"allocated at line {line}: `{one_line(allocation)}`"
+    where = f"allocated at {at(line)}: `{one_line(allocation)}`"
     return (
         f"`{one_line(written)}` is a {KIND_WORDS[kind]} semaphore ({where}), "
         f"but `{operation}` needs a {wanted} semaphore (JAX: {jax})"
     )
+
+
+def at(line: int | str) -> str:
+    """Where an allocation is written: a line of this file, or another module's `file:line`."""
+    return f"line {line}" if isinstance(line, int) else line
 
 
 def plural(count: int, word: str) -> str:

@@ -16,7 +16,9 @@ from semfix.floor import SettingsError, jax_floor, read_floor, read_toml
 from semfix.jax_versions import OLDEST, Version
 
 __all__ = [
+    "Allocated",
     "FileIgnore",
+    "Launch",
     "Place",
     "ReadThrough",
     "Settings",
@@ -44,6 +46,30 @@ class ReadThrough(NamedTuple):
     #: (`.compat`), where that module's literal `__all__` says them: the star then binds those
     #: names alone, as imports of them, and leaves the module's other names resolved.
     stars: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+class Allocated(NamedTuple):
+    """One allocation another module of the run passes a kernel of this one, as that module's
+    analysis read it (`semfix.analysis.allocations`): data, so that it crosses to this file."""
+
+    kind: str  # what it allocates: `Kind`'s value ("array", "tuple", "unknown")
+    semaphore: str | None  # the semaphore kind (`DMA`), where it allocates one kind
+    rank: int | None  # how many indices pick one semaphore, where its shape says
+    where: str  # the file and line it is written at: `kern/api.py:12`
+    text: str  # as written there
+
+
+class Launch(NamedTuple):
+    """A launch, in another module of the run, of a kernel this module defines at its top
+    (`pl.pallas_call(kernel, scratch_shapes=[...])` after `from .ops import kernel`): its
+    allocations bind the def's parameters as a launch in this file would (issue 43)."""
+
+    kernel: str  # the def's name here
+    given: int  # the leading positional parameters a partial (or a lambda) gives
+    named: tuple[str, ...]  # the parameters it gives by name
+    #: What `pallas_call` passes the kernel's last parameters, in order; None where the
+    #: launching module cannot read it (the kernel's parameters are then proven nothing).
+    scratch: tuple[Allocated, ...] | None
 
 
 @dataclass(frozen=True)
@@ -89,6 +115,9 @@ class Settings:
     #: What this module reads through the run's other modules
     #: (`semfix.analysis.run_imports.names_read_through`).
     read_through: ReadThrough = ReadThrough()
+    #: The launches, in the run's other modules, of the kernels this module defines
+    #: (`semfix.analysis.run_launches`): what they allocate is proven as a launch here would prove it.
+    launched_by_run: tuple[Launch, ...] = ()
     #: The oldest JAX the project supports (`target-jax`, else the oldest release its `jax`
     #: requirement admits, semfix.floor): a migration renames only where the new spelling
     #: means the same from this release on. With none declared, the oldest JAX semfix

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
 from semfix import FixResult, fix_source
+from semfix.api import launched_by_run
 from semfix.selection import build_settings
+from semfix.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every run analyses every file, unless a test asks for the cache (tests/test_cache.py): a result
@@ -61,9 +63,26 @@ class Case:
         path = self.folder / "case.json"
         return json.loads(path.read_text()) if path.exists() else {}
 
+    @property
+    def siblings(self) -> list[Path]:
+        """The other modules of the case's run, beside before.py (`launch.py`, which launches its
+        kernel after `from .before import kernel`): the folder is their package."""
+        return [path for path in sorted(self.folder.glob("*.py")) if path.name not in ("before.py", "after.py")]
+
+    @property
+    def settings(self) -> Settings:
+        """case.json "settings" (select, unsafe_fixes...), with what the run's other modules
+        give before.py, as the CLI's run gives it (`launched_by_run`)."""
+        settings = build_settings(**self.spec.get("settings", {}))
+        if not self.siblings:
+            return settings
+        kernel = self.folder / "before.py"
+        sources = {path: path.read_bytes() for path in [kernel, *self.siblings]}
+        return replace(settings, launched_by_run=launched_by_run(sources, [kernel]).get(kernel, ()))
+
     def fix(self, source: bytes) -> FixResult:
-        """fix_source with the case's own settings (case.json "settings": select, unsafe_fixes...)."""
-        return fix_source(source, settings=build_settings(**self.spec.get("settings", {})))
+        """fix_source with the case's own settings (`settings`)."""
+        return fix_source(source, settings=self.settings)
 
 
 def _parses_here(case: Case) -> bool:

@@ -35,9 +35,18 @@ from semfix.catalog import (
     SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
 )
+from semfix.settings import Allocated, Launch
 
-#: A def `pallas_call` runs, how many leading parameters and which named ones are given already.
-Linked = tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, set[str]]
+#: A def another module of the run defines, as its import names it: the import's level and
+#: module, and the def's name (`from .ops import kernel`: (1, "ops", "kernel"); `from . import
+#: ops` then `ops.kernel`: (1, "ops", "kernel") too).
+Foreign = tuple[int, str | None, str]
+#: A def `pallas_call` runs (or one another module defines), how many leading parameters and
+#: which named ones are given already.
+Linked = tuple[ast.FunctionDef | ast.AsyncFunctionDef | Foreign, int, set[str]]
+#: What one allocation proves of the parameter it is bound to: its kind, then its semaphore
+#: kind and its rank, each with the allocation that proves it (here, or in another module).
+Fact = tuple[Kind, tuple[str, ast.expr | Allocated] | None, tuple[int, ast.expr | Allocated] | None]
 _LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
 _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
 
@@ -76,6 +85,7 @@ class Allocations(Resolution):
                 applied = self._applied(function.decorator_list[-1], scope)
                 if applied is not None:
                     self._allocate(*applied, function, scope)
+        self._launched()
 
     def _allocate(
         self, allocator: frozenset[str], arguments: list[ast.expr | ast.keyword], body: ast.AST, scope: Scope
@@ -208,18 +218,41 @@ class Allocations(Resolution):
         if isinstance(node, ast.Call):
             return self._made(node, scope, depth)
         if isinstance(node, ast.Attribute):
-            return self._method(node, scope)
+            return self._method(node, scope) or self._imported(node, scope)
         if isinstance(node, ast.Lambda):
             return self._passed_on(node, depth)
         if isinstance(node, ast.Name):  # a decorated def's name holds what its decorators returned
             owner, bindings = scope.lookup(node.id)
             if len(bindings) != 1 or bindings[0].declared or owner is None:
                 return None
+            if bindings[0].kind == "import":
+                return self._imported(node, scope)
             if bindings[0].kind == "assign":  # `kernel = functools.partial(_kernel, n=n)`
                 return self._function(bindings[0].value, owner, depth + 1)
             function = bindings[0].node if bindings[0].kind == "def" else None
             if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list:
                 return function, 0, set()  # a "def" binding holds its def
+        return None
+
+    def _imported(self, node: ast.Name | ast.Attribute, scope: Scope) -> Linked | None:
+        """A def another module defines, as a module-level import names it: `kernel` after `from
+        .ops import kernel`, `ops.kernel` after `from . import ops` or `import pkg.ops as ops`
+        (the run links it: `Launch`); bound once, never rebound."""
+        head = node if isinstance(node, ast.Name) else node.value
+        if not isinstance(head, ast.Name):
+            return None
+        owner, bindings = scope.lookup(head.id)
+        if owner is not self.scopes.module or len(bindings) != 1 or bindings[0].kind != "import":
+            return None
+        statement, qualname = bindings[0].node, bindings[0].qualname or ""
+        name = qualname.rpartition(".")[2]  # what the import names, whatever it binds it as
+        if isinstance(statement, ast.ImportFrom) and isinstance(node, ast.Name):
+            return (statement.level, statement.module, name), 0, set()
+        if isinstance(statement, ast.ImportFrom) and isinstance(node, ast.Attribute):
+            module = f"{statement.module}.{name}" if statement.module else name
+            return (statement.level, module, node.attr), 0, set()
+        if isinstance(statement, ast.Import) and isinstance(node, ast.Attribute) and qualname != head.id:
+            return (0, qualname, node.attr), 0, set()  # `import pkg.ops as ops`: `ops` is `pkg.ops`
         return None
 
     def _made(self, call: ast.Call, scope: Scope, depth: int) -> Linked | None:
@@ -243,7 +276,7 @@ class Allocations(Resolution):
             return None
         found = [self._function(v, body, depth + 1) for v in values if v is not None]
         first = found[0]
-        if first is None or any(f is None or f[0] is not first[0] or f[1:] != first[1:] for f in found):
+        if first is None or any(f is None or f != first for f in found):
             return None
         return first
 
@@ -383,7 +416,7 @@ class Allocations(Resolution):
         kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
         return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None
 
-    def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr] | None:
+    def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr | Allocated] | None:
         """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
         (or a view of one, `unview`) that every allocation bound to it gives that one kind,
         and that nothing rebinds. None where the file does not prove it."""
@@ -391,7 +424,7 @@ class Allocations(Resolution):
         parameter = self._parameter(view.base, view.scope)
         return None if parameter is None else self.param_semaphores.get(id(parameter))
 
-    def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
+    def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr | Allocated] | None:
         """How many indices pick one semaphore out of the parameter `node` names (a shape
         tuple's length; 0 for one semaphore), and the allocation that proves it: where every
         allocation bound to it agrees and nothing rebinds it. None where the file does not prove it."""
@@ -413,53 +446,115 @@ class Allocations(Resolution):
         self, body: ast.AST, allocations: Sequence[ast.expr | ast.keyword], scope: Scope, *, last: bool = False
     ) -> None:
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
-        kernel's last positional parameters, as pallas_call passes scratch buffers."""
+        kernel's last positional parameters, as pallas_call passes scratch buffers. A kernel
+        another module of the run defines is told them (`launches`), read here."""
         found = self._function(body, scope)
         if found is None:
             return
         function, given, named = found
-        unknown = functools.partial(self._unprove, function, scope)  # where this call's allocations are not known
+        facts = [self._fact(item, scope) for item in allocations]
+        if isinstance(function, tuple):
+            self._launch(function, given, named, facts if last else None)
+        else:
+            self._give(function, given, named, facts, last)
+
+    def _fact(self, item: ast.expr | ast.keyword, scope: Scope) -> tuple[str | None, Fact | None]:
+        """What one allocation proves, and the parameter name it is given by (None: by
+        position); no fact where it may give any parameter (`*args`, `**kwargs`)."""
+        if isinstance(item, ast.Starred) or isinstance(item, ast.keyword) and item.arg is None:
+            return None, None
+        keyword, value = (item.arg, item.value) if isinstance(item, ast.keyword) else (None, item)
+        semaphore = self._semaphore_kind(value, scope)
+        proof = (semaphore, value) if semaphore is not None else None
+        return keyword, (self._allocation(value, scope), proof, self._rank(value, scope))
+
+    def _launch(
+        self, kernel: Foreign, given: int, named: set[str], facts: list[tuple[str | None, Fact | None]] | None
+    ) -> None:
+        """A launch of a kernel another module defines, as data for that module: what it
+        allocates, None where any is not known."""
+        scratch: tuple[Allocated, ...] | None = None
+        if facts is not None and all(keyword is None and fact is not None for keyword, fact in facts):
+            scratch = tuple(self._allocated(fact) for _, fact in facts if fact is not None)
+        self.launches.append((kernel[:2], Launch(kernel[2], given, tuple(sorted(named)), scratch)))
+
+    def _allocated(self, fact: Fact) -> Allocated:
+        kind, semaphore, rank = fact
+        value = (semaphore or rank or (None, None))[1]
+        placed = isinstance(value, ast.expr) and hasattr(value, "lineno")  # outputs are stand-ins
+        return Allocated(
+            kind.value,
+            semaphore[0] if semaphore else None,
+            rank[0] if rank else None,
+            str(value.lineno) if placed and isinstance(value, ast.expr) else "",
+            self.text.of(value) if placed and isinstance(value, ast.expr) else "",
+        )
+
+    def _give(
+        self,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        given: int,
+        named: set[str],
+        facts: Sequence[tuple[str | None, Fact | None]],
+        last: bool,
+    ) -> None:
+        """The facts to the def's parameters, as Python passes arguments (see `_bind`)."""
+        unknown = functools.partial(self._forget, function)  # where this call's allocations are not known
         parameters = [*function.args.posonlyargs, *function.args.args]
         by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
         required = len(parameters) - len(function.args.defaults)
         parameters = parameters[given:]  # a partial's positional arguments come first
         if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
             parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
-            if (
-                function.args.vararg is not None
-                or len(allocations) > len(parameters)
-                or given + len(parameters) > required
-            ):
+            if function.args.vararg is not None or len(facts) > len(parameters) or given + len(parameters) > required:
                 return unknown()
-            parameters = parameters[len(parameters) - len(allocations) :]
+            parameters = parameters[len(parameters) - len(facts) :]
         positional = iter(parameters)
-        for item in allocations:
-            parameter: ast.arg | None
-            value: ast.expr
-            if isinstance(item, ast.Starred):
+        for keyword, fact in facts:
+            if fact is None:
                 return unknown()
-            if isinstance(item, ast.keyword):
-                if item.arg is None:  # `**kwargs`
-                    return unknown()
-                parameter, value = by_name.get(item.arg), item.value
-            else:
-                parameter, value = next(positional, None), item
-            if parameter is not None:
-                kind, previous = self._allocation(value, scope), self.param_kinds.get(id(parameter))
-                if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
-                    kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
-                self.param_kinds[id(parameter)] = kind
-                semaphore = self._semaphore_kind(value, scope)
-                allocated = None if semaphore is None else (semaphore, value)
-                if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
-                    earlier = self.param_semaphores[id(parameter)]
-                    allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
-                self.param_semaphores[id(parameter)] = allocated
-                rank = self._rank(value, scope)
-                if id(parameter) in self.param_ranks:  # two allocations: one rank, or none
-                    earlier_rank = self.param_ranks[id(parameter)]
-                    rank = earlier_rank if earlier_rank and rank and earlier_rank[0] == rank[0] else None
-                self.param_ranks[id(parameter)] = rank
+            parameter = by_name.get(keyword) if keyword is not None else next(positional, None)
+            if parameter is None:
+                continue
+            kind, allocated, rank = fact
+            previous = self.param_kinds.get(id(parameter))
+            if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
+                kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
+            self.param_kinds[id(parameter)] = kind
+            if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
+                earlier = self.param_semaphores[id(parameter)]
+                allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
+            self.param_semaphores[id(parameter)] = allocated
+            if id(parameter) in self.param_ranks:  # two allocations: one rank, or none
+                earlier_rank = self.param_ranks[id(parameter)]
+                rank = earlier_rank if earlier_rank and rank and earlier_rank[0] == rank[0] else None
+            self.param_ranks[id(parameter)] = rank
+
+    def _launched(self) -> None:
+        """The launches of this module's kernels in the run's other modules (`Launch`), bound
+        as a launch here is: to a def bound once at the module's top, undecorated."""
+        for launch in self.launched:
+            bindings = self.scopes.module.bindings.get(launch.kernel, [])
+            function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+                continue
+            if bindings[0].declared:
+                continue
+            if launch.scratch is None:
+                self._forget(function)
+                continue
+            facts = [
+                (
+                    None,
+                    (
+                        Kind(a.kind),
+                        (a.semaphore, a) if a.semaphore is not None else None,
+                        (a.rank, a) if a.rank is not None else None,
+                    ),
+                )
+                for a in launch.scratch
+            ]
+            self._give(function, launch.given, set(launch.named), facts, last=True)
 
     def _rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
         """How many indices pick one semaphore out of what `node` allocates: 0 for
@@ -483,12 +578,18 @@ class Allocations(Resolution):
         proven semaphore kind, rank or array, whatever other calls allocate for them (a tuple
         stays one: `.at` would fail on it wherever it reaches the kernel)."""
         found = self._function(body, scope)
-        if found is not None:
-            arguments = found[0].args
-            for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
-                self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
-                if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
-                    self.param_kinds[id(parameter)] = Kind.UNKNOWN
+        function = None if found is None else found[0]
+        if isinstance(function, tuple) and found is not None:
+            self._launch(function, found[1], found[2], None)
+        elif function is not None and not isinstance(function, tuple):
+            self._forget(function)
+
+    def _forget(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        arguments = function.args
+        for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+            self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
+            if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
+                self.param_kinds[id(parameter)] = Kind.UNKNOWN
 
 
 def _renamed(argument: ast.expr | ast.keyword) -> ast.expr | ast.keyword:

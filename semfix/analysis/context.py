@@ -30,7 +30,7 @@ from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
     from semfix.analysis.scopes import Scope, ScopeBuilder
-    from semfix.settings import Place, Settings
+    from semfix.settings import Allocated, Place, Settings
 
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
 # libcst calls the whitespace after the value.
@@ -46,6 +46,7 @@ class Context(Evidence):
         super().__init__(text, scopes)
         self.settings = settings
         self.aliases = dict(settings.read_through.aliases)
+        self.launched = settings.launched_by_run
         self.findings: list[Finding] = []
         self.fixes: list[Decision] = []  # the accepted fixes, one per decision
         self.tree: ast.Module | None = None  # set for a rule that looks at every reference (Rule.needs_tree)
@@ -106,6 +107,14 @@ class Context(Evidence):
         lines = {n for e in related for n in ((e,) if isinstance(e, int) else range(e.lineno, end_of(e)[0] + 1))}
         self.findings.append(Finding(code, *place, message, original, fix, accepted, related=tuple(sorted(lines))))
         return accepted
+
+    def allocation(self, proof: ast.expr | Allocated) -> tuple[int | str, str, list[Located]]:
+        """Where an allocation that proves a kind or rank is written (its line here, or another
+        module's `file:line`: `Launch`), its text, and the evidence a finding follows (this
+        file's lines only)."""
+        if isinstance(proof, ast.expr):
+            return proof.lineno, self.text.of(proof), [proof]
+        return proof.where, proof.text, []
 
     def whole_lines(self, statement: ast.stmt) -> Span:
         """A statement's lines, from its first line's start through its line break: what a

@@ -29,6 +29,7 @@ from semfix.catalog import (
     SemParam,
     lookup,
 )
+from semfix.settings import Allocated, Launch
 
 if TYPE_CHECKING:
     from semfix.analysis.nodes import Text
@@ -53,9 +54,12 @@ class Resolution:
         self.aliases: dict[str, str] = {}  # names read through the run's other modules (`ReadThrough.aliases`)
         self.param_kinds: dict[int, Kind] = {}
         # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
-        self.param_semaphores: dict[int, tuple[str, ast.expr] | None] = {}
+        self.param_semaphores: dict[int, tuple[str, ast.expr | Allocated] | None] = {}
         # how many indices pick one semaphore out of a parameter, with the allocation; None: not known
-        self.param_ranks: dict[int, tuple[int, ast.expr] | None] = {}
+        self.param_ranks: dict[int, tuple[int, ast.expr | Allocated] | None] = {}
+        self.launched: tuple[Launch, ...] = ()  # the run's other modules' launches of this one's kernels
+        # and this one's of theirs, each with the module its import names: (level, module)
+        self.launches: list[tuple[tuple[int, str | None], Launch]] = []
         self.proven: set[object] | None = None
         self.operations: dict[int, Operation | None] = {}
         self.proof_sites: dict[object, list[tuple[ast.expr, Scope]]] = {}  # attribute-chain proofs

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from semfix.api import (
     FixResult,
-    drops_imports,
     fix_notebook,
     fix_source,
     imported_by_run,
+    launched_by_run,
     may_drop_imports,
     may_fire,
     may_read_through_run,
@@ -337,12 +337,14 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
         for s in slots
         if isinstance(s, _Task) and s.path in sources and may_drop_imports(s.path, s.data, s.settings)
     ]
-    named = module_names(sources) if sources else {}  # asked once, for both questions
+    named = module_names(sources) if sources else {}  # asked once, for every question
     imported = imported_by_run(sources, wanted, named) if wanted else {}
     readers = [  # with the migration on, a call through a sibling's JAX name is a catalog call too
         s.path for s in slots if isinstance(s, _Task) and s.path in sources and may_read_through_run(s.data, s.settings)
     ]
     through = read_through_run(sources, readers, named) if readers else {}
+    kernels = [s.path for s in slots if isinstance(s, _Task) and s.path in sources]  # may define a kernel
+    launched = launched_by_run(sources, kernels, named) if kernels else {}
     return [
         replace(
             slot,
@@ -350,9 +352,10 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
                 slot.settings,
                 imported_by_run=imported.get(slot.path, frozenset()),
                 read_through=through.get(slot.path, ReadThrough()),
+                launched_by_run=launched.get(slot.path, ()),
             ),
         )
-        if isinstance(slot, _Task) and (slot.path in imported or slot.path in through)
+        if isinstance(slot, _Task) and (slot.path in imported or slot.path in through or slot.path in launched)
         else slot
         for slot in slots
     ]
@@ -394,7 +397,7 @@ def run(
             outcome.files.append(FileOutcome(folder, error=reason, given=True))
     slots: list[FileOutcome | _Task] = []
     settings_of = {path: projects.of(path).settings for path in found.files}
-    sources: dict[Path, bytes] | None = {} if any(map(drops_imports, settings_of.values())) else None
+    sources: dict[Path, bytes] = {}  # every file's, for what the run's modules give each other
     for path in found.files:
         settings = settings_of[path]
         try:
@@ -402,7 +405,7 @@ def run(
         except FileError as error:
             slots.append(FileOutcome(path, error=str(error)))
             continue
-        if sources is not None and path.suffix != ".ipynb":
+        if path.suffix != ".ipynb":
             sources[path] = data
         if b"\0" in data:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))

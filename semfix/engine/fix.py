@@ -81,6 +81,8 @@ def may_fire(source: str | bytes, settings: Settings) -> bool:
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:
-    """True when the bytes alone prove no enabled rule can fire (see semfix/engine/skim.py)."""
+    """True when the bytes alone prove no enabled rule can fire (see semfix/engine/skim.py).
+    A file whose kernels another module of the run launches is parsed: the skim reads
+    allocations in the file alone (`Settings.launched_by_run`)."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    return clears_for(raw, settings.enabled)
+    return not settings.launched_by_run and clears_for(raw, settings.enabled)

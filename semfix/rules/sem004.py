@@ -110,9 +110,9 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     rank = None if sliced or not levels else ctx.rank(base, scope_of_base)
     used = sum(not ctx.keeps_dimension(i, scope) for level in levels for i in level)
     if rank is not None and rank[0] > used:
-        shape = rank[1]
-        words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], shape.lineno, ctx.text.of(shape))
-        ctx.report(CODE, argument, words, None, related=[shape])
+        line, shape, related = ctx.allocation(rank[1])
+        words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], line, shape)
+        ctx.report(CODE, argument, words, None, related=related)
         return True
     seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope_of_base)
     if seen is not None and seen[0] > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
@@ -126,7 +126,7 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
         or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
     ):
         allocated = ctx.rank(base, scope_of_base)  # the allocation is evidence too: review follows it
-        related = [allocated[1]] if allocated else []
+        related = ctx.allocation(allocated[1])[2] if allocated else []
         ctx.report(
             CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None, related=related
         )

@@ -143,9 +143,9 @@ def check(
     if name in KIND_CHECKED_AT and (operation.partial or not _waited(ctx, call, operation, KIND_CHECKED_AT[name])):
         return
     kind, allocation = proven
-    written, allocated = ctx.text.of(argument), ctx.text.of(allocation)
-    words = messages.wrong_kind(written, kind, allocation.lineno, allocated, function, needed)
-    ctx.report(CODE, argument, words, None, related=[allocation])
+    line, allocated, related = ctx.allocation(allocation)
+    words = messages.wrong_kind(ctx.text.of(argument), kind, line, allocated, function, needed)
+    ctx.report(CODE, argument, words, None, related=related)
 
 
 _PARENTS = object()  # the key of what `_parents` works out once per file, in `Context.memo`

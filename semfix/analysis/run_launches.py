@@ -1,0 +1,127 @@
+"""Which kernels of a run's modules another module of the run launches, and with what (issue 43).
+
+Real code puts a kernel in one module (`kern/ops.py`) and its `pallas_call` in another
+(`kern/api.py`, after `from .ops import kernel`): the kernel's file alone cannot see its
+allocations, so it proves nothing of them. The launching module's own analysis
+(`Allocations`) reads the launch as it reads one of its own kernels' and, where the kernel is a
+name a from-import binds once at its top, hands it over as data (`Launch`); this resolves that
+import against the run's modules as `run_imports` does, and tells the kernel's module. Linked
+only where plain: an import of the name from exactly one module of the run, by a relative
+import or an absolute one of two names or more (`from ops import kernel` may be an installed
+`ops`); the kernel's module then binds it only to a def bound once at its top
+(`Allocations._launched`). A launch whose allocations cannot be read unproves the kernel.
+
+Analysing a module costs a parse and a scope walk: only the modules whose bytes may launch a
+name they import from the run are analysed (`_may_launch`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Collection, Iterable
+
+from semfix.analysis.allocations import Allocations
+from semfix.analysis.nodes import Text, parse
+from semfix.analysis.resolution import NeedsAccesses
+from semfix.analysis.run_imports import _IMPORTS, _NAME, _resolve
+from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.errors import SourceError
+from semfix.rewrite.text import decode
+from semfix.settings import Launch
+
+#: A launcher spelled: `pallas_call(`, `pl.kernel(`.
+_LAUNCHER = re.compile(rb"pallas_call\s*\(|\.kernel\s*\(")
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
+
+
+def launched_by_run(
+    modules: Iterable[tuple[str, bool, bytes, str]], wanted: Collection[str] | None = None
+) -> dict[str, tuple[Launch, ...]]:
+    """`modules`: each file of the run as (its dotted name, whether it is a package's
+    `__init__`, its source, its name as the run prints it). For each module of `wanted` (None:
+    every one), the launches of its kernels in the others, each allocation placed at `file:line`."""
+    modules = list(modules)
+    named: dict[str, list[str]] = {}  # each trailing part of a module's name: the modules it names
+    for module, _, _, _ in modules:
+        parts = module.split(".")
+        for start in range(len(parts)):
+            named.setdefault(".".join(parts[start:]), []).append(module)
+    whole = {module for module, _, _, _ in modules}
+
+    def target(importer: str, package: str, level: int, module: str | None) -> str | None:
+        """The one module of the run `from <level dots><module> import ...` in `importer` names."""
+        source = _resolve(package, level, module)
+        if source is None or not level and "." not in source and source not in whole:
+            return None  # `from ops import kernel` names a run module only where it is all its name
+        targets = named.get(source, [])
+        return targets[0] if len(targets) == 1 and targets[0] != importer else None
+
+    found: dict[str, list[Launch]] = {}
+    for importer, is_package, data, label in modules:
+        within = functools.partial(target, importer, importer if is_package else importer.rpartition(".")[0])
+        if not _may_launch(data, lambda level, module: within(level, module) is not None):  # noqa: B023 - called here
+            continue
+        for (level, spelled), launch in _launches(data):
+            kernel_module = within(level, spelled)
+            if kernel_module is None or (wanted is not None and kernel_module not in wanted):
+                continue
+            scratch = launch.scratch
+            if scratch is not None:
+                scratch = tuple(a._replace(where=f"{label}:{a.where}" if a.where else label) for a in scratch)
+            found.setdefault(kernel_module, []).append(launch._replace(scratch=scratch))
+    return {module: tuple(launches) for module, launches in found.items()}
+
+
+def _may_launch(data: bytes, in_run: Callable[[int, str | None], bool]) -> bool:
+    """Do the bytes spell a launcher whose arguments (or a local's value they name) spell a
+    name a from-import of a run module binds? Over-reports: it only costs an analysis."""
+    if b"import" not in data or not _LAUNCHER.search(data):
+        return False
+    imported: set[bytes] = set()
+    for match in _IMPORTS.finditer(data):
+        names = _NAME.findall(match["names"])
+        spelled = [name.decode("latin-1") for name in names]
+        if match["module"] is None:  # `import pkg.ops as ops`, then `ops.kernel`
+            level, modules = 0, list[str | None](spelled)
+        else:  # `from .ops import kernel`; `from . import ops`, then `ops.kernel`
+            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
+            module = dotted.lstrip(".")
+            level, modules = len(dotted) - len(module), [module or None]
+            modules += [f"{module}.{name}" if module else name for name in spelled]
+        if any(in_run(level, module) for module in modules):
+            imported.update(names)
+    if not imported:
+        return False
+    for launcher in _LAUNCHER.finditer(data):
+        window = data[launcher.end() : launcher.end() + _WINDOW]
+        if imported.intersection(_IDENT.findall(window)):
+            return True
+        first = _IDENT.match(window.lstrip())
+        if first is not None:  # `kernel = functools.partial(_kernel, n=n)`, then `pallas_call(kernel, ...)`
+            for bound in re.finditer(rb"(?<![\w.])" + re.escape(first.group()) + rb"\s*=(?!=)", data):
+                if imported.intersection(_IDENT.findall(data[bound.end() : bound.end() + _WINDOW])):
+                    return True
+    return False
+
+
+def _launches(data: bytes) -> list[tuple[tuple[int, str | None], Launch]]:
+    """The module's launches of kernels it imports (`Allocations.launches`); none where it does not parse."""
+    try:
+        text = decode(data)[0]
+        tree = parse(text)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # the run reports it where it is checked
+    try:
+        return _gathered(Text(text), tree, ScopeBuilder())
+    except NeedsAccesses:
+        return _gathered(Text(text), tree, Tracking())
+
+
+def _gathered(text: Text, tree: ast.Module, scopes: ScopeBuilder) -> list[tuple[tuple[int, str | None], Launch]]:
+    scopes.build(tree)
+    allocations = Allocations(text, scopes)
+    allocations.gather()
+    return allocations.launches
