@@ -78,7 +78,7 @@ def launched_by_run(
 def _may_launch(data: bytes, in_run: Callable[[int, str | None], bool]) -> bool:
     """Do the bytes spell a launcher whose arguments (or a local's value they name) spell a
     name a from-import of a run module binds? Over-reports: it only costs an analysis."""
-    if b"import" not in data or not _LAUNCHER.search(data):
+    if b"import" not in data or b"pallas_call" not in data and b".kernel" not in data:
         return False
     imported: set[bytes] = set()
     for match in _IMPORTS.finditer(data):
@@ -96,15 +96,32 @@ def _may_launch(data: bytes, in_run: Callable[[int, str | None], bool]) -> bool:
     if not imported:
         return False
     for launcher in _LAUNCHER.finditer(data):
-        window = data[launcher.end() : launcher.end() + _WINDOW]
-        if imported.intersection(_IDENT.findall(window)):
+        kernel = _first_argument(data[launcher.end() : launcher.end() + _WINDOW])
+        if imported.intersection(_IDENT.findall(kernel)):
             return True
-        first = _IDENT.match(window.lstrip())
-        if first is not None:  # `kernel = functools.partial(_kernel, n=n)`, then `pallas_call(kernel, ...)`
-            for bound in re.finditer(rb"(?<![\w.])" + re.escape(first.group()) + rb"\s*=(?!=)", data):
-                if imported.intersection(_IDENT.findall(data[bound.end() : bound.end() + _WINDOW])):
+        if (local := _IDENT.fullmatch(kernel.strip())) is not None:  # `kernel = partial(_kernel, n=n)`, then `kernel`
+            for bound in re.finditer(rb"(?<![\w.])" + re.escape(local.group()) + rb"\s*=(?!=)", data):
+                if imported.intersection(
+                    _IDENT.findall(_first_argument(data[bound.end() : bound.end() + _WINDOW], b",)]}\r\n"))
+                ):
                     return True
     return False
+
+
+def _first_argument(text: bytes, ends: bytes = b",)]}") -> bytes:
+    """The text up to the first comma or closing bracket outside brackets: a launch's kernel
+    (its first argument), or a local's value (to its line's end: `ends`). A keyword first (`out_shape=...`, a kernel
+    given as `kernel=`) gives the whole text: it may be anywhere."""
+    depth = 0
+    for index, byte in enumerate(text):
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}" and depth:
+            depth -= 1
+        elif byte in ends and not depth:
+            first = text[:index]
+            return text if re.match(rb"\s*(?:\w+\s*=(?!=)|lambda\b)", first) else first
+    return text
 
 
 def _launches(data: bytes) -> list[tuple[tuple[int, str | None], Launch]]:

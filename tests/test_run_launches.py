@@ -1,0 +1,171 @@
+"""A kernel launched in another module of the run (issue 43 §1): the run links the launch.
+
+The kernel sits in one module (`before.py`), its `pallas_call` in another (`launch.py`, after
+`from .before import kernel`), as real code lays kernels out. The run tells the kernel's module
+what the launch allocates (`Settings.launched_by_run`), so SEM002 fixes what it proves and
+SEM006 reports a regular semaphore given to a DMA there; what the run cannot link (a name
+rebound, a star import, an import from outside the run, launches that disagree) proves nothing.
+The fixtures (tests/fixtures/*/<case>/ holding a `launch.py`) run in JAX 0.10.2 and 0.12.1 here,
+as a package: tests/test_runtime.py loads one file alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, Case
+from jax_env import require_jax_python
+
+from semfix import fix_source
+from semfix.api import launched_by_run
+from semfix.selection import build_settings
+
+SEM002 = Case(FIXTURES / "sem002" / "launched_by_a_sibling")
+SEM006 = Case(FIXTURES / "sem006" / "regular_for_a_kernel_a_sibling_launches")
+CHECKOUT = Path(__file__).resolve().parent.parent
+ERRORS = {  # what JAX says of each buggy kernel
+    SEM002.name: {"0.10.2": "DMA source/destination/semaphore arguments must be Refs", "0.12.1": "must be a Ref"},
+    SEM006.name: {"0.10.2": "dma_wait requires a DMA semaphore", "0.12.1": "dma_wait requires a DMA semaphore"},
+}
+
+
+def _package(root: Path, case: Case, kernel: bytes | None = None) -> Path:
+    """The case as the package `kern`: its before.py (or `kernel`) and its other modules."""
+    package = root / "kern"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "before.py").write_bytes(case.before if kernel is None else kernel)
+    for sibling in case.siblings:
+        shutil.copy(sibling, package / sibling.name)
+    return package
+
+
+def _semfix(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semfix", *arguments, "--no-cache", "--output-format", "concise", "kern"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(CHECKOUT)},  # this checkout's semfix
+    )
+
+
+def test_the_run_fixes_a_kernel_another_module_launches(tmp_path: Path) -> None:
+    package = _package(tmp_path, SEM002)
+    alone = fix_source(SEM002.before, settings=build_settings())  # the file alone proves no rank
+    assert (
+        not alone.applied and alone.findings and all(f.fix and f.fix.applicability == "unsafe" for f in alone.findings)
+    )
+    run = _semfix(tmp_path, "fix")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (package / "before.py").read_bytes() == SEM002.after
+
+
+def test_the_run_reports_a_regular_semaphore_another_module_allocates(tmp_path: Path) -> None:
+    """The kernel's file spells no allocation: the skim would clear it alone."""
+    _package(tmp_path, SEM006)
+    run = _semfix(tmp_path, "check")
+    said = [line for line in run.stdout.splitlines() if line.startswith("kern/before.py:12:70: SEM006")]
+    assert len(said) == 1 and "allocated at kern/launch.py:23" in said[0], run.stdout + run.stderr
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("jax", ["0.10.2", "0.12.1"])
+@pytest.mark.parametrize("case", [SEM002, SEM006], ids=lambda c: c.name)
+def test_the_kernels_run_in_jax(tmp_path: Path, request: pytest.FixtureRequest, jax: str, case: Case) -> None:
+    """The buggy kernel fails as JAX says; the fixed one (SEM002's) computes what it should."""
+    if jax == "0.10.2":
+        pytest.importorskip("jax")
+    python = sys.executable if jax == "0.10.2" else require_jax_python(jax, request.config)
+    script = (
+        "import numpy as np\nfrom kern.launch import run, expected\nnp.testing.assert_allclose(run(), expected())\n"
+    )
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    buggy = tmp_path / "buggy"
+    buggy.mkdir()
+    _package(buggy, case)
+    ran = subprocess.run([python, "-c", script], cwd=buggy, capture_output=True, text=True, env=env)
+    assert ran.returncode != 0 and ERRORS[case.name][jax] in ran.stderr, ran.stderr[-2000:]
+    if case.after == case.before:
+        return
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    _package(fixed, case, case.fix(case.before).source)
+    ran = subprocess.run([python, "-c", script], cwd=fixed, capture_output=True, text=True, env=env)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+
+
+KERNEL = SEM002.before
+LAUNCH = (SEM002.folder / "launch.py").read_text()
+SCRATCH = "scratch_shapes=[pltpu.SemaphoreType.DMA((2,))]"
+
+
+def _fixed(tmp_path: Path, launch: str, kernel: bytes = KERNEL, **modules: str) -> list[str]:
+    """What a run of the package (`launch.py` and `modules` beside the kernel) proves of the
+    kernel's `sems[i]`: each finding's fix, "safe" or "unsafe"."""
+    package = tmp_path / "kern"
+    package.mkdir(parents=True)
+    files = {"__init__.py": "", "launch.py": launch, **modules}
+    for name, text in files.items():
+        (package / name).write_text(text)
+    (package / "before.py").write_bytes(kernel)
+    sources = {path: path.read_bytes() for path in sorted(package.glob("*.py"))}
+    launched = launched_by_run(sources, [package / "before.py"]).get(package / "before.py", ())
+    result = fix_source(kernel, settings=replace(build_settings(), launched_by_run=launched), apply_fixes=False)
+    return [f.fix.applicability if f.fix else "none" for f in result.findings if f.rule == "SEM002"]
+
+
+LINKED = {
+    "a partial": LAUNCH.replace("        kernel,\n", "        functools.partial(kernel),\n").replace(
+        "import jax\n", "import functools\n\nimport jax\n"
+    ),
+    "a lambda": LAUNCH.replace("        kernel,\n", "        lambda x, o, s: kernel(x, o, s),\n"),
+    "a module imported as a name": LAUNCH.replace("from .before import kernel", "import kern.before as ops").replace(
+        "        kernel,\n", "        ops.kernel,\n"
+    ),
+    "an absolute import": LAUNCH.replace("from .before import", "from kern.before import"),
+    "two launches that agree": LAUNCH + "\n\ndef again(x):\n    return pl.pallas_call(kernel, out_shape=x, "
+    f"{SCRATCH})(x)\n",
+}
+
+
+@pytest.mark.parametrize("launch", LINKED.values(), ids=LINKED.keys())
+def test_a_launch_the_run_links_proves_the_rank(tmp_path: Path, launch: str) -> None:
+    assert _fixed(tmp_path, launch) == ["safe", "safe"]
+
+
+UNLINKED = {
+    "the name rebound": LAUNCH.replace("\n\ndef run():", "\n\nkernel = kernel\n\n\ndef run():"),
+    "a star import": LAUNCH.replace("from .before import kernel", "from .before import *"),
+    "an import from outside the run": LAUNCH.replace("from .before import", "from elsewhere.before import"),
+    "a one-name absolute import": LAUNCH.replace("from .before import", "from before import"),
+    "launches that disagree": LAUNCH + "\n\ndef again(x):\n    return pl.pallas_call(kernel, out_shape=x, "
+    "scratch_shapes=[pltpu.SemaphoreType.DMA((2, 2))])(x)\n",
+    "a launch whose scratch is not known": LAUNCH + "\n\ndef again(x, shapes):\n    return pl.pallas_call("
+    "kernel, out_shape=x, scratch_shapes=shapes)(x)\n",
+    "a launch through a helper": LAUNCH.replace("        kernel,\n", "        wrapped(kernel),\n")
+    + "\n\ndef wrapped(k):\n    return k\n",
+}
+
+
+@pytest.mark.parametrize("launch", UNLINKED.values(), ids=UNLINKED.keys())
+def test_what_the_run_cannot_link_proves_nothing(tmp_path: Path, launch: str) -> None:
+    assert _fixed(tmp_path, launch) == ["unsafe", "unsafe"]
+
+
+def test_the_kernel_s_module_binds_a_launch_only_to_its_one_undecorated_def(tmp_path: Path) -> None:
+    decorated = KERNEL.replace(b"\ndef kernel(", b"\n@staticmethod\ndef kernel(")
+    assert _fixed(tmp_path / "decorated", LAUNCH, decorated) == ["unsafe", "unsafe"]
+    rebound = KERNEL + b"\n\nkernel = None\n"
+    assert _fixed(tmp_path / "rebound", LAUNCH, rebound) == ["unsafe", "unsafe"]
+    local = KERNEL + (  # its own launch, of another rank: the two disagree
+        b"\n\ndef own(x):\n    import jax.experimental.pallas as pl\n\n"
+        b"    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2, 2))])(x)\n"
+    )
+    assert _fixed(tmp_path / "local", LAUNCH, local) == ["unsafe", "unsafe"]
