@@ -34,6 +34,7 @@ from semfix.api import SafetyError, SourceError, fix_source
 from semfix.catalog import lookup
 from semfix.findings import Finding
 from semfix.selection import build_settings
+from semfix.settings import Settings
 
 KINDS = ("at", "at-carried", "ellipsis", "unit", "ellipsis-carried", "dropped-index", "at-dropped-index")
 VERDICTS = ("restored", "unsafe", "reported", "wrong-safe", "wrong-unsafe", "missed", "error")
@@ -163,11 +164,16 @@ def _statement(node: ast.AST, parents: dict[ast.AST, ast.AST], data: bytes, star
     return offset if not data[starts[node.lineno - 1] : offset].strip() else None
 
 
-def judge(plant: Plant, expected: dict[bool, bytes], baseline: dict[bool, tuple[Finding, ...]]) -> Verdict:
+def judge(
+    plant: Plant,
+    expected: dict[bool, bytes],
+    baseline: dict[bool, tuple[Finding, ...]],
+    settings: dict[bool, Settings] = SETTINGS,
+) -> Verdict:
     """Fix the planted file safe, then unsafe; compare with what each run makes of the original."""
     for unsafe in (False, True):
         try:
-            result = fix_source(plant.text, settings=SETTINGS[unsafe])
+            result = fix_source(plant.text, settings=settings[unsafe])
         except (SafetyError, SourceError, RecursionError) as error:
             return Verdict(plant, "error", f"{type(error).__name__}: {error}"[:300])
         if result.source == expected[unsafe]:
@@ -177,9 +183,11 @@ def judge(plant: Plant, expected: dict[bool, bytes], baseline: dict[bool, tuple[
     return Verdict(plant, "reported" if _new(result.findings, baseline[True]) else "missed")
 
 
-def baseline(data: bytes) -> tuple[dict[bool, bytes], dict[bool, tuple[Finding, ...]]]:
+def baseline(
+    data: bytes, settings: dict[bool, Settings] = SETTINGS
+) -> tuple[dict[bool, bytes], dict[bool, tuple[Finding, ...]]]:
     """What each run makes of the original, and what it finds there."""
-    results = {unsafe: fix_source(data, settings=SETTINGS[unsafe]) for unsafe in (False, True)}
+    results = {unsafe: fix_source(data, settings=settings[unsafe]) for unsafe in (False, True)}
     return {u: r.source for u, r in results.items()}, {u: r.findings for u, r in results.items()}
 
 

@@ -1,30 +1,44 @@
 """Plant each mistake at each site of the real trees, one at a time, and count semfix's verdicts.
 
     python benchmarks/real_plant.py --work /tmp/plant [--sample N --seed S] [--jobs 2] [--json wrong.json]
+    python benchmarks/real_plant.py --trees /tmp/trees/t_w1 /tmp/trees/t_w2 [--run]
 
 The wheels (`WHEELS`) are fetched with pip into the work folder (benchmarks/real.py) and never
-committed. Prints a table of verdicts per tree and per kind of plant (benchmarks/plant.py says
-what each means), then every wrong rewrite, which `--json` also writes. A case is reproduced by
-its file, kind and offset; a seed reproduces a sample.
+committed; `--trees` judges unpacked trees instead, each folder one tree. `--run` judges each
+file as a run of its tree would (what its other modules give it: a launch of its kernel,
+`semfix.api.launched_by_run`), else alone, as `fix_source` sees it. Prints a table of verdicts
+per tree and per kind of plant (benchmarks/plant.py says what each means), the plants left
+unsafe in files that launch none of their kernels, then every wrong rewrite, which `--json`
+also writes. A case is reproduced by its file, kind and offset; a seed reproduces a sample.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import re
+import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from plant import KINDS, VERDICTS, baseline, judge, plants
+from plant import KINDS, SETTINGS, VERDICTS, baseline, judge, plants
 from real import fetch
 
+from semfix.api import launched_by_run
 from semfix.catalog import may_contain_calls
+from semfix.settings import Launch
+
+#: A file that spells none of these launches none of its kernels itself: its plants that end
+#: "unsafe" are unsafe for a launch elsewhere (the figure issue 43 counts before and after `--run`).
+_LAUNCHERS = re.compile(rb"pallas_call|\bkernel\s*\(|run_scoped|core_map|emit_pipeline")
 
 # The trees issue 35 names, pinned to releases on PyPI (2026-12); helion holds a few Pallas sites.
 WHEELS = (
@@ -49,15 +63,18 @@ def cases(source: Path) -> list[Case]:
     return found
 
 
-def run_file(job: tuple[Path, str, frozenset[tuple[str, int]]]) -> tuple[str, list[dict[str, object]]]:
-    """Judge the chosen plants of one file."""
-    source, name, chosen = job
+def run_file(
+    job: tuple[Path, str, frozenset[tuple[str, int]], tuple[Launch, ...]],
+) -> tuple[str, list[dict[str, object]]]:
+    """Judge the chosen plants of one file, told the launches of its kernels elsewhere."""
+    source, name, chosen, launched = job
     data = (source / name).read_bytes()
-    expected, findings = baseline(data)
+    settings = {unsafe: replace(SETTINGS[unsafe], launched_by_run=launched) for unsafe in SETTINGS}
+    expected, findings = baseline(data, settings)
     records = []
     for plant in plants(data):
         if (plant.kind, plant.offset) in chosen:
-            v = judge(plant, expected, findings)
+            v = judge(plant, expected, findings, settings)
             records.append(
                 {
                     "tree": name.split("/")[0],
@@ -69,12 +86,29 @@ def run_file(job: tuple[Path, str, frozenset[tuple[str, int]]]) -> tuple[str, li
                     "original": plant.original,
                     "planted": plant.planted,
                     "wrote": v.wrote,
+                    "launched_elsewhere": not _LAUNCHERS.search(data),
                 }
             )
     return name, records
 
 
-def judge_all(source: Path, chosen: list[Case], jobs: int, log: Path | None = None) -> list[dict[str, object]]:
+def launches(source: Path) -> dict[str, tuple[Launch, ...]]:
+    """What a run of each tree (a folder under `source`) tells each of its files, by name."""
+    found: dict[str, tuple[Launch, ...]] = {}
+    for tree in sorted(p for p in source.iterdir() if p.is_dir()):
+        sources = {path: path.read_bytes() for path in sorted(tree.rglob("*.py"))}
+        kernels = [path for path, data in sources.items() if may_contain_calls(data)]
+        found.update((str(p.relative_to(source)), ls) for p, ls in launched_by_run(sources, kernels).items())
+    return found
+
+
+def judge_all(
+    source: Path,
+    chosen: list[Case],
+    jobs: int,
+    log: Path | None = None,
+    launched: dict[str, tuple[Launch, ...]] | None = None,
+) -> list[dict[str, object]]:
     """Judge the cases, a file per task, the largest files first (they take longest). With a
     log, each file's records are appended to it as one JSON line as it ends, and the files
     a log from an interrupted run holds are not judged again."""
@@ -86,7 +120,7 @@ def judge_all(source: Path, chosen: list[Case], jobs: int, log: Path | None = No
     work = sorted(
         set(by_file) - {e["file"] for e in done}, key=lambda n: -len(by_file[n]) * (source / n).stat().st_size
     )
-    tasks = [(source, name, frozenset(by_file[name])) for name in work]
+    tasks = [(source, name, frozenset(by_file[name]), (launched or {}).get(name, ())) for name in work]
     with Pool(jobs) as pool:
         for count, (name, found) in enumerate(pool.imap_unordered(run_file, tasks), 1):
             records += found
@@ -117,16 +151,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", default=",".join(KINDS), help="the kinds of plant, comma-separated")
     parser.add_argument("--json", type=Path, help="write the wrong rewrites and errors here")
     parser.add_argument("--log", type=Path, help="append each file's verdicts here; a rerun skips the files it holds")
+    parser.add_argument("--trees", type=Path, nargs="+", help="unpacked trees to judge instead of the wheels")
+    parser.add_argument("--run", action="store_true", help="judge each file as a run of its tree would")
+    parser.add_argument("--elsewhere", action="store_true", help="only files that launch none of their kernels")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="semfix-plant-"))
-    source = fetch(work, WHEELS)
+    if args.trees:  # hard links under one folder, a tree each (its name the folder's)
+        source = work / "trees"
+        shutil.rmtree(source, ignore_errors=True)
+        for tree in args.trees:
+            shutil.copytree(tree, source / tree.name, copy_function=os.link)
+    else:
+        source = fetch(work, WHEELS)
+    launched = launches(source) if args.run else {}
     every = [case for case in cases(source) if case[1] in args.kinds.split(",")]
+    if args.elsewhere:
+        every = [case for case in every if not _LAUNCHERS.search((source / case[0]).read_bytes())]
     chosen = random.Random(args.seed).sample(every, min(args.sample, len(every))) if args.sample else every
     started = time.perf_counter()
-    records = judge_all(source, chosen, args.jobs, args.log)
+    records = judge_all(source, chosen, args.jobs, args.log, launched)
     print(f"{len(records)} of {len(every)} plants, seed {args.seed}, {time.perf_counter() - started:.0f} s")
     print(table(records, "tree"), "\n")
     print(table(records, "kind"), "\n")
+    elsewhere = sum(r["verdict"] == "unsafe" and bool(r["launched_elsewhere"]) for r in records)
+    linked = sum(len(scratch) for scratch in launched.values())
+    print(f"unsafe only, in files that launch none of their kernels: {elsewhere} ({linked} launches linked)\n")
     bad = sorted((r for r in records if r["verdict"] in ("wrong-safe", "wrong-unsafe", "error")), key=str)
     for r in bad:
         print(f"{r['verdict']}: {r['file']}:{r['line']} [{r['kind']}] planted {r['planted']!r}\n{r['wrote']}\n")

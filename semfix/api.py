@@ -15,7 +15,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.analysis.run_imports import names_imported, names_read_through
+from semfix.analysis.run_imports import names_imported, names_read_through, reads_through
 from semfix.analysis.run_launches import launched_by_run as launches_of
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
@@ -220,12 +220,14 @@ def launched_by_run(
 
 def may_read_through_run(source: bytes, settings: Settings) -> bool:
     """Whether the file needs `read_through_run`'s answer: the migration is on (the run's
-    imports are read), and the file imports and spells what an enabled rule looks for."""
-    return (
-        drops_imports(settings)
-        and b"import" in source
-        and any(RULES[code].spelled_in(source) for code in settings.enabled)
-    )
+    imports are read), and the file imports and spells what an enabled rule looks for; or a
+    rule on catalog calls is, and the file may read `pl`, `pltpu` or a catalog function
+    through another module (`from ._compat import pl, pltpu`: issue 43)."""
+    if b"import" not in source:
+        return False
+    if drops_imports(settings) and any(RULES[code].spelled_in(source) for code in settings.enabled):
+        return True
+    return any(not RULES[code].text_gate for code in settings.enabled) and reads_through(source)
 
 
 def may_drop_imports(path: Path, source: bytes, settings: Settings) -> bool:

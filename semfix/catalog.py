@@ -267,10 +267,12 @@ def lookup(qualified_name: str) -> Operation | None:
     return MODULES.get(module, {}).get(name)
 
 
-def may_contain_calls(data: bytes | str) -> bool:
-    """Cheap test on raw source: False only when no call can resolve to the catalog."""
+def may_contain_calls(data: bytes | str, *, through_run: bool = False) -> bool:
+    """Cheap test on raw source: False only when no call can resolve to the catalog.
+    `through_run`: the file reads JAX names through another module of the run (`pl`, `pltpu`
+    from a compat module), so it need not spell "pallas" itself."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    return b"pallas" in raw and any(name in raw for name in _SPELLED_NAMES)
+    return (through_run or b"pallas" in raw) and any(name in raw for name in _SPELLED_NAMES)
 
 
 # -- The JAX releases each migration needs (read from the wheels of 0.4.35 to 0.12.1) -----------

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from semfix import FixResult, fix_source
-from semfix.api import launched_by_run
+from semfix.api import launched_by_run, read_through_run
 from semfix.selection import build_settings
-from semfix.settings import Settings
+from semfix.settings import ReadThrough, Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every run analyses every file, unless a test asks for the cache (tests/test_cache.py): a result
@@ -66,19 +66,25 @@ class Case:
     @property
     def siblings(self) -> list[Path]:
         """The other modules of the case's run, beside before.py (`launch.py`, which launches its
-        kernel after `from .before import kernel`): the folder is their package."""
+        kernel after `from .before import kernel`; `_compat.py`, which gives it `pltpu`): the
+        folder is their package."""
         return [path for path in sorted(self.folder.glob("*.py")) if path.name not in ("before.py", "after.py")]
 
     @property
     def settings(self) -> Settings:
         """case.json "settings" (select, unsafe_fixes...), with what the run's other modules
-        give before.py, as the CLI's run gives it (`launched_by_run`)."""
+        give before.py, as the CLI's run gives it (`launched_by_run`, `read_through_run`)."""
         settings = build_settings(**self.spec.get("settings", {}))
         if not self.siblings:
             return settings
         kernel = self.folder / "before.py"
         sources = {path: path.read_bytes() for path in [kernel, *self.siblings]}
-        return replace(settings, launched_by_run=launched_by_run(sources, [kernel]).get(kernel, ()))
+        launched = launched_by_run(sources, [kernel]).get(kernel, ())
+        return replace(
+            settings,
+            launched_by_run=launched,
+            read_through=read_through_run(sources, [kernel]).get(kernel, ReadThrough()),
+        )
 
     def fix(self, source: bytes) -> FixResult:
         """fix_source with the case's own settings (`settings`)."""

@@ -113,10 +113,16 @@ class Resolution:
         modules = self.qualified(module, scope)
         return modules and {f"{qualname}.{name.value}" for qualname in modules}
 
+    def jax_names(self, node: ast.expr, scope: Scope, *, fallback: bool = False) -> set[str] | None:
+        """`qualified`, each name read through another module of the run as the JAX name it is
+        there (`._compat.pltpu.SemaphoreType`: `jax.experimental.pallas.tpu.SemaphoreType`)."""
+        names = self.qualified(node, scope, fallback=fallback)
+        return {self.through_run(name) for name in names} if names and self.aliases else names
+
     def resolves_to(self, node: ast.expr, scope: Scope, targets: frozenset[str]) -> bool:
         if isinstance(node, ast.Attribute) and node.attr not in _last_parts(targets):
             return False  # a qualified name ends in the attribute itself: no need to resolve
-        names = self.qualified(node, scope, fallback=True)
+        names = self.jax_names(node, scope, fallback=True)
         return names is not None and bool(names) and names <= targets
 
     def operation(self, call: ast.Call) -> Operation | None:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Iterable
 from functools import lru_cache
 
 from semfix.analysis.nodes import walk
-from semfix.catalog import MODULES, lookup
+from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup
 from semfix.settings import ReadThrough
 
 STAR = "*"
@@ -43,6 +43,11 @@ _IMPORTS = re.compile(
     rb"(?=" + _LINE + rb"*(?P<names>\((?:[^)#]|#[^\r\n]*[\r\n])*|(?:[^\r\n;#\\]|\\(?:\r\n?|\n))*))"
 )
 _NAME = re.compile(rb"[^\s,()#;\\]+")
+#: After a name and its dot, perhaps through more attributes: a catalog function, or a name a
+#: launch or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`).
+_CATALOG_AFTER = (
+    rb"\s*\.\s*(?:\w+\s*\.\s*)*(?:" + alternation({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"}) + rb")\b"
+)
 
 
 def names_imported(
@@ -165,6 +170,28 @@ def _resolve(package: str, level: int, module: str | None) -> str | None:
     return ".".join(base + ([module] if module else [])) or None
 
 
+def reads_through(data: bytes) -> bool:
+    """May the module read a JAX name through another module (`names_read_through`)? It imports
+    a name from a module other than JAX's (`from ._compat import pl, pltpu`, `from . import
+    compat`) that is a catalog function or heads a read of one (`pltpu.make_async_copy`),
+    of `SemaphoreType` or of `pallas_call`. Over-reports: it only costs a parse."""
+    if b"import" not in data:
+        return False
+    names: set[bytes] = set()
+    for match in _IMPORTS.finditer(data):
+        module = match["module"]
+        spelled = _NAME.findall(match["names"])
+        if module is not None and not re.match(rb"[\s\\]*jax\b", module):
+            names.update(spelled)
+        elif module is None:  # `import ringlib.compat as compat`
+            names.update(name.rpartition(b".")[2] for name in spelled if not name.startswith(b"jax"))
+    names -= {b"as", b"import"}
+    if {name.decode("latin-1") for name in names} & FUNCTION_NAMES:
+        return True
+    heads = b"|".join(re.escape(name) for name in sorted(names) if re.fullmatch(rb"\w+", name))
+    return bool(heads) and re.search(rb"(?<![\w.])(?:" + heads + rb")" + _CATALOG_AFTER, data) is not None
+
+
 def names_read_through(
     modules: Iterable[tuple[str, bool, bytes]], importers: Collection[str]
 ) -> dict[str, ReadThrough]:
@@ -255,8 +282,11 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
         return {}
     found: dict[str, str] = {}
     for statement in tree.body:
-        if isinstance(statement, ast.ImportFrom) and not statement.level and _pallas(statement.module or ""):
-            found.update((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
+        if isinstance(statement, ast.ImportFrom) and not statement.level and (statement.module or "").startswith("jax"):
+            given = ((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
+            found.update(
+                (name, target) for name, target in given if _pallas(target)
+            )  # `from jax.experimental import pallas as pl`
         elif isinstance(statement, ast.ImportFrom):
             given = ((a.asname or a.name, through(statement.level, statement.module, a.name)) for a in statement.names)
             found.update((name, target) for name, target in given if target is not None)

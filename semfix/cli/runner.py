@@ -28,6 +28,7 @@ from semfix.api import (
     skims_clean,
 )
 from semfix.cache import Cache, Entry
+from semfix.catalog import may_contain_calls
 from semfix.cli.progress import ProgressBar
 from semfix.cli.projects import Projects
 from semfix.errors import SafetyError, SourceError
@@ -409,15 +410,22 @@ def run(
             sources[path] = data
         if b"\0" in data:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
-        elif may_fire(data, settings):
+        elif (
+            may_fire(data, settings)
+            or may_contain_calls(data, through_run=True)
+            and may_read_through_run(data, settings)
+        ):
             try:
                 slots.append(_Task(path, data, for_file(settings, path), apply_fixes))
             except SettingsError as error:  # the project's `target-jax` means nothing
                 slots.append(FileOutcome(path, error=str(error)))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
-    if sources:
-        slots = _with_importers(slots, sources)
+    if sources:  # a task kept only for what it may read through the run: cleared where it reads nothing so
+        slots = [
+            s if not isinstance(s, _Task) or may_fire(s.data, s.settings) else FileOutcome(s.path)
+            for s in _with_importers(slots, sources)
+        ]
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
     outcome.notes = sorted({task.settings.target_unread for task in tasks} - {""})
     analysed = iter(_analyse_all(tasks, jobs, progress, cache))

@@ -77,7 +77,8 @@ def may_fire(source: str | bytes, settings: Settings) -> bool:
     semaphore and DMA arguments need a catalog function's name and `pallas` spelled; a rule
     with a text gate (a migration: `pltpu.DeviceIdType` alone) needs its gate's spelling."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    return may_contain_calls(raw) or opens_a_gate(raw, settings.enabled)
+    through_run = bool(settings.read_through.aliases)  # `pltpu` from a compat module need not spell "pallas"
+    return may_contain_calls(raw, through_run=through_run) or opens_a_gate(raw, settings.enabled)
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:

@@ -1,12 +1,14 @@
-"""A kernel launched in another module of the run (issue 43 §1): the run links the launch.
+"""What the run's other modules give a kernel's module (issue 43 §1 and §3): the run links them.
 
 The kernel sits in one module (`before.py`), its `pallas_call` in another (`launch.py`, after
 `from .before import kernel`), as real code lays kernels out. The run tells the kernel's module
 what the launch allocates (`Settings.launched_by_run`), so SEM002 fixes what it proves and
 SEM006 reports a regular semaphore given to a DMA there; what the run cannot link (a name
 rebound, a star import, an import from outside the run, launches that disagree) proves nothing.
-The fixtures (tests/fixtures/*/<case>/ holding a `launch.py`) run in JAX 0.10.2 and 0.12.1 here,
-as a package: tests/test_runtime.py loads one file alone.
+A kernel that reads `pl` and `pltpu` through a compat module (`from ._compat import pl, pltpu`)
+has its catalog calls and allocations read through it (`Settings.read_through`).
+The fixtures (tests/fixtures/*/<case>/ holding other modules) run in JAX 0.10.2 and 0.12.1
+here, as a package: tests/test_runtime.py loads one file alone.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from semfix.selection import build_settings
 
 SEM002 = Case(FIXTURES / "sem002" / "launched_by_a_sibling")
 SEM006 = Case(FIXTURES / "sem006" / "regular_for_a_kernel_a_sibling_launches")
+COMPAT = Case(FIXTURES / "sem002" / "pallas_through_a_compat_module")
 CHECKOUT = Path(__file__).resolve().parent.parent
 ERRORS = {  # what JAX says of each buggy kernel
     SEM002.name: {"0.10.2": "DMA source/destination/semaphore arguments must be Refs", "0.12.1": "must be a Ref"},
     SEM006.name: {"0.10.2": "dma_wait requires a DMA semaphore", "0.12.1": "dma_wait requires a DMA semaphore"},
+    COMPAT.name: {"0.10.2": "DMA source/destination/semaphore arguments must be Refs", "0.12.1": "must be a Ref"},
 }
 
 
@@ -77,14 +81,15 @@ def test_the_run_reports_a_regular_semaphore_another_module_allocates(tmp_path: 
 
 @pytest.mark.jax
 @pytest.mark.parametrize("jax", ["0.10.2", "0.12.1"])
-@pytest.mark.parametrize("case", [SEM002, SEM006], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [SEM002, SEM006, COMPAT], ids=lambda c: c.name)
 def test_the_kernels_run_in_jax(tmp_path: Path, request: pytest.FixtureRequest, jax: str, case: Case) -> None:
     """The buggy kernel fails as JAX says; the fixed one (SEM002's) computes what it should."""
     if jax == "0.10.2":
         pytest.importorskip("jax")
     python = sys.executable if jax == "0.10.2" else require_jax_python(jax, request.config)
+    entry = "launch" if (case.folder / "launch.py").exists() else "before"  # the module that holds run()
     script = (
-        "import numpy as np\nfrom kern.launch import run, expected\nnp.testing.assert_allclose(run(), expected())\n"
+        f"import numpy as np\nfrom kern.{entry} import run, expected\nnp.testing.assert_allclose(run(), expected())"
     )
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     buggy = tmp_path / "buggy"
@@ -99,6 +104,20 @@ def test_the_kernels_run_in_jax(tmp_path: Path, request: pytest.FixtureRequest, 
     _package(fixed, case, case.fix(case.before).source)
     ran = subprocess.run([python, "-c", script], cwd=fixed, capture_output=True, text=True, env=env)
     assert ran.returncode == 0, ran.stderr[-2000:]
+
+
+def test_the_run_fixes_a_kernel_that_reads_pallas_through_a_compat_module(tmp_path: Path) -> None:
+    """The kernel's module spells no "pallas": alone, nothing in it is a catalog call."""
+    package = _package(tmp_path, COMPAT)
+    assert b"pallas" not in COMPAT.before.replace(b"pallas_call", b"")
+    assert fix_source(COMPAT.before, settings=build_settings()).findings == ()
+    run = _semfix(tmp_path, "fix")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (package / "before.py").read_bytes() == COMPAT.after
+    kernel_only = COMPAT.before.replace(b"pallas_call", b"launch")  # and so with no "pallas" at all
+    (package / "before.py").write_bytes(kernel_only)
+    run = _semfix(tmp_path, "check")
+    assert "kern/before.py:13:65: SEM002" in run.stdout, run.stdout + run.stderr
 
 
 KERNEL = SEM002.before
