@@ -283,10 +283,10 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
     found: dict[str, str] = {}
     for statement in tree.body:
         if isinstance(statement, ast.ImportFrom) and not statement.level and (statement.module or "").startswith("jax"):
-            given = ((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
+            jax = ((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
             found.update(
-                (name, target) for name, target in given if _pallas(target)
-            )  # `from jax.experimental import pallas as pl`
+                (name, target) for name, target in jax if _pallas(target)
+            )  # `from jax.experimental import pallas`
         elif isinstance(statement, ast.ImportFrom):
             given = ((a.asname or a.name, through(statement.level, statement.module, a.name)) for a in statement.names)
             found.update((name, target) for name, target in given if target is not None)
