@@ -34,6 +34,17 @@ def element_read(written: str, view: str, *, safe: bool, evidence: str | None, b
     )
 
 
+def given_to_a_view(
+    written: str, view: str, *, safe: bool, evidence: str | None, base: str, helper: str, viewed: str
+) -> str:
+    """SEM002's words for a value read out of a Ref and given to a helper that views its
+    parameter (`helper(sems[0])`, `sem.at[slot]` there): jnp's `.at` of a value is no Ref."""
+    taken = f"`{helper}` views it as a Ref (`{one_line(viewed)}`), but `{one_line(written)}` is a value read out of"
+    if safe:
+        return f"{taken} the Ref `{one_line(base)}`; pass the view `{one_line(view)}` ({evidence or _REF_EVIDENCE})"
+    return f"{taken} `{one_line(base)}`: pass the view `{one_line(view)}` if `{one_line(base)}` is a Ref"
+
+
 def rank_unproven(written: str, view: str, base: str) -> str:
     """SEM002's words where the file does not show how many indices pick one semaphore of the
     Ref (`base`: what the views start from): the view may be a row (unsafe fix)."""

@@ -1,6 +1,7 @@
 """A view taken of a value (issue 43, section 3): `flags[0].at[1]` is jnp's `.at` of the row's
 value, which JAX refuses as an argument (a TypeError, which no row of explain's table holds, so
 the fixture is no `rt_` case); the fix `flags.at[0].at[1]` runs, on 0.10.2 and on the newest JAX.
+So does a helper's view of its parameter given a value (`helper(flags[0])`, `sem.at[slot]` there).
 Held in a local (`row = flags[0]`, then `row.at[1]`), it is reported at the read, not fixed;
 either only where the file shows `flags` a Ref (`refs[0].at[1]` of a tuple of Refs is common)."""
 
@@ -20,6 +21,9 @@ from semfix.selection import build_settings
 pytestmark = pytest.mark.jax
 
 CASE = Path(__file__).parent / "fixtures" / "sem002" / "view_of_an_element_read"
+HELPER = (
+    Path(__file__).parent / "fixtures" / "sem002" / "helper_views_a_value"
+)  # `helper(flags[0])`, `sem.at[slot]` there
 
 
 @pytest.fixture(scope="module", params=["venv", spelled(NEWEST)])
@@ -30,12 +34,13 @@ def worker(request: pytest.FixtureRequest) -> Iterator[Worker]:
     running.close()
 
 
-def test_a_view_of_a_value_fails_in_jax_and_its_fix_runs(worker: Worker) -> None:
-    before = (CASE / "before.py").read_text()
+@pytest.mark.parametrize("case", [CASE, HELPER], ids=lambda case: case.name)
+def test_a_view_of_a_value_fails_in_jax_and_its_fix_runs(worker: Worker, case: Path) -> None:
+    before = (case / "before.py").read_text()
     failed = worker.run(before)
     assert failed.startswith("error TypeError") and "_IndexUpdateRef" in failed, failed
     fixed = fix_source(before).source
-    assert fixed == (CASE / "after.py").read_text()
+    assert fixed == (case / "after.py").read_text()
     assert worker.run(fixed, check=True, strict=True).startswith("ok "), fixed
 
 
@@ -113,3 +118,27 @@ def test_indices_that_pick_no_one_semaphore_are_never_a_safe_fix(
     assert [(f.rule, f.safety, f.fix and f.fix.doubt) for f in result.findings] == [("SEM002", "unsafe", "rank")]
     unsafe = fix_source(source, settings=build_settings(unsafe_fixes=True)).source
     assert unsafe != source and worker.run(unsafe).startswith("error "), unsafe
+
+
+HELPER_SOURCE = (HELPER / "before.py").read_text()
+NOT_PROVEN = {  # the helper's view of a value reported, never fixed safely, or not at all
+    "a rank the launch does not give": (HELPER_SOURCE.replace("REGULAR((2, 2))", "REGULAR((2,))"), "unsafe"),
+    "a shape the file cannot read": (HELPER_SOURCE.replace("REGULAR((2, 2))", "REGULAR(shape)"), "unsafe"),
+    "another use of the parameter": (
+        HELPER_SOURCE.replace("1)\n\n\ndef kernel", "1)\n    sem[0]\n\n\ndef kernel"),
+        None,
+    ),
+    "views of two ranks": (HELPER_SOURCE.replace("wait(sem.at[slot], 1)", "wait(sem.at[slot, 0], 1)"), None),
+    "a tuple given": (HELPER_SOURCE.replace("flags):", "flags):\n    flags = (flags.at[0], flags.at[1])"), None),
+    "a decorated helper": (
+        HELPER_SOURCE.replace("\ndef signal_then_wait", "\n@jax.named_call\ndef signal_then_wait"),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("source, fix", NOT_PROVEN.values(), ids=NOT_PROVEN.keys())
+def test_a_helper_s_view_of_a_value_is_fixed_only_where_proven(source: str, fix: str | None) -> None:
+    result = fix_source(source, apply_fixes=False)
+    found = [f.fix.applicability if f.fix else None for f in result.findings if f.original == "flags[0]"]
+    assert found == ([fix] if fix else []), result.findings

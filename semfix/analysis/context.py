@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Literal
 from semfix.analysis import views
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Located, Rewrite, Text, end_of, tokens
+from semfix.analysis.nodes import Located, Rewrite, Text, element_read, end_of, is_at, tokens
+from semfix.analysis.resolution import bound_arguments
 from semfix.analysis.suppressions import Suppressions
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
@@ -71,6 +72,69 @@ class Context(Evidence):
             return None
         self.memo["viewed", id(viewed[0])] = True
         return viewed
+
+    def given_to_views(
+        self, node: ast.expr, scope: Scope
+    ) -> list[tuple[ast.Call, ast.Subscript, tuple[ast.expr, ...], Scope]]:
+        """`sem.at[slot]`, a semaphore argument in a def of the file that views its parameter
+        `sem`, where a call of the def gives `sem` an element read (`helper(sems[0], 1)`: a
+        value, whose `.at` is jnp's): each such call (whose `func` names the def), with the
+        read, the indices the def's view adds and the call's scope. Only for a parameter bound
+        once, of an undecorated def bound once, whose every use is such a view of one number of
+        indices, with no `*args` before it at the call."""
+        views: list[ast.Subscript] = []
+        while isinstance(node, ast.Subscript) and is_at(node.value):
+            views.insert(0, node)
+            node = node.value.value
+        if not views or not isinstance(node, ast.Name):
+            return []
+        owner, bindings = scope.lookup(node.id)
+        if owner is None or len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].declared:
+            return []
+        function, parameter = owner.node, bindings[0].node
+        if not isinstance(function, ast.FunctionDef) or not isinstance(parameter, ast.arg) or function.decorator_list:
+            return []
+        levels = self._viewed_levels(function, parameter, node.id)
+        if levels is None:
+            return []
+        ordered = [*function.args.posonlyargs, *function.args.args]
+        position = next((i for i, p in enumerate(ordered) if p is parameter), None)
+        found = []
+        for call in self.scopes.calls:
+            if not isinstance(call.func, ast.Name) or call.func.id != function.name:
+                continue
+            site = self.scopes.scope_of[id(call)]
+            _, defs = site.lookup(function.name)
+            if len(defs) != 1 or defs[0].node is not function or defs[0].declared:
+                continue
+            given = [k.value for k in call.keywords if k.arg == parameter.arg]
+            before = call.args[: position + 1] if position is not None else []
+            if not given and position is not None and len(call.args) > position:
+                given = [] if any(isinstance(a, ast.Starred) for a in before) else [call.args[position]]
+            if len(given) == 1 and element_read(given[0]):
+                found.append((call, given[0], levels, site))
+        return found
+
+    def _viewed_levels(self, function: ast.FunctionDef, parameter: ast.arg, name: str) -> tuple[ast.expr, ...] | None:
+        """The indices every use of the parameter views it with, each a semaphore argument of a
+        catalog call (`sem.at[slot]`); None where a use is anything else, or the numbers differ."""
+        key = ("viewed levels", id(parameter))
+        if key not in self.memo:
+            seen: list[tuple[ast.expr, ...]] = []
+            for call in self.catalog_calls():
+                operation, site = self.operation(call), self.scopes.scope_of[id(call)]
+                for _, argument in bound_arguments(operation.sem_params if operation else (), call):
+                    view = views.unview(argument, site)
+                    if isinstance(view.base, ast.Name) and view.base.id == name and view.levels and view.counted:
+                        _, bindings = view.scope.lookup(name)
+                        if len(bindings) == 1 and bindings[0].node is parameter:
+                            seen.append(tuple(i for level in view.levels for i in level))
+            uses = self.names_in(function).get(name, [])
+            one = len(seen) == len(uses) and len({len(levels) for levels in seen}) == 1
+            slices = any(self.keeps_dimension(i, self.scopes.bodies[id(function)]) for levels in seen for i in levels)
+            self.memo[key] = seen[0] if one and not slices else None
+        found = self.memo[key]
+        return found if isinstance(found, tuple) else None
 
     def off(self, code: str, lines: Iterable[int]) -> bool:
         """Is the rule off, or silenced by a comment on one of `lines` or for the whole file?"""

@@ -90,6 +90,7 @@ _LOOP_AFTER = re.compile(_TARGET + rb"*?(?<![\w.])in(?!\w)")  # on to `in`
 _LINE_BEFORE_REVERSED = re.compile(rb"[\w \t\f\\,()\[\]*]*(?:\n|\Z)")  # back to the line's start
 _LINE_AFTER = re.compile(_TARGET + rb"*=(?!=)")  # on to `=`
 _NEAR = 400
+_SUBSCRIPT = re.compile(rb"(?:\w+\s*=\s*)?[\w.\s]+\[")  # an argument that may be a subscript, by keyword too
 _CALL_REVERSED = re.compile(rb"\([ \t\f]*\w")  # `f(`, read backwards: a call's arguments are no targets
 
 
@@ -175,6 +176,10 @@ class _Skim:
             self._note(functions, arguments, names, views, refused)
         if self.bases and _holds_a_read(frozenset(self.bases), data):
             raise GiveUp("a view of a local that may hold a value read (`row = sems[0]`, then `row.at[1]`)")
+        if views and self._helper_given_a_read(views):
+            raise GiveUp(
+                "a helper's view of its parameter, given a subscript (`helper(sems[0])`, `sem.at[slot]` there)"
+            )
         if not names and not views and not refused:
             return True
         if names and self._helper_called(names):  # the call of a helper passes what its parameter gets
@@ -386,6 +391,24 @@ class _Skim:
                     called = re.findall(rb"(?<![\w.])" + re.escape(name) + rb"\s*\(", self.data)
                     if len(called) > len(openings):  # each header spells `name(` once
                         return True
+        return False
+
+    def _helper_given_a_read(self, names: set[bytes]) -> bool:
+        """Is a def with one of `names` among its parameters (a view's base: `sem.at[slot]`)
+        called by its name with an argument that is a subscript (`helper(sems[0], 1)`)? By
+        spelling: it can only over-report."""
+        for name, openings in self._headers().items():
+            for open_at in openings:
+                if self.data[open_at : open_at + 1] == b"[":
+                    raise GiveUp("a generic function")
+                params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
+                if not names & {*params, *keyword_only}:
+                    continue
+                for called in re.finditer(rb"(?<![\w.])" + re.escape(name) + rb"\s*\(", self.data):
+                    if called.end() - 1 not in openings:
+                        arguments = scan.split_bracket(self.data, called.end() - 1)[0]
+                        if any(_SUBSCRIPT.match(a) for a in arguments):
+                            return True
         return False
 
     def _signatures(self, node: bytes) -> Iterator[tuple[list[bytes], list[bytes]]]:

@@ -10,6 +10,7 @@ carried read (`v = X[...]` used later) gets the verdict its direct form gets (`_
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -109,6 +110,16 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
         elif (viewed := ctx.viewed_read(current, scope)) is not None:  # `sems[0].at[1]`: a view of a value
             with ctx.holding(messages.held_as_value(ctx.text.of(viewed[0])) if viewed[3] else None):
                 rewrite = sem002.check(ctx, call, viewed[0], viewed[2], rewrite, beyond=viewed[1])
+        elif rewrite is None:  # `sem.at[slot]` in a helper `helper(sems[0], 1)` calls: a view of a value there
+            for site, element, levels, where in ctx.given_to_views(current, scope):
+                if ("given to a view", id(element)) not in ctx.memo:  # once, for all the helper's views
+                    ctx.memo["given to a view", id(element)] = True
+                    assert isinstance(site.func, ast.Name)  # `given_to_views`: a call by the def's name
+                    words = functools.partial(
+                        messages.given_to_a_view, helper=site.func.id, viewed=ctx.text.of(current)
+                    )
+                    if (given := sem002.check(ctx, site, element, where, None, words=words, beyond=levels)) is not None:
+                        _make(ctx, given)
         if rewrite is not None:
             _make(ctx, rewrite)
 
