@@ -27,14 +27,16 @@ from collections import Counter
 from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).parent))
 from plant import KINDS, SETTINGS, VERDICTS, baseline, judge, plants
 from real import fetch
 
-from semfix.api import launched_by_run
 from semfix.catalog import may_contain_calls
-from semfix.settings import Launch
+
+if TYPE_CHECKING:
+    from semfix.settings import Launch
 
 #: A file that spells none of these launches none of its kernels itself: its plants that end
 #: "unsafe" are unsafe for a launch elsewhere (the figure issue 43 counts before and after `--run`).
@@ -69,7 +71,9 @@ def run_file(
     """Judge the chosen plants of one file, told the launches of its kernels elsewhere."""
     source, name, chosen, launched = job
     data = (source / name).read_bytes()
-    settings = {unsafe: replace(SETTINGS[unsafe], launched_by_run=launched) for unsafe in SETTINGS}
+    settings = (
+        {unsafe: replace(SETTINGS[unsafe], launched_by_run=launched) for unsafe in SETTINGS} if launched else SETTINGS
+    )
     expected, findings = baseline(data, settings)
     records = []
     for plant in plants(data):
@@ -94,6 +98,8 @@ def run_file(
 
 def launches(source: Path) -> dict[str, tuple[Launch, ...]]:
     """What a run of each tree (a folder under `source`) tells each of its files, by name."""
+    from semfix.api import launched_by_run  # only for --run: the rest runs on an older semfix too, to compare
+
     found: dict[str, tuple[Launch, ...]] = {}
     for tree in sorted(p for p in source.iterdir() if p.is_dir()):
         sources = {path: path.read_bytes() for path in sorted(tree.rglob("*.py"))}

@@ -19,6 +19,7 @@ __all__ = [
     "Allocated",
     "FileIgnore",
     "Launch",
+    "Passed",
     "Place",
     "ReadThrough",
     "Settings",
@@ -34,6 +35,17 @@ __all__ = [
 Place = tuple[int, int, int, int]
 
 
+class Passed(NamedTuple):
+    """A parameter a helper of another module of the run passes on, unchanged, to a catalog
+    function's (`SemParam.via`)."""
+
+    name: str
+    position: int | None  # None: keyword-only
+    function: str  # the catalog function, and its parameter, it reaches
+    parameter: str
+    buffer: bool  # a DMA buffer, not a semaphore
+
+
 class ReadThrough(NamedTuple):
     """What one module of a run reads through the run's other modules: one fact, entering the
     analysis once (`ScopeBuilder` binds the stars; `Resolution` qualifies through the aliases)."""
@@ -46,6 +58,11 @@ class ReadThrough(NamedTuple):
     #: (`.compat`), where that module's literal `__all__` says them: the star then binds those
     #: names alone, as imports of them, and leaves the module's other names resolved.
     stars: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: The helpers it calls through them (`from .dma import fetch`, where `dma.py`'s `fetch`
+    #: passes its `sem` on, unchanged, to `make_async_copy`'s), by the name as its imports
+    #: qualify it (`.dma.fetch`), with the parameters each passes on: calls of them are
+    #: read as calls of a helper of the file are.
+    helpers: tuple[tuple[str, tuple[Passed, ...]], ...] = ()
 
 
 class Allocated(NamedTuple):

@@ -31,11 +31,13 @@ from semfix.selection import build_settings
 SEM002 = Case(FIXTURES / "sem002" / "launched_by_a_sibling")
 SEM006 = Case(FIXTURES / "sem006" / "regular_for_a_kernel_a_sibling_launches")
 COMPAT = Case(FIXTURES / "sem002" / "pallas_through_a_compat_module")
+HELPER = Case(FIXTURES / "sem002" / "dma_helper_of_a_sibling_module")
 CHECKOUT = Path(__file__).resolve().parent.parent
 ERRORS = {  # what JAX says of each buggy kernel
     SEM002.name: {"0.10.2": "DMA source/destination/semaphore arguments must be Refs", "0.12.1": "must be a Ref"},
     SEM006.name: {"0.10.2": "dma_wait requires a DMA semaphore", "0.12.1": "dma_wait requires a DMA semaphore"},
     COMPAT.name: {"0.10.2": "DMA source/destination/semaphore arguments must be Refs", "0.12.1": "must be a Ref"},
+    HELPER.name: {"0.10.2": "DMA source/destination/semaphore arguments must be Refs", "0.12.1": "must be a Ref"},
 }
 
 
@@ -81,7 +83,7 @@ def test_the_run_reports_a_regular_semaphore_another_module_allocates(tmp_path: 
 
 @pytest.mark.jax
 @pytest.mark.parametrize("jax", ["0.10.2", "0.12.1"])
-@pytest.mark.parametrize("case", [SEM002, SEM006, COMPAT], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [SEM002, SEM006, COMPAT, HELPER], ids=lambda c: c.name)
 def test_the_kernels_run_in_jax(tmp_path: Path, request: pytest.FixtureRequest, jax: str, case: Case) -> None:
     """The buggy kernel fails as JAX says; the fixed one (SEM002's) computes what it should."""
     if jax == "0.10.2":
@@ -118,6 +120,32 @@ def test_the_run_fixes_a_kernel_that_reads_pallas_through_a_compat_module(tmp_pa
     (package / "before.py").write_bytes(kernel_only)
     run = _semfix(tmp_path, "check")
     assert "kern/before.py:13:65: SEM002" in run.stdout, run.stdout + run.stderr
+
+
+def test_the_run_fixes_what_a_kernel_gives_a_helper_another_module_defines(tmp_path: Path) -> None:
+    package = _package(tmp_path, HELPER)
+    assert fix_source(HELPER.before, settings=build_settings()).findings == ()  # alone, `fetch` is no helper
+    run = _semfix(tmp_path, "fix")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (package / "before.py").read_bytes() == HELPER.after
+
+
+@pytest.mark.parametrize(
+    "dma",
+    [
+        (HELPER.folder / "dma.py").read_bytes().replace(b"    copy.wait()\n", b"    copy.wait()\n    sem[0]\n"),
+        (HELPER.folder / "dma.py").read_bytes() + b"\n\nfetch = None\n",
+        (HELPER.folder / "dma.py").read_bytes().replace(b"\ndef fetch", b"\n@jax.jit\ndef fetch"),
+    ],
+    ids=["a use of its own", "rebound", "decorated"],
+)
+def test_a_helper_another_module_defines_counts_only_where_it_passes_its_parameter_on(
+    tmp_path: Path, dma: bytes
+) -> None:
+    package = _package(tmp_path, HELPER)
+    (package / "dma.py").write_bytes(dma)
+    run = _semfix(tmp_path, "check")
+    assert "kern/before.py" not in run.stdout, run.stdout
 
 
 KERNEL = SEM002.before

@@ -25,13 +25,14 @@ from semfix.analysis.fixes import Decision
 from semfix.analysis.nodes import Located, Rewrite, Text, element_read, end_of, is_at, tokens
 from semfix.analysis.resolution import bound_arguments
 from semfix.analysis.suppressions import Suppressions
+from semfix.catalog import Operation, SemParam
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
     from semfix.analysis.scopes import Scope, ScopeBuilder
-    from semfix.settings import Allocated, Place, Settings
+    from semfix.settings import Allocated, Passed, Place, Settings
 
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
 # libcst calls the whitespace after the value.
@@ -47,6 +48,7 @@ class Context(Evidence):
         super().__init__(text, scopes)
         self.settings = settings
         self.aliases = dict(settings.read_through.aliases)
+        self.foreign = {name: _operation(name, passed) for name, passed in settings.read_through.helpers}
         self.launched = settings.launched_by_run
         self.findings: list[Finding] = []
         self.fixes: list[Decision] = []  # the accepted fixes, one per decision
@@ -281,3 +283,12 @@ class Context(Evidence):
                 ]
             self._comments[id(call)] = found
         return self._comments[id(call)]
+
+
+def _operation(name: str, passed: tuple[Passed, ...]) -> Operation:
+    """A helper of another module of the run (`ReadThrough.helpers`) as a helper of the file is."""
+    params = [
+        [SemParam(p.name, p.position, via=(p.function, p.parameter)) for p in passed if p.buffer is buffer]
+        for buffer in (False, True)
+    ]
+    return Operation(name.rpartition(".")[2], tuple(params[0]), tuple(params[1]))

@@ -52,6 +52,7 @@ class Resolution:
     def __init__(self, text: Text, scopes: ScopeBuilder) -> None:
         self.text, self.scopes = text, scopes
         self.aliases: dict[str, str] = {}  # names read through the run's other modules (`ReadThrough.aliases`)
+        self.foreign: dict[str, Operation] = {}  # and helpers called through them (`ReadThrough.helpers`)
         self.param_kinds: dict[int, Kind] = {}
         # the semaphore kind JAX allocates for a parameter, with the allocation; None: not one kind
         self.param_semaphores: dict[int, tuple[str, ast.expr | Allocated] | None] = {}
@@ -130,7 +131,8 @@ class Resolution:
         it (`wait = pl.semaphore_wait; wait(sem, 1)`), or through `functools.partial`, whose
         positional arguments come after the function (`partial(pl.semaphore_wait, sem)`)."""
         if isinstance(call.func, ast.Attribute) and call.func.attr not in FUNCTION_NAMES | _PARTIAL_NAMES:
-            return None
+            if not self.foreign or not any(key.endswith(f".{call.func.attr}") for key in self.foreign):
+                return None
         if id(call) not in self.operations:
             scope = self.scopes.scope_of[id(call)]
             operation = self._catalog_function(call.func, scope)
@@ -248,6 +250,11 @@ class Resolution:
             scope = scope.parent
         return outermost
 
+    def helper(self, name: str) -> Operation | None:
+        """What the def of that name at the module's top passes on (`_helper`): another module
+        of the run that imports it reads its calls so (`ReadThrough.helpers`)."""
+        return self._helper(ast.Name(name, ast.Load()), self.scopes.module)
+
     def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
         another such helper's): at its calls, each is treated as the parameter it is passed to.
@@ -313,7 +320,9 @@ class Resolution:
                 values = [value for b in bindings for value in branches(b.value)]
                 return _one({self._catalog_function(value, owner, alias=False) for value in values})
         names = self.qualified(node, scope, fallback=True) or set()
-        return _one({lookup(self.through_run(name) if self.aliases else name) for name in names})
+        return _one(
+            {lookup(self.through_run(name) if self.aliases else name) or self.foreign.get(name) for name in names}
+        )
 
     def through_run(self, name: str) -> str:
         """The JAX name a name read through another module of the run is (`..compat.pltpu.x`:

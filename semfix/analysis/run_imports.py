@@ -25,9 +25,11 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from functools import lru_cache
 
-from semfix.analysis.nodes import walk
-from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup
-from semfix.settings import ReadThrough
+from semfix.analysis.nodes import Text, walk
+from semfix.analysis.resolution import NeedsAccesses, Resolution
+from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
+from semfix.settings import Passed, ReadThrough
 
 STAR = "*"
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
@@ -171,10 +173,11 @@ def _resolve(package: str, level: int, module: str | None) -> str | None:
 
 
 def reads_through(data: bytes) -> bool:
-    """May the module read a JAX name through another module (`names_read_through`)? It imports
-    a name from a module other than JAX's (`from ._compat import pl, pltpu`, `from . import
-    compat`) that is a catalog function or heads a read of one (`pltpu.make_async_copy`),
-    of `SemaphoreType` or of `pallas_call`. Over-reports: it only costs a parse."""
+    """May the module read a JAX name, or call a helper, through another module
+    (`names_read_through`)? It imports a name from a module other than JAX's (`from ._compat
+    import pl, pltpu`, `from . import compat`, `from .dma import fetch`) that is a catalog
+    function or heads a read of one (`pltpu.make_async_copy`), of `SemaphoreType` or of
+    `pallas_call`, or a call given a subscript. Over-reports: it only costs a parse."""
     if b"import" not in data:
         return False
     names: set[bytes] = set()
@@ -189,7 +192,12 @@ def reads_through(data: bytes) -> bool:
     if {name.decode("latin-1") for name in names} & FUNCTION_NAMES:
         return True
     heads = b"|".join(re.escape(name) for name in sorted(names) if re.fullmatch(rb"\w+", name))
-    return bool(heads) and re.search(rb"(?<![\w.])(?:" + heads + rb")" + _CATALOG_AFTER, data) is not None
+    if not heads:
+        return False
+    if re.search(rb"(?<![\w.])(?:" + heads + rb")" + _CATALOG_AFTER, data):
+        return True
+    # a helper it imports (`from .dma import fetch`) called with a subscript that is no view: `fetch(x, y, sems[1])`
+    return re.search(rb"(?<![\w.])(?:" + heads + rb")(?:\s*\.\s*\w+)*\s*\([^)]*?\w(?<!\.at)\s*\[", data) is not None
 
 
 def names_read_through(
@@ -227,19 +235,36 @@ def names_read_through(
         found = named.get(module or "", [])
         return _all(found[0][2]) if len(found) == 1 else None
 
-    answer: dict[str, ReadThrough] = {}
-    for importer, is_package, data in modules:
-        if importer not in importers:
-            continue
+    read: dict[str, ReadThrough] = {}
+
+    def helped(module: str | None) -> dict[str, tuple[Passed, ...]]:
+        """The helpers `module` defines at its top (`_helpers`), read with what it reads through the run."""
+        found = named.get(module or "", [])
+        if len(found) != 1:
+            return {}
+        name, is_package, data = found[0]
+        if name not in helpers:
+            helpers[name] = {}  # a cycle of imports gives nothing
+            helpers[name] = _helpers(data, dict(reading(name, is_package, data).aliases))
+        return helpers[name]
+
+    helpers: dict[str, dict[str, tuple[Passed, ...]]] = {}
+
+    def reading(importer: str, is_package: bool, data: bytes) -> ReadThrough:
+        if importer in read:
+            return read[importer]
+        read[importer] = ReadThrough()  # a cycle of imports gives nothing
         if (tree := _parsed(data)) is None:
-            continue
+            return read[importer]
         package = importer if is_package else importer.rpartition(".")[0]
         aliases: dict[str, str] = {}
         stars: dict[str, tuple[str, ...]] = {}
+        passed: dict[str, tuple[Passed, ...]] = {}
         for node, _ in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     aliases.update((f"{alias.name}.{n}", t) for n, t in exported(alias.name).items())
+                    passed.update((f"{alias.name}.{n}", h) for n, h in helped(alias.name).items())
             elif isinstance(node, ast.ImportFrom):
                 source = _resolve(package, node.level, node.module)
                 spelled = "." * node.level + (node.module or "")  # as `ScopeBuilder` qualifies it
@@ -249,11 +274,49 @@ def names_read_through(
                 for alias in node.names:
                     if (target := exported(source).get(alias.name)) is not None:
                         aliases[f"{spelled}.{alias.name}"] = target  # `from .compat import semaphore_wait`
+                    if (helper := helped(source).get(alias.name)) is not None:
+                        passed[f"{spelled}.{alias.name}"] = helper  # `from .dma import fetch`
                     inner = f"{source}.{alias.name}" if source else None  # `from . import compat`
                     aliases.update((f"{spelled}.{alias.name}.{n}", t) for n, t in exported(inner).items())
-        if aliases or stars:
-            answer[importer] = ReadThrough(tuple(sorted(aliases.items())), tuple(sorted(stars.items())))
+                    passed.update((f"{spelled}.{alias.name}.{n}", h) for n, h in helped(inner).items())
+        read[importer] = ReadThrough(
+            tuple(sorted(aliases.items())), tuple(sorted(stars.items())), tuple(sorted(passed.items()))
+        )
+        return read[importer]
+
+    answer: dict[str, ReadThrough] = {}
+    for importer, is_package, data in modules:
+        if importer in importers and (through := reading(importer, is_package, data)) != ReadThrough():
+            answer[importer] = through
     return answer
+
+
+def _helpers(data: bytes, aliases: dict[str, str]) -> dict[str, tuple[Passed, ...]]:
+    """The defs at the module's top that pass parameters on, unchanged, to catalog parameters
+    (`Resolution.helper`, as the module's own analysis reads them, `aliases` its names read
+    through the run), each with those parameters: `fetch(src, dst, sem)` of `from .dma import
+    fetch`, whose `sem` reaches `make_async_copy`'s. Only a module that spells a catalog call."""
+    if b"def" not in data or not may_contain_calls(data, through_run=True) or (tree := _parsed(data)) is None:
+        return {}
+    try:
+        return _passed_on(tree, aliases, ScopeBuilder())
+    except NeedsAccesses:
+        return _passed_on(tree, aliases, Tracking())
+
+
+def _passed_on(tree: ast.Module, aliases: dict[str, str], scopes: ScopeBuilder) -> dict[str, tuple[Passed, ...]]:
+    scopes.build(tree)
+    resolution = Resolution(Text(""), scopes)
+    resolution.aliases = aliases
+    found: dict[str, tuple[Passed, ...]] = {}
+    for function in (statement for statement in tree.body if isinstance(statement, ast.FunctionDef)):
+        if (operation := resolution.helper(function.name)) is not None:
+            found[function.name] = tuple(
+                Passed(p.name, p.position, *(p.via or (operation.name, p.name)), buffer)
+                for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params))
+                for p in params
+            )
+    return found
 
 
 def _all(data: bytes) -> tuple[str, ...] | None:

@@ -330,6 +330,13 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
         executor.shutdown(cancel_futures=True)
 
 
+def _may_read_through(data: bytes, settings: Settings) -> bool:
+    """May a file the byte scan refuses be analysed for what it reads through the run's other
+    modules: `pltpu` from a compat module, with no "pallas" spelled; a helper one defines,
+    with no catalog function spelled (`from .dma import fetch`)? Kept until the run says."""
+    return (b"pallas" in data or may_contain_calls(data, through_run=True)) and may_read_through_run(data, settings)
+
+
 def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
     """Each task told the names the run's other modules import from it, so that a fix keeps
     their imports (a sibling's `from .sync import DeviceIdType` must still find the name)."""

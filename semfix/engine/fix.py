@@ -78,12 +78,16 @@ def may_fire(source: str | bytes, settings: Settings) -> bool:
     with a text gate (a migration: `pltpu.DeviceIdType` alone) needs its gate's spelling."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     through_run = bool(settings.read_through.aliases)  # `pltpu` from a compat module need not spell "pallas"
-    return may_contain_calls(raw, through_run=through_run) or opens_a_gate(raw, settings.enabled)
+    helped = bool(
+        settings.read_through.helpers
+    )  # nor need a helper's call (`fetch(x, y, sems[1])`) spell a catalog name
+    return helped or may_contain_calls(raw, through_run=through_run) or opens_a_gate(raw, settings.enabled)
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:
     """True when the bytes alone prove no enabled rule can fire (see semfix/engine/skim.py).
-    A file whose kernels another module of the run launches is parsed: the skim reads
-    allocations in the file alone (`Settings.launched_by_run`)."""
+    A file whose kernels another module of the run launches, or that calls a helper another
+    module defines, is parsed: the skim reads allocations and catalog calls in the file alone
+    (`Settings.launched_by_run`, `ReadThrough.helpers`)."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-    return not settings.launched_by_run and clears_for(raw, settings.enabled)
+    return not settings.launched_by_run and not settings.read_through.helpers and clears_for(raw, settings.enabled)

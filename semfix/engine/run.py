@@ -135,6 +135,7 @@ def _position(starts: list[int], offset: int) -> tuple[int, int]:
 def _run(lines: Text, tree: ast.Module, scopes: ScopeBuilder, settings: Settings) -> Engine:
     """The rules over one tree, with `scopes` built over it."""
     scopes.stars = dict(settings.read_through.stars)
+    scopes.callee_names |= {name.rpartition(".")[2] for name, _ in settings.read_through.helpers}
     scopes.build(tree)
     engine = Engine(lines, scopes, settings)
     if any(RULES[code].needs_tree and RULES[code].spelled_in(lines.text) for code in settings.enabled):
