@@ -15,7 +15,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.analysis.run_imports import names_imported, names_read_through, reads_through
+from semfix.analysis.run_imports import names_imported, names_read_through, readers
 from semfix.analysis.run_launches import launched_by_run as launches_of
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
@@ -41,12 +41,14 @@ if TYPE_CHECKING:
     from semfix.notebook import Joined, join_cells
 
 __all__ = [
+    "catalog_rules",
     "drops_imports",
     "imported_by_run",
     "launched_by_run",
     "may_drop_imports",
     "may_read_through_run",
     "read_through_run",
+    "reads_through_run",
     "names_imported",
     "ERRORS_BY_KEY",
     "Blame",
@@ -219,15 +221,28 @@ def launched_by_run(
 
 
 def may_read_through_run(source: bytes, settings: Settings) -> bool:
-    """Whether the file needs `read_through_run`'s answer: the migration is on (the run's
-    imports are read), and the file imports and spells what an enabled rule looks for; or a
-    rule on catalog calls is, and the file may read `pl`, `pltpu` or a catalog function
-    through another module (`from ._compat import pl, pltpu`: issue 43)."""
-    if b"import" not in source:
-        return False
-    if drops_imports(settings) and any(RULES[code].spelled_in(source) for code in settings.enabled):
-        return True
-    return any(not RULES[code].text_gate for code in settings.enabled) and reads_through(source)
+    """Whether the file needs `read_through_run`'s answer for the migration: it is on (the
+    run's imports are read), and the file imports and spells what an enabled rule looks for.
+    The rules on catalog calls ask `reads_through_run` (the file's imports' bytes tell)."""
+    return (
+        drops_imports(settings)
+        and b"import" in source
+        and any(RULES[code].spelled_in(source) for code in settings.enabled)
+    )
+
+
+def reads_through_run(
+    sources: Mapping[Path, bytes],
+    wanted: Collection[Path],
+    named: Mapping[Path, tuple[str, bool]] | None = None,
+) -> set[Path]:
+    """Of the files `wanted` of a run, those that may read `pl`, `pltpu` or a catalog function,
+    or call a helper, through another module (`from ._compat import pl, pltpu`, `from .dma
+    import fetch`: issue 43): they need `read_through_run`'s answer. `named`: as `imported_by_run`'s."""
+    named = named if named is not None else module_names(sources)
+    paths = {named[path][0]: path for path in wanted}
+    chosen = readers(((name, package, sources[path]) for path, (name, package) in named.items()), paths)
+    return {paths[name] for name in chosen}
 
 
 def may_drop_imports(path: Path, source: bytes, settings: Settings) -> bool:
@@ -244,3 +259,9 @@ def drops_imports(settings: Settings) -> bool:
     """Whether an enabled rule's fix may drop an import: the CLI then reads which names the
     modules of a run import from each other (`names_imported`) for `Settings.imported_by_run`."""
     return any(RULES[code].drops_imports for code in settings.enabled)
+
+
+def catalog_rules(settings: Settings) -> bool:
+    """Whether a rule on catalog calls runs (one without a text gate): what the run's other
+    modules give a file (`reads_through_run`, `launched_by_run`) is read only then."""
+    return any(not RULES[code].text_gate for code in settings.enabled)

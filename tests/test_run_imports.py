@@ -254,7 +254,7 @@ def test_a_star_import_of_a_run_module_binds_what_its_all_says(tmp_path: Path) -
     ops = "from .compat import *\nfrom jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n"
     ops += "    semaphore_signal(sem)\n    pl.semaphore_wait(sem, dec=1)\n"
     modules = [("ringlib", True, b""), ("ringlib.compat", False, compat.encode()), ("ringlib.ops", False, ops.encode())]
-    aliases, stars = names_read_through(modules, {"ringlib.ops"})["ringlib.ops"]
+    aliases, stars, _ = names_read_through(modules, {"ringlib.ops"})["ringlib.ops"]
     assert stars == ((".compat", ("semaphore_signal",)),)
     assert dict(aliases)[".compat.semaphore_signal"] == "jax.experimental.pallas.tpu.semaphore_signal"
     grown = compat + '__all__ += ["pl"]\n'  # what the star binds is no longer said

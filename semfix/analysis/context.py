@@ -96,25 +96,32 @@ class Context(Evidence):
         function, parameter = owner.node, bindings[0].node
         if not isinstance(function, ast.FunctionDef) or not isinstance(parameter, ast.arg) or function.decorator_list:
             return []
-        levels = self._viewed_levels(function, parameter, node.id)
-        if levels is None:
-            return []
         ordered = [*function.args.posonlyargs, *function.args.args]
         position = next((i for i, p in enumerate(ordered) if p is parameter), None)
         found = []
-        for call in self.scopes.calls:
-            if not isinstance(call.func, ast.Name) or call.func.id != function.name:
-                continue
-            site = self.scopes.scope_of[id(call)]
-            _, defs = site.lookup(function.name)
-            if len(defs) != 1 or defs[0].node is not function or defs[0].declared:
-                continue
+        for call in self._calls_by_name().get(function.name, ()):
             given = [k.value for k in call.keywords if k.arg == parameter.arg]
             before = call.args[: position + 1] if position is not None else []
             if not given and position is not None and len(call.args) > position:
                 given = [] if any(isinstance(a, ast.Starred) for a in before) else [call.args[position]]
             if len(given) == 1 and element_read(given[0]):
-                found.append((call, given[0], levels, site))
+                site = self.scopes.scope_of[id(call)]
+                _, defs = site.lookup(function.name)
+                if len(defs) == 1 and defs[0].node is function and not defs[0].declared:
+                    found.append((call, given[0], site))
+        levels = self._viewed_levels(function, parameter, node.id) if found else None
+        return [] if levels is None else [(call, read, levels, site) for call, read, site in found]
+
+    def _calls_by_name(self) -> dict[str, list[ast.Call]]:
+        """The file's calls of a plain name, by that name (worked out once)."""
+        if "calls by name" not in self.memo:
+            by_name: dict[str, list[ast.Call]] = {}
+            for call in self.scopes.calls:
+                if isinstance(call.func, ast.Name):
+                    by_name.setdefault(call.func.id, []).append(call)
+            self.memo["calls by name"] = by_name
+        found = self.memo["calls by name"]
+        assert isinstance(found, dict)  # what this method keeps under the key, above
         return found
 
     def _viewed_levels(self, function: ast.FunctionDef, parameter: ast.arg, name: str) -> tuple[ast.expr, ...] | None:

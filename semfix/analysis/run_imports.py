@@ -27,11 +27,15 @@ from functools import lru_cache
 
 from semfix.analysis.nodes import Text, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
-from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.analysis.scopes import ScopeBuilder
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
 from semfix.settings import Passed, ReadThrough
 
 STAR = "*"
+#: A call's arguments, after its `(`, up to the first `)`, holding a subscript that is no view
+#: (`fetch(x, y, sems[1])`): a helper another module defines may be given a value.
+_SUBSCRIPT_ARGUMENT = re.compile(rb"[^)]{0,400}?\w(?<!\.at)\s*\[")
+_CALLED = re.compile(rb"(\w+)\s*\(")  # a name called, an attribute's last name too
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
 #: end: a comment that could end anywhere would make a banner of `#` exponential to match).
 _GAP = rb"(?:[\s\\)]|#[^\r\n]*[\r\n])*"
@@ -45,10 +49,12 @@ _IMPORTS = re.compile(
     rb"(?=" + _LINE + rb"*(?P<names>\((?:[^)#]|#[^\r\n]*[\r\n])*|(?:[^\r\n;#\\]|\\(?:\r\n?|\n))*))"
 )
 _NAME = re.compile(rb"[^\s,()#;\\]+")
-#: After a name and its dot, perhaps through more attributes: a catalog function, or a name a
-#: launch or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`).
-_CATALOG_AFTER = (
-    rb"\s*\.\s*(?:\w+\s*\.\s*)*(?:" + alternation({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"}) + rb")\b"
+#: A name, its dot and perhaps one more attribute, then a catalog function, or a name a launch
+#: or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`): the head.
+_READ_THROUGH = re.compile(
+    rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:"
+    + alternation({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
+    + rb")\b"
 )
 
 
@@ -172,32 +178,60 @@ def _resolve(package: str, level: int, module: str | None) -> str | None:
     return ".".join(base + ([module] if module else [])) or None
 
 
-def reads_through(data: bytes) -> bool:
-    """May the module read a JAX name, or call a helper, through another module
-    (`names_read_through`)? It imports a name from a module other than JAX's (`from ._compat
-    import pl, pltpu`, `from . import compat`, `from .dma import fetch`) that is a catalog
-    function or heads a read of one (`pltpu.make_async_copy`), of `SemaphoreType` or of
-    `pallas_call`, or a call given a subscript. Over-reports: it only costs a parse."""
-    if b"import" not in data:
-        return False
-    names: set[bytes] = set()
-    for match in _IMPORTS.finditer(data):
-        module = match["module"]
-        spelled = _NAME.findall(match["names"])
-        if module is not None and not re.match(rb"[\s\\]*jax\b", module):
-            names.update(spelled)
-        elif module is None:  # `import ringlib.compat as compat`
-            names.update(name.rpartition(b".")[2] for name in spelled if not name.startswith(b"jax"))
-    names -= {b"as", b"import"}
-    if {name.decode("latin-1") for name in names} & FUNCTION_NAMES:
-        return True
-    heads = b"|".join(re.escape(name) for name in sorted(names) if re.fullmatch(rb"\w+", name))
-    if not heads:
-        return False
-    if re.search(rb"(?<![\w.])(?:" + heads + rb")" + _CATALOG_AFTER, data):
-        return True
-    # a helper it imports (`from .dma import fetch`) called with a subscript that is no view: `fetch(x, y, sems[1])`
-    return re.search(rb"(?<![\w.])(?:" + heads + rb")(?:\s*\.\s*\w+)*\s*\([^)]*?\w(?<!\.at)\s*\[", data) is not None
+def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[str]) -> set[str]:
+    """Of `candidates`, the modules that may read a JAX name, or call a helper, through another
+    module of the run (`names_read_through`), by their bytes and those of the modules they
+    import from: a name imported from a run module that spells "pallas" (`from ._compat import
+    pl, pltpu`, `from . import compat`) that is a catalog function, or heads a read of one
+    (`pltpu.make_async_copy`), of `SemaphoreType` or of `pallas_call`; or a name called with a
+    subscript (`fetch(x, y, sems[1])`, `dma.fetch(...)`) that a run module spelling a catalog
+    function defines (`def fetch(`). Over-reports: it only costs a parse."""
+    modules = list(modules)
+    named: dict[str, list[bytes]] = {}
+    for module, _, data in modules:
+        parts = module.split(".")
+        for start in range(len(parts)):
+            named.setdefault(".".join(parts[start:]), []).append(data)
+
+    def source(name: str | None) -> bytes | None:
+        found = named.get(name or "", [])
+        return found[0] if len(found) == 1 else None
+
+    chosen = set()
+    for importer, is_package, data in modules:
+        if importer not in candidates or b"import" not in data:
+            continue
+        package = importer if is_package else importer.rpartition(".")[0]
+        given: dict[str, bytes] = {}  # each name an import of a run module binds: the bytes it names
+        for match in _IMPORTS.finditer(data):
+            spelled = [n.decode("latin-1") for n in _NAME.findall(match["names"]) if n not in (b"as", b"import")]
+            if match["module"] is None:  # `import ringlib.compat as compat`
+                given.update((n.rpartition(".")[2], b) for n in spelled if (b := source(n)) is not None)
+                continue
+            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
+            resolved = _resolve(package, len(dotted) - len(dotted.lstrip(".")), dotted.lstrip(".") or None)
+            whole = source(resolved)
+            for name in spelled:  # `from .compat import pltpu`, `from . import compat`
+                inner = source(f"{resolved}.{name}" if resolved else name)
+                if (found := inner if inner is not None else whole) is not None:
+                    given[name] = found
+        if not given:
+            continue
+        if any(name in FUNCTION_NAMES for name in given):
+            chosen.add(importer)
+            continue
+        compat = {name for name, exporter in given.items() if b"pallas" in exporter}
+        if compat and any(head.decode("latin-1") in compat for head in _READ_THROUGH.findall(data)):
+            chosen.add(importer)
+            continue
+        helpers = [name for name, exporter in given.items() if may_contain_calls(exporter, through_run=True)]
+        for name in helpers:  # `fetch(x, y, sems[1])`, `dma.fetch(...)`: a call given a subscript that is no view
+            for call in re.finditer(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?:\s*\.\s*(\w+))?\s*\(", data):
+                defined = b"def " + (call[1] or name.encode()) + b"(" in given[name]
+                if defined and _SUBSCRIPT_ARGUMENT.match(data, call.end()):
+                    chosen.add(importer)
+                    break
+    return chosen
 
 
 def names_read_through(
@@ -237,18 +271,25 @@ def names_read_through(
 
     read: dict[str, ReadThrough] = {}
 
-    def helped(module: str | None) -> dict[str, tuple[Passed, ...]]:
-        """The helpers `module` defines at its top (`_helpers`), read with what it reads through the run."""
+    def helped(module: str | None, called: Collection[str]) -> dict[str, tuple[Passed, ...]]:
+        """The helpers among `called` (names the importer calls) that `module` defines at its
+        top (`_passed`), read with what it reads through the run; a module is analysed once,
+        where it defines one of them and spells a catalog function."""
         found = named.get(module or "", [])
         if len(found) != 1:
             return {}
         name, is_package, data = found[0]
-        if name not in helpers:
-            helpers[name] = {}  # a cycle of imports gives nothing
-            helpers[name] = _helpers(data, dict(reading(name, is_package, data).aliases))
-        return helpers[name]
+        defined = [n for n in called if f"def {n}(".encode() in data]
+        if not defined or not may_contain_calls(data, through_run=True):
+            return {}
+        if name not in analysed:
+            analysed[name] = None  # a cycle of imports gives nothing
+            analysed[name] = _analysed(data, dict(reading(name, is_package, data).aliases))
+        resolution = analysed[name]
+        passed = {n: _passed(resolution, n) for n in defined} if resolution is not None else {}
+        return {n: p for n, p in passed.items() if p}
 
-    helpers: dict[str, dict[str, tuple[Passed, ...]]] = {}
+    analysed: dict[str, Resolution | None] = {}
 
     def reading(importer: str, is_package: bool, data: bytes) -> ReadThrough:
         if importer in read:
@@ -260,11 +301,13 @@ def names_read_through(
         aliases: dict[str, str] = {}
         stars: dict[str, tuple[str, ...]] = {}
         passed: dict[str, tuple[Passed, ...]] = {}
+        called = {n.decode("latin-1") for n in _CALLED.findall(data)}  # what may be a helper: called by name
         for node, _ in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     aliases.update((f"{alias.name}.{n}", t) for n, t in exported(alias.name).items())
-                    passed.update((f"{alias.name}.{n}", h) for n, h in helped(alias.name).items())
+                    if called:
+                        passed.update((f"{alias.name}.{n}", h) for n, h in helped(alias.name, called).items())
             elif isinstance(node, ast.ImportFrom):
                 source = _resolve(package, node.level, node.module)
                 spelled = "." * node.level + (node.module or "")  # as `ScopeBuilder` qualifies it
@@ -274,11 +317,14 @@ def names_read_through(
                 for alias in node.names:
                     if (target := exported(source).get(alias.name)) is not None:
                         aliases[f"{spelled}.{alias.name}"] = target  # `from .compat import semaphore_wait`
-                    if (helper := helped(source).get(alias.name)) is not None:
+                    if (alias.asname or alias.name) in called and (
+                        helper := helped(source, {alias.name}).get(alias.name)
+                    ):
                         passed[f"{spelled}.{alias.name}"] = helper  # `from .dma import fetch`
                     inner = f"{source}.{alias.name}" if source else None  # `from . import compat`
                     aliases.update((f"{spelled}.{alias.name}.{n}", t) for n, t in exported(inner).items())
-                    passed.update((f"{spelled}.{alias.name}.{n}", h) for n, h in helped(inner).items())
+                    if called:  # `from . import dma`, then `dma.fetch(...)`
+                        passed.update((f"{spelled}.{alias.name}.{n}", h) for n, h in helped(inner, called).items())
         read[importer] = ReadThrough(
             tuple(sorted(aliases.items())), tuple(sorted(stars.items())), tuple(sorted(passed.items()))
         )
@@ -291,32 +337,33 @@ def names_read_through(
     return answer
 
 
-def _helpers(data: bytes, aliases: dict[str, str]) -> dict[str, tuple[Passed, ...]]:
-    """The defs at the module's top that pass parameters on, unchanged, to catalog parameters
-    (`Resolution.helper`, as the module's own analysis reads them, `aliases` its names read
-    through the run), each with those parameters: `fetch(src, dst, sem)` of `from .dma import
-    fetch`, whose `sem` reaches `make_async_copy`'s. Only a module that spells a catalog call."""
-    if b"def" not in data or not may_contain_calls(data, through_run=True) or (tree := _parsed(data)) is None:
-        return {}
-    try:
-        return _passed_on(tree, aliases, ScopeBuilder())
-    except NeedsAccesses:
-        return _passed_on(tree, aliases, Tracking())
-
-
-def _passed_on(tree: ast.Module, aliases: dict[str, str], scopes: ScopeBuilder) -> dict[str, tuple[Passed, ...]]:
+def _analysed(data: bytes, aliases: dict[str, str]) -> Resolution | None:
+    """The module's own analysis (`aliases`: the names it reads through the run), to read its
+    helpers; None where it does not parse."""
+    if (tree := _parsed(data)) is None:
+        return None
+    scopes = ScopeBuilder()
     scopes.build(tree)
     resolution = Resolution(Text(""), scopes)
     resolution.aliases = aliases
-    found: dict[str, tuple[Passed, ...]] = {}
-    for function in (statement for statement in tree.body if isinstance(statement, ast.FunctionDef)):
-        if (operation := resolution.helper(function.name)) is not None:
-            found[function.name] = tuple(
-                Passed(p.name, p.position, *(p.via or (operation.name, p.name)), buffer)
-                for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params))
-                for p in params
-            )
-    return found
+    return resolution
+
+
+def _passed(resolution: Resolution, name: str) -> tuple[Passed, ...]:
+    """What the def `name` at the module's top passes on, unchanged, to catalog parameters
+    (`Resolution.helper`): `fetch(src, dst, sem)` of `from .dma import fetch`, whose `sem`
+    reaches `make_async_copy`'s. Nothing where telling needs more than the plain scopes."""
+    try:
+        operation = resolution.helper(name)
+    except NeedsAccesses:
+        return ()
+    if operation is None:
+        return ()
+    return tuple(
+        Passed(p.name, p.position, *(p.via or (operation.name, p.name)), buffer)
+        for buffer, params in ((False, operation.sem_params), (True, operation.buffer_params))
+        for p in params
+    )
 
 
 def _all(data: bytes) -> tuple[str, ...] | None:

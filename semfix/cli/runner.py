@@ -17,6 +17,7 @@ from pathlib import Path
 
 from semfix.api import (
     FixResult,
+    catalog_rules,
     fix_notebook,
     fix_source,
     imported_by_run,
@@ -25,6 +26,7 @@ from semfix.api import (
     may_fire,
     may_read_through_run,
     read_through_run,
+    reads_through_run,
     skims_clean,
 )
 from semfix.cache import Cache, Entry
@@ -333,8 +335,13 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
 def _may_read_through(data: bytes, settings: Settings) -> bool:
     """May a file the byte scan refuses be analysed for what it reads through the run's other
     modules: `pltpu` from a compat module, with no "pallas" spelled; a helper one defines,
-    with no catalog function spelled (`from .dma import fetch`)? Kept until the run says."""
-    return (b"pallas" in data or may_contain_calls(data, through_run=True)) and may_read_through_run(data, settings)
+    called where a kernel is launched but no catalog function is spelled (`from .dma import
+    fetch`)? Kept until the run says."""
+    return (
+        catalog_rules(settings)
+        and b"import" in data
+        and (b"pallas_call" in data or may_contain_calls(data, through_run=True))
+    )
 
 
 def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
@@ -347,9 +354,11 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
     ]
     named = module_names(sources) if sources else {}  # asked once, for every question
     imported = imported_by_run(sources, wanted, named) if wanted else {}
-    readers = [  # with the migration on, a call through a sibling's JAX name is a catalog call too
+    readers = {  # with the migration on, a call through a sibling's JAX name is a catalog call too
         s.path for s in slots if isinstance(s, _Task) and s.path in sources and may_read_through_run(s.data, s.settings)
-    ]
+    }
+    catalog = [s.path for s in slots if isinstance(s, _Task) and s.path in sources and catalog_rules(s.settings)]
+    readers |= reads_through_run(sources, catalog, named) if catalog else set()
     through = read_through_run(sources, readers, named) if readers else {}
     kernels = [s.path for s in slots if isinstance(s, _Task) and s.path in sources]  # may define a kernel
     launched = launched_by_run(sources, kernels, named) if kernels else {}
@@ -417,11 +426,7 @@ def run(
             sources[path] = data
         if b"\0" in data:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
-        elif (
-            may_fire(data, settings)
-            or may_contain_calls(data, through_run=True)
-            and may_read_through_run(data, settings)
-        ):
+        elif may_fire(data, settings) or _may_read_through(data, settings):
             try:
                 slots.append(_Task(path, data, for_file(settings, path), apply_fixes))
             except SettingsError as error:  # the project's `target-jax` means nothing
