@@ -27,16 +27,12 @@ from collections import Counter
 from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).parent))
 from plant import KINDS, SETTINGS, VERDICTS, baseline, judge, plants
 from real import fetch
 
 from semfix.catalog import may_contain_calls
-
-if TYPE_CHECKING:
-    from semfix.settings import Launch
 
 #: A file that spells none of these launches none of its kernels itself: its plants that end
 #: "unsafe" are unsafe for a launch elsewhere (the figure issue 43 counts before and after `--run`).
@@ -66,14 +62,12 @@ def cases(source: Path) -> list[Case]:
 
 
 def run_file(
-    job: tuple[Path, str, frozenset[tuple[str, int]], tuple[Launch, ...]],
+    job: tuple[Path, str, frozenset[tuple[str, int]], dict[str, object]],
 ) -> tuple[str, list[dict[str, object]]]:
-    """Judge the chosen plants of one file, told the launches of its kernels elsewhere."""
-    source, name, chosen, launched = job
+    """Judge the chosen plants of one file, told what its run gives it (`run_settings`)."""
+    source, name, chosen, given = job
     data = (source / name).read_bytes()
-    settings = (
-        {unsafe: replace(SETTINGS[unsafe], launched_by_run=launched) for unsafe in SETTINGS} if launched else SETTINGS
-    )
+    settings = {unsafe: replace(SETTINGS[unsafe], **given) for unsafe in SETTINGS} if given else SETTINGS
     expected, findings = baseline(data, settings)
     records = []
     for plant in plants(data):
@@ -96,15 +90,19 @@ def run_file(
     return name, records
 
 
-def launches(source: Path) -> dict[str, tuple[Launch, ...]]:
-    """What a run of each tree (a folder under `source`) tells each of its files, by name."""
-    from semfix.api import launched_by_run  # only for --run: the rest runs on an older semfix too, to compare
+def run_settings(source: Path) -> dict[str, dict[str, object]]:
+    """What a run of each tree (a folder under `source`) tells each of its files, by name: the
+    launches of its kernels elsewhere, and what it reads through its other modules."""
+    from semfix.api import launched_by_run, read_through_run, reads_through_run  # only for --run
 
-    found: dict[str, tuple[Launch, ...]] = {}
+    found: dict[str, dict[str, object]] = {}
     for tree in sorted(p for p in source.iterdir() if p.is_dir()):
         sources = {path: path.read_bytes() for path in sorted(tree.rglob("*.py"))}
-        kernels = [path for path, data in sources.items() if may_contain_calls(data)]
-        found.update((str(p.relative_to(source)), ls) for p, ls in launched_by_run(sources, kernels).items())
+        kernels = [path for path, data in sources.items() if may_contain_calls(data, through_run=True)]
+        for path, launched in launched_by_run(sources, kernels).items():
+            found.setdefault(str(path.relative_to(source)), {})["launched_by_run"] = launched
+        for path, through in read_through_run(sources, reads_through_run(sources, kernels)).items():
+            found.setdefault(str(path.relative_to(source)), {})["read_through"] = through
     return found
 
 
@@ -113,7 +111,7 @@ def judge_all(
     chosen: list[Case],
     jobs: int,
     log: Path | None = None,
-    launched: dict[str, tuple[Launch, ...]] | None = None,
+    given: dict[str, dict[str, object]] | None = None,
 ) -> list[dict[str, object]]:
     """Judge the cases, a file per task, the largest files first (they take longest). With a
     log, each file's records are appended to it as one JSON line as it ends, and the files
@@ -126,7 +124,7 @@ def judge_all(
     work = sorted(
         set(by_file) - {e["file"] for e in done}, key=lambda n: -len(by_file[n]) * (source / n).stat().st_size
     )
-    tasks = [(source, name, frozenset(by_file[name]), (launched or {}).get(name, ())) for name in work]
+    tasks = [(source, name, frozenset(by_file[name]), (given or {}).get(name, {})) for name in work]
     with Pool(jobs) as pool:
         for count, (name, found) in enumerate(pool.imap_unordered(run_file, tasks), 1):
             records += found
@@ -169,19 +167,21 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copytree(tree, source / tree.name, copy_function=os.link)
     else:
         source = fetch(work, WHEELS)
-    launched = launches(source) if args.run else {}
+    given = run_settings(source) if args.run else {}
     every = [case for case in cases(source) if case[1] in args.kinds.split(",")]
     if args.elsewhere:
         every = [case for case in every if not _LAUNCHERS.search((source / case[0]).read_bytes())]
     chosen = random.Random(args.seed).sample(every, min(args.sample, len(every))) if args.sample else every
     started = time.perf_counter()
-    records = judge_all(source, chosen, args.jobs, args.log, launched)
+    records = judge_all(source, chosen, args.jobs, args.log, given)
     print(f"{len(records)} of {len(every)} plants, seed {args.seed}, {time.perf_counter() - started:.0f} s")
     print(table(records, "tree"), "\n")
     print(table(records, "kind"), "\n")
     elsewhere = sum(r["verdict"] == "unsafe" and bool(r["launched_elsewhere"]) for r in records)
-    linked = sum(len(scratch) for scratch in launched.values())
-    print(f"unsafe only, in files that launch none of their kernels: {elsewhere} ({linked} launches linked)\n")
+    linked = sum(len(g.get("launched_by_run", ())) for g in given.values())  # type: ignore[arg-type]
+    reading = sum("read_through" in g for g in given.values())
+    print(f"unsafe only, in files that launch none of their kernels: {elsewhere}")
+    print(f"the run links {linked} launches to another module, and {reading} files read through another\n")
     bad = sorted((r for r in records if r["verdict"] in ("wrong-safe", "wrong-unsafe", "error")), key=str)
     for r in bad:
         print(f"{r['verdict']}: {r['file']}:{r['line']} [{r['kind']}] planted {r['planted']!r}\n{r['wrote']}\n")

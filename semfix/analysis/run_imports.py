@@ -58,6 +58,19 @@ _READ_THROUGH = re.compile(
 )
 
 
+@lru_cache(maxsize=4)
+def trailing(modules: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Each trailing part of each module's name, with the indices of the modules it names: an
+    import may name a module by any (`ringlib.sync` names `src.ringlib.sync`). One map per run,
+    which every question the run asks of its modules shares."""
+    named: dict[str, list[int]] = {}
+    for index, module in enumerate(modules):
+        parts = module.split(".")
+        for start in range(len(parts)):
+            named.setdefault(".".join(parts[start:]), []).append(index)
+    return {name: tuple(found) for name, found in named.items()}
+
+
 def names_imported(
     modules: Iterable[tuple[str, bool, bytes]], wanted: Collection[str] | None = None
 ) -> dict[str, frozenset[str]]:
@@ -187,15 +200,11 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
     subscript (`fetch(x, y, sems[1])`, `dma.fetch(...)`) that a run module spelling a catalog
     function defines (`def fetch(`). Over-reports: it only costs a parse."""
     modules = list(modules)
-    named: dict[str, list[bytes]] = {}
-    for module, _, data in modules:
-        parts = module.split(".")
-        for start in range(len(parts)):
-            named.setdefault(".".join(parts[start:]), []).append(data)
+    named = trailing(tuple(module for module, _, _ in modules))
 
     def source(name: str | None) -> bytes | None:
-        found = named.get(name or "", [])
-        return found[0] if len(found) == 1 else None
+        found = named.get(name or "", ())
+        return modules[found[0]][2] if len(found) == 1 else None
 
     chosen = set()
     for importer, is_package, data in modules:
@@ -246,16 +255,17 @@ def names_read_through(
     its star imports of a run module binds (`ReadThrough.stars`), where that module's literal
     `__all__` says them: `from .compat import *` then binds those alone."""
     modules = list(modules)
-    named: dict[str, list[tuple[str, bool, bytes]]] = {}
-    for module, is_package, data in modules:
-        parts = module.split(".")
-        for start in range(len(parts)):
-            named.setdefault(".".join(parts[start:]), []).append((module, is_package, data))
+    indices = trailing(tuple(module for module, _, _ in modules))
+
+    def named(module: str | None) -> list[tuple[str, bool, bytes]]:
+        """The modules of the run a name names."""
+        return [modules[i] for i in indices.get(module or "", ())]
+
     exports: dict[str, dict[str, str]] = {}
 
     def exported(module: str | None) -> dict[str, str]:
         """The JAX names `module` binds once, itself or through another module of the run."""
-        found = named.get(module or "", [])
+        found = named(module)
         if len(found) != 1:
             return {}
         name, is_package, data = found[0]
@@ -266,7 +276,7 @@ def names_read_through(
         return exports[name]
 
     def starred(module: str | None) -> tuple[str, ...] | None:
-        found = named.get(module or "", [])
+        found = named(module)
         return _all(found[0][2]) if len(found) == 1 else None
 
     read: dict[str, ReadThrough] = {}
@@ -275,7 +285,7 @@ def names_read_through(
         """The helpers among `called` (names the importer calls) that `module` defines at its
         top (`_passed`), read with what it reads through the run; a module is analysed once,
         where it defines one of them and spells a catalog function."""
-        found = named.get(module or "", [])
+        found = named(module)
         if len(found) != 1:
             return {}
         name, is_package, data = found[0]

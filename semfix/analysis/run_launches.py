@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable
 from semfix.analysis.allocations import Allocations
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.resolution import NeedsAccesses
-from semfix.analysis.run_imports import _IMPORTS, _NAME, _resolve
+from semfix.analysis.run_imports import _IMPORTS, _NAME, _resolve, trailing
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.errors import SourceError
 from semfix.rewrite.text import decode
@@ -44,20 +44,17 @@ def launched_by_run(
     `__init__`, its source, its name as the run prints it). For each module of `wanted` (None:
     every one), the launches of its kernels in the others, each allocation placed at `file:line`."""
     modules = list(modules)
-    named: dict[str, list[str]] = {}  # each trailing part of a module's name: the modules it names
-    for module, _, _, _ in modules:
-        parts = module.split(".")
-        for start in range(len(parts)):
-            named.setdefault(".".join(parts[start:]), []).append(module)
-    whole = {module for module, _, _, _ in modules}
+    names = tuple(module for module, _, _, _ in modules)
+    named = trailing(names)  # each trailing part of a module's name: the modules it names
+    whole = set(names)
 
     def target(importer: str, package: str, level: int, module: str | None) -> str | None:
         """The one module of the run `from <level dots><module> import ...` in `importer` names."""
         source = _resolve(package, level, module)
         if source is None or not level and "." not in source and source not in whole:
             return None  # `from ops import kernel` names a run module only where it is all its name
-        targets = named.get(source, [])
-        return targets[0] if len(targets) == 1 and targets[0] != importer else None
+        targets = named.get(source, ())
+        return names[targets[0]] if len(targets) == 1 and names[targets[0]] != importer else None
 
     found: dict[str, list[Launch]] = {}
     for importer, is_package, data, label in modules:

@@ -338,9 +338,9 @@ def _may_read_through(data: bytes, settings: Settings) -> bool:
     called where a kernel is launched but no catalog function is spelled (`from .dma import
     fetch`)? Kept until the run says."""
     return (
-        catalog_rules(settings)
-        and b"import" in data
+        b"import" in data
         and (b"pallas_call" in data or may_contain_calls(data, through_run=True))
+        and catalog_rules(settings)
     )
 
 
