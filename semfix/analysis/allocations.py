@@ -514,21 +514,20 @@ class Allocations(Resolution):
             if fact is None:
                 return unknown()
             parameter = by_name.get(keyword) if keyword is not None else next(positional, None)
-            if parameter is None:
-                continue
-            kind, allocated, rank = fact
-            previous = self.param_kinds.get(id(parameter))
-            if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
-                kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
-            self.param_kinds[id(parameter)] = kind
-            if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
-                earlier = self.param_semaphores[id(parameter)]
-                allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
-            self.param_semaphores[id(parameter)] = allocated
-            if id(parameter) in self.param_ranks:  # two allocations: one rank, or none
-                earlier_rank = self.param_ranks[id(parameter)]
-                rank = earlier_rank if earlier_rank and rank and earlier_rank[0] == rank[0] else None
-            self.param_ranks[id(parameter)] = rank
+            if parameter is not None:
+                kind, allocated, rank = fact
+                previous = self.param_kinds.get(id(parameter))
+                if previous not in (None, kind):  # either may reach the kernel: a tuple if one is
+                    kind = Kind.TUPLE if Kind.TUPLE in (kind, previous) else Kind.UNKNOWN
+                self.param_kinds[id(parameter)] = kind
+                if id(parameter) in self.param_semaphores:  # two allocations: one kind, or none
+                    earlier = self.param_semaphores[id(parameter)]
+                    allocated = earlier if earlier and allocated and earlier[0] == allocated[0] else None
+                self.param_semaphores[id(parameter)] = allocated
+                if id(parameter) in self.param_ranks:  # two allocations: one rank, or none
+                    earlier_rank = self.param_ranks[id(parameter)]
+                    rank = earlier_rank if earlier_rank and rank and earlier_rank[0] == rank[0] else None
+                self.param_ranks[id(parameter)] = rank
 
     def _launched(self) -> None:
         """The launches of this module's kernels in the run's other modules (`Launch`), bound
