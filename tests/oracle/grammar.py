@@ -35,6 +35,7 @@ class Site:
     role: str
     text: str
     mutants: list[tuple[str, str]]
+    alloc: Alloc | None = None  # the allocation whose semaphore it names (None: a buffer)
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Alloc:
     scoped: bool
     container: str = ""  # "tuple" or "list": two scalar Refs, not an array
     site: int = -1  # the site of its kind
+    unshown: bool = False  # its shape a parameter: the file does not show its rank
 
     def elements(self) -> list[tuple[int, ...]]:
         if self.container:
@@ -126,6 +128,7 @@ class Writer:
         """The allocation's text, its kind a site (the wrong-kind mistake)."""
         kind = self.site("alloc", f"pltpu.SemaphoreType.{a.kind}", kind_mutants(a.kind))
         a.site = len(self.sites) - 1
+        self.sites[a.site].alloc = a
         if a.container:
             pair = f"{kind}, pltpu.SemaphoreType.{a.kind}"
             return f"({pair})" if a.container == "tuple" else f"[{pair}]"
@@ -140,6 +143,7 @@ class Writer:
         if spelling == "times":
             return f"{kind}((2,) * {a.rank})"
         if spelling == "param" and not a.scoped and self.plan.launch == "build":
+            a.unshown = True
             return f"{kind}({a.name}_shape)"
         return f"{kind}({literal})"
 
@@ -150,7 +154,15 @@ class Writer:
         return a.name
 
     def sem(self, a: Alloc, element: tuple[int, ...], lines: list[str], ctx: dict[str, object]) -> str:
-        """An expression naming `element` of `a` (lines it needs are added to `lines`)."""
+        """An expression naming `element` of `a` (lines it needs are added to `lines`); its
+        sites hold the allocation."""
+        first = len(self.sites)
+        token = self._sem(a, element, lines, ctx)
+        for site in self.sites[first:]:
+            site.alloc = a
+        return token
+
+    def _sem(self, a: Alloc, element: tuple[int, ...], lines: list[str], ctx: dict[str, object]) -> str:
         base = self.base(a, lines)
         if a.container:
             if self.on("unpack", 0.3):
@@ -276,6 +288,7 @@ class Writer:
                 render(base, [head]) if head else base,
                 sem_mutants(base, [head] if head else [], self.rng),
             )
+            self.sites[-1].alloc = a
             self.features.add("helper-slot")
             return [
                 *lines,

@@ -4,7 +4,7 @@
 - a Ref -> `r[...]` / `r[()]` (a read where the Ref was meant; at a helper's argument, a value
   given to a helper);
 - a dropped index: the last index of the last subscript left out, written as the view
-  (`sems.at[i]`) or as the read a user writes for it (`sems[i]`);
+  (`sems.at[i]`, drop-index) or as the read a user writes for it (`sems[i]`, drop-index-read);
 - the wrong semaphore kind in the allocation (REGULAR <-> DMA, a barrier made REGULAR).
 
 JAX decides which mutants are mistakes at all: judge.py keeps only those it rejects or that
@@ -54,7 +54,7 @@ def sem_mutants(
     if len(last) > 1:
         dropped = [*subs[:-1], last[:-1]]
         found.append(("drop-index", render(base, dropped, layout)))
-        found.append(("drop-index", render(base, dropped, layout, [".at"] * (n - 1) + [""])))
+        found.append(("drop-index-read", render(base, dropped, layout, [".at"] * (n - 1) + [""])))
     else:
         found.append(("drop-index", render(base, subs[:-1], "plain")))
     return found
