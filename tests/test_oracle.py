@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from conftest import require_jax
 from jax_env import Worker, require_jax_python
-from oracle.grammar import generate
+from oracle.grammar import Case, generate
 from oracle.judge import TWO_DEVICES, Judge, Verdict, mutation_class
 from oracle.select import choose, classes
 
@@ -47,14 +47,14 @@ def test_the_cases_cover_every_class() -> None:
 
 
 def _judge(
-    release: str, config: pytest.Config, chosen: list[tuple[object, list[tuple[int, str, str]] | None]]
+    release: str, config: pytest.Config, chosen: list[tuple[Case, list[tuple[int, str, str]] | None]]
 ) -> Verdict:
     python = require_jax_python(release, config) if release != "0.10.2" else None
     judge = Judge(Worker(python, timeout=30, env=TWO_DEVICES) if python else Worker(env=TWO_DEVICES, timeout=30), 0)
     total = Verdict()
     try:
         for case, mutants in chosen:
-            verdict = judge.judge(case, mutants)  # type: ignore[arg-type]
+            verdict = judge.judge(case, mutants)
             if verdict.broken:
                 total.broken += f"seed {case.seed}: {verdict.broken[:200]}\n"
             total.add(verdict)
@@ -66,7 +66,7 @@ def _judge(
 
 @pytest.mark.parametrize("release", RELEASES)
 def test_generated_kernels(release: str, request: pytest.FixtureRequest) -> None:
-    total = _judge(release, request.config, CHOSEN)  # type: ignore[arg-type]
+    total = _judge(release, request.config, list(CHOSEN))
     roles: Counter[tuple[str, str]] = Counter()
     for (event, name), count in total.classes.items():
         roles[event, name.split()[0]] += count
