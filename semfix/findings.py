@@ -19,8 +19,9 @@ class Fix:
     edits: tuple[Edit, ...] = ()  # the decision's edits, sorted; () where the fix is not made
     #: Why an unsafe fix is unsafe, where it is a fact no log settles either: "rank", the file
     #: does not show how many indices pick one semaphore (JAX's "must be a Ref" says only that
-    #: the argument is no Ref), so `semfix explain --fix` never makes it.
-    doubt: Literal["rank"] | None = None
+    #: the argument is no Ref); "value", `X[i][j]` made `X[i].at[j]` where `X[i]` may itself be a
+    #: value read out of a Ref (the same error either way). `semfix explain --fix` never makes it.
+    doubt: Literal["rank", "value"] | None = None
 
 
 @dataclass(frozen=True)

@@ -176,3 +176,19 @@ def kernel(x_ref, o_ref, sems):
     result = fix_source(source, settings=build_settings(unsafe_fixes=True))
     assert result.source == source
     assert [(f.rule, f.line, f.column, f.applied) for f in result.findings] == [("SEM002", 8, 18, False)]
+
+
+def test_a_loop_whose_values_name_its_own_target() -> None:
+    """`sem = sems` then `for src, sem in ((x, sem), ...)`: the loop's values name the loop's
+    own target, which semfix followed round without end (a RecursionError; the oracle's seed
+    142). The tuple is evaluated before the loop rebinds `sem`: the kernel is right."""
+    source = (
+        _HEAD
+        + """
+def kernel(x_hbm, o_hbm, sems, more):
+    sem = sems
+    for src, sem in ((x_hbm, sem), (x_hbm, more.at[1])):
+        pltpu.make_async_copy(src, o_hbm, sem).start()
+"""
+    )
+    assert fix_source(source, settings=build_settings(select=["ALL"])).findings == ()

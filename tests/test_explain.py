@@ -469,6 +469,27 @@ def test_an_unranked_view_is_not_fixed_where_the_error_names_the_semaphore_alone
     assert (tmp_path / "kernels.py").read_text() == before
 
 
+def test_a_read_of_a_read_is_not_fixed_where_the_file_does_not_show_a_tuple(tmp_path: Path) -> None:
+    """`flags[slot][1, 1]` where the file does not show what `flags` is (its launch out of
+    sight): `flags[slot].at[1, 1]` is right only if `flags[slot]` is a Ref, and JAX refuses a
+    value read out of an array Ref the same way (`Fix.doubt`), so explain makes no fix (the
+    oracle's seed 700033: a kernel launched as `Op().kernel` got jnp's `.at` of a value)."""
+    before = (
+        "from jax.experimental import pallas as pl\n\n\n"
+        "def kernel(x_ref, o_ref, flags):\n    slot = 0\n    pl.semaphore_signal(flags[slot][1, 1], 1)\n"
+    )
+    (tmp_path / "kernels.py").write_text(before)
+    log = (
+        'Traceback (most recent call last):\n  File "/ci/kernels.py", line 6, in kernel\n'
+        "    pl.semaphore_signal(flags[slot][1, 1], 1)\n"
+        "ValueError: Cannot signal on a non-semaphore Ref: semaphore[]\n"
+    )
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "not made: the log does not show whether what is indexed is a Ref" in result.stdout, result.stdout
+    assert (tmp_path / "kernels.py").read_text() == before
+
+
 def test_a_kind_error_semfix_cannot_prove_names_no_argument(tmp_path: Path) -> None:
     """A semaphore passed through another name has no proven kind: explain says what it proves."""
     (tmp_path / "kernels.py").write_text(

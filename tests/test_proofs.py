@@ -202,3 +202,34 @@ def kernel(x_ref, o_ref, sem, sems):
     with pytest.raises(SafetyError, match="a second run would change the rewritten source again"):
         fix_source(source)
     assert runs == [True, True]
+
+
+class _Unchanged:
+    """A change that declares nothing: the edit it goes with writes the text back as it was."""
+
+    def declare(self) -> None:
+        pass
+
+
+def test_a_fix_that_leaves_a_fix_to_make_is_refused() -> None:
+    """The proof's second pass (issue 43 §4): a fix must reach a fixed point. A fix that rewrites
+    the wait and leaves `sems[0]` in the signal (a safe fix a second run would make) is refused,
+    and `fix_source` itself writes a text a second run leaves alone."""
+    from semfix.analysis.fixes import Decision
+    from semfix.engine.run import apply_and_prove
+
+    text = (
+        "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def kernel(x_ref, o_ref, sems):\n"
+        "    pl.semaphore_signal(sems[0], 1)\n    pl.semaphore_wait(sems.at[0], 1)\n\n\n"
+        "def run(x):\n    regular = pltpu.SemaphoreType.REGULAR((2,))\n"
+        "    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=[regular])(x)\n"
+    )
+    settings = build_settings()
+    fixed = fix_source(text, settings=settings)
+    assert [f.rule for f in fixed.applied] == ["SEM002"]
+    assert fix_source(fixed.source, settings=settings).source == fixed.source
+    wait = text.index("sems.at[0], 1)")
+    decision = Decision("SEM002", ((wait, wait + 4, "sems"),), (_Unchanged(),), settles=False)  # type: ignore[arg-type]
+    with pytest.raises(SafetyError, match="a second run would change"):
+        apply_and_prove(Text(text), ast.parse(text), [decision], "utf-8", settings, [])

@@ -157,7 +157,7 @@ class Allocations(Resolution):
                     node, scope = bindings[0].value, owner
         if not isinstance(node, ast.Call):
             return None
-        orders = {GRID_SPECS.get(name) for name in self.jax_names(node.func, scope) or ()}
+        orders = {GRID_SPECS.get(name) for name in self.jax_names(node.func, scope, fallback=True) or ()}
         order = orders.pop() if len(orders) == 1 else None
         return _bound(source_order(node), order) if order is not None else None
 
@@ -399,7 +399,7 @@ class Allocations(Resolution):
         if self.built(node, scope):  # `[sem] * n`, `tuple(plgpu.Barrier() for _ in range(n))` too
             return Kind.TUPLE
         if isinstance(node, ast.Call):
-            names = self.jax_names(node.func, scope)
+            names = self.jax_names(node.func, scope, fallback=True)  # `pltpu = None` fails here: not what runs
             if names and all(n.startswith(SEMAPHORE_TYPE_OWNERS) for n in names):
                 items = source_order(node)
                 if items:  # libcst's first Arg, whatever its kind: its value is the shape
@@ -412,7 +412,7 @@ class Allocations(Resolution):
     def _semaphore_kind(self, node: ast.expr, scope: Scope) -> str | None:
         """The kind (`REGULAR`, `DMA`, `BARRIER`) of the semaphore or semaphore array `node`
         allocates: `SemaphoreType.X` or `SemaphoreType.X(shape)`, resolved through the imports."""
-        names = self.jax_names(node.func if isinstance(node, ast.Call) else node, scope) or set()
+        names = self.jax_names(node.func if isinstance(node, ast.Call) else node, scope, fallback=True) or set()
         kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
         return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None
 

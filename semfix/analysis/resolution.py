@@ -371,8 +371,11 @@ class Resolution:
         found, bindings = scope.lookup(node.id)
         kinds = set()
         for binding in bindings:
-            if binding.kind == "element" and (taken := self._taken(node.id, binding, found)) is not None:
-                kinds.add(Kind.TUPLE if any(self.kind(e, t, seen) is Kind.TUPLE for e, t in taken) else Kind.UNKNOWN)
+            if binding.kind == "element" and id(binding) in seen:  # `for a, sem in ((x, sem),)`: followed round
+                kinds.add(Kind.UNKNOWN)
+            elif binding.kind == "element" and (taken := self._taken(node.id, binding, found)) is not None:
+                again = seen | {id(binding)}
+                kinds.add(Kind.TUPLE if any(self.kind(e, t, again) is Kind.TUPLE for e, t in taken) else Kind.UNKNOWN)
             elif binding.kind in ("star_param", "star_unpack", "tuple_literal", "element"):
                 kinds.add(Kind.TUPLE)  # a loop's element may differ at each pass: no proof holds for all
             elif binding.kind == "unpack":  # what `a, sems = refs` unpacked: a tuple too, unless shown a Ref

@@ -224,6 +224,8 @@ def _decide(
             shared = None if finding.safety == "safe" else _shared_parameter(scopes, _base(finding), scope)
             if shared is None and finding.fix is not None and finding.fix.doubt == "rank":
                 shared = "the log does not show how many indices pick one semaphore: the view may be a row"
+            elif shared is None and finding.fix is not None and finding.fix.doubt == "value":
+                shared = "the log does not show whether what is indexed is a Ref or a value already read out of one"
             if finding.safety == "safe" or pinned and shared is None:
                 result.chosen.append(finding)
                 result.lines.append(f"At {where(finding.line)}, {_said(finding)}")

@@ -83,6 +83,7 @@ import ast
 import copy
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Literal
 
 from semfix import messages
 from semfix.analysis.context import Context
@@ -274,6 +275,14 @@ def check(
     if beyond and evidence is None:  # `refs[0].at[1]` of a tuple of Refs is common and right: only a proven Ref's
         return previous
     unranked = evidence is not None and _unranked(ctx, element, scope, code == CODE, beyond)
+    # `X[i][j]` with `X` not shown a tuple of Refs: `X[i]` may be a value read out of a Ref
+    doubt: Literal["rank", "value"] | None = (
+        "rank"
+        if unranked
+        else "value"
+        if element_read(base) and ctx.kind(base.value, scope) is not Kind.TUPLE
+        else None
+    )
     safe = evidence is not None and not unranked and not _type_tested(ctx, ctx.key(base, scope))
     gap = ctx.bracket(element)
     if gap is None:  # text before `[` that no known source holds: reported, not cut
@@ -291,11 +300,11 @@ def check(
     if previous is None:
         return (
             Rewrite(call, element, replacement, [insert])
-            if ctx.report(code, element, message, view, safe=safe, doubt="rank" if unranked else None)
+            if ctx.report(code, element, message, view, safe=safe, doubt=doubt)
             else None
         )
     if not ctx.accepts(code, element, safe, finding=previous.argument):  # the finding it joins is the read's
-        ctx.report(code, element, message, view, safe=safe, doubt="rank" if unranked else None)
+        ctx.report(code, element, message, view, safe=safe, doubt=doubt)
         return previous
     edits = sorted([*previous.edits, insert])
     suggestion = apply_edits(
@@ -304,6 +313,6 @@ def check(
     last = ctx.findings[-1]
     joined = messages.read_then_view(last.message, suggestion, safe=safe)
     applicability = last.fix.applicability if safe and last.fix is not None else "unsafe"
-    doubt = "rank" if unranked else last.fix.doubt if last.fix is not None else None
-    ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability, doubt=doubt), message=joined)
+    kept = doubt or (last.fix.doubt if last.fix is not None else None)
+    ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability, doubt=kept), message=joined)
     return Rewrite(call, previous.argument, replacement, edits)

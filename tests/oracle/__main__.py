@@ -61,6 +61,9 @@ def report(verdict: Verdict) -> None:
     """Counts by class, then each failure: its class, seed, what was planted, what happened."""
     print("\n".join(f"{name:>22}: {verdict.counts[name]}" for name in INFO))
     print("\n".join(f"{name.upper():>22}: {sum(f.kind == name for f in verdict.failures)}" for name in FAILURES))
+    for (event, name), count in sorted(verdict.classes.items()):
+        if event in ("miss", "explain fixed"):
+            print(f"{event:>22}: {count} of {verdict.classes['kept', name]} kept, {name}")
     for f in sorted(verdict.failures, key=lambda f: (FAILURES.index(f.kind), f.seed)):
         print(f"{f.kind.upper()} seed {f.seed}: {f.detail[:400]}")
     for f in sorted(verdict.notes, key=lambda f: (f.kind, f.seed)):

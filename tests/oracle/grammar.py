@@ -26,6 +26,9 @@ CHUNKS = 8  # x and o are (16, 128): 8 chunks of 2 rows
 LAUNCHES = ("pallas_call", "pl.kernel", "prefetch", "remote", "build")
 SPELLINGS = ("literal", "constant", "times", "param")
 WRAPS = ("none", "when", "fori", "cond", "closure")
+#: How the launch names the kernel: as written, made by a factory, a staticmethod, a method
+#: (`self.kernel`), a `functools.partial` held in a local, a lambda that calls it.
+WRAPPERS = ("plain", "plain", "factory", "staticmethod", "method", "partial", "lambda")
 
 
 @dataclass
@@ -35,6 +38,7 @@ class Site:
     role: str
     text: str
     mutants: list[tuple[str, str]]
+    alloc: Alloc | None = None  # the allocation whose semaphore it names (None: a buffer)
 
 
 @dataclass
@@ -47,6 +51,7 @@ class Alloc:
     scoped: bool
     container: str = ""  # "tuple" or "list": two scalar Refs, not an array
     site: int = -1  # the site of its kind
+    unshown: bool = False  # its shape a parameter: the file does not show its rank
 
     def elements(self) -> list[tuple[int, ...]]:
         if self.container:
@@ -67,6 +72,9 @@ class Plan:
     scoped: str  # "", "positional", "keyword", "decorator"
     blocks: list[dict[str, object]] = field(default_factory=list)
     plain: frozenset[str] = frozenset()  # features the shrinker turned off
+    wrapper: str = "plain"  # how the launch reaches the kernel (WRAPPERS)
+    imports: str = "plain"  # "try": Pallas imported in `try:`, `pl = pltpu = None` on ImportError
+    alias: bool = False  # the kernel signals and waits through names bound by a version check
 
 
 class Writer:
@@ -126,6 +134,7 @@ class Writer:
         """The allocation's text, its kind a site (the wrong-kind mistake)."""
         kind = self.site("alloc", f"pltpu.SemaphoreType.{a.kind}", kind_mutants(a.kind))
         a.site = len(self.sites) - 1
+        self.sites[a.site].alloc = a
         if a.container:
             pair = f"{kind}, pltpu.SemaphoreType.{a.kind}"
             return f"({pair})" if a.container == "tuple" else f"[{pair}]"
@@ -140,6 +149,7 @@ class Writer:
         if spelling == "times":
             return f"{kind}((2,) * {a.rank})"
         if spelling == "param" and not a.scoped and self.plan.launch == "build":
+            a.unshown = True
             return f"{kind}({a.name}_shape)"
         return f"{kind}({literal})"
 
@@ -150,7 +160,15 @@ class Writer:
         return a.name
 
     def sem(self, a: Alloc, element: tuple[int, ...], lines: list[str], ctx: dict[str, object]) -> str:
-        """An expression naming `element` of `a` (lines it needs are added to `lines`)."""
+        """An expression naming `element` of `a` (lines it needs are added to `lines`); its
+        sites hold the allocation."""
+        first = len(self.sites)
+        token = self._sem(a, element, lines, ctx)
+        for site in self.sites[first:]:
+            site.alloc = a
+        return token
+
+    def _sem(self, a: Alloc, element: tuple[int, ...], lines: list[str], ctx: dict[str, object]) -> str:
         base = self.base(a, lines)
         if a.container:
             if self.on("unpack", 0.3):
@@ -162,6 +180,14 @@ class Writer:
             self.features.add(f"container-{a.container}")
             text = f"{base}[{element[0]}]"
             return self.site("sem", text, sem_mutants(base, [[str(element[0])]], self.rng, at=False))
+        if a.rank == 1 and self.on("comprehension", 0.2):  # a container of views the kernel builds
+            views, form = self.fresh("views"), self.rng.choice(["list", "tuple", "dict"])
+            each = self.site("view", f"{base}.at[i]", sem_mutants(base, [["i"]], self.rng))
+            made = {"list": f"[{each} for i in range(2)]", "tuple": f"tuple({each} for i in range(2))"}
+            lines.append(f"{views} = {made.get(form, f'{{i: {each} for i in range(2)}}')}")
+            self.features.add(f"comprehension-{form}")
+            picked = f"{views}[{self.index(element[0], lines, ctx)}]"
+            return self.site("sem", picked, sem_mutants(views, [[picked[len(views) + 1 : -1]]], self.rng, at=False))
         if a.rank == 0:
             if self.on("alias", 0.3):
                 alias = self.fresh("sem")
@@ -248,6 +274,12 @@ class Writer:
         return getattr(self, f"block_{kind.replace('-', '_')}")(spec, ctx)
 
     def op(self, name: str, args: str) -> str:
+        if self.plan.alias and "alias" not in self.plan.plain:  # bound in both branches of a version check
+            self.constants[f"semaphore_{name}"] = (
+                f'pl.semaphore_{name} if hasattr(pl, "semaphore_{name}") else pltpu.semaphore_{name}'
+            )
+            self.features.add("version-alias")
+            return f"semaphore_{name}({args})"
         return f"pl.semaphore_{name}({args})"
 
     def block_signal(self, spec: dict[str, object], ctx: dict[str, object]) -> list[str]:
@@ -276,6 +308,7 @@ class Writer:
                 render(base, [head]) if head else base,
                 sem_mutants(base, [head] if head else [], self.rng),
             )
+            self.sites[-1].alloc = a
             self.features.add("helper-slot")
             return [
                 *lines,
@@ -464,6 +497,14 @@ from jax.experimental.pallas import tpu as pltpu
 '''
 
 
+PALLAS = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+TRY_PALLAS = (
+    "try:\n    from jax.experimental import pallas as pl\n    from jax.experimental.pallas import tpu as pltpu\n"
+    "except ImportError:  # a machine without Pallas: the module imports, its kernels do not run\n"
+    "    pl = pltpu = None\n"
+)
+
+
 def plan_for(seed: int) -> Plan:
     """The random choices of case `seed`: the launch, the shape spelling, the blocks."""
     rng = random.Random(seed)
@@ -495,6 +536,9 @@ def plan_for(seed: int) -> Plan:
             if plan.scoped and rng.random() < 0.25:  # a barrier semaphore run_scoped allocates
                 spec["kind_"] = "BARRIER"
         plan.blocks.append(spec)
+    plan.wrapper = rng.choice(WRAPPERS)  # drawn last: the older choices of a seed stay as they were
+    plan.imports = rng.choice(["plain", "plain", "try"])
+    plan.alias = rng.random() < 0.25
     return plan
 
 
@@ -572,7 +616,10 @@ def build(plan: Plan) -> Case:
     if plan.launch == "prefetch":
         params.insert(0, "idx_ref")
     shapes = [("pltpu.VMEM((16, 128), jnp.float32)" if a.kind == "VMEM" else w.shape(a)) for a in scratch]
-    kernel = [f"def kernel({', '.join(params)}):", "    pltpu.sync_copy(x_hbm, o_hbm)"]
+    if plan.wrapper == "method":
+        params.insert(0, "self")
+    name, scale = ("_kernel", ", *, scale") if plan.wrapper == "partial" else ("kernel", "")
+    kernel = [f"def {name}({', '.join(params)}{scale}):", "    pltpu.sync_copy(x_hbm, o_hbm)"]
     if remote:
         kernel.append('    peer = 1 - jax.lax.axis_index("x")')
     if holder and scratch:
@@ -595,9 +642,14 @@ def build(plan: Plan) -> Case:
         body = inner
     kernel += indent(body)
     module = [HEADER.format(seed=plan.seed)]
+    if plan.imports == "try" and "imports" not in plan.plain:
+        module = [module[0].replace(PALLAS, TRY_PALLAS)]
+        w.features.add("import-try")
     module += [f"{name} = {value}" for name, value in sorted(w.constants.items())]
     module += ["", ""] + [text + "\n" for _, text in sorted(w.helpers.items())]
-    module += ["\n".join(kernel), "", "", launch_text(plan, w, shapes), "", "", expected_text(plan, w)]
+    kernel, launch = wrapped(plan, kernel, launch_text(plan, w, shapes))
+    w.features.add(f"launched-{plan.wrapper}")
+    module += ["\n".join(kernel), "", "", launch, "", "", expected_text(plan, w)]
     return Case(plan, "\n".join(module).replace("\n\n\n\n", "\n\n\n") + "\n", w.sites, w.features)
 
 
@@ -651,6 +703,33 @@ def launch_text(plan: Plan, w: Writer, shapes: list[str]) -> str:
     return f"{head}    return pl.pallas_call(kernel, {common}, grid=(1,), scratch_shapes={scratch}{tail})(x)\n"
 
 
+def wrapped(plan: Plan, kernel: list[str], launch: str) -> tuple[list[str], str]:
+    """The kernel's lines and the launch's text, with the kernel reached as `plan.wrapper` says."""
+    callee = {"factory": "make_kernel(1)", "staticmethod": "Kernels.kernel", "method": "Op().kernel"}
+    callee["lambda"] = "lambda *refs: kernel(*refs)"
+    if plan.wrapper == "factory":
+        kernel = ["def make_kernel(scale):", *indent(kernel), "", "    return kernel"]
+    elif plan.wrapper == "staticmethod":
+        kernel = ["class Kernels:", "    @staticmethod", *indent(kernel)]
+    elif plan.wrapper == "method":
+        kernel = ["class Op:", *indent(kernel)]
+        if launch.startswith("def run():"):  # launched by a method of the class: `self.kernel`
+            method = launch.replace("def run():", "def launch(self):", 1).replace("(kernel,", "(self.kernel,")
+            kernel += ["", *indent(method.rstrip("\n").split("\n"))]
+            return kernel, "def run():\n    return Op().launch()\n"
+    elif plan.wrapper == "partial":  # held in a local of the launching function
+        launch = re.sub(
+            r"^( +)(.*)\b(pl\.pallas_call|pl\.kernel)\(kernel,",
+            r"\1kernel = functools.partial(_kernel, scale=1)\n\1\2\3(kernel,",
+            launch,
+            flags=re.MULTILINE,
+        )
+    if plan.wrapper in callee:
+        launch = launch.replace("pl.pallas_call(kernel,", f"pl.pallas_call({callee[plan.wrapper]},")
+        launch = launch.replace("pl.kernel(kernel,", f"pl.kernel({callee[plan.wrapper]},")
+    return kernel, launch
+
+
 def expected_text(plan: Plan, w: Writer) -> str:
     devices = 2 if plan.launch == "remote" else 1
     rows = 16 * devices
@@ -690,6 +769,7 @@ def simpler(plan: Plan) -> list[Plan]:
         "container",
         "unpack",
         "far",
+        "comprehension",
     ):
         if feature not in plan.plain:
             found.append(replace(plan, plain=plan.plain | {feature}))
@@ -699,4 +779,8 @@ def simpler(plan: Plan) -> list[Plan]:
         found.append(replace(plan, spelling="literal"))
     if plan.launch != "pallas_call":
         found.append(replace(plan, launch="pallas_call"))
+    if plan.wrapper != "plain":
+        found.append(replace(plan, wrapper="plain"))
+    if plan.imports != "plain" or plan.alias:
+        found.append(replace(plan, imports="plain", alias=False))
     return found

@@ -6,11 +6,13 @@
    semaphore count, or computes a wrong result.
 4. `check` on a kept mutant must find something, else a MISS.
 5. `fix` on it, if it writes anything, must run right, else a WRONG SAFE FIX; `--unsafe-fixes`
-   results are judged apart (WRONG UNSAFE FIX).
+   results are judged apart (WRONG UNSAFE FIX). `semfix fix` on the mutant's file, written with
+   CRLF, an encoding cookie or a BOM, must write those bytes of the same text, else a WRONG WRITE.
 6. `explain LOG --fix` on the mutant's real traceback (the command, in-process) must exit 1 with
    the file unchanged, or write a file that runs right, else an EXPLAIN WRONG FIX. A site
    planted at two places (a signal and its wait) fails at the first, the one the log names:
-   explain's rewrite is judged with the copies it did not touch put back.
+   explain's rewrite is judged with the copies it did not touch put back. An exception out of
+   explain is a SEMFIX ERROR, not explain giving up.
 
 check and fix run every rule (`select=ALL`). Counts that are not failures say what the run did:
 kept mutants, fixes made only with --unsafe-fixes, explain giving up or not recognising the error.
@@ -23,6 +25,7 @@ import random
 import re
 import shutil
 import tempfile
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +39,15 @@ from semfix.selection import build_settings
 
 from .grammar import Case
 
-FAILURES = ("false report", "miss", "wrong safe fix", "wrong unsafe fix", "explain wrong fix", "semfix error")
+FAILURES = (
+    "false report",
+    "miss",
+    "wrong safe fix",
+    "wrong unsafe fix",
+    "explain wrong fix",
+    "wrong write",
+    "semfix error",
+)
 INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
 INFO += ("explain left a copy", "explain gave up, fix fixed", "explain unrecognised")
 SAFE = build_settings(select=["ALL"])
@@ -66,14 +77,27 @@ class Failure:
 @dataclass
 class Verdict:
     counts: Counter[str] = field(default_factory=Counter)
+    #: (what happened, the mutation class): kept, miss, fixed (by `fix` or `explain --fix`, running right),
+    #: explain fixed
+    classes: Counter[tuple[str, str]] = field(default_factory=Counter)
     failures: list[Failure] = field(default_factory=list)
     notes: list[Failure] = field(default_factory=list)  # not failures: fixed only unsafe, explain gave up
     broken: str = ""  # the generator wrote a kernel that does not run: a bug in the generator
 
     def add(self, other: Verdict) -> None:
         self.counts.update(other.counts)
+        self.classes.update(other.classes)
         self.failures += other.failures
         self.notes += other.notes
+
+
+def mutation_class(case: Case, site: int, mutation: str) -> str:
+    """A mutant's class: `role mutation`, marked where the allocation has two indices or more
+    (a dropped one leaves a row) and where the file does not show its rank."""
+    alloc = case.sites[site].alloc
+    deep = " rank>=2" if alloc is not None and alloc.rank >= 2 else ""
+    unshown = " rank-unshown" if alloc is not None and alloc.unshown else ""
+    return f"{case.sites[site].role} {mutation}{deep}{unshown}"
 
 
 def _findings(source: str) -> list[str]:
@@ -110,8 +134,8 @@ class Judge:
         verdict.counts["cases"] += 1
         try:
             found = _findings(correct)
-        except (SafetyError, SourceError) as error:
-            found = [f"semfix error: {error}"]
+        except Exception as error:  # noqa: BLE001 - any exception out of semfix is a failure to report
+            found = [f"semfix error: {type(error).__name__}: {error}"]
         for finding in found:
             verdict.failures.append(Failure("false report", case.seed, -1, "", "none", finding, correct))
         for site, mutation, text in self.choose(case) if only is None else only:
@@ -138,6 +162,8 @@ class Judge:
         if outcome == expected:
             return  # JAX accepts it and computes the same: not a mistake
         verdict.counts["kept"] += 1
+        name = mutation_class(case, site, mutation)
+        verdict.classes["kept", name] += 1
         planted = source_line(case.correct(), source)
 
         def fail(kind: str, detail: str, written: str = "") -> None:
@@ -150,16 +176,26 @@ class Judge:
 
         try:
             if not _findings(source):
+                verdict.classes["miss", name] += 1
                 fail("miss", "check is silent")
             safe = fix_source(source, settings=SAFE)
             unsafe = fix_source(source, settings=UNSAFE)
         except (SafetyError, SourceError) as error:
             fail("semfix error", str(error))
             return
+        except Exception as error:  # noqa: BLE001 - a crash, reported with the case rather than ending the run
+            fail("semfix error", f"{type(error).__name__}: {error}")
+            return
+        fixed = False
         if safe.source != source:
             verdict.counts["safe fixed"] += 1
             if wrong := self._runs_right(safe.source, expected):
                 fail("wrong safe fix", f"{_applied(safe)}: {wrong}", safe.source)
+            else:
+                fixed = True
+                verdict.classes["fixed", name] += 1
+            if problem := _written_by_the_cli(path, source, safe.source, random.Random(case.seed * 31 + site)):
+                fail("wrong write", problem)
         if unsafe.source not in (source, safe.source):
             verdict.counts["unsafe only" if safe.source == source else "unsafe fixed more"] += 1
             if safe.source == source:
@@ -167,8 +203,10 @@ class Judge:
             if wrong := self._runs_right(unsafe.source, expected):
                 fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
         if log:
-            fixed = safe.source != source and not self._runs_right(safe.source, expected)
-            self._explain(path, log, (case, site, text), expected, fail, verdict, fixed)
+            path.write_text(source)
+            if self._explain(path, log, (case, site, text), expected, fail, verdict, fixed):
+                verdict.classes["explain fixed", name] += 1
+                verdict.classes["fixed", name] += not fixed
 
     def _explain(
         self,
@@ -179,10 +217,12 @@ class Judge:
         fail: object,
         verdict: Verdict,
         fixed: bool,
-    ) -> None:
+    ) -> bool:
         """Judge `explain LOG --fix` on the mutant (`planted`: the case, the site, its text).
         A site planted at two places fails at the first, which the log names: explain's
-        rewrite is judged with the copies it left (lines it did not touch) put back."""
+        rewrite is judged with the copies it left (lines it did not touch) put back. An
+        exception out of the command is a semfix error, not explain giving up. True where
+        explain wrote a kernel that runs right."""
         source = planted[0].mutant(*planted[1:])
         from semfix.cli.main import main
 
@@ -192,6 +232,10 @@ class Judge:
         )
         written = path.read_text()
         said = " ".join(result.output.split())[:300]
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            crash = "".join(traceback.format_exception(result.exception)[-3:])
+            fail("semfix error", f"explain crashed: {crash}")  # type: ignore[operator]
+            return False
         if written != source:
             verdict.counts["explain fixed"] += 1
             wrong = self._runs_right(written, expected)
@@ -200,7 +244,8 @@ class Judge:
                 wrong = self._runs_right(alone, expected)
             if wrong:
                 fail("explain wrong fix", f"explain wrote a kernel that fails ({said}): {wrong}", written)  # type: ignore[operator]
-        elif result.exit_code == 1:
+            return not wrong
+        if result.exit_code == 1:
             verdict.counts["explain gave up"] += 1
             if fixed:
                 verdict.counts["explain gave up, fix fixed"] += 1
@@ -209,6 +254,37 @@ class Judge:
             verdict.counts["explain unrecognised"] += 1
         else:
             fail("explain wrong fix", f"explain exit {result.exit_code}, nothing written ({said})")  # type: ignore[operator]
+        return False
+
+
+#: The forms a file on disk takes that `fix_source`'s text does not: (name, how the text is written).
+WRITTEN: tuple[tuple[str, object], ...] = (
+    ("CRLF", lambda text: text.replace("\n", "\r\n").encode()),
+    ("latin-1 cookie", lambda text: ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + text).encode("latin-1")),
+    ("BOM", lambda text: b"\xef\xbb\xbf" + text.encode()),
+    ("CRLF, utf-8 cookie", lambda text: ("# coding: utf-8 \u2014 \u00fc\n" + text).replace("\n", "\r\n").encode()),
+)
+
+
+def _written_by_the_cli(path: Path, source: str, fixed: str, rng: random.Random) -> str:
+    """`semfix fix` on the mutant written in one of the WRITTEN forms must write exactly
+    `fix_source`'s proven text in that form (its line endings, encoding and cookie kept);
+    what it did instead, in words, else ""."""
+    from semfix.cli.main import main
+
+    form, write = rng.choice(WRITTEN)
+    path.write_bytes(write(source))  # type: ignore[operator]
+    result = CliRunner().invoke(main, ["fix", str(path), "--no-cache", "--select", "ALL"])
+    written, wanted = path.read_bytes(), write(fixed)  # type: ignore[operator]
+    path.write_text(source)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        return f"semfix fix ({form}) crashed: {''.join(traceback.format_exception(result.exception)[-3:])}"
+    if written != wanted:
+        said = " ".join(result.output.split())[:200]
+        return (
+            f"semfix fix ({form}, exit {result.exit_code}: {said}) wrote other bytes than fix_source: {written[:300]!r}"
+        )
+    return ""
 
 
 def _copies_put_back(case: Case, site: int, text: str, written: str) -> str:

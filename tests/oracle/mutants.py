@@ -4,7 +4,8 @@
 - a Ref -> `r[...]` / `r[()]` (a read where the Ref was meant; at a helper's argument, a value
   given to a helper);
 - a dropped index: the last index of the last subscript left out, written as the view
-  (`sems.at[i]`) or as the read a user writes for it (`sems[i]`);
+  (`sems.at[i]`, drop-index) or as the read a user writes for it (`sems[i]`, drop-index-read);
+- `sems[i].at[j]`: a chain of views with its first one read (read-then-view);
 - the wrong semaphore kind in the allocation (REGULAR <-> DMA, a barrier made REGULAR).
 
 JAX decides which mutants are mistakes at all: judge.py keeps only those it rejects or that
@@ -50,11 +51,15 @@ def sem_mutants(
     found.append(("at->index", render(base, subs, layout, [".at"] * (n - 1) + [""])))
     if n > 1:
         found.append(("at->index", render(base, subs, layout, [""] * n)))
+    if n > 1:  # `sems[i].at[j]`: the first view read, the rest taken of the value (jnp's `.at`)
+        found.append(("read-then-view", render(base, subs, layout, [""] + [".at"] * (n - 1))))
+    elif len(subs[0]) > 1 and layout == "plain":  # `sems.at[i, j]` written `sems[i].at[j]`
+        found.append(("read-then-view", render(base, [subs[0][:1], subs[0][1:]], layout, ["", ".at"])))
     last = subs[-1]
     if len(last) > 1:
         dropped = [*subs[:-1], last[:-1]]
         found.append(("drop-index", render(base, dropped, layout)))
-        found.append(("drop-index", render(base, dropped, layout, [".at"] * (n - 1) + [""])))
+        found.append(("drop-index-read", render(base, dropped, layout, [".at"] * (n - 1) + [""])))
     else:
         found.append(("drop-index", render(base, subs[:-1], "plain")))
     return found
