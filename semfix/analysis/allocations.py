@@ -285,7 +285,10 @@ class Allocations(Resolution):
         file) names: a def of the class body, bound once there and stored nowhere as an
         attribute of that name, undecorated, a `staticmethod` or a `classmethod`; for `self.`,
         of a class the file subclasses nowhere (a subclass may override it). A bound method
-        gives its first parameter."""
+        gives its first parameter. `Op().kernel` too: an instance made there of a class of the
+        file with no bases and no `__new__` or attribute hooks, so it is that class's."""
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+            return self._of_class(self._class(node.value.func, scope), node.attr, scope, instance=True)
         if not isinstance(node.value, ast.Name):
             return None
         owner, bindings = scope.lookup(node.value.id)
@@ -308,12 +311,26 @@ class Allocations(Resolution):
             instance = "classmethod" not in decorators
         else:
             return None
-        defs = [d for d in cls.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == node.attr]
-        if cls.decorator_list or len(defs) != 1 or len(self.scopes.scope_of[id(defs[0])].bindings[node.attr]) != 1:
+        return self._of_class(cls, node.attr, scope, instance)
+
+    def _class(self, node: ast.Name, scope: Scope) -> ast.ClassDef | None:
+        """The class of the file `Op` in `Op()` names, where what it makes is plainly an `Op`."""
+        _, bindings = scope.lookup(node.id)
+        cls = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "other" else None
+        if not isinstance(cls, ast.ClassDef) or bindings[0].declared or cls.bases or cls.keywords:
+            return None
+        hooks = {"__new__", "__getattr__", "__getattribute__"}
+        return None if any(getattr(d, "name", None) in hooks for d in cls.body) else cls
+
+    def _of_class(self, cls: ast.ClassDef | None, attr: str, scope: Scope, instance: bool) -> Linked | None:
+        if cls is None:
+            return None
+        tree = self.scopes.tree
+        defs = [d for d in cls.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == attr]
+        if cls.decorator_list or len(defs) != 1 or len(self.scopes.scope_of[id(defs[0])].bindings[attr]) != 1:
             return None
         if any(
-            isinstance(a, ast.Attribute) and a.attr == node.attr and not isinstance(a.ctx, ast.Load)
-            for a in ast.walk(tree)
+            isinstance(a, ast.Attribute) and a.attr == attr and not isinstance(a.ctx, ast.Load) for a in ast.walk(tree)
         ):
             return None
         kernel = defs[0]
