@@ -265,8 +265,25 @@ def test_a_notebooks_helper_cell_blames_its_caller_cell(pastelib: Path, request:
     assert result.returncode == 0, said
     assert "It was raised from notebook.ipynb, cell 2 (Cell In[2]), line 4, in copy_slot." in said
     assert "Fix: cell 3, line 10: `sems[0]` -> `sems.at[0]` (SEM002)" in said
-    cells = "import json\nfor cell in json.load(open('notebook.ipynb'))['cells']:\n    exec(''.join(cell['source']))\n"
-    run = subprocess.run(
-        [_python("paste12", request.config), "-c", cells], cwd=pastelib, capture_output=True, text=True, timeout=300
-    )
+    _runs_notebook(pastelib, "notebook.ipynb", _python("paste12", request.config))
+
+
+@needs_jax
+@pytest.mark.jax
+def test_a_notebooks_follow_up_fixes_are_made_and_said(pastelib: Path, request: pytest.FixtureRequest) -> None:
+    """A notebook's kernel signals and then waits on `flags[slot]`: the log proves the signal's
+    fix, and the notebook, rewritten so, proves the wait's: both made, each said at its cell's line."""
+    result = _explain("paste12_followup.log", pastelib, "--fix")
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "Once that is written, followup.ipynb proves the same fix of the same Ref elsewhere:" in said
+    assert "Fix: cell 2, line 6: `flags[slot]` -> `flags.at[slot]` (SEM002)" in said
+    assert "still finds" not in said
+    _runs_notebook(pastelib, "followup.ipynb", _python("paste12", request.config))
+
+
+def _runs_notebook(cwd: Path, notebook: str, python: str) -> None:
+    """The notebook's code cells run in turn, as a kernel runs them: the kernel prints 1.0."""
+    cells = f"import json\nfor cell in json.load(open({notebook!r}))['cells']:\n    exec(''.join(cell['source']))\n"
+    run = subprocess.run([python, "-c", cells], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0 and run.stdout.strip() == "1.0", run.stderr

@@ -11,6 +11,7 @@ are read for a fix or written. Reading the log is logs.py's.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterable, Iterator
@@ -459,8 +460,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
             fix.new = (
                 fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
             ).source
-            if not first.notebook:
-                _then(fix, list(findings.values()))
+            _then(fix, list(findings.values()))
         except (SourceError, SafetyError) as error:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)
@@ -470,15 +470,20 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
 def _then(fix: FileFix, chosen: list[Finding]) -> None:
     """The engine's safe fixes the file proves once the log's are written (`proven_next`), made
     too, each said: a kernel that signals and then waits on `sems[slot]` fails at the wait
-    next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven."""
+    next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven.
+    A notebook's cells are read joined, as its fixes were found, and each fix said at its cell's line."""
     settings, refused = _project(fix.path)
     for _ in range(3) if refused is None else ():
-        found = proven_next(fix.new, chosen, settings.enabled if settings else None)
+        notebook = join_cells(fix.new) if fix.notebook else None
+        text = notebook.module.encode("utf-8") if notebook else fix.new
+        found = proven_next(text, chosen, settings.enabled if settings else None)
         if not found:
             return
-        fix.new = fix_source(fix.new, settings=settings_for(found)).source
+        made = settings_for(found)
+        fix.new = (fix_notebook(fix.new, made, True) if notebook else fix_source(fix.new, settings=made)).source
+        where = functools.partial(_cell_line, notebook) if notebook else "line {}".format
         fix.then += [f"Once that is written, {fix.name} proves the same fix of the same Ref elsewhere:"]
-        fix.then += [f"  {said_fix(finding)}" for finding in found]
+        fix.then += [f"  {said_fix(finding, where)}" for finding in found]
         chosen = found
 
 
