@@ -287,3 +287,52 @@ def _runs_notebook(cwd: Path, notebook: str, python: str) -> None:
     cells = f"import json\nfor cell in json.load(open({notebook!r}))['cells']:\n    exec(''.join(cell['source']))\n"
     run = subprocess.run([python, "-c", cells], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0 and run.stdout.strip() == "1.0", run.stderr
+
+
+@pytest.mark.parametrize(
+    ("log", "words"),
+    [
+        *[
+            (
+                log,
+                [
+                    "pytest's listing of its def shows what the error is about: `flags[1]` (given to `signal_wait`'s `sem`)"
+                ],
+            )
+            for log in ("paste_handed_long.log", "paste12_handed_long.log")
+        ],
+        *[
+            (
+                log,
+                ["pytest's listing of its def shows what the error is about: `sems[1]` (given to `copy_one`'s `sem`)"],
+            )
+            for log in ("paste_copied_long.log", "paste12_copied_long.log")
+        ],
+        *[
+            (log, ["which passes on its `sem`, and the call names it by keyword: `flags[1]` (given to `signal_wait`'s"])
+            for log in ("paste_keyword.log", "paste12_keyword.log")
+        ],
+        *[
+            (
+                log,
+                [
+                    "the log prints only its line, not its def: the error is about its `sem`, and which of `flags`,"
+                    " `flags[1]` at `kernelkit.signal_wait(flags, flags[1])` that is cannot be told by position",
+                ],
+            )
+            for log in ("paste_handed.log", "paste12_handed.log")
+        ],
+    ],
+)
+def test_an_installed_helpers_caller_names_the_argument(pastelib: Path, log: str, words: list[str]) -> None:
+    """kernelkit's helper, its source not on this machine, raised on its `sem`: pytest's listing
+    of its def (`--tb=long`) says which position that is, a keyword names it; the helper's line
+    alone does not, and explain says which arguments it may be. Nothing is written in that call."""
+    shutil.rmtree(pastelib / "site-packages" / "kernelkit")  # pytest's relative paths would find it here
+    before = (pastelib / KERNELS).read_text()
+    result = _explain(log, pastelib, "--fix")
+    assert result.returncode == 1, result.stdout + result.stderr
+    for word in words:
+        assert word in result.stdout, result.stdout
+    assert "whose source semfix cannot read" not in result.stdout
+    assert (pastelib / KERNELS).read_text() == before
