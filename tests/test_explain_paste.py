@@ -162,9 +162,10 @@ def test_pytests_tb_line_is_explained_once_with_the_right_advice(pastelib: Path)
     assert "--tb=no" not in result.stdout
 
 
-def test_a_noqa_comment_is_named(pastelib: Path) -> None:
+@pytest.mark.parametrize("log", ["paste_noqa.log", "paste12_noqa.log"])
+def test_a_noqa_comment_is_named(pastelib: Path, log: str) -> None:
     before = (pastelib / KERNELS).read_text()
-    result = _explain("paste_noqa.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Not fixed: a comment on line 73 (`# noqa`, `# semfix: ignore`) silences semfix there" in result.stdout
     assert "proves no fix" not in result.stdout
@@ -212,19 +213,21 @@ def test_the_older_text_names_the_copys_argument(pastelib: Path, log: str, named
     assert (pastelib / KERNELS).read_text() == before
 
 
-def test_a_contextmanager_helpers_caller_is_the_users(pastelib: Path) -> None:
+@pytest.mark.parametrize("log", ["paste_ctx.log", "paste12_ctx.log"])
+def test_a_contextmanager_helpers_caller_is_the_users(pastelib: Path, log: str) -> None:
     """Python's contextlib.py stands between the helper and its caller: never taken for the caller."""
-    result = _explain("paste_ctx.log", pastelib)
+    result = _explain(log, pastelib)
     assert "It was called at pastelib/kernels.py:106, in ctx_kernel." in result.stdout, result.stdout
     assert "`sems[0]` (given to `copying`'s `sem`)" in result.stdout
     assert "contextlib.py" not in result.stdout
 
 
-def test_a_whole_array_given_in_a_kernel_names_sem004_there(pastelib: Path) -> None:
+@pytest.mark.parametrize("log", ["paste_whole.log", "paste12_whole.log"])
+def test_a_whole_array_given_in_a_kernel_names_sem004_there(pastelib: Path, log: str) -> None:
     """`pl.semaphore_signal(flags, 1)` in a kernel: JAX called the kernel with the array, so the
     kernel's line is the mistake, not a caller's."""
     before = (pastelib / KERNELS).read_text()
-    result = _explain("paste_whole.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "It was raised from pastelib/kernels.py:113, in whole_kernel." in result.stdout
     assert "`flags` (sem_or_view) is a Ref of shape (2,), not one semaphore (SEM004" in result.stdout

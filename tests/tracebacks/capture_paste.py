@@ -44,7 +44,20 @@ RUNS = {  # log: (which Python, the command after it, which stream is the log)
     },
     **{
         f"paste12_{n}.log": (1, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
-        for n in ("kit", "sigwait", "when", "listed", "old", "loops", "unpacked", "handed", "keyword")
+        for n in (
+            "kit",
+            "sigwait",
+            "when",
+            "listed",
+            "old",
+            "loops",
+            "unpacked",
+            "handed",
+            "keyword",
+            "ctx",
+            "whole",
+            "noqa",
+        )
     },
     "paste_old.log": (0, ["-W", "error::DeprecationWarning", "-m", "pastelib.run", "old_kernel"], "stderr"),
     "paste_pick_long.log": (0, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),
