@@ -299,7 +299,8 @@ def _runs_notebook(cwd: Path, notebook: str, python: str) -> None:
             (
                 log,
                 [
-                    "pytest's listing of its def shows what the error is about: `flags[1]` (given to `signal_wait`'s `sem`)"
+                    "pytest's listing of its def shows what the error is about: `flags[1]`"
+                    " (given to `signal_wait`'s `sem`)"
                 ],
             )
             for log in ("paste_handed_long.log", "paste12_handed_long.log")
