@@ -87,11 +87,12 @@ def test_an_installed_helpers_call_gets_no_unsafe_fix(pastelib: Path, log: str, 
         ('[tool.semfix.per-file-ignores]\n"pastelib/*.py" = ["SEM002"]', "turn SEM002 off for this file"),
     ],
 )
-def test_explain_honours_the_projects_settings(pastelib: Path, settings: str, words: str) -> None:
+@pytest.mark.parametrize("log", ["paste_sigwait.log", "paste12_sigwait.log"])
+def test_explain_honours_the_projects_settings(pastelib: Path, settings: str, words: str, log: str) -> None:
     """What `fix` would not write, explain does not: an excluded file, a rule turned off."""
     (pastelib / "pyproject.toml").write_text(f"[tool.semfix]\n{settings}\n")
     before = (pastelib / KERNELS).read_text()
-    result = _explain("paste_sigwait.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     assert result.returncode == 1, result.stdout + result.stderr
     assert words in result.stdout, result.stdout
     assert (pastelib / KERNELS).read_text() == before
@@ -147,15 +148,17 @@ def test_pytests_locals_say_which_operand_is_the_value(
     _runs(pastelib, "pick_kernel", _python(log, request.config))
 
 
-def test_one_failure_400_times_is_explained_once(pastelib: Path) -> None:
-    result = _explain("paste_repeat.log", pastelib)
+@pytest.mark.parametrize("log", ["paste_repeat.log", "paste12_repeat.log"])
+def test_one_failure_400_times_is_explained_once(pastelib: Path, log: str) -> None:
+    result = _explain(log, pastelib)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("It was raised from pastelib/kernels.py:56") == 1, result.stdout
     assert "Cannot signal on a non-semaphore Ref: semaphore[] (the log holds it 400 times)\n" in result.stdout
 
 
-def test_pytests_tb_line_is_explained_once_with_the_right_advice(pastelib: Path) -> None:
-    result = _explain("paste_sigwait_line.log", pastelib)
+@pytest.mark.parametrize("log", ["paste_sigwait_line.log", "paste12_sigwait_line.log"])
+def test_pytests_tb_line_is_explained_once_with_the_right_advice(pastelib: Path, log: str) -> None:
+    result = _explain(log, pastelib)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout.count("Cannot signal on") == 1, result.stdout
     assert "pytest --tb=line prints only the line that raised it" in result.stdout
@@ -260,29 +263,35 @@ def test_a_name_jax_moved_is_migrated_where_the_floor_permits(
 
 @needs_jax
 @pytest.mark.jax
-def test_a_notebooks_helper_cell_blames_its_caller_cell(pastelib: Path, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("log", ["paste_notebook.log", "paste12_notebook.log"])
+def test_a_notebooks_helper_cell_blames_its_caller_cell(
+    pastelib: Path, log: str, request: pytest.FixtureRequest
+) -> None:
     """IPython ran the helper cell without its leading blank line (its `line 3` is the
     notebook's line 4); the helper passed `sem` on, and the caller cell (`Cell In[3]`) is fixed."""
-    result = _explain("paste12_notebook.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     said = result.stdout + result.stderr
     assert result.returncode == 0, said
     assert "It was raised from notebook.ipynb, cell 2 (Cell In[2]), line 4, in copy_slot." in said
     assert "Fix: cell 3, line 10: `sems[0]` -> `sems.at[0]` (SEM002)" in said
-    _runs_notebook(pastelib, "notebook.ipynb", _python("paste12", request.config))
+    _runs_notebook(pastelib, "notebook.ipynb", _python(log, request.config))
 
 
 @needs_jax
 @pytest.mark.jax
-def test_a_notebooks_follow_up_fixes_are_made_and_said(pastelib: Path, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("log", ["paste_followup.log", "paste12_followup.log"])
+def test_a_notebooks_follow_up_fixes_are_made_and_said(
+    pastelib: Path, log: str, request: pytest.FixtureRequest
+) -> None:
     """A notebook's kernel signals and then waits on `flags[slot]`: the log proves the signal's
     fix, and the notebook, rewritten so, proves the wait's: both made, each said at its cell's line."""
-    result = _explain("paste12_followup.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     said = result.stdout + result.stderr
     assert result.returncode == 0, said
     assert "Once that is written, followup.ipynb proves the same fix of the same Ref elsewhere:" in said
     assert "Fix: cell 2, line 6: `flags[slot]` -> `flags.at[slot]` (SEM002)" in said
     assert "still finds" not in said
-    _runs_notebook(pastelib, "followup.ipynb", _python("paste12", request.config))
+    _runs_notebook(pastelib, "followup.ipynb", _python(log, request.config))
 
 
 def _runs_notebook(cwd: Path, notebook: str, python: str) -> None:

@@ -193,7 +193,7 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         if header or line.lstrip().startswith(_STARTS) or _SECTION.match(line):
             if message is not None:
                 add(Failure(frames, message))
-            frames, message, python = [], None, header
+            frames, message, python, listing = [], None, header, []
             if not header:
                 cause = failures[-1] if failures and line.lstrip().startswith(_STARTS[1:]) else None
         elif frame := _FRAME.match(line):

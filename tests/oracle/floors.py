@@ -104,16 +104,18 @@ def _beside(project: str, floor: str, rng: random.Random) -> tuple[dict[str, str
     requirements file, uv's, pdm's or hatch's dev environments, each in its backend's layout.
     None of them is what users install: the floor is the project's own."""
     pin = f"jax[cpu]=={_higher(floor, rng)}"
-    where = rng.choice(["group", "extra", "ci", "uv", "pdm", "hatch"])
+    where = rng.choice(["group", "extra", "ci", "constraints", "uv", "uv constraints", "pdm", "hatch"])
     extra = {
         "group": f'\n[dependency-groups]\ntest = ["pytest", "{pin}"]\n',
         "extra": f'\n[project.optional-dependencies]\ncpu = ["{pin}"]\n',
         "ci": "",
+        "constraints": "",
+        "uv constraints": f'\n[tool.uv]\nconstraint-dependencies = ["{pin}"]\n',
         "uv": f'\n[tool.uv]\ndev-dependencies = ["{pin}"]\n',
         "pdm": f'\n[tool.pdm.dev-dependencies]\ntest = ["{pin}"]\n',
         "hatch": f'\n[tool.hatch.envs.test]\ndependencies = ["{pin}"]\n',
     }[where]
-    backend = where if where in BACKENDS else rng.choice(list(BACKENDS))
+    backend = where.split()[0] if where.split()[0] in BACKENDS else rng.choice(list(BACKENDS))
     requires, build = BACKENDS[backend]
     text = (
         _pyproject(["numpy", project], extra)
@@ -122,6 +124,9 @@ def _beside(project: str, floor: str, rng: random.Random) -> tuple[dict[str, str
     files = {"pyproject.toml": text}
     if where == "ci":
         files["requirements-ci.txt"] = f"-e .\n{pin}\n"
+    if where == "constraints":  # CI installs the project under a constraints file pinning JAX
+        files["requirements-ci.txt"] = "-c constraints-ci.txt\n-e .\n"
+        files["constraints-ci.txt"] = f"{pin}\nnumpy<3\n"
     return files, f"{project} beside {pin} ({where}, {backend})"
 
 
@@ -188,6 +193,8 @@ def _declared(form: str, floor: str, rng: random.Random) -> tuple[dict[str, str]
         return {"pyproject.toml": text}, f"poetry jax = {constraint}"
     if form == "project unmarked and marked":  # where the marker does not hold, the unmarked line alone
         lines = [f"jax>={floor}", f"jax>={_higher(floor, rng)}; python_version >= '3.13'"]
+        if rng.random() < 0.5:  # or a platform's own, the others' lower
+            lines = [f"jax>={_higher(floor, rng)}; sys_platform == 'linux'", f"jax>={floor}; sys_platform != 'linux'"]
         rng.shuffle(lines)
         return {"pyproject.toml": _pyproject(["numpy", *lines])}, " + ".join(lines)
     if form in ("poetry list", "poetry ||", "poetry spelled"):
@@ -215,6 +222,7 @@ def _declared(form: str, floor: str, rng: random.Random) -> tuple[dict[str, str]
             f"jax[tpu] >= {floor} ; python_version >= '3.8'",
             f"jax>={floor},<={_higher(floor, rng)}",
         ]
+        spellings.append(f"jax>{floor}.dev0")  # after the floor's nightlies: the floor itself
         if RELEASES.index(floor) > 0:  # the release before excluded: the floor is the next
             spellings.append(f"jax!={_previous(floor)},>={_previous(floor)}")
         if floor.endswith(".0"):
@@ -223,7 +231,7 @@ def _declared(form: str, floor: str, rng: random.Random) -> tuple[dict[str, str]
         return {"pyproject.toml": _pyproject(["numpy", req])}, req
     if form == "nightly":  # a nightly of the release after the floor: before that release
         after = RELEASES[RELEASES.index(floor) + 1]
-        req = rng.choice([f"jax=={after}.dev20250101", f"jax>={after}.dev0"])
+        req = rng.choice([f"jax=={after}.dev20250101", f"jax>={after}.dev0", f"jax>={after}rc1", f"jax=={after}rc2"])
         return {"pyproject.toml": _pyproject(["numpy", req])}, req
     if form in ("wheel URL", "VCS URL", "local path"):  # pip's: the floor's own build (a checkout of it)
         line = {
