@@ -30,8 +30,9 @@ pytestmark = pytest.mark.jax
 # migrations, replayed: 30133 and 31824, a sibling's unread import of a removed TPU name;
 # 50017, 50449 and 50794, `dec=` given to `semaphore_wait` read through a sibling; 71672 (through
 # a package's `__init__`), 73026 (`compat.pltpu.semaphore_signal`) and 78588 (a star import of a
-# sibling with an `__all__`), from the 60-minute soak; 130166 (a name that star binds, called)
-SEEDS = [*range(64), 30133, 31824, 50017, 50449, 50794, 71672, 73026, 78588, 130166]
+# sibling with an `__all__`), from the 60-minute soak; 130166 (a name that star binds, called);
+# 400031, `dec=` given to a compat module's `try`/`except ImportError` import (issue 45's soak)
+SEEDS = [*range(64), 30133, 31824, 50017, 50449, 50794, 71672, 73026, 78588, 130166, 400031]
 
 
 def test_no_wrong_migration_on_generated_projects(request: pytest.FixtureRequest) -> None:

@@ -119,8 +119,11 @@ class Verdict:
 
 
 def named(error: str) -> str:
-    """The name an ImportError, AttributeError or NameError is about ("" for another error)."""
-    found = re.search(r"(?:import name|has no attribute|name) '(\w+)'|(\w+) (?:was|is) deprecated", error)
+    """The name an ImportError, AttributeError, NameError or a call's TypeError (`unexpected keyword
+    argument 'dec'`) is about ("" for another error)."""
+    found = re.search(
+        r"(?:import name|has no attribute|name|keyword argument) '(\w+)'|(\w+) (?:was|is) deprecated", error
+    )
     return (found.group(1) or found.group(2)) if found else ""
 
 
