@@ -129,12 +129,12 @@ def named(error: str) -> str:
 
 def caused(error: str, diff: str) -> bool:
     """Did semfix's edit cause this failure on the newest JAX? Yes when the name the error is
-    about is on a line semfix changed (a rename that left the old name's import, an import
-    dropped that a sibling reads) or is not known; no when it names a name on lines semfix
-    left as they were (a reference it never saw: a miss)."""
+    about is on a line semfix changed, as it was or as semfix wrote it (a rename that left the old
+    name's import, an import dropped that a sibling reads, a keyword it wrote) or is not known; no
+    when it names a name on lines semfix left as they were (a reference it never saw: a miss)."""
     name = named(error)
-    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-    return not name or any(re.search(rf"\b{re.escape(name)}\b", line) for line in removed)
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("---", "+++"))]
+    return not name or any(re.search(rf"\b{re.escape(name)}\b", line) for line in changed)
 
 
 def reason(finding: dict[str, object]) -> str:
