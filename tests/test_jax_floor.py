@@ -476,3 +476,14 @@ def test_the_oracle_judges_a_floor_read_above_its_declaration(tmp_path: Path) ->
     finally:
         judge.close()
     assert [f.error for f in verdict.failures] == ["semfix reads the floor 0.7.2; the project admits JAX 0.6.2"]
+
+
+@pytest.mark.parametrize("name", list(COMPAT))
+def test_a_wait_bound_by_compatibility_code_gets_its_amount_fixed(name: str) -> None:
+    """`wait(sem, dec=1)`, `wait` bound by compatibility code: JAX's `semaphore_wait` on every
+    JAX, so SEM102 passes the amount (the migration oracle's seed 800058: `getattr(pl, ...,
+    None) or pltpu.semaphore_wait` was not followed, and 0.12.1 failed on `dec=`)."""
+    source = COMPAT_KERNEL.format(compat=COMPAT[name]).replace("wait(sem, 1)", "wait(sem, dec=1)")
+    for floor, fixed in ((None, "wait(sem, 1)"), ("0.7.2", "wait(sem, value=1)")):
+        result = fix_source(source, settings=build_settings(select=["SEM1"], target_jax=floor))
+        assert fixed in result.source and COMPAT[name] in result.source, (floor, result.source)

@@ -31,8 +31,9 @@ pytestmark = pytest.mark.jax
 # 50017, 50449 and 50794, `dec=` given to `semaphore_wait` read through a sibling; 71672 (through
 # a package's `__init__`), 73026 (`compat.pltpu.semaphore_signal`) and 78588 (a star import of a
 # sibling with an `__all__`), from the 60-minute soak; 130166 (a name that star binds, called);
-# 400031, `dec=` given to a compat module's `try`/`except ImportError` import (issue 45's soak)
-SEEDS = [*range(64), 30133, 31824, 50017, 50449, 50794, 71672, 73026, 78588, 130166, 400031]
+# 400031 and 800058, `dec=` given to a wait compatibility code binds (a compat module's `try`/
+# `except ImportError` import; `getattr(pl, X, None) or pltpu.X`), from issue 45's soaks
+SEEDS = [*range(64), 30133, 31824, 50017, 50449, 50794, 71672, 73026, 78588, 130166, 400031, 800058]
 
 
 def test_no_wrong_migration_on_generated_projects(request: pytest.FixtureRequest) -> None:
