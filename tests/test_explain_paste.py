@@ -87,11 +87,12 @@ def test_an_installed_helpers_call_gets_no_unsafe_fix(pastelib: Path, log: str, 
         ('[tool.semfix.per-file-ignores]\n"pastelib/*.py" = ["SEM002"]', "turn SEM002 off for this file"),
     ],
 )
-def test_explain_honours_the_projects_settings(pastelib: Path, settings: str, words: str) -> None:
+@pytest.mark.parametrize("log", ["paste_sigwait.log", "paste12_sigwait.log"])
+def test_explain_honours_the_projects_settings(pastelib: Path, settings: str, words: str, log: str) -> None:
     """What `fix` would not write, explain does not: an excluded file, a rule turned off."""
     (pastelib / "pyproject.toml").write_text(f"[tool.semfix]\n{settings}\n")
     before = (pastelib / KERNELS).read_text()
-    result = _explain("paste_sigwait.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     assert result.returncode == 1, result.stdout + result.stderr
     assert words in result.stdout, result.stdout
     assert (pastelib / KERNELS).read_text() == before
@@ -147,24 +148,27 @@ def test_pytests_locals_say_which_operand_is_the_value(
     _runs(pastelib, "pick_kernel", _python(log, request.config))
 
 
-def test_one_failure_400_times_is_explained_once(pastelib: Path) -> None:
-    result = _explain("paste_repeat.log", pastelib)
+@pytest.mark.parametrize("log", ["paste_repeat.log", "paste12_repeat.log"])
+def test_one_failure_400_times_is_explained_once(pastelib: Path, log: str) -> None:
+    result = _explain(log, pastelib)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("It was raised from pastelib/kernels.py:56") == 1, result.stdout
     assert "Cannot signal on a non-semaphore Ref: semaphore[] (the log holds it 400 times)\n" in result.stdout
 
 
-def test_pytests_tb_line_is_explained_once_with_the_right_advice(pastelib: Path) -> None:
-    result = _explain("paste_sigwait_line.log", pastelib)
+@pytest.mark.parametrize("log", ["paste_sigwait_line.log", "paste12_sigwait_line.log"])
+def test_pytests_tb_line_is_explained_once_with_the_right_advice(pastelib: Path, log: str) -> None:
+    result = _explain(log, pastelib)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout.count("Cannot signal on") == 1, result.stdout
     assert "pytest --tb=line prints only the line that raised it" in result.stdout
     assert "--tb=no" not in result.stdout
 
 
-def test_a_noqa_comment_is_named(pastelib: Path) -> None:
+@pytest.mark.parametrize("log", ["paste_noqa.log", "paste12_noqa.log"])
+def test_a_noqa_comment_is_named(pastelib: Path, log: str) -> None:
     before = (pastelib / KERNELS).read_text()
-    result = _explain("paste_noqa.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Not fixed: a comment on line 73 (`# noqa`, `# semfix: ignore`) silences semfix there" in result.stdout
     assert "proves no fix" not in result.stdout
@@ -212,19 +216,21 @@ def test_the_older_text_names_the_copys_argument(pastelib: Path, log: str, named
     assert (pastelib / KERNELS).read_text() == before
 
 
-def test_a_contextmanager_helpers_caller_is_the_users(pastelib: Path) -> None:
+@pytest.mark.parametrize("log", ["paste_ctx.log", "paste12_ctx.log"])
+def test_a_contextmanager_helpers_caller_is_the_users(pastelib: Path, log: str) -> None:
     """Python's contextlib.py stands between the helper and its caller: never taken for the caller."""
-    result = _explain("paste_ctx.log", pastelib)
+    result = _explain(log, pastelib)
     assert "It was called at pastelib/kernels.py:106, in ctx_kernel." in result.stdout, result.stdout
     assert "`sems[0]` (given to `copying`'s `sem`)" in result.stdout
     assert "contextlib.py" not in result.stdout
 
 
-def test_a_whole_array_given_in_a_kernel_names_sem004_there(pastelib: Path) -> None:
+@pytest.mark.parametrize("log", ["paste_whole.log", "paste12_whole.log"])
+def test_a_whole_array_given_in_a_kernel_names_sem004_there(pastelib: Path, log: str) -> None:
     """`pl.semaphore_signal(flags, 1)` in a kernel: JAX called the kernel with the array, so the
     kernel's line is the mistake, not a caller's."""
     before = (pastelib / KERNELS).read_text()
-    result = _explain("paste_whole.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "It was raised from pastelib/kernels.py:113, in whole_kernel." in result.stdout
     assert "`flags` (sem_or_view) is a Ref of shape (2,), not one semaphore (SEM004" in result.stdout
@@ -257,16 +263,89 @@ def test_a_name_jax_moved_is_migrated_where_the_floor_permits(
 
 @needs_jax
 @pytest.mark.jax
-def test_a_notebooks_helper_cell_blames_its_caller_cell(pastelib: Path, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("log", ["paste_notebook.log", "paste12_notebook.log"])
+def test_a_notebooks_helper_cell_blames_its_caller_cell(
+    pastelib: Path, log: str, request: pytest.FixtureRequest
+) -> None:
     """IPython ran the helper cell without its leading blank line (its `line 3` is the
     notebook's line 4); the helper passed `sem` on, and the caller cell (`Cell In[3]`) is fixed."""
-    result = _explain("paste12_notebook.log", pastelib, "--fix")
+    result = _explain(log, pastelib, "--fix")
     said = result.stdout + result.stderr
     assert result.returncode == 0, said
     assert "It was raised from notebook.ipynb, cell 2 (Cell In[2]), line 4, in copy_slot." in said
     assert "Fix: cell 3, line 10: `sems[0]` -> `sems.at[0]` (SEM002)" in said
-    cells = "import json\nfor cell in json.load(open('notebook.ipynb'))['cells']:\n    exec(''.join(cell['source']))\n"
-    run = subprocess.run(
-        [_python("paste12", request.config), "-c", cells], cwd=pastelib, capture_output=True, text=True, timeout=300
-    )
+    _runs_notebook(pastelib, "notebook.ipynb", _python(log, request.config))
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("log", ["paste_followup.log", "paste12_followup.log"])
+def test_a_notebooks_follow_up_fixes_are_made_and_said(
+    pastelib: Path, log: str, request: pytest.FixtureRequest
+) -> None:
+    """A notebook's kernel signals and then waits on `flags[slot]`: the log proves the signal's
+    fix, and the notebook, rewritten so, proves the wait's: both made, each said at its cell's line."""
+    result = _explain(log, pastelib, "--fix")
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "Once that is written, followup.ipynb proves the same fix of the same Ref elsewhere:" in said
+    assert "Fix: cell 2, line 6: `flags[slot]` -> `flags.at[slot]` (SEM002)" in said
+    assert "still finds" not in said
+    _runs_notebook(pastelib, "followup.ipynb", _python(log, request.config))
+
+
+def _runs_notebook(cwd: Path, notebook: str, python: str) -> None:
+    """The notebook's code cells run in turn, as a kernel runs them: the kernel prints 1.0."""
+    cells = f"import json\nfor cell in json.load(open({notebook!r}))['cells']:\n    exec(''.join(cell['source']))\n"
+    run = subprocess.run([python, "-c", cells], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0 and run.stdout.strip() == "1.0", run.stderr
+
+
+@pytest.mark.parametrize(
+    ("log", "words"),
+    [
+        *[
+            (
+                log,
+                [
+                    "pytest's listing of its def shows what the error is about: `flags[1]`"
+                    " (given to `signal_wait`'s `sem`)"
+                ],
+            )
+            for log in ("paste_handed_long.log", "paste12_handed_long.log")
+        ],
+        *[
+            (
+                log,
+                ["pytest's listing of its def shows what the error is about: `sems[1]` (given to `copy_one`'s `sem`)"],
+            )
+            for log in ("paste_copied_long.log", "paste12_copied_long.log")
+        ],
+        *[
+            (log, ["which passes on its `sem`, and the call names it by keyword: `flags[1]` (given to `signal_wait`'s"])
+            for log in ("paste_keyword.log", "paste12_keyword.log")
+        ],
+        *[
+            (
+                log,
+                [
+                    "the log prints only its line, not its def: the error is about its `sem`, and which of `flags`,"
+                    " `flags[1]` at `kernelkit.signal_wait(flags, flags[1])` that is cannot be told by position",
+                ],
+            )
+            for log in ("paste_handed.log", "paste12_handed.log")
+        ],
+    ],
+)
+def test_an_installed_helpers_caller_names_the_argument(pastelib: Path, log: str, words: list[str]) -> None:
+    """kernelkit's helper, its source not on this machine, raised on its `sem`: pytest's listing
+    of its def (`--tb=long`) says which position that is, a keyword names it; the helper's line
+    alone does not, and explain says which arguments it may be. Nothing is written in that call."""
+    shutil.rmtree(pastelib / "site-packages" / "kernelkit")  # pytest's relative paths would find it here
+    before = (pastelib / KERNELS).read_text()
+    result = _explain(log, pastelib, "--fix")
+    assert result.returncode == 1, result.stdout + result.stderr
+    for word in words:
+        assert word in result.stdout, result.stdout
+    assert "whose source semfix cannot read" not in result.stdout
+    assert (pastelib / KERNELS).read_text() == before

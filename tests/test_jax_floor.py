@@ -420,3 +420,70 @@ def test_a_call_through_getattr_is_a_catalog_call_for_every_rule() -> None:
         assert worker.run(result.source, check=True).startswith("ok"), worker.run(result.source, check=True)
     finally:
         worker.close()
+
+
+def test_the_oracles_declarations_are_read_at_or_below_their_floor(tmp_path: Path) -> None:
+    """The migration oracle's generator (tests/oracle/floors.py) writes every form of issue 45
+    (markers as alternatives, Poetry's lists and `||`, a pin beside the project's own `jax`,
+    hatch, pdm, flit and uv layouts, a workspace member's own `jax`, nightlies, wheel, VCS and
+    local URLs, setup.cfg's comments and `;`) with the floor it admits, computed as it writes it:
+    the floor semfix reads is never above it. Its soak judges the same through `--show-settings`."""
+    from oracle.floors import LATER_FORMS
+    from oracle.migration import COMPAT_STYLES, generate
+
+    from semfix.floor import read_floor
+    from semfix.jax_versions import parse
+
+    forms: set[str] = set()
+    styles: set[str] = set()
+    above = []
+    for seed in range(1000):
+        project = generate(seed)
+        root = tmp_path / str(seed)
+        (root / ".git").mkdir(parents=True)  # the walk up stops at the repository's root
+        for path, text in project.files().items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+        kernel = next(m for m in project.modules if m.kernel)
+        found = read_floor((root / kernel.path).parent)
+        read, truth = found.release if found else OLDEST, parse(project.declaration.floor or "0.4.35")
+        if read > truth:
+            above.append(f"seed {seed}: {project.declaration.said}: read {read}, admits {truth}")
+        forms.add(project.declaration.form + " (member)" * bool(project.plan.member))
+        styles |= {style for _, style in project.plan.styles}
+    assert not above, "\n".join(above)
+    assert set(LATER_FORMS) <= forms and {"unbounded beside a pin (member)", "project unbounded (member)"} <= forms
+    assert set(COMPAT_STYLES) <= styles
+
+
+def test_the_oracle_judges_a_floor_read_above_its_declaration(tmp_path: Path) -> None:
+    """The judge's check fails where the declared floor is below what semfix reads."""
+    from dataclasses import replace
+
+    from oracle.floors import Declaration
+    from oracle.migrate_judge import MigrationJudge, Verdict
+    from oracle.migration import build, plan_for
+
+    plan = plan_for(0)
+    lie = Declaration("project >=", "0.6.2", (("pyproject.toml", '[project]\ndependencies = ["jax>=0.7.2"]\n'),), "")
+    project = build(replace(plan, declaration=lie, member=""))
+    judge = MigrationJudge()
+    try:
+        root = judge.write(project, "before")
+        (root / ".git").mkdir()
+        verdict = Verdict()
+        judge._floor(project, root, verdict)
+    finally:
+        judge.close()
+    assert [f.error for f in verdict.failures] == ["semfix reads the floor 0.7.2; the project admits JAX 0.6.2"]
+
+
+@pytest.mark.parametrize("name", list(COMPAT))
+def test_a_wait_bound_by_compatibility_code_gets_its_amount_fixed(name: str) -> None:
+    """`wait(sem, dec=1)`, `wait` bound by compatibility code: JAX's `semaphore_wait` on every
+    JAX, so SEM102 passes the amount (the migration oracle's seed 800058: `getattr(pl, ...,
+    None) or pltpu.semaphore_wait` was not followed, and 0.12.1 failed on `dec=`)."""
+    source = COMPAT_KERNEL.format(compat=COMPAT[name]).replace("wait(sem, 1)", "wait(sem, dec=1)")
+    for floor, fixed in ((None, "wait(sem, 1)"), ("0.7.2", "wait(sem, value=1)")):
+        result = fix_source(source, settings=build_settings(select=["SEM1"], target_jax=floor))
+        assert fixed in result.source and COMPAT[name] in result.source, (floor, result.source)

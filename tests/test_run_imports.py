@@ -247,6 +247,35 @@ def test_a_call_through_a_sibling_is_fixed_as_the_jax_call(tmp_path: Path) -> No
     assert "functools.partial(compat.semaphore_wait, value=1)" in (package / "ops.py").read_text()
 
 
+COMPAT_TRY = """\
+try:
+    from jax.experimental.pallas import semaphore_wait
+except ImportError:
+    from jax.experimental.pallas.tpu import semaphore_wait
+"""
+
+
+@pytest.mark.parametrize(
+    ("fallback", "read"),
+    [
+        ("from jax.experimental.pallas.tpu import semaphore_wait", True),
+        ("from .fallback import semaphore_wait", False),
+        ("semaphore_wait = None", False),
+    ],
+)
+def test_a_compat_modules_fallback_import_is_the_same_function(tmp_path: Path, fallback: str, read: bool) -> None:
+    """`try: from pallas import semaphore_wait / except ImportError: from pallas.tpu import
+    semaphore_wait`: JAX's function on every JAX, so the migration oracle's seed 400031's
+    `semaphore_wait(sem, dec=2)` read through it is SEM102's (it failed on 0.12.1, unreported).
+    A fallback that binds another thing leaves the name unread."""
+    compat = COMPAT_TRY.replace("from jax.experimental.pallas.tpu import semaphore_wait", fallback)
+    ops = "from . import compat\n\n\ndef kernel(sem):\n    compat.semaphore_wait(sem, dec=1)\n"
+    package = _package(tmp_path, "ringlib", "0.7.2", compat=compat, ops=ops)
+    _fix(tmp_path, "ringlib")
+    assert ("compat.semaphore_wait(sem, value=1)" in (package / "ops.py").read_text()) is read
+    assert (package / "compat.py").read_text() == compat
+
+
 def test_a_star_import_of_a_run_module_binds_what_its_all_says(tmp_path: Path) -> None:
     """`from .compat import *` with `__all__ = ["semaphore_signal"]` binds that name alone: `pl`
     stays the pallas module, so SEM102 sees `pl.semaphore_wait(sem, dec=1)`."""

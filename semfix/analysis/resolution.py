@@ -91,7 +91,7 @@ class Resolution:
         names. Not for a rename (the migration's), which would make the fallback work where it did not
         (`sem101_references._with_fallback`)."""
         if type(node) is ast.Call:
-            return self._getattr(node, scope)
+            return self._getattr(node, scope, fallback)
         root, steps, _ = unchain(node)
         if not isinstance(root, ast.Name) or None in steps:
             return None
@@ -103,10 +103,13 @@ class Resolution:
         suffix = "".join(f".{p}" for p in steps)
         return {f"{b.qualname}{suffix}" for b in bindings}
 
-    def _getattr(self, call: ast.Call, scope: Scope) -> set[str] | None:
-        if not (type(call.func) is ast.Name and call.func.id == "getattr" and len(call.args) == 2):
+    def _getattr(self, call: ast.Call, scope: Scope, fallback: bool = False) -> set[str] | None:
+        """`getattr(module, "name")`; with `fallback`, `getattr(module, "name", None)` too (None
+        fails where it is called: where the call runs, it is the module's)."""
+        given = 3 if fallback and len(call.args) == 3 and _is_none(call.args[2]) else 2
+        if not (type(call.func) is ast.Name and call.func.id == "getattr" and len(call.args) == given):
             return None
-        module, name = call.args
+        module, name = call.args[:2]
         if call.keywords or not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
             return None
         if type(module) is ast.Call or scope.lookup("getattr")[1]:  # not the builtin
@@ -312,12 +315,13 @@ class Resolution:
     def _catalog_function(self, node: ast.expr, scope: Scope, alias: bool = True) -> Operation | None:
         """The catalog function `node` names: through the imports, or (with `alias`) a local or
         module name never declared global whose every binding is `name = <such a function>`,
-        all of one operation: a version check binds it in each branch, or in a conditional
-        (`pl.semaphore_wait if hasattr(pl, "semaphore_wait") else pltpu.semaphore_wait`)."""
+        all of one operation: a version check binds it in each branch, in a conditional
+        (`pl.semaphore_wait if hasattr(pl, "semaphore_wait") else pltpu.semaphore_wait`), or in
+        compatibility code (`getattr(pl, "semaphore_wait", None) or pltpu.semaphore_wait`)."""
         if alias and isinstance(node, ast.Name):
             owner, bindings = scope.lookup(node.id)
             if bindings and owner is not None and all(b.kind == "assign" and not b.declared for b in bindings):
-                values = [value for b in bindings for value in branches(b.value)]
+                values = [operand for b in bindings for value in branches(b.value) for operand in _either(value)]
                 return _one({self._catalog_function(value, owner, alias=False) for value in values})
         names = self.qualified(node, scope, fallback=True) or set()
         return _one(
@@ -684,6 +688,11 @@ def _one_need(uses: set[tuple[bool, tuple[str, str]]]) -> bool:
         return False
     buffer = next(iter(uses))[0]
     return len(uses) == 1 or (not buffer and len({KINDS_NEEDED.get(via) for _, via in uses}) == 1)
+
+
+def _either(value: ast.expr) -> list[ast.expr]:
+    """What `a or b` gives: `a` where it is true (a function), else `b`; any other value itself."""
+    return value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
 
 
 def _one(operations: set[Operation | None]) -> Operation | None:

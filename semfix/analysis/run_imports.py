@@ -401,17 +401,13 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
     if b"import" not in data or (tree := _parsed(data)) is None:
         return {}
     found: dict[str, str] = {}
+    fallbacks: list[tuple[str, str | None]] = []  # what a compat `try`'s `except ImportError:` imports again
     for statement in tree.body:
-        if isinstance(statement, ast.ImportFrom) and not statement.level and (statement.module or "").startswith("jax"):
-            jax = ((a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names)
-            found.update(
-                (name, target) for name, target in jax if _pallas(target)
-            )  # `from jax.experimental import pallas`
-        elif isinstance(statement, ast.ImportFrom):
-            given = ((a.asname or a.name, through(statement.level, statement.module, a.name)) for a in statement.names)
-            found.update((name, target) for name, target in given if target is not None)
-        elif isinstance(statement, ast.Import):
-            found.update((a.asname, a.name) for a in statement.names if a.asname and _pallas(a.name))
+        tried = statement if isinstance(statement, ast.Try) and all(map(_import_error, statement.handlers)) else None
+        for each in tried.body if tried else [statement]:
+            found.update((name, target) for name, target in _imported(each, through) if target is not None)
+        for handler in tried.handlers if tried else []:
+            fallbacks += [pair for each in handler.body for pair in _imported(each, through, every=True)]
     found = {name: target for name, target in found.items() if target in MODULES or lookup(target) is not None}
     if not found:  # only a catalog function, or a module of them, can make a call a catalog call
         return {}
@@ -425,7 +421,42 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
                 bound[node.target.id] = bound.get(node.target.id, 0) + 1
     if "*" in bound or "__getattr__" in bound:  # a star import or a module `__getattr__` may give any name
         return {}
+    for name, target in fallbacks:  # the same function by its other path (`pallas.tpu`'s): bound as one
+        same = target is not None and name in found and _same_function(found[name], target)
+        bound[name] = bound.get(name, 0) - same
     return {name: target for name, target in found.items() if bound.get(name) == 1}
+
+
+def _imported(
+    statement: ast.stmt, through: Callable[[int, str | None, str], str | None], every: bool = False
+) -> list[tuple[str, str | None]]:
+    """The names an import statement binds, each with the JAX name it gives (`every`: with None
+    for one that gives none): from JAX's Pallas, or from a run module that gives one (`through`)."""
+    given: list[tuple[str, str | None]]
+    if isinstance(statement, ast.ImportFrom) and not statement.level and (statement.module or "").startswith("jax"):
+        paths = [(a.asname or a.name, f"{statement.module}.{a.name}") for a in statement.names]
+        given = [
+            (name, path if _pallas(path) else None) for name, path in paths
+        ]  # `from jax.experimental import pallas`
+    elif isinstance(statement, ast.ImportFrom):
+        given = [(a.asname or a.name, through(statement.level, statement.module, a.name)) for a in statement.names]
+    elif isinstance(statement, ast.Import):
+        given = [(a.asname, a.name if _pallas(a.name) else None) for a in statement.names if a.asname is not None]
+    else:
+        return []
+    return [(name, target) for name, target in given if every or target is not None]
+
+
+def _import_error(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` or `except ModuleNotFoundError:` (alone or in a tuple), no name bound."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return handler.name is None and all(getattr(k, "id", None) in ("ImportError", "ModuleNotFoundError") for k in kinds)
+
+
+def _same_function(first: str, second: str) -> bool:
+    """Two of JAX's paths to one catalog function (`pallas.semaphore_wait`, `pallas.tpu.semaphore_wait`)."""
+    one, other = lookup(first), lookup(second)
+    return one is not None and other is not None and one.name == other.name
 
 
 def _pallas(module: str) -> bool:

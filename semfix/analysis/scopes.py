@@ -256,7 +256,14 @@ class ScopeBuilder:
             else:
                 kind = "tuple_literal" if isinstance(node.value, (ast.Tuple, ast.List)) else "assign"
                 scope.bind(target.id, Binding(kind, node=node))
-                values = branches(node.value) if type(node.value) is ast.IfExp else (node.value,)
+                given = node.value
+                values = (
+                    branches(given)
+                    if type(given) is ast.IfExp
+                    else given.values  # `getattr(pl, X, None) or pltpu.X`: either
+                    if type(given) is ast.BoolOp and type(given.op) is ast.Or
+                    else (given,)
+                )
                 for value in values:  # may name a function: see `named`
                     if type(value) in (ast.Name, ast.Attribute):
                         self.named.append((target.id, getattr(value, "attr", getattr(value, "id", ""))))

@@ -40,13 +40,25 @@ _KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in
 _COMPUTED = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Constant)
 
 
+#: `Through.seen` where the log lists an installed helper's def (pytest --tb=long), so its parameters' positions.
+LISTING = "pytest's listing of its def"
+
+
 @dataclass(frozen=True)
 class Through:
     """What a frame's callee passed on unchanged: its name, and the parameters the error is
-    about, each with its position (None: keyword only); None where its source is not read."""
+    about, each with its position (None: keyword only); None where its source is not read.
+    `seen`: where the log showed them, when its source is not on this machine (an installed
+    helper's): its def in pytest's listing, or only its line (its names then keyword only)."""
 
     function: str
     params: tuple[tuple[str, int | None], ...] | None
+    seen: str | None = None
+
+    @property
+    def unread(self) -> bool:
+        """The helper's source is not read: what it does with the arguments is not seen."""
+        return self.params is None or self.seen is not None
 
 
 @dataclass
@@ -99,6 +111,9 @@ def blame(
     evidence.gather()  # the kernels' allocations: a semaphore's kind, where a helper hides it from the rules
     if through is not None:
         arguments, problem = _given(scopes, line, through), None
+        if through.seen and through.params:
+            problem = None if arguments else _unmapped(scopes, line, through)
+            result.lines += [_mapped(through, arguments)] if arguments else []
     else:
         calls, problem = _calls(scopes, evidence, line)
         if not problem and wrong_kind:
@@ -130,8 +145,8 @@ def blame(
     if shape:
         _shaped(result, arguments, at, shape, where)
         return result
-    unread = through is not None and through.params is None  # a call of an installed helper whose source is absent
-    _decide(result, scopes, evidence, arguments, at, where, pinned=len(arguments) == 1 and not unread, enabled=enabled)
+    unread = through if through is not None and through.unread else None  # an installed helper's, its source absent
+    _decide(result, scopes, evidence, arguments, at, where, unread=unread, enabled=enabled)
     scope = arguments[-1][2].function_scope()
     low, high = getattr(scope.node, "lineno", 1), getattr(scope.node, "end_lineno", 10**9)
     fixes = [f for f in findings if f.fixable and low <= f.line <= high and (enabled is None or f.rule in enabled)]
@@ -204,13 +219,14 @@ def _decide(
     at: dict[int, list[Finding]],
     where: Callable[[int], str],
     *,
-    pinned: bool,
+    unread: Through | None,
     enabled: frozenset[str] | None,
 ) -> None:
     """Each argument's findings: a safe fix is chosen; an unsafe one only where the error is
-    about this one argument (`pinned`: not a whole call of a helper whose source is not read,
-    which proves nothing about what is inside it) and the Ref it views is not a parameter of a
+    about this one argument, given to no helper whose source is not read (`unread`: what it does
+    with it is not seen, whichever argument the log names) and the Ref it views is not a parameter of a
     function the file calls (the log proves only what one of its calls gave it); the rest are named."""
+    pinned = len(arguments) == 1 and unread is None
     open_: list[str] = []
     for parameter, argument, scope in arguments:
         for finding in at[id(argument)]:
@@ -232,6 +248,11 @@ def _decide(
                 continue
             why = shared or (
                 f"the line {parameter}: the log proves nothing about the arguments inside that call"
+                if unread is not None and unread.params is None
+                else f"`{unread.function}`'s source is not on this machine: the log names the argument, but what"
+                " the helper does with it is not seen"
+                if unread is not None
+                else f"the line {parameter}: the log proves nothing about the arguments inside that call"
                 if len(arguments) == 1
                 else f"the error is about {len(arguments)} arguments ("
                 + ", ".join(f"`{ast.unparse(a)}`" for _, a, _ in arguments)
@@ -458,20 +479,26 @@ def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
             yield from (item.body for item in value if isinstance(item, (ast.ExceptHandler, ast.match_case)))
 
 
+def _calls_of(scopes: Tracking, line: int, function: str) -> list[tuple[ast.Call, int]]:
+    """The calls at `line` of `function`, or a `functools.partial(function, ...)` there, each with
+    where its arguments for the function start."""
+    calls: list[tuple[ast.Call, int]] = []
+    for c in scopes.calls:
+        if c.lineno <= line <= (c.end_lineno or c.lineno):
+            called = getattr(c.func, "id", getattr(c.func, "attr", None))
+            if called == function:
+                calls.append((c, 0))
+            elif called == "partial" and c.args and getattr(c.args[0], "id", None) == function:
+                calls.append((c, 1))
+    return calls
+
+
 def _given(scopes: Tracking, line: int, through: Through) -> list[tuple[str, ast.expr, Scope]]:
     """The arguments a call at `line` of `through.function` gives the parameters it passed on
     (by position or keyword), or a `functools.partial(function, ...)` there, whose arguments
     come after the function; without them, the call itself."""
-    calls: list[tuple[ast.Call, int]] = []  # each with where its arguments for the function start
-    for c in scopes.calls:
-        if c.lineno <= line <= (c.end_lineno or c.lineno):
-            called = getattr(c.func, "id", getattr(c.func, "attr", None))
-            if called == through.function:
-                calls.append((c, 0))
-            elif called == "partial" and c.args and getattr(c.args[0], "id", None) == through.function:
-                calls.append((c, 1))
     found: list[tuple[str, ast.expr, Scope]] = []
-    for call, shift in calls:
+    for call, shift in _calls_of(scopes, line, through.function):
         scope = scopes.scope_of[id(call)]
         if through.params is None:
             found.append((f"calls `{through.function}`, whose source semfix cannot read", call, scope))
@@ -488,6 +515,39 @@ def _given(scopes: Tracking, line: int, through: Through) -> list[tuple[str, ast
             if argument is not None:
                 found.append((f"given to `{through.function}`'s `{name}`", argument, scope))
     return found
+
+
+def _mapped(through: Through, arguments: list[tuple[str, ast.expr, Scope]]) -> str:
+    """How the log names the caller's argument an installed helper (its source not here) got."""
+    given = ", ".join(f"`{ast.unparse(a)}` ({p})" for p, a, _ in arguments)
+    if through.seen == LISTING:
+        return (
+            f"`{through.function}`'s source is not on this machine; {LISTING} shows what the error is about: {given}."
+        )
+    names = " and ".join(f"`{name}`" for name, _ in through.params or ())
+    return (
+        f"`{through.function}`'s source is not on this machine; the log prints {through.seen}, which passes on its"
+        f" {names}, and the call names it by keyword: {given} (unless the helper rebinds it before that line,"
+        " which the log does not show)."
+    )
+
+
+def _unmapped(scopes: Tracking, line: int, through: Through) -> str:
+    """Why the caller's argument an installed helper passed on cannot be told: the log shows
+    which of its parameters (its line), not their positions (its def), and none is given by keyword."""
+    names = " and ".join(f"`{name}`" for name, _ in through.params or ())
+    calls = _calls_of(scopes, line, through.function)
+    maybe = [a for call, shift in calls for a in call.args[shift:] if not isinstance(a, ast.Starred)]
+    which = (
+        f"which of {', '.join(f'`{ast.unparse(a)}`' for a in maybe)} at `{ast.unparse(calls[0][0])}` that is"
+        if maybe and len(calls) == 1
+        else "which argument that is"
+    )
+    return (
+        f"`{through.function}`'s source is not on this machine and the log prints {through.seen}, not its def:"
+        f" the error is about its {names}, and {which} cannot be told by position (pytest --tb=long prints"
+        " the def; a keyword argument names it)"
+    )
 
 
 def _base(finding: Finding) -> str:

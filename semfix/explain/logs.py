@@ -10,6 +10,7 @@ import functools
 import importlib.util
 import os
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from semfix.explain.boxes import unbox
@@ -74,6 +75,9 @@ class Frame:
     context: dict[int, str] = field(default_factory=dict)
     #: pytest's long form: the frame's arguments as it prints them (`args = (Ref<any>{...}, ...)`)
     shown: dict[str, str] = field(default_factory=dict)
+    #: pytest's long form: the function's source it lists, from its def to the line that raised,
+    #: and that line's number in it (an installed helper's def, where its file is not here)
+    listing: tuple[str, int] | None = None
 
     @property
     def in_jax(self) -> bool:
@@ -177,16 +181,19 @@ def _read_stream(lines: list[str]) -> list[Failure]:
     message, python, last_def = None, False, "?"
     marked: str | None = None  # pytest --tb=long: the `>` line of the listing before the frame
     shown: dict[str, str] = {}  # and the arguments printed above that listing
+    listing: list[str] = []  # and the listing's lines, as printed
     reading: tuple[Frame, bool] | None = None  # the frame whose source lines come next; IPython's?
     for line in [*lines, "==="]:  # a rule, as pytest closes its report with: ends the last one
         if reading is not None and _source_line(*reading, line):
             continue
         reading = None
+        if not python and (line.startswith("    ") or _MARKED.match(line) or listing and not line):
+            listing.append(line)
         header = line.lstrip().startswith(_STARTS[0]) or bool(_IPYTHON_START.match(line))
         if header or line.lstrip().startswith(_STARTS) or _SECTION.match(line):
             if message is not None:
                 add(Failure(frames, message))
-            frames, message, python = [], None, header
+            frames, message, python, listing = [], None, header, []
             if not header:
                 cause = failures[-1] if failures and line.lstrip().startswith(_STARTS[1:]) else None
         elif frame := _FRAME.match(line):
@@ -206,11 +213,12 @@ def _read_stream(lines: list[str]) -> list[Failure]:
             python = True
         elif frame := _PYTEST_FRAME.match(line):
             source = None if frame["function"] else marked  # the long form lists the source first
+            function = frame["function"] or last_def
             reading = (
-                Frame(frame["path"], int(frame["line"]), frame["function"] or last_def, source, shown=shown),
+                Frame(frame["path"], int(frame["line"]), function, source, shown=shown, listing=_listed(listing)),
                 False,
             )
-            last_def, marked, shown = "?", None, {}
+            last_def, marked, shown, listing = "?", None, {}, []
         elif (definition := _DEF.match(line)) and not python:
             last_def = definition[1]
         elif (local := _LOCAL.match(line)) and not python:
@@ -231,6 +239,14 @@ def _read_stream(lines: list[str]) -> list[Failure]:
         if reading is not None:
             frames.append(reading[0])
     return failures
+
+
+def _listed(lines: list[str]) -> tuple[str, int] | None:
+    """pytest's listing of a function (each line after a 4-column margin, the one that raised
+    marked `>`; Python's carets under it dropped): its source, and the number of that line in it."""
+    lines = [line for line in lines if not _CARETS.match(line[4:])]
+    marked = next((number for number, line in enumerate(lines, 1) if line.startswith(">")), None)
+    return None if marked is None else (textwrap.dedent("\n".join(line[4:] for line in lines)) + "\n", marked)
 
 
 def _source_line(frame: Frame, ipython: bool, line: str) -> bool:

@@ -11,15 +11,18 @@ are read for a fix or written. Reading the log is logs.py's.
 
 from __future__ import annotations
 
+import ast
+import functools
 import itertools
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
-from semfix.explain.blame import Blame, Through, blame, migrate, proven_next, said_fix, settings_for
+from semfix.explain.blame import LISTING, Blame, Through, blame, migrate, proven_next, said_fix, settings_for
 from semfix.explain.errors import JaxError, read_shape, recognise, recognise_start, said, values_shown
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
@@ -198,11 +201,11 @@ def _explain_cut(result: Explanation) -> Explanation:
 
 def _passed_by_package(frame: Frame, known: JaxError, through: Through | None) -> Through:
     """What an installed package's function at `frame` passed on, read from its file where that
-    is on this machine (never written); else only its name, so that its call is named."""
+    is on this machine (never written); else as far as the log shows it (`_passed_by_log`)."""
     unknown = Through(frame.function.rsplit(".", 1)[-1], None)
     path = Path(frame.path)
     if path.suffix != ".py" or not path.is_file():
-        return unknown
+        return _passed_by_log(frame, known, through) or unknown
     try:
         source = read_source(path)
         line, _ = find_line(source, frame.line, frame.source or "", frame.function)
@@ -210,6 +213,42 @@ def _passed_by_package(frame: Frame, known: JaxError, through: Through | None) -
     except (SourceError, FileError):
         return unknown
     return passed or unknown
+
+
+#: How a helper's source in a log is read where the log prints no import: JAX's documented aliases.
+_ALIASES = "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+
+
+def _passed_by_log(frame: Frame, known: JaxError, through: Through | None) -> Through | None:
+    """What an installed helper whose source is not on this machine passed on, as far as the log
+    prints it: pytest's long listing of it (from its def, so each parameter's position; a
+    method's `self` makes the positions unknown), else the line it raised at, whose names are
+    taken for keyword-only parameters (only a caller's keyword maps one). None: nothing shown."""
+    name = frame.function.rsplit(".", 1)[-1]
+    if frame.listing:
+        (body, line), seen = frame.listing, LISTING
+    elif frame.source:
+        try:
+            names = sorted(
+                {n.id for n in ast.walk(ast.parse(frame.source)) if isinstance(n, ast.Name)} - {"pl", "pltpu"}
+            )
+        except SyntaxError:  # a line of a statement printed alone (`copy = make_async_copy(`)
+            return None
+        body, line, seen = f"def {name}(*, {', '.join(names)}):\n    {frame.source}\n", 2, "only its line"
+        if not names:
+            return None
+    else:
+        return None
+    try:
+        passed = blame((_ALIASES + body).encode(), line + 2, known.suspects, through=through).passed_on
+    except SourceError:
+        return None
+    if passed is None or passed.function != name:
+        return None
+    method = re.match(rf"(?:async\s+)?def\s+{name}\s*\(\s*(?:self|cls)\b", body, re.MULTILINE)
+    return replace(
+        passed, params=tuple((p, None) for p, _ in passed.params or ()) if method else passed.params, seen=seen
+    )
 
 
 def _explain_frame(
@@ -459,8 +498,7 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
             fix.new = (
                 fix_notebook(first.old, settings, True) if first.notebook else fix_source(first.old, settings=settings)
             ).source
-            if not first.notebook:
-                _then(fix, list(findings.values()))
+            _then(fix, list(findings.values()))
         except (SourceError, SafetyError) as error:
             fix.error = f"the rewrite fails semfix's checks ({error}); nothing written"
         merged.append(fix)
@@ -470,15 +508,20 @@ def merged_fixes(explanations: list[Explanation]) -> list[FileFix]:
 def _then(fix: FileFix, chosen: list[Finding]) -> None:
     """The engine's safe fixes the file proves once the log's are written (`proven_next`), made
     too, each said: a kernel that signals and then waits on `sems[slot]` fails at the wait
-    next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven."""
+    next, and `sems.at[slot]` at the signal proves the wait's fix. Until nothing more is proven.
+    A notebook's cells are read joined, as its fixes were found, and each fix said at its cell's line."""
     settings, refused = _project(fix.path)
     for _ in range(3) if refused is None else ():
-        found = proven_next(fix.new, chosen, settings.enabled if settings else None)
+        notebook = join_cells(fix.new) if fix.notebook else None
+        text = notebook.module.encode("utf-8") if notebook else fix.new
+        found = proven_next(text, chosen, settings.enabled if settings else None)
         if not found:
             return
-        fix.new = fix_source(fix.new, settings=settings_for(found)).source
+        made = settings_for(found)
+        fix.new = (fix_notebook(fix.new, made, True) if notebook else fix_source(fix.new, settings=made)).source
+        where = functools.partial(_cell_line, notebook) if notebook else "line {}".format
         fix.then += [f"Once that is written, {fix.name} proves the same fix of the same Ref elsewhere:"]
-        fix.then += [f"  {said_fix(finding)}" for finding in found]
+        fix.then += [f"  {said_fix(finding, where)}" for finding in found]
         chosen = found
 
 

@@ -10,7 +10,11 @@
 3. When anything changed, every module must still import and run right on the floor's JAX,
    its memory-space constants still the objects the old spellings give there: else a WRONG
    MIGRATION.
-4. On the newest JAX with the Pallas family's deprecations as errors, a module must run right
+4. `semfix check --show-settings` on the kernel's module: the floor semfix reads must not be
+   above the one the generator declared (floors.py: the oldest JAX any environment of the
+   project installs, computed as it writes the declaration): else a FLOOR ABOVE TRUTH. Below it
+   is counted (an unreadable line, a pin a test group adds: the floor taken lower, never wrong).
+5. On the newest JAX with the Pallas family's deprecations as errors, a module must run right
    unless semfix left a finding in it or in a project module it imports (held back): else a
    WRONG MIGRATION when semfix changed one of them and the error is about a name on a line it
    changed, a MISS when it is about a name semfix neither changed nor reported.
@@ -32,13 +36,16 @@ from pathlib import Path
 
 from jax_env import REPO, Worker, jax_python
 
+from semfix.jax_versions import RELEASES, parse
+
 from .floors import NEWEST
 from .judge import TWO_DEVICES
 from .migration import Module, Project
 
-FAILURES = ("wrong migration", "miss", "semfix error")
+FAILURES = ("wrong migration", "floor above truth", "miss", "semfix error")
 INFO = ("projects", "modules", "changed projects", "changed modules", "ran on newest", "held back on newest")
 INFO += ("fails through an import", "judged below the floor", "no floor declared", "generator error")
+INFO += ("floor read as declared", "floor read below truth")
 
 DRIVER = """\
 import importlib, sys, warnings
@@ -86,6 +93,8 @@ class Failure:
 
     def key(self) -> tuple[str, str, str, str]:
         """What the shrinker keeps: the class, where it failed, the error's type, the name it names."""
+        if self.kind == "floor above truth":  # by the declaration's form: its words, releases left out
+            return self.kind, "", "", re.sub(r"\d+(\.\d+)+", "V", self.declared)
         kind = self.error.split(":")[0].split()[-1] if self.error else ""
         return self.kind, (self.jax.split() or [""])[0], kind, named(self.error)
 
@@ -110,19 +119,22 @@ class Verdict:
 
 
 def named(error: str) -> str:
-    """The name an ImportError, AttributeError or NameError is about ("" for another error)."""
-    found = re.search(r"(?:import name|has no attribute|name) '(\w+)'|(\w+) (?:was|is) deprecated", error)
+    """The name an ImportError, AttributeError, NameError or a call's TypeError (`unexpected keyword
+    argument 'dec'`) is about ("" for another error)."""
+    found = re.search(
+        r"(?:import name|has no attribute|name|keyword argument) '(\w+)'|(\w+) (?:was|is) deprecated", error
+    )
     return (found.group(1) or found.group(2)) if found else ""
 
 
 def caused(error: str, diff: str) -> bool:
     """Did semfix's edit cause this failure on the newest JAX? Yes when the name the error is
-    about is on a line semfix changed (a rename that left the old name's import, an import
-    dropped that a sibling reads) or is not known; no when it names a name on lines semfix
-    left as they were (a reference it never saw: a miss)."""
+    about is on a line semfix changed, as it was or as semfix wrote it (a rename that left the old
+    name's import, an import dropped that a sibling reads, a keyword it wrote) or is not known; no
+    when it names a name on lines semfix left as they were (a reference it never saw: a miss)."""
     name = named(error)
-    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-    return not name or any(re.search(rf"\b{re.escape(name)}\b", line) for line in removed)
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("---", "+++"))]
+    return not name or any(re.search(rf"\b{re.escape(name)}\b", line) for line in changed)
 
 
 def reason(finding: dict[str, object]) -> str:
@@ -187,6 +199,31 @@ class MigrationJudge:
             data["error"] = said
         return data
 
+    def floor_read(self, root: Path, module: Module) -> str:
+        """The floor `semfix check --show-settings` says the module takes (its first word:
+        `0.7.2, from pyproject.toml:5 ...`), or what semfix said where it says none."""
+        command = [sys.executable, "-m", "semfix", "check", "--show-settings", str(root / module.path)]
+        env = {**os.environ, "PYTHONPATH": os.environ.get("SEMFIX_UNDER_TEST", str(REPO))}
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=root.parent, timeout=120)
+        found = re.search(r"^  target-jax: ([\w.]+),", done.stdout, re.MULTILINE)
+        return found.group(1) if found else f"exit {done.returncode}: {(done.stderr or done.stdout)[-500:]}"
+
+    def _floor(self, project: Project, root: Path, verdict: Verdict) -> None:
+        """The floor semfix reads for the kernel's module, against the declared (true) one."""
+        kernel = next(m for m in project.modules if m.kernel)
+        read, truth = self.floor_read(root, kernel), project.declaration.floor or RELEASES[0]
+        if not re.fullmatch(r"\d+(\.\d+)+", read):
+            verdict.failures.append(
+                Failure("semfix error", project.seed, kernel.name, "", project.declaration.said, read, "")
+            )
+        elif parse(read) > parse(truth):
+            error = f"semfix reads the floor {read}; the project admits JAX {truth}"
+            verdict.failures.append(
+                Failure("floor above truth", project.seed, kernel.name, "", project.declaration.said, error, "")
+            )
+        else:
+            verdict.counts["floor read as declared" if parse(read) == parse(truth) else "floor read below truth"] += 1
+
     def judge(self, project: Project) -> Verdict:
         verdict = Verdict()
         self.count += 1
@@ -201,6 +238,7 @@ class MigrationJudge:
                 return verdict
         verdict.counts["projects"] += 1
         verdict.counts["modules"] += len(project.modules)
+        self._floor(project, before, verdict)
         if declared.floor is None:
             verdict.counts["no floor declared"] += 1
         elif declared.note:

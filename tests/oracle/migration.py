@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from semfix.catalog import WAIT_VALUE_KEYWORD_FROM
 from semfix.jax_versions import parse
 
-from .floors import FLOOR_ENVS, Declaration, choose, declare
+from .floors import FLOOR_ENVS, Declaration, choose, declare, widen
 
 PACKAGE = "ringlib"
 SINGLE = "ring_kernel"
@@ -53,6 +53,10 @@ ALIASES = {
 #: `pl` holds these under the same name on every JAX the oracle runs (0.6.0 on).
 ON_PL = ("semaphore_signal", "semaphore_wait", "semaphore_read", "semaphore", "DeviceIdType")
 STYLES = ("attr", "attr", "from", "from-as", "star", "chain", "full", "assigned", "pl", "getattr", "local")
+#: Compatibility code that runs on every JAX (issue 45 section 3), for the names `pl` holds:
+#: `getattr(pl, X, None) or pltpu.X`, `try: pl.X / except AttributeError: pltpu.X`, and a compat
+#: module importing X from pallas first, from the TPU module under `except ImportError:`.
+COMPAT_STYLES = ("compat-getattr", "compat-try", "compat-module")
 SIBLING_STYLES = ("sibling-from", "sibling-attr", "sibling-name", "init", "sibling-star")
 #: The names read only inside functions: these may be imported there too ("local").
 IN_FUNCTIONS = ("semaphore_signal", "semaphore_wait", "semaphore_read", "semaphore", "DeviceIdType")
@@ -126,8 +130,9 @@ class Project:
         the root's, which declares a higher floor than the member (issue 36 item 4)."""
         prefix = f"{self.plan.member}/" if self.plan.member else ""
         files = {f"{prefix}{path}": text for path, text in self.declaration.files}
-        if self.plan.member:
-            app = f'[project]\nname = "app"\nversion = "1.0"\ndependencies = ["jax>={self.plan.root_floor}"]\n'
+        if self.plan.member:  # a uv workspace: the member's own `jax`, bounded or not, is its floor
+            app = f'[project]\nname = "app"\nversion = "1.0"\ndependencies = ["jax[tpu]>={self.plan.root_floor}"]\n'
+            app += f'\n[tool.uv.workspace]\nmembers = ["{self.plan.member}"]\n'
             files["pyproject.toml"] = app
         return {**files, **{m.path: m.text for m in self.modules}}
 
@@ -200,6 +205,8 @@ class Writer:
                 style = "attr"  # siblings exist only in a package, and are read by its kernel module
         if style == "local" and (module_level or name not in IN_FUNCTIONS):
             style = "from"
+        if style.startswith("compat"):
+            return self.compat(name, style)
         if style == "attr":
             return f"{self.tpu()}.{name}"
         if style == "from":
@@ -248,6 +255,25 @@ class Writer:
             return name
         self.from_sibling("compat", name)
         return name
+
+    def compat(self, name: str, style: str) -> str:
+        """`name` read through compatibility code (COMPAT_STYLES); a name `pl` lacks, by `attr`."""
+        if name not in ON_PL:
+            return f"{self.tpu()}.{name}"
+        alias = ALIASES[name]
+        if style == "compat-getattr":
+            self.constant(f'{alias} = getattr({self.pl()}, "{name}", None) or {self.tpu()}.{name}')
+        elif style == "compat-try" or self.plan.layout == "module" or self.name != f"{PACKAGE}.ops":
+            self.constant(
+                f"try:\n    {alias} = {self.pl()}.{name}\nexcept AttributeError:\n    {alias} = {self.tpu()}.{name}"
+            )
+        else:  # a compat module, its kernel module importing the name from it
+            compat = self.project.setdefault("compat", Writer(self.plan, f"{PACKAGE}.compat", self.project))
+            fallback = f"except ImportError:\n    from {TPU_PATH} import {name}"
+            compat.constant(f"try:\n    from jax.experimental.pallas import {name}\n{fallback}")
+            self.from_sibling("compat", name)
+            return name
+        return alias
 
     def head(self, doc: str, kernel: bool) -> str:
         top = ["import jax", "import jax.numpy as jnp", "import numpy as np"] if kernel else []
@@ -454,7 +480,7 @@ def build(plan: Plan) -> Project:
 def plan_for(seed: int) -> Plan:
     """The random choices of project `seed`."""
     rng = random.Random(seed)
-    declaration = choose(rng)
+    declaration = widen(seed, choose(rng))
     env = declaration.runs_on
     allowed = {"host": env in ("0.7.1", "0.7.2"), "vmem": env != "0.7.2"}
     uses = ("signal", "wait", *(u for u in OPTIONAL if allowed.get(u, True) and rng.random() < 0.4))
@@ -465,6 +491,10 @@ def plan_for(seed: int) -> Plan:
     styles = tuple(dict((USES[u], rng.choice(choices)) for u in reversed(uses)).items())
     # a star import binds only a module's own names, never a deprecated alias (TPUMemorySpace)
     styles = tuple((n, "attr" if (n, s) == ("TPUMemorySpace", "star") else s) for n, s in styles)
+    more = random.Random(f"compat-{seed}")  # a stream of its own: the seed's other draws stand
+    styles = tuple(
+        (n, more.choice(COMPAT_STYLES) if s == "attr" and n in ON_PL and more.random() < 0.3 else s) for n, s in styles
+    )
     inc = rng.choice(["position", "keyword", "default"])
     keyword = "dec" if parse(env) < WAIT_VALUE_KEYWORD_FROM else "value"
     amount = rng.choice(["position", keyword, f"partial-{keyword}"] + (["default"] if inc == "default" else []))

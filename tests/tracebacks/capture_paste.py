@@ -11,13 +11,17 @@ are 0.10.2's, `paste12_*` 0.12.1's:
 
 - `paste{,12}_NAME.log`: `python -m pastelib.run NAME_kernel`, its stderr;
 - `paste_old.log`: the same for `old_kernel` under `-W error::DeprecationWarning`;
-- `paste{,12}_pick_long.log`: `pytest --tb=long -k pick pastelib/test_kernels.py`, its stdout
+- `paste{,12}_{handed,keyword}.log`: a kernel handing `flags[1]` to an installed helper
+  (kernelkit's `signal_wait`) by position, then by keyword;
+- `paste{,12}_{pick,handed,copied}_long.log`: `pytest --tb=long -k NAME pastelib/test_kernels.py`, its stdout
   (for 0.12.1, pytest 9.2.0 installed as IPython is, below);
-- `paste_sigwait_line.log`: `pytest --tb=line -k sigwait pastelib/test_kernels.py`, its stdout;
-- `paste_repeat.log`: `python -m pastelib.run sigwait_kernel 400`: one traceback 400 times;
-- `paste12_notebook.log`: IPython 9.19.1 (installed with pip into a temporary folder put on
-  PYTHONPATH, as capture_formats.py does) runs the code cells of pastelib/notebook.ipynb in
-  turn, as a kernel does; its helper cell begins with a blank line, which IPython drops.
+- `paste{,12}_sigwait_line.log`: `pytest --tb=line -k sigwait pastelib/test_kernels.py`, its stdout;
+- `paste{,12}_repeat.log`: `python -m pastelib.run sigwait_kernel 400`: one traceback 400 times;
+- `paste{,12}_notebook.log`: IPython 9.19.1 (installed with pip into a temporary folder put on
+  PYTHONPATH, as capture_formats.py does, one for each Python) runs the code cells of
+  pastelib/notebook.ipynb in turn, as a kernel does; its helper cell begins with a blank line,
+  which IPython drops;
+- `paste{,12}_followup.log`: the same for pastelib/followup.ipynb (a kernel that signals, then waits).
 """
 
 from __future__ import annotations
@@ -37,18 +41,36 @@ PYTEST = ["-m", "pytest", "-p", "no:cacheprovider", "pastelib/test_kernels.py"]
 RUNS = {  # log: (which Python, the command after it, which stream is the log)
     **{
         f"paste_{n}.log": (0, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
-        for n in ("kit", "sigwait", "noqa", "when", "listed", "ctx", "whole", "loops", "unpacked")
+        for n in ("kit", "sigwait", "noqa", "when", "listed", "ctx", "whole", "loops", "unpacked", "handed", "keyword")
     },
     **{
         f"paste12_{n}.log": (1, ["-m", "pastelib.run", f"{n}_kernel"], "stderr")
-        for n in ("kit", "sigwait", "when", "listed", "old", "loops", "unpacked")
+        for n in (
+            "kit",
+            "sigwait",
+            "when",
+            "listed",
+            "old",
+            "loops",
+            "unpacked",
+            "handed",
+            "keyword",
+            "ctx",
+            "whole",
+            "noqa",
+        )
     },
     "paste_old.log": (0, ["-W", "error::DeprecationWarning", "-m", "pastelib.run", "old_kernel"], "stderr"),
     "paste_pick_long.log": (0, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),
     "paste12_pick_long.log": (1, [*PYTEST, "--tb=long", "-k", "pick"], "stdout"),
+    **{f"paste_{n}_long.log": (0, [*PYTEST, "--tb=long", "-k", n], "stdout") for n in ("handed", "copied")},
+    **{f"paste12_{n}_long.log": (1, [*PYTEST, "--tb=long", "-k", n], "stdout") for n in ("handed", "copied")},
     "paste_sigwait_line.log": (0, [*PYTEST, "--tb=line", "-k", "sigwait"], "stdout"),
+    "paste12_sigwait_line.log": (1, [*PYTEST, "--tb=line", "-k", "sigwait"], "stdout"),
     "paste_repeat.log": (0, ["-m", "pastelib.run", "sigwait_kernel", "400"], "stderr"),
-    "paste12_notebook.log": (1, ["-c", CELLS, "notebook.ipynb"], "stdout"),
+    "paste12_repeat.log": (1, ["-m", "pastelib.run", "sigwait_kernel", "400"], "stderr"),
+    **{f"paste{v}_notebook.log": (p, ["-c", CELLS, "notebook.ipynb"], "stdout") for p, v in ((0, ""), (1, "12"))},
+    **{f"paste{v}_followup.log": (p, ["-c", CELLS, "followup.ipynb"], "stdout") for p, v in ((0, ""), (1, "12"))},
 }
 
 
@@ -57,14 +79,13 @@ def main(python_0_10: str, python_0_12: str, *only: str) -> None:
     with tempfile.TemporaryDirectory(prefix="semfix-capture-") as temporary:
         copy = Path(temporary) / "pastelib"
         shutil.copytree(HERE / "pastelib", copy)
-        tool = f"{temporary}/ipython"
-        subprocess.run(
-            [python_0_12, "-m", "pip", "install", "-q", "--target", tool, "ipython==9.19.1", "pytest==9.2.0"], check=True
-        )
+        tools = [f"{temporary}/ipython-0.10", f"{temporary}/ipython"]  # each Python's own: IPython, pytest
+        for python, tool, packages in zip(pythons, tools, (["ipython==9.19.1"], ["ipython==9.19.1", "pytest==9.2.0"])):
+            subprocess.run([python, "-m", "pip", "install", "-q", "--target", tool, *packages], check=True)
         for log, (python, command, stream) in RUNS.items():
             if only and log not in only:
                 continue
-            env = {**os.environ, "PYTHONPATH": tool if python == 1 else ""}  # 0.12.1 env: pytest, IPython
+            env = {**os.environ, "PYTHONPATH": tools[python]}
             run = subprocess.run([pythons[python], *command], cwd=copy, env=env, capture_output=True, text=True)
             (HERE / log).write_text(getattr(run, stream))
             print(f"{log}: exit {run.returncode}, {getattr(run, stream).splitlines()[-1:]}")

@@ -139,3 +139,21 @@ def unpacked_kernel(x_ref, o_ref, sem, sems):
         copy = pltpu.make_async_copy(src, dst, each)
         copy.start()
         copy.wait()
+
+
+# -- section 4: an installed helper's caller: which of its arguments the error is about -------
+@launch(REGULAR((2,)), memory=pl.BlockSpec())
+def handed_kernel(x_ref, o_ref, flags):
+    o_ref[...] = x_ref[...]
+    kernelkit.signal_wait(flags, flags[1])
+
+
+@launch(REGULAR((2,)), memory=pl.BlockSpec())
+def keyword_kernel(x_ref, o_ref, flags):
+    o_ref[...] = x_ref[...]
+    kernelkit.signal_wait(flags, sem=flags[1])
+
+
+@launch(DMA((2,)))
+def copied_kernel(x_ref, o_ref, sems):
+    kernelkit.copy_one(x_ref, o_ref, sems[1])

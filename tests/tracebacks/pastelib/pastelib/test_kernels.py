@@ -9,3 +9,11 @@ def test_pick():
 
 def test_sigwait():
     assert kernels.sigwait_kernel(kernels.X)[0, 0] == 1.0
+
+
+def test_handed():
+    assert kernels.handed_kernel(kernels.X)[0, 0] == 1.0
+
+
+def test_copied():
+    assert kernels.copied_kernel(kernels.X)[0, 0] == 1.0
