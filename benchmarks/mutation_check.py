@@ -214,8 +214,8 @@ MUTANTS = (
         "explain-unsafe-unpinned",
         "explain makes an unsafe fix though the error is about several arguments",
         "semfix/explain/blame.py",
-        "pinned=len(arguments) == 1 and not unread",
-        "pinned=not unread",
+        "pinned = len(arguments) == 1 and unread is None",
+        "pinned = unread is None",
         ("tests/test_explain.py",),
     ),
     Mutant(
