@@ -259,7 +259,6 @@ def alternation(names: Iterable[str]) -> bytes:
 # module path above contains it, and qualified names come from what the source spells).
 # Looked for one by one: `bytes.find` is faster than a regular expression of them all.
 _SPELLED_NAMES = tuple(name.encode() for name in sorted(FUNCTION_NAMES))
-_SPELLED = re.compile(alternation(FUNCTION_NAMES))
 
 
 def lookup(qualified_name: str) -> Operation | None:
@@ -273,9 +272,7 @@ def may_contain_calls(data: bytes | str, *, through_run: bool = False) -> bool:
     `through_run`: the file reads JAX names through another module of the run (`pl`, `pltpu`
     from a compat module), so it need not spell "pallas" itself."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if through_run:  # asked of the files the scan refuses: one search, not a find per name
-        return _SPELLED.search(raw) is not None
-    return b"pallas" in raw and any(name in raw for name in _SPELLED_NAMES)
+    return (through_run or b"pallas" in raw) and any(name in raw for name in _SPELLED_NAMES)
 
 
 # -- The JAX releases each migration needs (read from the wheels of 0.4.35 to 0.12.1) -----------

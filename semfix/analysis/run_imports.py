@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Collection, Iterable
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from semfix.analysis.nodes import Text, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
@@ -206,6 +206,9 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
         found = named.get(name or "", ())
         return modules[found[0]][2] if len(found) == 1 else None
 
+    spells_calls = lru_cache(maxsize=None)(
+        partial(may_contain_calls, through_run=True)
+    )  # asked of an exporter per import
     chosen = set()
     for importer, is_package, data in modules:
         if importer not in candidates or b"import" not in data:
@@ -233,7 +236,7 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
         if compat and any(head.decode("latin-1") in compat for head in _READ_THROUGH.findall(data)):
             chosen.add(importer)
             continue
-        helpers = [name for name, exporter in given.items() if may_contain_calls(exporter, through_run=True)]
+        helpers = [name for name, exporter in given.items() if spells_calls(exporter)]
         for name in helpers:  # `fetch(x, y, sems[1])`, `dma.fetch(...)`: a call given a subscript that is no view
             for call in re.finditer(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?:\s*\.\s*(\w+))?\s*\(", data):
                 defined = b"def " + (call[1] or name.encode()) + b"(" in given[name]
