@@ -216,3 +216,68 @@ def test_the_kernel_s_module_binds_a_launch_only_to_its_one_undecorated_def(tmp_
         b"    return pl.pallas_call(kernel, out_shape=x, scratch_shapes=[pltpu.SemaphoreType.DMA((2, 2))])(x)\n"
     )
     assert _fixed(tmp_path / "local", LAUNCH, local) == ["unsafe", "unsafe"]
+
+
+LIST_LAUNCH = '''"""A launch of `before.kernel` with a list of two DMA semaphores: `sems[0]` is a Ref there."""
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from . import before
+
+
+def run_list():
+    x = jnp.arange(8 * 128, dtype=jnp.float32).reshape(8, 128) - 100.0
+    anywhere = pl.BlockSpec(memory_space=pl.ANY)
+    kernel = before.kernel
+    if pl is None:  # a name bound twice: the run cannot link this launch
+        kernel = None
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        in_specs=[anywhere],
+        out_specs=anywhere,
+        scratch_shapes=[[pltpu.SemaphoreType.DMA, pltpu.SemaphoreType.DMA]],
+        interpret=True,
+    )(x)
+'''
+REACHED = {
+    "a launch of a list through a local bound twice": {"other.py": LIST_LAUNCH},
+    "kept in a dict by another module": {"other.py": 'from .before import kernel\n\nKERNELS = {"copy": kernel}\n'},
+    "read as before.kernel by another module": {"other.py": "from . import before\n\nKERNEL = before.kernel\n"},
+    "re-exported by the package": {"__init__.py": "from .before import kernel\n"},
+}
+
+
+@pytest.mark.parametrize("modules", REACHED.values(), ids=REACHED.keys())
+def test_a_linked_kernel_the_run_reaches_another_way_proves_nothing(tmp_path: Path, modules: dict[str, str]) -> None:
+    """A launch links the kernel, but another module may launch it with anything (a list of
+    Refs, where `sems[0]` is right and `.at` fails): reported, never a safe fix."""
+    assert _fixed(tmp_path, LAUNCH, **modules) == ["unsafe", "unsafe"]
+    assert _fixed(tmp_path / "read in the launch", LAUNCH + "\n\nKERNELS = [kernel]\n") == ["unsafe", "unsafe"]
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("jax", ["0.10.2", "0.12.1"])
+def test_the_launch_the_run_cannot_link_runs_the_kernel_as_written(
+    tmp_path: Path, request: pytest.FixtureRequest, jax: str
+) -> None:
+    """`semfix fix` leaves the kernel alone; as written it computes the right result through the
+    list launch, and the view `sems.at[0]` a safe fix would write fails there."""
+    if jax == "0.10.2":
+        pytest.importorskip("jax")
+    python = sys.executable if jax == "0.10.2" else require_jax_python(jax, request.config)
+    package = _package(tmp_path, SEM002)
+    (package / "other.py").write_text(LIST_LAUNCH)
+    run = _semfix(tmp_path, "fix")
+    assert (package / "before.py").read_bytes() == SEM002.before, run.stdout + run.stderr
+    script = "import numpy as np\nfrom kern.other import run_list\nfrom kern.launch import expected\n"
+    script += "np.testing.assert_allclose(run_list(), expected())"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    ran = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    (package / "before.py").write_bytes(SEM002.after)
+    ran = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert ran.returncode != 0 and "has no attribute 'at'" in ran.stderr, ran.stderr[-2000:]

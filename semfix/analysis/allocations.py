@@ -14,13 +14,12 @@ import functools
 import itertools
 import re
 import string
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Collection, Sequence
 
-from semfix.analysis.nodes import (
-    source_order,
-)
+from semfix.analysis.nodes import source_order, walk
 from semfix.analysis.resolution import Kind, Resolution
-from semfix.analysis.scopes import Scope
+from semfix.analysis.scopes import Binding, Scope
 from semfix.analysis.views import unview
 from semfix.catalog import (
     CACHES,
@@ -44,6 +43,9 @@ Foreign = tuple[int, str | None, str]
 #: A def `pallas_call` runs (or one another module defines), how many leading parameters and
 #: which named ones are given already.
 Linked = tuple[ast.FunctionDef | ast.AsyncFunctionDef | Foreign, int, set[str]]
+#: A name a link to a kernel went through (`_function`): the scope binding it, its spelling, the
+#: attribute read of it (`ops.kernel`), and the Name read at the link (None: a launch elsewhere).
+Handle = tuple["Scope | None", str, str | None, ast.Name | None]
 #: What one allocation proves of the parameter it is bound to: its kind, then its semaphore
 #: kind and its rank, each with the allocation that proves it (here, or in another module).
 Fact = tuple[Kind, tuple[str, ast.expr | Allocated] | None, tuple[int, ast.expr | Allocated] | None]
@@ -54,10 +56,16 @@ _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before 
 class Allocations(Resolution):
     """The parameters' kinds, gathered once per file (`gather`)."""
 
-    def gather(self) -> None:
+    def gather(self, imported: Collection[str] = (), *, exported: bool = False) -> None:
         """Give kernel and body parameters the kind of what JAX allocates for them: through
         `pallas_call` and `run_scoped` calls, and through what is applied to a body, as a call
-        (`pl.core_map(mesh, ...)(body)`) or as the decorator nearest a def."""
+        (`pl.core_map(mesh, ...)(body)`) or as the decorator nearest a def. `imported`: the
+        names of the run's other modules' kernels, whose imports here read anywhere but at a
+        linked launch are launches the run cannot read (`run_launches`); `exported`: a
+        package's `__init__`, whose imports other modules import in turn."""
+        self._trail: list[Handle] = []  # the names the link `_function` is following went through
+        self._links: dict[object, tuple[ast.FunctionDef | ast.AsyncFunctionDef | Foreign, list[Handle]]] = {}
+        self._attributes: dict[int, dict[tuple[str, str], list[ast.Name]]] = {}  # `_attribute_reads`
         for call in self.scopes.relevant_calls():
             scope = self.scopes.scope_of[id(call)]
             if self.operation(call) is not None:
@@ -86,6 +94,9 @@ class Allocations(Resolution):
                 if applied is not None:
                     self._allocate(*applied, function, scope)
         self._launched()
+        if imported:
+            self._imports_of(imported, exported)
+        self._escaped()
 
     def _allocate(
         self, allocator: frozenset[str], arguments: list[ast.expr | ast.keyword], body: ast.AST, scope: Scope
@@ -225,6 +236,7 @@ class Allocations(Resolution):
             owner, bindings = scope.lookup(node.id)
             if len(bindings) != 1 or bindings[0].declared or owner is None:
                 return None
+            self._trail.append((owner, node.id, None, node))
             if bindings[0].kind == "import":
                 return self._imported(node, scope)
             if bindings[0].kind == "assign":  # `kernel = functools.partial(_kernel, n=n)`
@@ -244,16 +256,12 @@ class Allocations(Resolution):
         owner, bindings = scope.lookup(head.id)
         if owner is not self.scopes.module or len(bindings) != 1 or bindings[0].kind != "import":
             return None
-        statement, qualname = bindings[0].node, bindings[0].qualname or ""
-        name = qualname.rpartition(".")[2]  # what the import names, whatever it binds it as
-        if isinstance(statement, ast.ImportFrom) and isinstance(node, ast.Name):
-            return (statement.level, statement.module, name), 0, set()
-        if isinstance(statement, ast.ImportFrom) and isinstance(node, ast.Attribute):
-            module = f"{statement.module}.{name}" if statement.module else name
-            return (statement.level, module, node.attr), 0, set()
-        if isinstance(statement, ast.Import) and isinstance(node, ast.Attribute) and qualname != head.id:
-            return (0, qualname, node.attr), 0, set()  # `import pkg.ops as ops`: `ops` is `pkg.ops`
-        return None
+        foreign = _foreign(bindings[0], head.id, node.attr if isinstance(node, ast.Attribute) else None)
+        if foreign is None:
+            return None
+        if isinstance(node, ast.Attribute):
+            self._trail.append((owner, head.id, node.attr, head))
+        return foreign, 0, set()
 
     def _made(self, call: ast.Call, scope: Scope, depth: int) -> Linked | None:
         """What a factory's call returns (`make_kernel(2)`): a def of the file bound once, not
@@ -261,10 +269,11 @@ class Allocations(Resolution):
         (`return kernel`, its nested def; `return functools.partial(_kernel, n=n)`)."""
         if not isinstance(call.func, ast.Name):
             return None
-        _, bindings = scope.lookup(call.func.id)
+        owner, bindings = scope.lookup(call.func.id)
         factory = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
         if not isinstance(factory, ast.FunctionDef) or bindings[0].declared:
             return None
+        self._trail.append((owner, call.func.id, None, call.func))  # another call may launch what it makes
         outer = self.scopes.scope_of[id(factory)]
         if not all(
             self.resolves_to(d.func if isinstance(d, ast.Call) else d, outer, CACHES) for d in factory.decorator_list
@@ -465,10 +474,13 @@ class Allocations(Resolution):
         """Allocations to the body's parameters, as Python passes arguments; `last`: the
         kernel's last positional parameters, as pallas_call passes scratch buffers. A kernel
         another module of the run defines is told them (`launches`), read here."""
+        self._trail = []
         found = self._function(body, scope)
         if found is None:
             return
         function, given, named = found
+        key = function if isinstance(function, tuple) else id(function)
+        self._links.setdefault(key, (function, []))[1].extend(self._trail)
         facts = [self._fact(item, scope) for item in allocations]
         if isinstance(function, tuple):
             self._launch(function, given, named, facts if last else None)
@@ -559,6 +571,8 @@ class Allocations(Resolution):
             if launch.scratch is None:
                 self._forget(function)
                 continue
+            handle = (self.scopes.module, launch.kernel, None, None)  # a read here is no launch there
+            self._links.setdefault(id(function), (function, []))[1].append(handle)
             facts = [
                 (
                     None,
@@ -571,6 +585,74 @@ class Allocations(Resolution):
                 for a in launch.scratch
             ]
             self._give(function, launch.given, set(launch.named), facts, last=True)
+
+    def _escaped(self) -> None:
+        """A kernel a launch proves things of, reached another way too (`k = kernel` launched
+        with a list; `KERNELS = [kernel]`; `ops.kernel` in a module whose launches are not read)
+        may be launched with anything: each name a link went through is read only at the links,
+        or nothing is proven of the kernel."""
+        for target, trail in self._links.values():
+            linked = {id(h[3]): h[:3] for h in trail if h[3] is not None}
+            if any(self._read_elsewhere(*handle, linked) for handle in {h[:3] for h in trail}):
+                if isinstance(target, tuple):
+                    self.launches.append((target[:2], Launch(target[2], 0, (), None)))
+                else:
+                    self._forget(target)
+
+    def _imports_of(self, kernels: Collection[str], exported: bool) -> None:
+        """Each import here of a kernel of `kernels` (`from .ops import kernel`, or `ops` read as
+        `ops.kernel`) is a name a link to it goes through (`_escaped`), linked or not; `exported`,
+        one the run cannot follow."""
+        module, text = self.scopes.module, self.text.text
+        for name, bindings in module.bindings.items():
+            if not any(binding.kind == "import" for binding in bindings):
+                continue
+            attrs = [None]  # `name` read bare, then as `name.kernel`
+            if name + "." in text or re.search(rf"{re.escape(name)}\s", text):
+                attrs += set(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\.\s*(\w+)", text)).intersection(kernels)
+            for binding in bindings:
+                if binding.kind != "import":
+                    continue
+                for attr in attrs:
+                    foreign = _foreign(binding, name, attr)
+                    if foreign is not None and foreign[2] in kernels:
+                        self._links.setdefault(foreign, (foreign, []))[1].append((module, name, attr, None))
+                        if exported:
+                            self.launches.append((foreign[:2], Launch(foreign[2], 0, (), None)))
+
+    def _read_elsewhere(
+        self, owner: Scope | None, name: str, attr: str | None, linked: dict[int, tuple[Scope | None, str, str | None]]
+    ) -> bool:
+        """Is `name` (`name.attr`) read in `owner`, nested defs included, anywhere but at the
+        Names `linked`? Spelled nowhere else, no walk is needed (Python reads an identifier as
+        its NFKC form, so that is the text counted); a Name of that spelling a nested scope binds
+        counts too (where unsure, it is read)."""
+        text, spelling = self.text.text, re.escape(name) + (rf"\s*\.\s*{re.escape(attr)}" if attr else "")
+        spelled = len(re.findall(rf"(?<![\w.]){spelling}(?!\w)", text if text.isascii() else _nfkc(text)))
+        bound = 0 if attr or owner is None else len(owner.bindings.get(name, ()))
+        if spelled <= bound + list(linked.values()).count((owner, name, attr)):
+            return False
+        if attr is not None:
+            return any(id(n) not in linked for n in self._attribute_reads(owner).get((name, attr), ()))
+        return any(id(n) not in linked and isinstance(n.ctx, ast.Load) for n in self._names_of(owner).get(name, ()))
+
+    def _names_of(self, owner: Scope | None) -> dict[str, list[ast.Name]]:
+        return self.names_in(self._node_of(owner))
+
+    def _node_of(self, owner: Scope | None) -> ast.AST:
+        node = owner.node if owner is not None and owner.kind == "function" and owner.node is not None else None
+        return node if node is not None else self.scopes.tree
+
+    def _attribute_reads(self, owner: Scope | None) -> dict[tuple[str, str], list[ast.Name]]:
+        """`ops.kernel` read in `owner`'s node, nested defs included: the Names `ops`, by ("ops", "kernel")."""
+        node = self._node_of(owner)
+        if id(node) not in self._attributes:
+            reads: dict[tuple[str, str], list[ast.Name]] = {}
+            for child in walk(node):
+                if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name):
+                    reads.setdefault((child.value.id, child.attr), []).append(child.value)
+            self._attributes[id(node)] = reads
+        return self._attributes[id(node)]
 
     def _rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr] | None:
         """How many indices pick one semaphore out of what `node` allocates: 0 for
@@ -606,6 +688,26 @@ class Allocations(Resolution):
             self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
             if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
                 self.param_kinds[id(parameter)] = Kind.UNKNOWN
+
+
+@functools.lru_cache(maxsize=4)
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def _foreign(binding: Binding, bound: str, attr: str | None) -> Foreign | None:
+    """The def of another module an import binding (of the name `bound`) gives, read bare or as
+    `bound.attr`: `from .ops import kernel`, `ops.kernel` after `from . import ops` or `import
+    pkg.ops as ops` (never after `import ops`: an installed `ops` may be it)."""
+    statement, qualname = binding.node, binding.qualname or ""
+    name = qualname.rpartition(".")[2]  # what the import names, whatever it binds it as
+    if isinstance(statement, ast.ImportFrom):
+        if attr is None:
+            return statement.level, statement.module, name
+        return statement.level, f"{statement.module}.{name}" if statement.module else name, attr
+    if isinstance(statement, ast.Import) and attr is not None and qualname != bound:
+        return 0, qualname, attr  # `import pkg.ops as ops`: `ops` is `pkg.ops`
+    return None
 
 
 def _renamed(argument: ast.expr | ast.keyword) -> ast.expr | ast.keyword:

@@ -74,7 +74,8 @@ def names_within(tree: ast.AST) -> dict[int, dict[str, list[ast.Name]]]:
     id() of the def: one walk answers for all of them, where a walk of each def walked a
     nested def once for each def around it (a fifth of a check of real kernels)."""
     found: dict[int, dict[str, list[ast.Name]]] = {}
-    stack: list[tuple[ast.AST, tuple[dict[str, list[ast.Name]], ...]]] = [(tree, ())]
+    top = () if type(tree) in _FUNCTIONS else (found.setdefault(id(tree), {}),)  # a module's too
+    stack: list[tuple[ast.AST, tuple[dict[str, list[ast.Name]], ...]]] = [(tree, top)]
     while stack:
         node, owners = stack.pop()
         kind = type(node)

@@ -20,13 +20,14 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from semfix.analysis.allocations import Allocations
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.resolution import NeedsAccesses
 from semfix.analysis.run_imports import _IMPORTS, _NAME, _resolve, trailing
 from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
 from semfix.rewrite.text import decode
 from semfix.settings import Launch
@@ -34,6 +35,8 @@ from semfix.settings import Launch
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
 _LAUNCHER = re.compile(rb"pallas_call\s*\(|\.kernel\s*\(")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)  # at a module's top
+_GIVEN = re.compile(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
 
 
@@ -56,13 +59,22 @@ def launched_by_run(
         targets = named.get(source, ())
         return names[targets[0]] if len(targets) == 1 and names[targets[0]] != importer else None
 
+    windows = {id(data): _launched(data) for _, _, data, _ in modules}  # (strict, all): each module's
+    launched = set().union(*(strict for strict, _ in windows.values()))
+    kernels = {  # each module's defs at its top that may hold a catalog call and are launched somewhere
+        module: defs
+        for module, _, data, _ in modules
+        if (wanted is None or module in wanted) and may_contain_calls(data, through_run=True)
+        if (defs := launched.intersection(_DEF.findall(data)))
+    }
+    spelled = {name.decode("latin-1") for defs in kernels.values() for name in defs}
     found: dict[str, list[Launch]] = {}
     for importer, is_package, data, label in modules:
         within = functools.partial(target, importer, importer if is_package else importer.rpartition(".")[0])
-        if not _may_launch(data, lambda level, module: within(level, module) is not None):  # noqa: B023 - called here
+        if not _may_launch(data, within, kernels, windows[id(data)][1]):
             continue
-        for (level, spelled), launch in _launches(data):
-            kernel_module = within(level, spelled)
+        for (level, module), launch in _launches(data, spelled, is_package):
+            kernel_module = within(level, module)
             if kernel_module is None or (wanted is not None and kernel_module not in wanted):
                 continue
             scratch = launch.scratch
@@ -72,10 +84,18 @@ def launched_by_run(
     return {module: tuple(launches) for module, launches in found.items()}
 
 
-def _may_launch(data: bytes, in_run: Callable[[int, str | None], bool]) -> bool:
-    """Do the bytes spell a launcher whose arguments (or a local's value they name) spell a
-    name a from-import of a run module binds? Over-reports: it only costs an analysis."""
-    if b"import" not in data or b"pallas_call" not in data and b".kernel" not in data:
+def _may_launch(
+    data: bytes,
+    within: Callable[[int, str | None], str | None],
+    kernels: Mapping[str, set[bytes]],
+    launched: set[bytes],
+) -> bool:
+    """Do the bytes import a kernel of `kernels` (by module) from its module of the run (`from
+    .ops import kernel`, or `ops` then `ops.kernel`: read anywhere, it may be launched where the
+    run cannot see), or spell a launcher whose arguments (or a local's value they name) spell a
+    name a from-import of a run module binds (`launched`: what `_launched` reads)? Over-reports:
+    it only costs an analysis."""
+    if b"import" not in data or not launched and not any(k in data for defs in kernels.values() for k in defs):
         return False
     imported: set[bytes] = set()
     for match in _IMPORTS.finditer(data):
@@ -83,26 +103,47 @@ def _may_launch(data: bytes, in_run: Callable[[int, str | None], bool]) -> bool:
         spelled = [name.decode("latin-1") for name in names]
         if match["module"] is None:  # `import pkg.ops as ops`, then `ops.kernel`
             level, modules = 0, list[str | None](spelled)
+            imports: list[tuple[str | None, Collection[bytes]]] = []
         else:  # `from .ops import kernel`; `from . import ops`, then `ops.kernel`
             dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
             module = dotted.lstrip(".")
             level, modules = len(dotted) - len(module), [module or None]
+            imports = [(within(level, module or None), names)]
             modules += [f"{module}.{name}" if module else name for name in spelled]
-        if any(in_run(level, module) for module in modules):
+        targets = [within(level, module) for module in modules]
+        for kernel_module, given in [*imports, *((t, ()) for t in targets)]:
+            defs = kernels.get(kernel_module or "", ())
+            if defs and (
+                defs.intersection(given) or re.search(rb"\.\s*(?:" + rb"|".join(sorted(defs)) + rb")\b", data)
+            ):
+                return True
+        if any(targets):
             imported.update(names)
-    if not imported:
-        return False
+    return bool(imported.intersection(launched))
+
+
+def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
+    """The names a launcher's arguments spell (its kernel's window), or the value of a local
+    they name spells (`kernel = partial(_kernel, n=n)`, then `kernel`): those it may launch.
+    First of a window that starts with a keyword only what `kernel=` or `body=` gives, then all."""
+    strict: set[bytes] = set()
+    names: set[bytes] = set()
+    if b"pallas_call" not in data and b".kernel" not in data:
+        return strict, names
     for launcher in _LAUNCHER.finditer(data):
-        kernel = _first_argument(data[launcher.end() : launcher.end() + _WINDOW])
-        if imported.intersection(_IDENT.findall(kernel)):
-            return True
-        if (local := _IDENT.fullmatch(kernel.strip())) is not None:  # `kernel = partial(_kernel, n=n)`, then `kernel`
+        window = data[launcher.end() : launcher.end() + _WINDOW]
+        kernel = _first_argument(window)
+        if kernel is not window or re.match(rb"\s*lambda\b", window):
+            strict.update(_IDENT.findall(kernel))
+        elif given := _GIVEN.search(window):
+            strict.update(_IDENT.findall(_first_argument(window[given.end() :])))
+        names.update(_IDENT.findall(kernel))
+        if (local := _IDENT.fullmatch(kernel.strip())) is not None:
             for bound in re.finditer(rb"(?<![\w.])" + re.escape(local.group()) + rb"\s*=(?!=)", data):
-                if imported.intersection(
-                    _IDENT.findall(_first_argument(data[bound.end() : bound.end() + _WINDOW], b",)]}\r\n"))
-                ):
-                    return True
-    return False
+                value = _IDENT.findall(_first_argument(data[bound.end() : bound.end() + _WINDOW], b",)]}\r\n"))
+                strict.update(value)
+                names.update(value)
+    return strict, names
 
 
 def _first_argument(text: bytes, ends: bytes = b",)]}") -> bytes:
@@ -121,21 +162,25 @@ def _first_argument(text: bytes, ends: bytes = b",)]}") -> bytes:
     return text
 
 
-def _launches(data: bytes) -> list[tuple[tuple[int, str | None], Launch]]:
-    """The module's launches of kernels it imports (`Allocations.launches`); none where it does not parse."""
+def _launches(data: bytes, kernels: Collection[str], exported: bool) -> list[tuple[tuple[int, str | None], Launch]]:
+    """The module's launches of kernels it imports (`Allocations.launches`), an unread one for
+    each import of a name `kernels` holds read anywhere else (or, `exported`, at all: a
+    package's `__init__` re-exports it); none where it does not parse."""
     try:
         text = decode(data)[0]
         tree = parse(text)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the run reports it where it is checked
     try:
-        return _gathered(Text(text), tree, ScopeBuilder())
+        return _gathered(Text(text), tree, ScopeBuilder(), kernels, exported)
     except NeedsAccesses:
-        return _gathered(Text(text), tree, Tracking())
+        return _gathered(Text(text), tree, Tracking(), kernels, exported)
 
 
-def _gathered(text: Text, tree: ast.Module, scopes: ScopeBuilder) -> list[tuple[tuple[int, str | None], Launch]]:
+def _gathered(
+    text: Text, tree: ast.Module, scopes: ScopeBuilder, kernels: Collection[str], exported: bool
+) -> list[tuple[tuple[int, str | None], Launch]]:
     scopes.build(tree)
     allocations = Allocations(text, scopes)
-    allocations.gather()
+    allocations.gather(kernels, exported=exported)
     return allocations.launches
