@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
@@ -12,6 +13,8 @@ from semfix.errors import SourceError
 from semfix.findings import Finding
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
+_BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
 
 
 def decode(source: str | bytes) -> tuple[str, str]:
@@ -19,7 +22,12 @@ def decode(source: str | bytes) -> tuple[str, str]:
     if isinstance(source, str):
         return source, "utf-8"
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        except SyntaxError:  # `tokenize` reads the cookie's line as UTF-8 first; Python does not
+            if source.startswith(codecs.BOM_UTF8):
+                raise
+            encoding = _cookie(source)
         return source.decode(encoding), encoding
     except UnicodeDecodeError as error:
         raise SourceError(
@@ -27,6 +35,20 @@ def decode(source: str | bytes) -> tuple[str, str]:
         ) from None
     except (SyntaxError, LookupError) as error:  # a bad or unknown coding cookie
         raise SourceError(f"bad encoding declaration: {error}") from None
+
+
+def _cookie(source: bytes) -> str:
+    """The coding cookie of the first line, or of the second after a comment or blank line,
+    read as Python's own tokenizer reads it: bytes other than UTF-8 may stand beside it
+    (`# caf\xe9 -*- coding: latin-1 -*-`). SyntaxError where there is none, or no codec."""
+    lines = source.split(b"\n", 2)[:2]
+    for index, line in enumerate(lines):
+        found = _COOKIE.match(line)
+        if found is not None:
+            return codecs.lookup(found.group(1).decode("ascii")).name
+        if index or not _BLANK_OR_COMMENT.match(line):
+            break
+    raise SyntaxError("invalid or missing encoding declaration")
 
 
 def line_starts(text: str) -> list[int]:
