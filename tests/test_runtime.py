@@ -120,12 +120,12 @@ def test_error_texts_are_in_the_table_of_jax_errors_with_the_rules_that_find_the
     release's own text in `errors` where it differs), is a row of semfix/explain/errors.py whose
     rules include the case's and whose releases include that one. A name JAX removed
     (AttributeError) is SEM101's to migrate, a keyword it renamed (TypeError) SEM102's: not
-    errors explain reads."""
+    errors explain reads (jnp's `.at` of a value given as an argument, a TypeError too, is one)."""
     for case in BUGGY:
         rules = {item.split()[1] for item in case.spec.get("changes", []) + case.spec.get("reported", [])}
         texts = {"0.10.2": case.spec["runtime"]["error"], **case.spec["runtime"].get("errors", {})}
         for release, text in texts.items():
-            if text.startswith(("AttributeError", "TypeError")):
+            if text.startswith(("AttributeError", "TypeError")) and "as a JAX value" not in text:
                 assert rules & {"SEM101", "SEM102"}, case.name
                 continue
             recognised = recognise(text.replace("\\", ""))

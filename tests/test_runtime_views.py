@@ -1,6 +1,6 @@
 """A view taken of a value (issue 43, section 3): `flags[0].at[1]` is jnp's `.at` of the row's
-value, which JAX refuses as an argument (a TypeError, which no row of explain's table holds, so
-the fixture is no `rt_` case); the fix `flags.at[0].at[1]` runs, on 0.10.2 and on the newest JAX.
+value, which JAX refuses as an argument (a TypeError from 0.9.2, which `semfix explain` reads:
+tests/test_explain.py runs the `rt_` fixture); the fix `flags.at[0].at[1]` runs, on 0.10.2 and on the newest JAX.
 So does a helper's view of its parameter given a value (`helper(flags[0])`, `sem.at[slot]` there).
 Held in a local (`row = flags[0]`, then `row.at[1]`), it is reported at the read, not fixed;
 either only where the file shows `flags` a Ref (`refs[0].at[1]` of a tuple of Refs is common)."""
@@ -20,7 +20,7 @@ from semfix.selection import build_settings
 
 pytestmark = pytest.mark.jax
 
-CASE = Path(__file__).parent / "fixtures" / "sem002" / "view_of_an_element_read"
+CASE = Path(__file__).parent / "fixtures" / "sem002" / "rt_view_of_an_element_read"
 HELPER = (
     Path(__file__).parent / "fixtures" / "sem002" / "helper_views_a_value"
 )  # `helper(flags[0])`, `sem.at[slot]` there

@@ -189,6 +189,32 @@ ERRORS: tuple[JaxError, ...] = (
         "fixes the read at the call the traceback names, as for the semaphore error",
     ),
     JaxError(
+        "view_of_a_value",
+        "TypeError: Error interpreting argument to semaphore_signal as a JAX value. The problematic value is of "
+        "type <class 'jax._src.numpy.array_methods._IndexUpdateRef'> and was passed to semaphore_signal at position 0.",
+        r"Error interpreting argument to (?P<verb>semaphore_\w+|barrier_\w+) as a JAX value\. The problematic value "
+        r"is of type <class '[\w.]*_IndexUpdateRef'>",
+        "`{verb}` was given jnp's `.at` of a value read out of a Ref (`sems[i].at[j]`), not a view of the Ref.",
+        _SIGNALS,
+        ("SEM002",),
+        "fixes the read the view was taken of at the call the traceback names (`sems[i].at[j]` -> "
+        "`sems.at[i].at[j]`), as for the semaphore error",
+        since=(0, 9, 2),
+    ),
+    JaxError(
+        "dma_view_of_a_value",
+        "TypeError: Error interpreting argument to dma_start as a JAX value. The problematic value is of type "
+        "<class 'jax._src.numpy.array_methods._IndexUpdateRef'> and was passed to dma_start at position 2.",
+        r"Error interpreting argument to (?P<verb>dma_\w+) as a JAX value\. The problematic value is of type "
+        r"<class '[\w.]*_IndexUpdateRef'>",
+        "A DMA (`{verb}`) was given jnp's `.at` of a value read out of a Ref (`sems[i].at[j]`), not a view of the Ref.",
+        _DMAS,
+        ("SEM002",),
+        "follows the descriptor back to its copy; fixes the read a view was taken of, as for the DMA error",
+        suspects=frozenset({"src_ref", "dst_ref", "sem", "recv_sem", "send_sem", "src_sem"}),
+        since=(0, 9, 2),
+    ),
+    JaxError(
         "removed",
         "AttributeError: module 'jax.experimental.pallas.tpu' has no attribute 'semaphore_signal'",
         r"module 'jax\.experimental\.pallas\.tpu' has no attribute '" + _MOVED + "'",
