@@ -22,7 +22,7 @@ pytestmark = pytest.mark.jax
 
 CASE = Path(__file__).parent / "fixtures" / "sem002" / "rt_view_of_an_element_read"
 HELPER = (
-    Path(__file__).parent / "fixtures" / "sem002" / "helper_views_a_value"
+    Path(__file__).parent / "fixtures" / "sem002" / "rt_helper_views_a_value"
 )  # `helper(flags[0])`, `sem.at[slot]` there
 
 

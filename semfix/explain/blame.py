@@ -86,6 +86,7 @@ def blame(
     through: Through | None = None,
     enabled: frozenset[str] | None = None,
     traced: bool = False,
+    viewed: bool = False,
 ) -> Blame:
     """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -98,6 +99,8 @@ def blame(
     the project's settings run on the file (None: all); another's findings are named, never fixed.
     `traced`: JAX called the function holding the line (a kernel), so its parameters are the
     Refs JAX made, not what a caller in the traceback gave: the error is about this line.
+    `viewed`: JAX got jnp's `.at` of a value (`x.at[i]`), so what it is about is `x` (a
+    parameter's value is its caller's: `helper(flags[0])`, `sem.at[slot]` there).
 
     One proof: the log only chooses the calls and the arguments; a fix is what the engine
     decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
@@ -131,6 +134,8 @@ def blame(
                     result.lines.append(
                         f"`{ast.unparse(argument)}` ({parameter}): not proven by this error, left alone."
                     )
+    if viewed:
+        arguments = [(parameter, _viewed(argument), scope) for parameter, argument, scope in arguments]
     if problem or not arguments:
         none = "no DMA call there whose arguments semfix can read" if suspects else "no semaphore argument there"
         result.lines.append(f"Cannot fix it automatically: {problem or none}.")
@@ -618,6 +623,17 @@ def _arguments(evidence: Evidence, calls: list[ast.Call], dma: bool) -> list[tup
 def _copies(operation: Operation) -> bool:
     """A DMA, or a helper passing on to one: what the DMA texts are about."""
     return bool(operation.buffer_params) or any(p.via is not None and p.via[0] in DMAS for p in operation.sem_params)
+
+
+def _viewed(argument: ast.expr) -> ast.expr:
+    """What `x.at[i].at[j]` takes its views of: `x`."""
+    while (
+        isinstance(argument, ast.Subscript)
+        and isinstance(argument.value, ast.Attribute)
+        and argument.value.attr == "at"
+    ):
+        argument = argument.value.value
+    return argument
 
 
 def _passed_in(arguments: list[tuple[str, ast.expr, Scope]]) -> Through | None:

@@ -42,6 +42,9 @@ class JaxError:
     suspects: frozenset[str] | None = None  # a DMA's: the parameters it is about (None: the call's semaphore)
     wrong_kind: bool = False  # about the semaphore's kind: explain names it and its allocation, fixes nothing
     migration: bool = False  # a name JAX moved: explain makes the migration's fixes (`rules`) under the floor
+    viewed: bool = (
+        False  # JAX got `x.at[i]` of a value: what it is about is `x`, the value (a caller's, where a parameter)
+    )
     since: Version = OLDEST  # the first release that raises it (OLDEST: every supported one)
     until: Version | None = None  # the last one (None: still raised by the newest)
 
@@ -198,7 +201,8 @@ ERRORS: tuple[JaxError, ...] = (
         _SIGNALS,
         ("SEM002",),
         "fixes the read the view was taken of at the call the traceback names (`sems[i].at[j]` -> "
-        "`sems.at[i].at[j]`), as for the semaphore error",
+        "`sems.at[i].at[j]`), or the caller's, where a helper views its parameter, as for the semaphore error",
+        viewed=True,
         since=(0, 9, 2),
     ),
     JaxError(
@@ -212,6 +216,7 @@ ERRORS: tuple[JaxError, ...] = (
         ("SEM002",),
         "follows the descriptor back to its copy; fixes the read a view was taken of, as for the DMA error",
         suspects=frozenset({"src_ref", "dst_ref", "sem", "recv_sem", "send_sem", "src_sem"}),
+        viewed=True,
         since=(0, 9, 2),
     ),
     JaxError(

@@ -209,7 +209,7 @@ def _passed_by_package(frame: Frame, known: JaxError, through: Through | None) -
     try:
         source = read_source(path)
         line, _ = find_line(source, frame.line, frame.source or "", frame.function)
-        passed = blame(source, line, known.suspects, through=through).passed_on if line else None
+        passed = blame(source, line, known.suspects, through=through, viewed=known.viewed).passed_on if line else None
     except (SourceError, FileError):
         return unknown
     return passed or unknown
@@ -240,7 +240,9 @@ def _passed_by_log(frame: Frame, known: JaxError, through: Through | None) -> Th
     else:
         return None
     try:
-        passed = blame((_ALIASES + body).encode(), line + 2, known.suspects, through=through).passed_on
+        passed = blame(
+            (_ALIASES + body).encode(), line + 2, known.suspects, through=through, viewed=known.viewed
+        ).passed_on
     except SourceError:
         return None
     if passed is None or passed.function != name:
@@ -290,6 +292,7 @@ def _explain_frame(
                     through=through,
                     enabled=settings.enabled if settings else None,
                     traced=traced,
+                    viewed=known.viewed,
                 )
             )
             result.blame = _unless(refused, result.blame)
@@ -418,6 +421,7 @@ def _explain_cell(
             through=through,
             enabled=settings.enabled if settings else None,
             traced=traced,
+            viewed=known.viewed,
         )
         result.blame = _unless(refused, result.blame)
     except SourceError as error:
