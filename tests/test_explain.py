@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Case, fixture_cases
+from conftest import FIXTURES, Case, fixture_cases
 
 from semfix.explain.blame import blame
 
@@ -1135,3 +1135,33 @@ def test_a_helpers_caller_that_carries_the_value_is_named_not_guessed(helperlib:
     assert "It was called at helperlib/kernels.py:18, in carried_kernel." in result.stdout
     assert "Not fixed, check by hand: `sem` (given to `_async_copy`'s `sem`): SEM003" in result.stdout
     assert kernels.read_text() == before
+
+
+@needs_jax
+@pytest.mark.jax
+@pytest.mark.parametrize("reached", [False, True], ids=["linked", "reached another way too"])
+def test_the_launch_in_another_module_the_traceback_passes_through_proves_the_rank(
+    tmp_path: Path, reached: bool
+) -> None:
+    """JAX traces a kernel inside its `pallas_call`: the launching module (`launch.py`) is a
+    frame of the traceback, and explain reads it as the run would, so the DMA((2,)) it allocates
+    proves `sems[0]`'s view. A module beside them that may launch the kernel with anything (a
+    list, where `sems[0]` is right) proves nothing: then explain fixes nothing (exit 1)."""
+    sibling = FIXTURES / "sem002" / "launched_by_a_sibling"
+    package = tmp_path / "kern"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(sibling / "before.py", package / "before.py")
+    shutil.copy(sibling / "launch.py", package / "launch.py")
+    if reached:
+        (package / "other.py").write_text("from .before import kernel\n\nKERNELS = [kernel]\n")
+    run = [sys.executable, "-c", "from kern.launch import run; run()"]
+    failed = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
+    assert failed.returncode != 0 and "must be Refs" in failed.stderr, failed.stderr[-2000:]
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=failed.stderr)
+    if reached:
+        assert result.returncode == 1 and (package / "before.py").read_bytes() == (sibling / "before.py").read_bytes()
+        return
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (package / "before.py").read_bytes() == (sibling / "after.py").read_bytes()
+    assert subprocess.run(run, cwd=tmp_path, capture_output=True, text=True).returncode == 0

@@ -27,7 +27,7 @@ from semfix.explain.errors import BY_KEY, DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.selection import build_settings
-from semfix.settings import Settings
+from semfix.settings import Launch, Settings
 
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
 # errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
@@ -87,6 +87,7 @@ def blame(
     enabled: frozenset[str] | None = None,
     traced: bool = False,
     viewed: bool = False,
+    launched: tuple[Launch, ...] = (),
 ) -> Blame:
     """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -101,13 +102,16 @@ def blame(
     Refs JAX made, not what a caller in the traceback gave: the error is about this line.
     `viewed`: JAX got jnp's `.at` of a value (`x.at[i]`), so what it is about is `x` (a
     parameter's value is its caller's: `helper(flags[0])`, `sem.at[slot]` there).
+    `launched`: the launches of the file's kernels in other modules (`Settings.launched_by_run`):
+    those the traceback passed through, read as a run of them would.
 
     One proof: the log only chooses the calls and the arguments; a fix is what the engine
     decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
     A safe fix is made; an unsafe one (what `fix --unsafe-fixes` writes) only where the error
     is about that one argument, and said to be unsafe."""
-    analysis = analyse(source, _ANALYSIS, apply_fixes=False)
-    findings, result = analysis.findings, Blame(encoding=analysis.encoding)
+    run = replace(_ANALYSIS, launched_by_run=launched) if launched else None
+    analysis = analyse(source, run or _ANALYSIS, apply_fixes=False)
+    findings, result = analysis.findings, Blame(encoding=analysis.encoding, settings=run)
     scopes = Tracking()
     scopes.build(parse(analysis.text))
     evidence = Evidence(Text(analysis.text), scopes)

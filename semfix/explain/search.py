@@ -20,18 +20,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from semfix.analysis.run_launches import launched_by_run
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
 from semfix.explain.blame import LISTING, Blame, Through, blame, migrate, proven_next, said_fix, settings_for
 from semfix.explain.errors import JaxError, read_shape, recognise, recognise_start, said, values_shown
 from semfix.explain.logs import Failure, Frame
 from semfix.explain.relocate import find_line
-from semfix.files import EXCLUDED_DIRS, Excludes, FileError, read_source
+from semfix.files import EXCLUDED_DIRS, Excludes, FileError, module_names, read_source
 from semfix.findings import Finding
 from semfix.messages import plural
 from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
-from semfix.settings import Settings, SettingsError, find_pyproject, for_file, load_excludes
+from semfix.settings import Launch, Settings, SettingsError, find_pyproject, for_file, load_excludes
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -160,7 +161,8 @@ def explain(failure: Failure, root: Path) -> Explanation:
             if frame.cell:  # a notebook's helper cell passes on to the cell that called it
                 _explain_cell(result, frame, root, known, read_shape(match), verb, through, traced)
             else:
-                _explain_frame(result, frame, root, known, read_shape(match), verb, through, traced)
+                launched = _launched(frame, failure, root) if traced else ()
+                _explain_frame(result, frame, root, known, read_shape(match), verb, through, traced, launched)
             through = result.blame.passed_on  # a helper passed on what its caller gave it
             if through is None:
                 return result
@@ -262,9 +264,11 @@ def _explain_frame(
     verb: str,
     through: Through | None,
     traced: bool = False,
+    launched: tuple[Launch, ...] = (),
 ) -> None:
     """Blame the line of one frame of the traceback, in the file here it names (`through`:
-    it calls the function of the frame after, which passed on what it was given)."""
+    it calls the function of the frame after, which passed on what it was given; `launched`:
+    the launches of its kernels in other modules, `_launched`)."""
     found, problem = _the_file(frame, root)
     if problem:
         result.lines.append(problem)
@@ -293,12 +297,40 @@ def _explain_frame(
                     enabled=settings.enabled if settings else None,
                     traced=traced,
                     viewed=known.viewed,
+                    launched=launched,
                 )
             )
             result.blame = _unless(refused, result.blame)
     except (SourceError, FileError) as error:
         result.lines.append(f"Cannot fix it: {error}")
     result.lines += result.blame.lines
+
+
+def _launched(frame: Frame, failure: Failure, root: Path) -> tuple[Launch, ...]:
+    """The launches, in other modules, of the kernel the frame is in, as a run of its module,
+    the modules beside it and those the traceback names reads them: JAX traces a kernel inside
+    its `pallas_call`, so the module that launched it is a frame of the traceback too (`kern/api.py`
+    launching `kern/ops.py`'s kernel), and the modules beside it are read for another launch or
+    use of the kernel, which proves nothing (`run_launches`)."""
+    path, problem = _the_file(frame, root)
+    if problem or not path.is_file():
+        return ()
+    path = Path(os.path.realpath(path))
+    files = {path, *(p for p in path.parent.glob("*.py") if p.is_file())}
+    for other in failure.frames:
+        if other is not frame and not other.in_jax and not other.cell and other.path.endswith(".py"):
+            found, problem = _the_file(other, root)
+            if problem is None and found.is_file():
+                files.add(Path(os.path.realpath(found)))
+    sources = {}
+    for file in files:
+        try:
+            sources[file] = read_source(file)
+        except FileError:
+            continue
+    named = module_names(sources)
+    modules = ((name, package, sources[file], str(file)) for file, (name, package) in named.items())
+    return launched_by_run(modules, [named[path][0]]).get(named[path][0], ()) if path in named else ()
 
 
 def _project(path: Path, rules: Iterable[str] = ()) -> tuple[Settings | None, str | None]:
