@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax_env import require_jax_python
 
-from semfix.analysis.run_imports import _IMPORTS, STAR, imports, names_imported, names_read_through
+from semfix.analysis.run_imports import _IMPORTS, STAR, import_statements, names_imported, names_read_through
 from semfix.jax_versions import NEWEST, spelled
 from semfix.settings import ReadThrough
 
@@ -324,16 +324,16 @@ _PIECES += [b"as", b"\t", b"\xc3\xa9", b"fromimport", b"reimport", b"importx", b
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=16).map(b"".join))
 def test_the_imports_found_by_find_are_the_pattern_s_every_match(data: bytes) -> None:
-    """`imports` tries the pattern only at a `from` or an `import` spelled: it finds what a
+    """`import_statements` tries the pattern only at a `from` or an `import` spelled: it finds what a
     search of every byte finds, in strings, comments and broken code too."""
-    assert _spans(imports(data)) == _spans(_IMPORTS.finditer(data))
+    assert _spans(import_statements(data)) == _spans(_IMPORTS.finditer(data))
 
 
 def test_the_imports_found_by_find_in_real_code() -> None:
     checkout = Path(__file__).resolve().parents[1]
     for path in [*checkout.glob("semfix/**/*.py"), *checkout.glob("tests/fixtures/**/*.py")]:
         data = path.read_bytes()
-        assert _spans(imports(data)) == _spans(_IMPORTS.finditer(data)), path
+        assert _spans(import_statements(data)) == _spans(_IMPORTS.finditer(data)), path
 
 
 def _spans(matches: Iterable[re.Match[bytes]]) -> list[tuple[tuple[int, int], dict[str, bytes | None]]]:

@@ -51,7 +51,7 @@ _IMPORTS = re.compile(
 _NAME = re.compile(rb"[^\s,()#;\\]+")
 
 
-def imports(data: bytes) -> Iterator[re.Match[bytes]]:
+def import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
     """`_IMPORTS.finditer(data)`, tried only where a match can start: at a `from` before the
     next `import` spelled, or at that `import` (each found with `bytes.find`). The pattern
     starts with a word boundary, so a search tries it at every byte: 6x the time, and most
@@ -185,7 +185,7 @@ class _Spellings:
         if self.through.search(data):
             return True
         package = importer if is_package else importer.rpartition(".")[0]
-        for match in imports(data):
+        for match in import_statements(data):
             if not match.group(0).isascii() or not match["names"].isascii():
                 return True  # a non-ASCII name, perhaps in another encoding: the parse decides
             names = [name.decode() for name in _NAME.findall(match["names"])]
@@ -236,7 +236,7 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
             continue
         package = importer if is_package else importer.rpartition(".")[0]
         given: dict[str, bytes] = {}  # each name an import of a run module binds: the bytes it names
-        for match in imports(data):
+        for match in import_statements(data):
             spelled = [n.decode("latin-1") for n in _NAME.findall(match["names"]) if n not in (b"as", b"import")]
             if match["module"] is None:  # `import ringlib.compat as compat`
                 given.update((n.rpartition(".")[2], b) for n in spelled if (b := source(n)) is not None)
