@@ -126,7 +126,7 @@ def test_a_file_that_does_not_parse_is_kept_with_its_error(project: Path, monkey
     assert first.exit_code == 2 and "k.py" in first.output
     _no_analysis(monkeypatch)
     second = _check()
-    assert (second.exit_code, second.output) == (first.exit_code, first.output)
+    assert (second.exit_code, second.stdout) == (first.exit_code, first.stdout)
 
 
 def test_a_run_whose_entry_does_not_read_is_a_miss(project: Path) -> None:
