@@ -14,7 +14,8 @@ dotted name) before that file's key can be made, and asking costs more than look
 file (issue 47: a warm run took 2.2x its time without them). So a run is kept too
 (`run_key`), keyed by everything those questions read, holding the key of each file it
 analysed: an unchanged tree asks them of nothing. An edit to any file misses the run, and the
-questions are asked again; the other files' own entries still hit.
+questions are asked again; the other files' own entries still hit. The byte scan that picks the
+files to analyse is kept as well (`scan_key`: every file's bytes and its project's settings).
 
 The folder is `.semfix_cache` in the working directory (or `SEMFIX_CACHE_DIR`), and ignores
 itself for git. Entries are marshalled tuples of strings and numbers, never pickles: reading
@@ -60,12 +61,40 @@ class Cache:
     def __init__(self, root: Path | None = None) -> None:
         base = root or Path(os.environ.get("SEMFIX_CACHE_DIR") or FOLDER)
         self.base, self.folder = base, base / _code_fingerprint()
+        self._digests: dict[bytes, bytes] = {}
 
     def key(self, path: Path, data: bytes, settings: Settings, apply_fixes: bool) -> str:
         digest = blake2b(data, digest_size=20)
         kind = "notebook" if path.suffix == ".ipynb" else "init" if path.name == "__init__.py" else "module"
         digest.update(repr((kind, apply_fixes, _canonical(settings))).encode())
         return digest.hexdigest()
+
+    def scan_key(self, files: Iterable[tuple[Path, bytes, Settings]]) -> str:
+        """The key of a run's byte scan: each file read, with its bytes and its project's
+        settings (all the scan reads: `may_fire`)."""
+        digest = blake2b(b"scan", digest_size=20)
+        canonical: dict[int, bytes] = {}  # a project's settings, shared by its files: made once
+        for path, data, settings in files:
+            if id(settings) not in canonical:
+                canonical[id(settings)] = repr(_canonical(settings)).encode()
+            digest.update(repr(str(path)).encode())
+            digest.update(self._digest(data))
+            digest.update(canonical[id(settings)])
+        return f"scan-{digest.hexdigest()}"
+
+    def get_scan(self, key: str, files: int) -> list[bool] | None:
+        """What the byte scan of `scan_key`'s run kept, file by file."""
+        kept = self._load(key)
+        return [mark == "1" for mark in kept] if isinstance(kept, str) and len(kept) == files else None
+
+    def put_scan(self, key: str, scans: list[bool]) -> None:
+        self._store(key, "".join("1" if kept else "0" for kept in scans))
+
+    def _digest(self, data: bytes) -> bytes:
+        """The bytes' digest, made once per run for both keys that hash them."""
+        if (found := self._digests.get(data)) is None:
+            found = self._digests[data] = blake2b(data, digest_size=20).digest()
+        return found
 
     def run_key(
         self,
@@ -80,11 +109,11 @@ class Cache:
         digest = blake2b(b"run", digest_size=20)
         for path, data in sources.items():
             digest.update(repr((str(path), named.get(path))).encode())
-            digest.update(blake2b(data, digest_size=20).digest())
+            digest.update(self._digest(data))
         digest.update(repr(apply_fixes).encode())
         for path, data, settings in tasks:
             digest.update(repr((str(path), _canonical(settings))).encode())
-            digest.update(blake2b(data, digest_size=20).digest() if path not in sources else b"")
+            digest.update(self._digest(data) if path not in sources else b"")
         return f"run-{digest.hexdigest()}"
 
     def get_run(self, key: str) -> list[str] | None:

@@ -70,7 +70,7 @@ def test_an_entry_that_does_not_read_is_a_miss(project: Path, monkeypatch: pytes
     assert _check().exit_code == 1
     entries = [p for p in (project / ".semfix_cache").rglob("*") if p.is_file() and p.name != ".gitignore"]
     [run] = [p for p in entries if p.name.startswith("run-")]  # the run's, holding the file's key
-    [entry] = [p for p in entries if p != run]
+    [entry] = [p for p in entries if p != run and not p.name.startswith("scan-")]
     entry.write_bytes(marshal.dumps(([("SEM001",)], None, True)))
     again = _check()
     assert again.exit_code == 1 and [f["rule"] for f in json.loads(again.stdout)] == ["SEM001"]
@@ -106,6 +106,8 @@ def test_an_unchanged_run_asks_its_modules_nothing(package: Path, monkeypatch: p
     _no_analysis(monkeypatch)
     for question in ("imported_by_run", "reads_through_run", "read_through_run", "launched_by_run"):
         monkeypatch.setattr(semfix.cli.runner, question, lambda *_: pytest.fail("asked the run again"))
+    for scan in ("may_fire", "_may_read_through"):  # nor scans a file's bytes again
+        monkeypatch.setattr(semfix.cli.runner, scan, lambda *_: pytest.fail("scanned again"))
     second = _check_package("--select", "SEM")
     assert (second.exit_code, second.stdout) == (first.exit_code, first.stdout)
 
@@ -152,3 +154,13 @@ def test_a_change_to_the_names_of_the_run_s_modules_is_a_miss(project: Path) -> 
     (ring / ".hg").mkdir()
     assert _rules(CliRunner().invoke(main, [*checked, "--no-cache"])) == ["ring/before.py:SEM006"]
     assert _rules(CliRunner().invoke(main, checked)) == ["ring/before.py:SEM006"]
+
+
+def test_a_scan_kept_under_other_settings_is_not_read(project: Path) -> None:
+    """The default rules' byte scan clears a file that only the migration (SEM101) flags: a run
+    with every rule scans it again."""
+    (project / "k.py").write_text("from jax.experimental.pallas import tpu as pltpu\n\nSPACE = pltpu.ANY\n")
+    default = CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", "k.py"])
+    assert _rules(default) == [] and "0 parsed" in default.output
+    every = CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", "--select", "SEM", "k.py"])
+    assert _rules(every) == ["k.py:SEM101"]

@@ -417,27 +417,42 @@ def run(
                 "its Python files are all ignored by git" if ignored_by_git(folder) else "no Python files found here"
             )
             outcome.files.append(FileOutcome(folder, error=reason, given=True))
-    slots: list[FileOutcome | _Task] = []
     settings_of = {path: projects.of(path).settings for path in found.files}
-    sources: dict[Path, bytes] = {}  # every file's, for what the run's modules give each other
+    contents: list[tuple[Path, bytes | FileError]] = []  # each file's bytes, or why they could not be read
     for path in found.files:
-        settings = settings_of[path]
         try:
-            data = read_source(path)
+            contents.append((path, read_source(path)))
         except FileError as error:
-            slots.append(FileOutcome(path, error=str(error)))
+            contents.append((path, error))
+    read = [(path, data, settings_of[path]) for path, data in contents if isinstance(data, bytes)]
+    scan_key = None if cache is None else cache.scan_key(read)
+    kept_scan = None if cache is None or scan_key is None else cache.get_scan(scan_key, len(read))
+    scans: list[bool] = []  # each file read: whether the byte scan keeps it (`may_fire`, `_may_read_through`)
+    slots: list[FileOutcome | _Task] = []
+    sources: dict[Path, bytes] = {}  # every file's, for what the run's modules give each other
+    for path, data in contents:
+        if isinstance(data, FileError):
+            slots.append(FileOutcome(path, error=str(data)))
             continue
+        settings = settings_of[path]
         if path.suffix != ".ipynb":
             sources[path] = data
-        if b"\0" in data:
+        binary = b"\0" in data
+        if kept_scan is not None:
+            scans.append(kept_scan[len(scans)])
+        else:
+            scans.append(not binary and (may_fire(data, settings) or _may_read_through(data, settings)))
+        if binary:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
-        elif may_fire(data, settings) or _may_read_through(data, settings):
+        elif scans[-1]:
             try:
                 slots.append(_Task(path, data, for_file(settings, path), apply_fixes))
             except SettingsError as error:  # the project's `target-jax` means nothing
                 slots.append(FileOutcome(path, error=str(error)))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
+    if cache is not None and scan_key is not None and kept_scan is None:
+        cache.put_scan(scan_key, scans)
     named = module_names(sources) if sources else {}  # asked once, for every question of the run
     asked = [slot for slot in slots if isinstance(slot, _Task)]
     run_key = (
