@@ -70,13 +70,47 @@ def import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
         position = found.end()
 
 
+_THROUGH_NAMES = frozenset({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
 #: A name, its dot and perhaps one more attribute, then a catalog function, or a name a launch
 #: or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`): the head.
-_READ_THROUGH = re.compile(
-    rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:"
-    + alternation({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
-    + rb")\b"
-)
+_READ_THROUGH = re.compile(rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:" + alternation(_THROUGH_NAMES) + rb")\b")
+_SPELLED_THROUGH = tuple(sorted(name.encode() for name in _THROUGH_NAMES))
+_OUTSIDE = re.compile(rb"[^\w\s.]")  # what no `_READ_THROUGH` match holds
+_BACK = 256  # bytes before a name searched for where its stretch of names, blanks and dots starts
+
+
+def heads_read_through(data: bytes) -> Iterator[bytes]:
+    """`_READ_THROUGH.findall(data)`, searched only in the stretches of names, blanks and dots
+    (all a match holds) that spell one of its names, each found with `bytes.find`: the pattern
+    opens with a look-behind, so a search tried it at every byte (4.5x the time on the real
+    trees' Pallas files). A search starts where the stretch does (or at the last match's end),
+    and ends a byte after it, so that the closing word boundary sees what follows."""
+    spots = sorted({spot for name in _SPELLED_THROUGH for spot in _spelled_at(data, name)})
+    position, index = 0, 0
+    while True:
+        while index < len(spots) and spots[index] < position:
+            index += 1
+        if index == len(spots):
+            return
+        spot = spots[index]
+        end = found.start() if (found := _OUTSIDE.search(data, spot)) else len(data)
+        start = max(position, spot - _BACK)
+        if (before := _OUTSIDE.search(data[start:spot][::-1])) is not None:
+            start = spot - before.start()
+        elif start > position:  # a longer stretch: from the last match's end, as findall would
+            start = position
+        if (match := _READ_THROUGH.search(data, start, end + 1)) is None:
+            position = end
+            continue
+        yield match.group(1)
+        position = match.end()
+
+
+def _spelled_at(data: bytes, name: bytes) -> Iterator[int]:
+    at = data.find(name)
+    while at >= 0:
+        yield at
+        at = data.find(name, at + 1)
 
 
 @lru_cache(maxsize=4)
@@ -254,7 +288,7 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
             chosen.add(importer)
             continue
         compat = {name for name, exporter in given.items() if b"pallas" in exporter}
-        if compat and any(head.decode("latin-1") in compat for head in _READ_THROUGH.findall(data)):
+        if compat and any(head.decode("latin-1") in compat for head in heads_read_through(data)):
             chosen.add(importer)
             continue
         helpers = [name for name, exporter in given.items() if spells_calls(exporter)]
