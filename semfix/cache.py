@@ -3,11 +3,19 @@
 A file's findings and fixed bytes follow from nothing but its bytes, whether it is a notebook
 or a package's `__init__.py`, the settings that apply to it (the rules, the floor, what the
 run's other modules import from it and read through it: all in `Settings`), whether fixes are
-made, semfix's own code and the Python it runs on. The key hashes all of these, so an entry is never stale: an edit
-to any of them is a miss. semfix's code is fingerprinted by each module's size and mtime, not
-its version alone, so a checkout being edited never reads what older code found; and so no
-entry committed to a repository (a pull request adding `.semfix_cache/`) can be made to match
-and hide a finding: nobody outside this install can know the key.
+made, semfix's own code and the Python it runs on. The key hashes all of these, so an entry is
+never stale: an edit to any of them is a miss. semfix's code is fingerprinted by each module's
+size and mtime, not its version alone, so a checkout being edited never reads what older code
+found; and so no entry committed to a repository (a pull request adding `.semfix_cache/`) can
+be made to match and hide a finding: nobody outside this install can know the key.
+
+What the run's other modules give a file is asked of the whole run (every file's bytes and
+dotted name) before that file's key can be made, and asking costs more than looking up every
+file (issue 47: a warm run took 2.2x its time without them). So a run is kept too
+(`run_key`), keyed by everything those questions read, holding the key of each file it
+analysed: an unchanged tree asks them of nothing. An edit to any file misses the run, and the
+questions are asked again; the other files' own entries still hit. The byte scan that picks the
+files to analyse is kept as well (`scan_key`: every file's bytes and its project's settings).
 
 The folder is `.semfix_cache` in the working directory (or `SEMFIX_CACHE_DIR`), and ignores
 itself for git. Entries are marshalled tuples of strings and numbers, never pickles: reading
@@ -21,6 +29,7 @@ import dataclasses
 import marshal
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -52,6 +61,7 @@ class Cache:
     def __init__(self, root: Path | None = None) -> None:
         base = root or Path(os.environ.get("SEMFIX_CACHE_DIR") or FOLDER)
         self.base, self.folder = base, base / _code_fingerprint()
+        self._digests: dict[bytes, bytes] = {}
 
     def key(self, path: Path, data: bytes, settings: Settings, apply_fixes: bool) -> str:
         digest = blake2b(data, digest_size=20)
@@ -59,9 +69,70 @@ class Cache:
         digest.update(repr((kind, apply_fixes, _canonical(settings))).encode())
         return digest.hexdigest()
 
+    def scan_key(self, files: Iterable[tuple[Path, bytes, Settings]]) -> str:
+        """The key of a run's byte scan: each file read, with its bytes and its project's
+        settings (all the scan reads: `may_fire`)."""
+        digest = blake2b(b"scan", digest_size=20)
+        canonical: dict[int, bytes] = {}  # a project's settings, shared by its files: made once
+        for path, data, settings in files:
+            if id(settings) not in canonical:
+                canonical[id(settings)] = repr(_canonical(settings)).encode()
+            digest.update(repr(str(path)).encode())
+            digest.update(self._digest(data))
+            digest.update(canonical[id(settings)])
+        return f"scan-{digest.hexdigest()}"
+
+    def get_scan(self, key: str, files: int) -> list[bool] | None:
+        """What the byte scan of `scan_key`'s run kept, file by file."""
+        kept = self._load(key)
+        return [mark == "1" for mark in kept] if isinstance(kept, str) and len(kept) == files else None
+
+    def put_scan(self, key: str, scans: list[bool]) -> None:
+        self._store(key, "".join("1" if kept else "0" for kept in scans))
+
+    def _digest(self, data: bytes) -> bytes:
+        """The bytes' digest, made once per run for both keys that hash them."""
+        if (found := self._digests.get(data)) is None:
+            found = self._digests[data] = blake2b(data, digest_size=20).digest()
+        return found
+
+    def run_key(
+        self,
+        sources: Mapping[Path, bytes],
+        named: Mapping[Path, tuple[str, bool]],
+        tasks: Iterable[tuple[Path, bytes, Settings]],
+        apply_fixes: bool,
+    ) -> str:
+        """A run's key: every file's path, dotted name and bytes (`sources`, `named`: all that the
+        run's questions of its modules read), and each file analysed (`tasks`) with its bytes and
+        its settings, before the run's answers are added to them."""
+        digest = blake2b(b"run", digest_size=20)
+        for path, data in sources.items():
+            digest.update(repr((str(path), named.get(path))).encode())
+            digest.update(self._digest(data))
+        digest.update(repr(apply_fixes).encode())
+        for path, data, settings in tasks:
+            digest.update(repr((str(path), _canonical(settings))).encode())
+            digest.update(self._digest(data) if path not in sources else b"")
+        return f"run-{digest.hexdigest()}"
+
+    def get_run(self, key: str) -> list[str] | None:
+        """The keys a run of this `run_key` gave its analysed files ("": cleared unanalysed)."""
+        kept = self._load(key)
+        return kept if isinstance(kept, list) and all(isinstance(k, str) for k in kept) else None
+
+    def put_run(self, key: str, keys: list[str]) -> None:
+        self._store(key, keys)
+
+    def _load(self, key: str) -> Any:
+        try:
+            return marshal.loads((self.folder / key).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+
     def get(self, key: str, data: bytes) -> Entry | None:
         try:
-            findings, new, parsed = marshal.loads((self.folder / key).read_bytes())
+            findings, new, parsed = self._load(key)
             if not (new is None or isinstance(new, bytes)) or not isinstance(parsed, bool):
                 return None
             return Entry(tuple(_finding(f) for f in findings), data if new is None else new, parsed)
@@ -74,6 +145,9 @@ class Cache:
             None if entry.new == data else entry.new,
             entry.parsed,
         )
+        self._store(key, stored)
+
+    def _store(self, key: str, stored: Any) -> None:
         partial = self.folder / f"{key}.{os.getpid()}"  # then renamed: a reader sees all of it or nothing
         try:
             if not self.folder.is_dir():

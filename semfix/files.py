@@ -373,6 +373,8 @@ def module_names(paths: Iterable[Path]) -> dict[Path, tuple[str, bool]]:
         if path.is_symlink():
             folder = path.resolve().parent
         else:
-            folder = resolved.setdefault(path.parent, path.parent.resolve())
+            if path.parent not in resolved:  # resolved once per folder, not once per file
+                resolved[path.parent] = path.parent.resolve()
+            folder = resolved[path.parent]
         named[path] = ".".join([*package(folder), *([] if is_package else [path.stem])]), is_package
     return named

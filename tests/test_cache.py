@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import marshal
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import FIXTURES
 
 import semfix.cli.runner
 from semfix.cli.main import main
@@ -66,7 +68,99 @@ def test_a_fix_is_kept_and_written_from_the_cache(project: Path, monkeypatch: py
 
 def test_an_entry_that_does_not_read_is_a_miss(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _check().exit_code == 1
-    [entry] = [p for p in (project / ".semfix_cache").rglob("*") if p.is_file() and p.name != ".gitignore"]
+    entries = [p for p in (project / ".semfix_cache").rglob("*") if p.is_file() and p.name != ".gitignore"]
+    [run] = [p for p in entries if p.name.startswith("run-")]  # the run's, holding the file's key
+    [entry] = [p for p in entries if p != run and not p.name.startswith("scan-")]
     entry.write_bytes(marshal.dumps(([("SEM001",)], None, True)))
     again = _check()
     assert again.exit_code == 1 and [f["rule"] for f in json.loads(again.stdout)] == ["SEM001"]
+
+
+SIBLINGS = FIXTURES / "sem006" / "regular_for_a_kernel_a_sibling_launches"  # the launch allocates in launch.py
+
+
+@pytest.fixture
+def package(project: Path) -> Path:
+    """kern/: a kernel (before.py) whose semaphore another module's launch allocates (launch.py)."""
+    package = project / "kern"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for module in ("before.py", "launch.py"):
+        shutil.copy(SIBLINGS / module, package / module)
+    return package
+
+
+def _check_package(*args: str) -> Result:
+    return CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", *args, "kern"])
+
+
+def _rules(run: Result) -> list[str]:
+    return [f"{f['path']}:{f['rule']}" for f in json.loads(run.stdout)]
+
+
+def test_an_unchanged_run_asks_its_modules_nothing(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the run's modules give each other (here, the launch in launch.py) is kept with the
+    run: a warm run neither analyses a file nor asks the run's questions again (issue 47)."""
+    first = _check_package("--select", "SEM")
+    assert _rules(first) == ["kern/before.py:SEM006"], first.output
+    _no_analysis(monkeypatch)
+    for question in ("imported_by_run", "reads_through_run", "read_through_run", "launched_by_run"):
+        monkeypatch.setattr(semfix.cli.runner, question, lambda *_: pytest.fail("asked the run again"))
+    for scan in ("may_fire", "_may_read_through"):  # nor scans a file's bytes again
+        monkeypatch.setattr(semfix.cli.runner, scan, lambda *_: pytest.fail("scanned again"))
+    second = _check_package("--select", "SEM")
+    assert (second.exit_code, second.stdout) == (first.exit_code, first.stdout)
+
+
+def test_an_edit_to_another_module_of_the_run_is_a_miss(package: Path) -> None:
+    """The kernel's own bytes are unchanged; the launch in its sibling now allocates a DMA
+    semaphore, and the finding it gave goes, as a run without the cache says."""
+    assert _rules(_check_package()) == ["kern/before.py:SEM006"]
+    launch = package / "launch.py"
+    launch.write_text(launch.read_text().replace("SemaphoreType.REGULAR", "SemaphoreType.DMA"))
+    assert _rules(_check_package("--no-cache")) == []
+    assert _rules(_check_package()) == []
+
+
+def test_a_file_that_does_not_parse_is_kept_with_its_error(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "k.py").write_text(BUGGY + "\ndef broken(:\n")
+    first = _check()
+    assert first.exit_code == 2 and "k.py" in first.output
+    _no_analysis(monkeypatch)
+    second = _check()
+    assert (second.exit_code, second.stdout) == (first.exit_code, first.stdout)
+
+
+def test_a_run_whose_entry_does_not_read_is_a_miss(project: Path) -> None:
+    assert _check().exit_code == 1
+    [run] = (project / ".semfix_cache").rglob("run-*")
+    for garbage in (marshal.dumps(["not a key"]), marshal.dumps(("!",)), b"\0"):
+        run.write_bytes(garbage)
+        again = _check()
+        assert again.exit_code == 1 and [f["rule"] for f in json.loads(again.stdout)] == ["SEM001"]
+
+
+def test_a_change_to_the_names_of_the_run_s_modules_is_a_miss(project: Path) -> None:
+    """No file's bytes change: a project root marker (`.hg`) makes `ring/` the top, so its
+    modules are named `before` and `launch`, and `from before import kernel` names a module of
+    the run; the launch's allocation then reaches the kernel, as a run without the cache says."""
+    ring = project / "ring"
+    ring.mkdir()
+    shutil.copy(SIBLINGS / "before.py", ring / "before.py")
+    launch = (SIBLINGS / "launch.py").read_text().replace("before.kernel", "body")
+    (ring / "launch.py").write_text(launch.replace("from . import before", "from before import kernel as body"))
+    checked = ["check", "-j", "1", "--output-format", "json", "ring"]
+    assert _rules(CliRunner().invoke(main, checked)) == []
+    (ring / ".hg").mkdir()
+    assert _rules(CliRunner().invoke(main, [*checked, "--no-cache"])) == ["ring/before.py:SEM006"]
+    assert _rules(CliRunner().invoke(main, checked)) == ["ring/before.py:SEM006"]
+
+
+def test_a_scan_kept_under_other_settings_is_not_read(project: Path) -> None:
+    """The default rules' byte scan clears a file that only the migration (SEM101) flags: a run
+    with every rule scans it again."""
+    (project / "k.py").write_text("from jax.experimental.pallas import tpu as pltpu\n\nSPACE = pltpu.ANY\n")
+    default = CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", "k.py"])
+    assert _rules(default) == [] and "0 parsed" in default.output
+    every = CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", "--select", "SEM", "k.py"])
+    assert _rules(every) == ["k.py:SEM101"]

@@ -12,9 +12,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 import cost
 
-pytestmark = pytest.mark.network
+BUGGY = "from jax.experimental import pallas as pl\n\n\ndef kernel(sem):\n    pl.semaphore_signal(sem[...], 2)\n"
 
 
+@pytest.mark.network
 def test_semfix_stays_within_its_budget_of_calls_on_real_trees(tmp_path: Path) -> None:
     allowed = cost.budget()
     assert allowed, f"benchmarks/cost_budget.json has no budget for Python {cost.python()}: run cost.py --update"
@@ -32,3 +33,17 @@ def test_the_guard_fails_a_figure_over_or_far_under_its_budget() -> None:
     assert cost.off_budget({"tree default": 69}, {"tree default": 100}) == [
         "tree default: 69 calls, budget 100 (0.69x)"
     ]
+    assert cost.off_budget({"tree default, bytes read": 111}, {"tree default, bytes read": 100}) == [
+        "tree default, bytes read: 111 bytes, budget 100 (1.11x)"
+    ]
+
+
+def test_the_guard_weighs_what_a_search_or_a_parse_reads(tmp_path: Path) -> None:
+    """A kernel padded with 100 kB of comment costs about the calls it did, and 100 kB more
+    for each search and parse of it: the bytes figure sees what the count of calls cannot."""
+    (tmp_path / "k.py").write_text(BUGGY)
+    calls, read = cost.count(tmp_path, ())
+    (tmp_path / "k.py").write_text(BUGGY + "# padding\n" * 10_000)
+    padded_calls, padded_read = cost.count(tmp_path, ())
+    assert padded_calls < calls * 1.10
+    assert padded_read > read + 3 * 100_000  # the byte scan's search, the skim's, the parse, ...

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax_env import require_jax_python
 
-from semfix.analysis.run_imports import STAR, names_imported, names_read_through
+from semfix.analysis.run_imports import (
+    _IMPORTS,
+    _READ_THROUGH,
+    STAR,
+    heads_read_through,
+    import_statements,
+    names_imported,
+    names_read_through,
+)
 from semfix.jax_versions import NEWEST, spelled
 from semfix.settings import ReadThrough
 
@@ -311,3 +323,39 @@ def test_a_known_star_beside_the_tpu_star_hides_none_of_its_names(tmp_path: Path
     )
     said = [line for line in run.stdout.splitlines() if line.startswith("ringlib/ops.py:")]
     assert len(said) == 1 and "`semaphore_signal` comes from `from jax.experimental.pallas.tpu import *`" in said[0]
+
+
+_PIECES = [b"from", b"import", b" ", b"\\\n", b"\n", b"\r\n", b"\r", b"\\", b".", b"a", b"(", b")", b"#", b";", b","]
+_PIECES += [b"as", b"\t", b"\xc3\xa9", b"fromimport", b"reimport", b"importx", b"'", b"*"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map(b"".join))
+def test_the_imports_found_by_find_are_the_pattern_s_every_match(data: bytes) -> None:
+    """`import_statements` tries the pattern only at a `from` or an `import` spelled: it finds what a
+    search of every byte finds, in strings, comments and broken code too."""
+    assert _spans(import_statements(data)) == _spans(_IMPORTS.finditer(data))
+
+
+def test_the_imports_found_by_find_in_real_code() -> None:
+    checkout = Path(__file__).resolve().parents[1]
+    for path in [*checkout.glob("semfix/**/*.py"), *checkout.glob("tests/fixtures/**/*.py")]:
+        data = path.read_bytes()
+        assert _spans(import_statements(data)) == _spans(_IMPORTS.finditer(data)), path
+        assert list(heads_read_through(data)) == _READ_THROUGH.findall(data), path
+
+
+_READS = [b"pl", b"pltpu", b".", b" ", b"\n", b"semaphore_wait", b"async_copy", b"make_async_copy", b"x", b"_"]
+_READS += [b"(", b",", b"#", b"\t", b"pallas_call", b"SemaphoreType", b"9", b"\xc3", b" " * 300]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_READS), max_size=16).map(b"".join))
+def test_the_heads_read_through_found_by_find_are_the_pattern_s(data: bytes) -> None:
+    """`heads_read_through` searches only the stretches that spell a name: it finds what a
+    search of every byte finds (a stretch longer than it looks back over too)."""
+    assert list(heads_read_through(data)) == _READ_THROUGH.findall(data)
+
+
+def _spans(matches: Iterable[re.Match[bytes]]) -> list[tuple[tuple[int, int], dict[str, bytes | None]]]:
+    return [(match.span(), match.groupdict()) for match in matches]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from semfix.analysis.allocations import Allocations
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.resolution import NeedsAccesses
-from semfix.analysis.run_imports import _IMPORTS, _NAME, _resolve, trailing
+from semfix.analysis.run_imports import _NAME, _resolve, import_statements, trailing
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
@@ -98,7 +98,7 @@ def _may_launch(
     if b"import" not in data or not launched and not any(k in data for defs in kernels.values() for k in defs):
         return False
     imported: set[bytes] = set()
-    for match in _IMPORTS.finditer(data):
+    for match in import_statements(data):
         names = _NAME.findall(match["names"])
         spelled = [name.decode("latin-1") for name in names]
         if match["module"] is None:  # `import pkg.ops as ops`, then `ops.kernel`
@@ -139,7 +139,8 @@ def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
             strict.update(_IDENT.findall(_first_argument(window[given.end() :])))
         names.update(_IDENT.findall(kernel))
         if (local := _IDENT.fullmatch(kernel.strip())) is not None:
-            for bound in re.finditer(rb"(?<![\w.])" + re.escape(local.group()) + rb"\s*=(?!=)", data):
+            word = re.escape(local.group())  # first, so that the search looks for it alone
+            for bound in re.finditer(word + rb"(?<![\w.]" + word + rb")\s*=(?!=)", data):
                 value = _IDENT.findall(_first_argument(data[bound.end() : bound.end() + _WINDOW], b",)]}\r\n"))
                 strict.update(value)
                 names.update(value)

@@ -162,7 +162,11 @@ def analyse(task: _Task) -> FileOutcome:
 
 
 def _analyse_all(
-    tasks: Sequence[_Task], jobs: int | None, progress: bool, cache: Cache | None = None
+    tasks: Sequence[_Task],
+    jobs: int | None,
+    progress: bool,
+    cache: Cache | None = None,
+    keys: Sequence[str | None] | None = None,
 ) -> Iterator[FileOutcome]:
     """Results in task order, the same whatever the workers. The cache gives what an earlier run
     found in the same bytes under the same settings; what is left to analyse (the skim first,
@@ -174,7 +178,7 @@ def _analyse_all(
     if progress and len(tasks) >= _PROGRESS_FROM:
         bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
-    keys = [_key(task, cache) for task in tasks]
+    keys = keys if keys is not None else [_key(task, cache) for task in tasks]
     kept = [None if key is None or cache is None else cache.get(key, task.data) for task, key in zip(tasks, keys)]
     analysed = _analysed([task for task, entry in zip(tasks, kept) if entry is None], jobs)
     try:
@@ -344,7 +348,9 @@ def _may_read_through(data: bytes, settings: Settings) -> bool:
     )
 
 
-def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]) -> list[FileOutcome | _Task]:
+def _with_importers(
+    slots: list[FileOutcome | _Task], sources: dict[Path, bytes], named: dict[Path, tuple[str, bool]]
+) -> list[FileOutcome | _Task]:
     """Each task told the names the run's other modules import from it, so that a fix keeps
     their imports (a sibling's `from .sync import DeviceIdType` must still find the name)."""
     wanted = [
@@ -352,7 +358,6 @@ def _with_importers(slots: list[FileOutcome | _Task], sources: dict[Path, bytes]
         for s in slots
         if isinstance(s, _Task) and s.path in sources and may_drop_imports(s.path, s.data, s.settings)
     ]
-    named = module_names(sources) if sources else {}  # asked once, for every question
     imported = imported_by_run(sources, wanted, named) if wanted else {}
     readers = {  # with the migration on, a call through a sibling's JAX name is a catalog call too
         s.path for s in slots if isinstance(s, _Task) and s.path in sources and may_read_through_run(s.data, s.settings)
@@ -412,41 +417,119 @@ def run(
                 "its Python files are all ignored by git" if ignored_by_git(folder) else "no Python files found here"
             )
             outcome.files.append(FileOutcome(folder, error=reason, given=True))
-    slots: list[FileOutcome | _Task] = []
     settings_of = {path: projects.of(path).settings for path in found.files}
-    sources: dict[Path, bytes] = {}  # every file's, for what the run's modules give each other
+    contents: list[tuple[Path, bytes | FileError]] = []  # each file's bytes, or why they could not be read
     for path in found.files:
-        settings = settings_of[path]
         try:
-            data = read_source(path)
+            contents.append((path, read_source(path)))
         except FileError as error:
-            slots.append(FileOutcome(path, error=str(error)))
+            contents.append((path, error))
+    read = [(path, data, settings_of[path]) for path, data in contents if isinstance(data, bytes)]
+    scan_key = None if cache is None else cache.scan_key(read)
+    kept_scan = None if cache is None or scan_key is None else cache.get_scan(scan_key, len(read))
+    scans: list[bool] = []  # each file read: whether the byte scan keeps it (`may_fire`, `_may_read_through`)
+    slots: list[FileOutcome | _Task] = []
+    sources: dict[Path, bytes] = {}  # every file's, for what the run's modules give each other
+    for path, data in contents:
+        if isinstance(data, FileError):
+            slots.append(FileOutcome(path, error=str(data)))
             continue
+        settings = settings_of[path]
         if path.suffix != ".ipynb":
             sources[path] = data
-        if b"\0" in data:
+        binary = b"\0" in data
+        if kept_scan is not None:
+            scans.append(kept_scan[len(scans)])
+        else:
+            scans.append(not binary and (may_fire(data, settings) or _may_read_through(data, settings)))
+        if binary:
             slots.append(FileOutcome(path, error="contains NUL bytes: a binary file, not Python source"))
-        elif may_fire(data, settings) or _may_read_through(data, settings):
+        elif scans[-1]:
             try:
                 slots.append(_Task(path, data, for_file(settings, path), apply_fixes))
             except SettingsError as error:  # the project's `target-jax` means nothing
                 slots.append(FileOutcome(path, error=str(error)))
         else:  # the byte scan proves there is nothing to find: never parsed, nothing kept
             slots.append(FileOutcome(path))
-    if sources:  # a task kept only for what it may read through the run: cleared where it reads nothing so
+    if cache is not None and scan_key is not None and kept_scan is None:
+        cache.put_scan(scan_key, scans)
+    named = module_names(sources) if sources else {}  # asked once, for every question of the run
+    asked = [slot for slot in slots if isinstance(slot, _Task)]
+    run_key = (
+        None
+        if cache is None
+        else cache.run_key(sources, named, [(t.path, t.data, t.settings) for t in asked], apply_fixes)
+    )
+    kept = None if cache is None or run_key is None else _kept_run(asked, cache, run_key)
+    if kept is not None:  # an unchanged run: its questions' answers and its files' analyses are kept
+        outcomes = iter(kept)
+        slots = [next(outcomes) or FileOutcome(slot.path) if isinstance(slot, _Task) else slot for slot in slots]
+        outcome.notes = sorted({t.settings.target_unread for t, o in zip(asked, kept) if o is not None} - {""})
+    elif sources:  # a task kept only for what it may read through the run: cleared where it reads nothing so
         slots = [
             s if not isinstance(s, _Task) or may_fire(s.data, s.settings) else FileOutcome(s.path)
-            for s in _with_importers(slots, sources)
+            for s in _with_importers(slots, sources, named)
         ]
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    outcome.notes = sorted({task.settings.target_unread for task in tasks} - {""})
-    analysed = iter(_analyse_all(tasks, jobs, progress, cache))
+    if kept is None:
+        outcome.notes = sorted({task.settings.target_unread for task in tasks} - {""})
+    keys = [_key(task, cache) for task in tasks]
+    said: dict[Path, str | None] = {}  # each analysed file's error, as its analysis said it
+    analysed = _errors(_analyse_all(tasks, jobs, progress, cache, keys), said)
     if not write:
         outcome.files.extend(next(analysed) if isinstance(slot, _Task) else slot for slot in slots)
     else:
         outcome.files.extend(_write_all(slots, analysed, allow_dirty))
+    if cache is not None and run_key is not None and kept is None:
+        if (entry := _run_entry(asked, dict(zip((task.path for task in tasks), keys)), said)) is not None:
+            cache.put_run(run_key, entry)
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _errors(outcomes: Iterable[FileOutcome], said: dict[Path, str | None]) -> Iterator[FileOutcome]:
+    """`outcomes`, each error noted in `said` as the analysis gave it (before any write's), or
+    None where it may not last: a bug's, a worker's crash, or one beside findings."""
+    for result in outcomes:
+        if result.error is not None:
+            lasting = not result.error.startswith("internal error") and not result.findings
+            said[result.path] = result.error if lasting else None
+        yield result
+
+
+def _run_entry(asked: list[_Task], keys: dict[Path, str | None], said: dict[Path, str | None]) -> list[str] | None:
+    """What the cache keeps of a run for each of `asked`: "" where it was cleared unanalysed, its
+    key, or "!" and the error its analysis gave (a file that does not parse); None where an
+    error may not last (`_errors`)."""
+    entry = []
+    for task in asked:
+        key = keys.get(task.path, "")
+        if task.path not in said:
+            entry.append(key or "")
+        elif (error := said[task.path]) is None:
+            return None
+        else:
+            entry.append(f"!{error}")
+    return entry
+
+
+def _kept_run(asked: list[_Task], cache: Cache, run_key: str) -> list[FileOutcome | None] | None:
+    """What the run of `run_key` left in the cache for each of `asked`: its outcome, or None
+    where it was cleared unanalysed; None where the run, or any file's entry, is missing (the
+    run then asks its questions again)."""
+    keys = cache.get_run(run_key)
+    if keys is None or len(keys) != len(asked):
+        return None
+    kept: list[FileOutcome | None] = []
+    for task, key in zip(asked, keys):
+        if key.startswith("!"):
+            kept.append(FileOutcome(task.path, error=key[1:], parsed=True))  # as `analyse` gave it
+            continue
+        entry = cache.get(key, task.data) if key else None
+        if key and entry is None:
+            return None
+        kept.append(_from_cache(task, entry) if entry is not None else None)
+    return kept
 
 
 def _write_all(
