@@ -35,7 +35,7 @@ from semfix.settings import Launch
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
 _LAUNCHER = re.compile(rb"pallas_call\s*\(|\.kernel\s*\(")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)  # at a module's top
+_DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
 _GIVEN = re.compile(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
 
@@ -64,8 +64,8 @@ def launched_by_run(
     kernels = {  # each module's defs at its top that may hold a catalog call and are launched somewhere
         module: defs
         for module, _, data, _ in modules
-        if (wanted is None or module in wanted) and may_contain_calls(data, through_run=True)
-        if (defs := launched.intersection(_DEF.findall(data)))
+        if (wanted is None or module in wanted)
+        if (defs := launched.intersection(_defs(data))) and may_contain_calls(data, through_run=True)
     }
     spelled = {name.decode("latin-1") for defs in kernels.values() for name in defs}
     found: dict[str, list[Launch]] = {}
@@ -95,7 +95,7 @@ def _may_launch(
     run cannot see), or spell a launcher whose arguments (or a local's value they name) spell a
     name a from-import of a run module binds (`launched`: what `_launched` reads)? Over-reports:
     it only costs an analysis."""
-    if b"import" not in data or not launched and not any(k in data for defs in kernels.values() for k in defs):
+    if b"import" not in data:
         return False
     imported: set[bytes] = set()
     for match in import_statements(data):
@@ -113,13 +113,49 @@ def _may_launch(
         targets = [within(level, module) for module in modules]
         for kernel_module, given in [*imports, *((t, ()) for t in targets)]:
             defs = kernels.get(kernel_module or "", ())
-            if defs and (
-                defs.intersection(given) or re.search(rb"\.\s*(?:" + rb"|".join(sorted(defs)) + rb")\b", data)
-            ):
+            if defs and (defs.intersection(given) or any(_attribute(data, name) for name in defs)):
                 return True
         if any(targets):
             imported.update(names)
     return bool(imported.intersection(launched))
+
+
+def _defs(data: bytes) -> list[bytes]:
+    """The names of the defs at the module's top (`_DEF`), the pattern tried only after a line
+    break before `def` or `async`."""
+    names = [] if (first := _DEF.match(data)) is None else [first[1]]
+    for literal in (b"\ndef", b"\nasync", b"\rdef", b"\rasync"):
+        at = data.find(literal)
+        while at != -1:
+            if (match := _DEF.match(data, at + 1)) is not None:
+                names.append(match[1])
+            at = data.find(literal, at + 1)
+    return names
+
+
+def _attribute(data: bytes, name: bytes) -> bool:
+    """Is `name` spelled as an attribute (`ops.kernel`, `ops . kernel`) anywhere in the bytes?"""
+    at = data.find(name)
+    while at != -1:
+        before = data[max(0, at - 40) : at].rstrip(b" \t\\\r\n")
+        after = data[at + len(name) : at + len(name) + 1]
+        if before.endswith(b".") and not (after.isalnum() or after == b"_"):
+            return True
+        at = data.find(name, at + 1)
+    return False
+
+
+def _launchers(data: bytes) -> list[int]:
+    """Where each launcher's arguments start (`_LAUNCHER`), in order: found by a find per
+    spelling, the pattern tried only there (an alternation is searched for byte by byte)."""
+    ends = []
+    for literal in (b"pallas_call", b".kernel"):
+        at = data.find(literal)
+        while at != -1:
+            if (match := _LAUNCHER.match(data, at)) is not None:
+                ends.append(match.end())
+            at = data.find(literal, at + 1)
+    return sorted(ends)
 
 
 def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
@@ -130,8 +166,8 @@ def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
     names: set[bytes] = set()
     if b"pallas_call" not in data and b".kernel" not in data:
         return strict, names
-    for launcher in _LAUNCHER.finditer(data):
-        window = data[launcher.end() : launcher.end() + _WINDOW]
+    for end in _launchers(data):
+        window = data[end : end + _WINDOW]
         kernel = _first_argument(window)
         if kernel is not window or re.match(rb"\s*lambda\b", window):
             strict.update(_IDENT.findall(kernel))
