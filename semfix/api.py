@@ -210,14 +210,17 @@ def launched_by_run(
     sources: Mapping[Path, bytes],
     wanted: Collection[Path],
     named: Mapping[Path, tuple[str, bool]] | None = None,
+    through: Mapping[Path, ReadThrough] | None = None,
 ) -> dict[Path, tuple[Launch, ...]]:
     """For each file `wanted` of a run (`sources`: every file's bytes), the launches of its
     kernels in the run's other files (`Settings.launched_by_run`), where there are any.
-    `named`: as `imported_by_run`'s."""
+    `named`: as `imported_by_run`'s; `through`: `read_through_run`'s answer, by which a launch
+    reads `pltpu` from a compat module."""
     named = named if named is not None else module_names(sources)
     kernels = {named[path][0]: path for path in wanted}
     modules = ((name, package, sources[path], str(path)) for path, (name, package) in named.items())
-    return {kernels[name]: launches for name, launches in launches_of(modules, kernels).items()}
+    read = {named[path][0]: answer for path, answer in (through or {}).items() if path in named}
+    return {kernels[name]: launches for name, launches in launches_of(modules, kernels, read).items()}
 
 
 def may_read_through_run(source: bytes, settings: Settings) -> bool:

@@ -281,3 +281,52 @@ def test_the_launch_the_run_cannot_link_runs_the_kernel_as_written(
     (package / "before.py").write_bytes(SEM002.after)
     ran = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert ran.returncode != 0 and "has no attribute 'at'" in ran.stderr, ran.stderr[-2000:]
+
+
+THROUGH_COMPAT = '''"""A kernel's launch in a module that reads Pallas through the package's compat module."""
+
+import jax
+import jax.numpy as jnp
+
+from ._compat import pl, pltpu
+from .before import kernel
+
+
+def run():
+    x = jnp.arange(8 * 128, dtype=jnp.float32).reshape(8, 128)
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        scratch_shapes=[SCRATCH],
+        interpret=True,
+    )(x)
+'''
+PAIR_KERNEL = b"""from ._compat import pl
+
+
+def kernel(x_ref, o_ref, pair):
+    pl.semaphore_signal(pair[1], 1)
+    pl.semaphore_wait(pair[1], 1)
+    o_ref[...] = x_ref[...]
+"""
+
+
+@pytest.mark.parametrize(
+    ("scratch", "said"),
+    [
+        ("(pltpu.SemaphoreType.REGULAR, pltpu.SemaphoreType.REGULAR)", []),
+        ("pltpu.SemaphoreType.REGULAR((2,))", ["[*]"] * 2),
+    ],
+    ids=["a tuple: pair[1] is a Ref", "an array: pair[1] is a value"],
+)
+def test_a_launch_that_reads_pallas_through_a_compat_module_is_linked(
+    tmp_path: Path, scratch: str, said: list[str]
+) -> None:
+    """The launching module reads `pltpu` through `_compat.py` (the oracle's seed 930069): its
+    tuple of semaphores was unread, so `pair[1]` was reported and `--unsafe-fixes` wrote
+    `pair.at[1]`, an AttributeError on the tuple."""
+    package = _package(tmp_path, COMPAT, PAIR_KERNEL)
+    (package / "launch.py").write_text(THROUGH_COMPAT.replace("SCRATCH", scratch))
+    run = _semfix(tmp_path, "check")
+    found = [line for line in run.stdout.splitlines() if line.startswith("kern/before.py")]
+    assert [line.split(" SEM002 ")[1][:3] for line in found] == said, run.stdout + run.stderr

@@ -30,7 +30,7 @@ from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
 from semfix.rewrite.text import decode
-from semfix.settings import Launch
+from semfix.settings import Launch, ReadThrough
 
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
 _LAUNCHER = re.compile(rb"pallas_call\s*\(|\.kernel\s*\(")
@@ -41,11 +41,15 @@ _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be th
 
 
 def launched_by_run(
-    modules: Iterable[tuple[str, bool, bytes, str]], wanted: Collection[str] | None = None
+    modules: Iterable[tuple[str, bool, bytes, str]],
+    wanted: Collection[str] | None = None,
+    through: Mapping[str, ReadThrough] | None = None,
 ) -> dict[str, tuple[Launch, ...]]:
     """`modules`: each file of the run as (its dotted name, whether it is a package's
     `__init__`, its source, its name as the run prints it). For each module of `wanted` (None:
-    every one), the launches of its kernels in the others, each allocation placed at `file:line`."""
+    every one), the launches of its kernels in the others, each allocation placed at `file:line`.
+    `through`: what a module reads through the run's others (`ReadThrough`: `pltpu` from a
+    compat module), by its name: its launches are read through it too."""
     modules = list(modules)
     names = tuple(module for module, _, _, _ in modules)
     named = trailing(names)  # each trailing part of a module's name: the modules it names
@@ -73,7 +77,8 @@ def launched_by_run(
         within = functools.partial(target, importer, importer if is_package else importer.rpartition(".")[0])
         if not _may_launch(data, within, kernels, windows[id(data)][1]):
             continue
-        for (level, module), launch in _launches(data, spelled, is_package):
+        read = (through or {}).get(importer, ReadThrough())
+        for (level, module), launch in _launches(data, spelled, is_package, read):
             kernel_module = within(level, module)
             if kernel_module is None or (wanted is not None and kernel_module not in wanted):
                 continue
@@ -199,7 +204,9 @@ def _first_argument(text: bytes, ends: bytes = b",)]}") -> bytes:
     return text
 
 
-def _launches(data: bytes, kernels: Collection[str], exported: bool) -> list[tuple[tuple[int, str | None], Launch]]:
+def _launches(
+    data: bytes, kernels: Collection[str], exported: bool, read: ReadThrough
+) -> list[tuple[tuple[int, str | None], Launch]]:
     """The module's launches of kernels it imports (`Allocations.launches`), an unread one for
     each import of a name `kernels` holds read anywhere else (or, `exported`, at all: a
     package's `__init__` re-exports it); none where it does not parse."""
@@ -209,15 +216,17 @@ def _launches(data: bytes, kernels: Collection[str], exported: bool) -> list[tup
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the run reports it where it is checked
     try:
-        return _gathered(Text(text), tree, ScopeBuilder(), kernels, exported)
+        return _gathered(Text(text), tree, ScopeBuilder(), kernels, exported, read)
     except NeedsAccesses:
-        return _gathered(Text(text), tree, Tracking(), kernels, exported)
+        return _gathered(Text(text), tree, Tracking(), kernels, exported, read)
 
 
 def _gathered(
-    text: Text, tree: ast.Module, scopes: ScopeBuilder, kernels: Collection[str], exported: bool
+    text: Text, tree: ast.Module, scopes: ScopeBuilder, kernels: Collection[str], exported: bool, read: ReadThrough
 ) -> list[tuple[tuple[int, str | None], Launch]]:
+    scopes.stars = dict(read.stars)
     scopes.build(tree)
     allocations = Allocations(text, scopes)
+    allocations.aliases = dict(read.aliases)
     allocations.gather(kernels, exported=exported)
     return allocations.launches

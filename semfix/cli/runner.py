@@ -366,7 +366,7 @@ def _with_importers(
     readers |= reads_through_run(sources, catalog, named) if catalog else set()
     through = read_through_run(sources, readers, named) if readers else {}
     kernels = [s.path for s in slots if isinstance(s, _Task) and s.path in sources]  # may define a kernel
-    launched = launched_by_run(sources, kernels, named) if kernels else {}
+    launched = launched_by_run(sources, kernels, named, through) if kernels else {}
     return [
         replace(
             slot,
