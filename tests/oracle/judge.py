@@ -57,7 +57,16 @@ FAILURES = (
     "wrong write",
     "semfix error",
 )
-INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
+INFO = (
+    "cases",
+    "package cases",
+    "mutants run",
+    "kept",
+    "safe fixed",
+    "unsafe only",
+    "explain fixed",
+    "explain gave up",
+)
 INFO += ("explain left a copy", "explain gave up, fix fixed", "explain unrecognised")
 SAFE = build_settings(select=["ALL"])
 UNSAFE = build_settings(select=["ALL"], unsafe_fixes=True)
@@ -204,6 +213,7 @@ class Judge:
             verdict.broken = expected
             return verdict
         verdict.counts["cases"] += 1
+        verdict.counts["package cases"] += bool(parts)
         try:
             found = _findings(correct, self._folder())
         except Exception as error:  # noqa: BLE001 - any exception out of semfix is a failure to report
