@@ -42,6 +42,7 @@ from semfix import fix_source
 from semfix.api import may_fire
 from semfix.cli.runner import _analysis, _may_read_through, _Task, _with_importers
 from semfix.errors import SafetyError, SourceError
+from semfix.files import module_names
 from semfix.findings import Finding
 from semfix.selection import build_settings
 from semfix.settings import Settings, for_file
@@ -170,7 +171,11 @@ def run_semfix(text: str, settings: Settings, folder: Path, apply_fixes: bool = 
         for path, data in sources.items()
         if may_fire(data, settings) or _may_read_through(data, settings)
     ]
-    chosen = [t for t in _with_importers(tasks, sources) if isinstance(t, _Task) and may_fire(t.data, t.settings)]
+    chosen = [
+        t
+        for t in _with_importers(tasks, sources, module_names(sources))
+        if isinstance(t, _Task) and may_fire(t.data, t.settings)
+    ]
     results = {task.path: _analysis(task) for task in chosen}
     out, found, applied = "", [], []
     for path, part in files(package, text).items():
