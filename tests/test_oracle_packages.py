@@ -69,7 +69,7 @@ def test_the_judge_gives_semfix_what_the_cli_run_gives_it(tmp_path: Path) -> Non
         assert read_back(package, mutant) == mutant and set(files(package, mutant)) == set(package.glob("[!_]*.py")) | {
             package / "_compat.py"
         }
-        judged = run_semfix(mutant, SAFE, tmp_path / f"j{seed}", apply_fixes=False).findings
+        judged = run_semfix(mutant, SAFE, (tmp_path / f"j{seed}").absolute, apply_fixes=False).findings
         result = CliRunner().invoke(
             main, ["check", str(package), "--no-cache", "--select", "ALL", "--output-format", "concise"]
         )

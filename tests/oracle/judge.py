@@ -32,6 +32,7 @@ import shutil
 import tempfile
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,14 +158,14 @@ def write_case(folder: Path, text: str) -> Path:
     return path
 
 
-def run_semfix(text: str, settings: Settings, folder: Path, apply_fixes: bool = True) -> Fixed:
-    """`fix_source` on a one-module case; on a package (written in `folder`), each module the
-    CLI would analyse, with the settings its run gives it (`_with_importers`: the launches, the
+def run_semfix(text: str, settings: Settings, folder: Callable[[], Path], apply_fixes: bool = True) -> Fixed:
+    """`fix_source` on a one-module case; on a package (written in a new `folder()`), each
+    module the CLI would analyse, with the settings its run gives it (`_with_importers`: the launches, the
     names read through `_compat`, the names imported by siblings)."""
     if not modules(text):
         result = fix_source(text, settings=settings, apply_fixes=apply_fixes)
         return Fixed(result.source, [("", text, f) for f in result.findings], list(result.applied))
-    package = write_case(folder, text)
+    package = write_case(folder(), text)
     sources = {path: path.read_bytes() for path in sorted(package.glob("*.py"))}
     tasks = [
         _Task(path, data, for_file(settings, path), apply_fixes)
@@ -186,7 +187,7 @@ def run_semfix(text: str, settings: Settings, folder: Path, apply_fixes: bool = 
     return Fixed(out, found, applied)
 
 
-def _findings(source: str, folder: Path) -> list[str]:
+def _findings(source: str, folder: Callable[[], Path]) -> list[str]:
     found = run_semfix(source, SAFE, folder, apply_fixes=False).findings
     return [f"{name}:{f.line}:{f.column} {f.rule}: {text.splitlines()[f.line - 1].strip()}" for name, text, f in found]
 
@@ -220,7 +221,7 @@ class Judge:
         verdict.counts["cases"] += 1
         verdict.counts["package cases"] += bool(parts)
         try:
-            found = _findings(correct, self._folder())
+            found = _findings(correct, self._folder)
         except Exception as error:  # noqa: BLE001 - any exception out of semfix is a failure to report
             found = [f"semfix error: {type(error).__name__}: {error}"]
         for finding in found:
@@ -264,11 +265,11 @@ class Judge:
             (verdict.failures if kind in FAILURES else verdict.notes).append(failure)
 
         try:
-            if not _findings(source, self._folder()):
+            if not _findings(source, self._folder):
                 verdict.classes["miss", name] += 1
                 fail("miss", "check is silent")
-            safe = run_semfix(source, SAFE, self._folder())
-            unsafe = run_semfix(source, UNSAFE, self._folder())
+            safe = run_semfix(source, SAFE, self._folder)
+            unsafe = run_semfix(source, UNSAFE, self._folder)
         except (SafetyError, SourceError) as error:
             fail("semfix error", str(error))
             return
