@@ -181,6 +181,21 @@ class Worker:
             return "hang", ""
         return (f"ok {answer['ok']}", "") if "ok" in answer else (f"error {answer['error']}", answer["traceback"])
 
+    def run_package(self, modules: dict[str, str], entry: str, path: Path | None = None) -> tuple[str, str]:
+        """run() of the `entry` module of the package `kern` of `modules` ({name: source}), held
+        to its expected(): as files of the folder `path` where given (a traceback names them;
+        uncached), else cached by request. The answer and, for an error, its whole traceback."""
+        request = {"source": "", "check": True, "package": modules, "entry": entry}
+        if path is None:
+            key = json.dumps(request)
+            if key not in self.cache:
+                self.cache[key] = self._run(key)
+            return self.cache[key], ""
+        answer = self.answer(json.dumps({**request, "path": str(path)}))
+        if answer is None:
+            return "hang", ""
+        return (f"ok {answer['ok']}", "") if "ok" in answer else (f"error {answer['error']}", answer["traceback"])
+
     def answer(self, request: str) -> dict[str, str] | None:
         """The worker's answer to one request, or None when it hangs (it is restarted)."""
         if self.process is None or self.process.poll() is not None:

@@ -6,6 +6,9 @@ kernel can run on a JAX in another venv (tests/jax_env.py): this file imports ne
 nor pytest. A request is {"source", "check", "strict"} and an optional "path", the file the
 source is on disk as (so that a traceback names it, as a user's does); each answer is {"ok":
 digest of the result} or {"error": "Type: message"}, with the whole "traceback" for a "path".
+A request with "package" ({module name: source}, the oracle's package cases) runs the package
+`kern` of those modules instead, imported from memory (as files in the folder "path", for
+tracebacks), and calls its "entry" module's run().
 A semaphore left with a count at kernel exit (JAX's interpret mode only prints that) counts as
 an error; so, with "check", does a result other than
 the module's expected(), and, with "strict", a Pallas deprecation warning.
@@ -16,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.abc
+import importlib.util
 import io
 import json
 import os
@@ -23,6 +28,7 @@ import re
 import sys
 import traceback
 import warnings
+from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 # The Pallas modules whose `_deprecations` table (name -> (message, replacement)) lists what moved.
@@ -54,6 +60,28 @@ def fail_on_deprecations(modules: list[ModuleType]) -> None:
         warnings.filterwarnings("error", re.escape(message), DeprecationWarning)
 
 
+class Package(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The package `kern` of the modules given ({name: source}), as files of the folder `path`."""
+
+    def __init__(self, modules: dict[str, str], path: str) -> None:
+        self.modules, self.path = modules, path
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if name == "kern":
+            return importlib.util.spec_from_loader(name, self, is_package=True)
+        if name.startswith("kern.") and name[5:] in self.modules:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        if module.__name__ != "kern":
+            source, filename = self.modules[module.__name__[5:]], f"{self.path}/{module.__name__[5:]}.py"
+            exec(compile(source, filename, "exec"), module.__dict__)  # noqa: S102 - the kernel under test
+
+
 def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, str]:
     """Execute the module text and call its run(); never raises."""
     import numpy as np
@@ -66,11 +94,15 @@ def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, 
         with contextlib.redirect_stdout(printed), warnings.catch_warnings():
             if request.get("strict"):
                 fail_on_deprecations(modules)
-            kernel = ModuleType("generated_kernel")  # in sys.modules, as an imported one is: dataclasses look there
-            sys.modules[kernel.__name__] = kernel
-            namespace = kernel.__dict__
-            filename = str(request.get("path", "<generated kernel>"))
-            exec(compile(str(request["source"]), filename, "exec"), namespace)  # noqa: S102 - the kernel under test
+            if "package" in request:
+                sys.meta_path.insert(0, Package(request["package"], str(request.get("path", "<generated>"))))  # type: ignore[arg-type]
+                namespace = importlib.import_module(f"kern.{request['entry']}").__dict__
+            else:
+                kernel = ModuleType("generated_kernel")  # in sys.modules, as an imported one is: dataclasses look there
+                sys.modules[kernel.__name__] = kernel
+                namespace = kernel.__dict__
+                filename = str(request.get("path", "<generated kernel>"))
+                exec(compile(str(request["source"]), filename, "exec"), namespace)  # noqa: S102 - the kernel under test
             result = np.asarray(namespace["run"]())  # type: ignore[operator]
             if request.get("check"):
                 np.testing.assert_allclose(result, namespace["expected"]())  # type: ignore[operator]
@@ -81,6 +113,9 @@ def run_one(request: dict[str, object], modules: list[ModuleType]) -> dict[str, 
         return answer
     finally:
         sys.modules.pop("generated_kernel", None)
+        sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, Package)]
+        for name in [name for name in sys.modules if name == "kern" or name.startswith("kern.")]:
+            del sys.modules[name]
     if "non-zero count" in printed.getvalue():
         return {"error": "semaphore count left at kernel exit: " + printed.getvalue().strip()[:300]}
     return {"ok": hashlib.sha256(repr(result.shape).encode() + result.tobytes()).hexdigest()}

@@ -10,11 +10,12 @@ nothing fails here too; the counts by class are printed (`pytest -s`). The soak
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from conftest import require_jax
 from jax_env import Worker, require_jax_python
-from oracle.grammar import Case, generate
+from oracle.grammar import Case, build, plan_for
 from oracle.judge import TWO_DEVICES, Judge, Verdict, mutation_class
 from oracle.select import choose, classes
 
@@ -99,6 +100,7 @@ FOUND = {"0.12.1": [20035, 22749], "0.10.2": [700033]}
 
 @pytest.mark.parametrize("release", sorted(FOUND))
 def test_no_wrong_fix_on_what_soaks_found(release: str, request: pytest.FixtureRequest) -> None:
-    total = _judge(release, request.config, [(generate(seed), None) for seed in FOUND[release]])
+    cases = [(build(replace(plan_for(seed), layout="module")), None) for seed in FOUND[release]]  # as found
+    total = _judge(release, request.config, cases)
     wrong = [f for f in total.failures if f.kind in NEVER]
     assert not wrong, "\n".join(f"{f.kind} (seed {f.seed}): {f.detail[:300]}" for f in wrong)

@@ -29,6 +29,11 @@ WRAPS = ("none", "when", "fori", "cond", "closure")
 #: How the launch names the kernel: as written, made by a factory, a staticmethod, a method
 #: (`self.kernel`), a `functools.partial` held in a local, a lambda that calls it.
 WRAPPERS = ("plain", "plain", "factory", "staticmethod", "method", "partial", "lambda")
+#: One module, or a package `kern` (issue 43 §1, §3): the kernel in `ops.py`, its launch (`run()`,
+#: `build()`) in a sibling `api.py`, and/or `pl`/`pltpu` re-exported by a sibling `_compat.py`.
+LAYOUTS = ("module",) * 6 + ("sibling", "compat", "sibling+compat")
+#: The line that starts each module of a package case's text (`modules` splits it there).
+MODULE = "# --- kern/{}.py ---\n"
 
 
 @dataclass
@@ -75,6 +80,8 @@ class Plan:
     wrapper: str = "plain"  # how the launch reaches the kernel (WRAPPERS)
     imports: str = "plain"  # "try": Pallas imported in `try:`, `pl = pltpu = None` on ImportError
     alias: bool = False  # the kernel signals and waits through names bound by a version check
+    layout: str = "module"  # LAYOUTS: one module, or a package `kern` of the kernel module and its siblings
+    via: str = "from"  # how a sibling launch names the kernel module: `from .ops import kernel` or `from . import ops`
 
 
 class Writer:
@@ -539,6 +546,7 @@ def plan_for(seed: int) -> Plan:
     plan.wrapper = rng.choice(WRAPPERS)  # drawn last: the older choices of a seed stay as they were
     plan.imports = rng.choice(["plain", "plain", "try"])
     plan.alias = rng.random() < 0.25
+    plan.layout, plan.via = rng.choice(LAYOUTS), rng.choice(["from", "module"])  # drawn last, as the wrapper
     return plan
 
 
@@ -641,16 +649,66 @@ def build(plan: Plan) -> Case:
             inner += ["", f"pl.run_scoped(body, {', '.join(types)})"]
         body = inner
     kernel += indent(body)
-    module = [HEADER.format(seed=plan.seed)]
+    pallas = PALLAS
     if plan.imports == "try" and "imports" not in plan.plain:
-        module = [module[0].replace(PALLAS, TRY_PALLAS)]
+        pallas = TRY_PALLAS
         w.features.add("import-try")
+    layout = plan.layout if "package" not in plan.plain else "module"
+    header = HEADER.format(seed=plan.seed).replace(PALLAS, COMPAT if "compat" in layout else pallas)
+    module = [header]
     module += [f"{name} = {value}" for name, value in sorted(w.constants.items())]
     module += ["", ""] + [text + "\n" for _, text in sorted(w.helpers.items())]
     kernel, launch = wrapped(plan, kernel, launch_text(plan, w, shapes))
     w.features.add(f"launched-{plan.wrapper}")
-    module += ["\n".join(kernel), "", "", launch, "", "", expected_text(plan, w)]
-    return Case(plan, "\n".join(module).replace("\n\n\n\n", "\n\n\n") + "\n", w.sites, w.features)
+    module += ["\n".join(kernel), "", ""]
+    tail = [launch, "", "", expected_text(plan, w)]
+    if layout == "module":
+        return Case(plan, tidy(module + tail), w.sites, w.features)
+    texts = {"ops": tidy(module)}
+    if "sibling" in layout:  # the launch and expected() in `api.py`, naming the kernel module's names
+        tail[0] = qualified(plan, w, launch)
+        texts["api"] = tidy([header, sibling_import(plan, w, launch), "", "", *tail])
+        if re.search(r"pl\.(pallas_call|kernel)\(", tail[0]):  # not a method launched in its class
+            w.features.add("sibling-launch")
+    else:
+        texts["ops"] = tidy(module + tail)
+    if "compat" in layout:
+        texts["_compat"] = (
+            f'"""Pallas, re-exported for the kernels of the package."""\n{pallas}\n__all__ = ["pl", "pltpu"]\n'
+        )
+        w.features.add("compat-module")
+    return Case(plan, "".join(MODULE.format(name) + text for name, text in texts.items()), w.sites, w.features)
+
+
+def tidy(lines: list[str]) -> str:
+    return "\n".join(lines).replace("\n\n\n\n", "\n\n\n") + "\n"
+
+
+COMPAT = "from ._compat import pl, pltpu\n"
+#: The kernel module's name a launch of each wrapper calls (else `kernel`).
+NAMED = {"factory": "make_kernel", "staticmethod": "Kernels", "method": "Op", "partial": "_kernel"}
+
+
+def sibling_import(plan: Plan, w: Writer, launch: str) -> str:
+    """The launch module's import of what it names from the kernel module (`ops`); with
+    `plan.via == "module"` it names them `ops.NAME` instead (the launch's text is edited)."""
+    names = [c for c in [NAMED.get(plan.wrapper, "kernel"), *w.constants] if re.search(rf"\b{c}\b", launch)]
+    return f"from .ops import {', '.join(sorted(names))}" if plan.via == "from" else "from . import ops"
+
+
+def qualified(plan: Plan, w: Writer, launch: str) -> str:
+    """The launch's text naming the kernel module's names as `ops.NAME` (`plan.via == "module"`)."""
+    if plan.via != "module":
+        return launch
+    for name in [NAMED.get(plan.wrapper, "kernel"), *w.constants]:
+        launch = re.sub(rf"(?<![\w.]){name}\b(?! =)", f"ops.{name}", launch)
+    return launch
+
+
+def modules(text: str) -> dict[str, str]:
+    """A package case's modules by name (`ops`, `api`, `_compat`); {} for a one-module case."""
+    parts = re.split(r"^# --- kern/(\w+)\.py ---\n", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2]))
 
 
 def launch_text(plan: Plan, w: Writer, shapes: list[str]) -> str:
@@ -770,6 +828,7 @@ def simpler(plan: Plan) -> list[Plan]:
         "unpack",
         "far",
         "comprehension",
+        "package",
     ):
         if feature not in plan.plain:
             found.append(replace(plan, plain=plan.plain | {feature}))

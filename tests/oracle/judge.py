@@ -14,6 +14,11 @@
    explain's rewrite is judged with the copies it did not touch put back. An exception out of
    explain is a SEMFIX ERROR, not explain giving up.
 
+A package case (grammar.LAYOUTS: the kernel's launch in a sibling module, `pl`/`pltpu` read
+through a `_compat` module) runs as the package `kern`, and semfix judges each of its modules
+with the settings the CLI's run gives it (`runner._with_importers` over the package's sources);
+`semfix fix` is given the package folder.
+
 check and fix run every rule (`select=ALL`). Counts that are not failures say what the run did:
 kept mutants, fixes made only with --unsafe-fixes, explain giving up or not recognising the error.
 """
@@ -27,6 +32,7 @@ import shutil
 import tempfile
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,10 +40,15 @@ from click.testing import CliRunner
 from jax_env import Worker
 
 from semfix import fix_source
+from semfix.api import may_fire
+from semfix.cli.runner import _analysis, _may_read_through, _Task, _with_importers
 from semfix.errors import SafetyError, SourceError
+from semfix.files import module_names
+from semfix.findings import Finding
 from semfix.selection import build_settings
+from semfix.settings import Settings, for_file
 
-from .grammar import Case
+from .grammar import MODULE, Case, modules
 
 FAILURES = (
     "false report",
@@ -48,7 +59,16 @@ FAILURES = (
     "wrong write",
     "semfix error",
 )
-INFO = ("cases", "mutants run", "kept", "safe fixed", "unsafe only", "explain fixed", "explain gave up")
+INFO = (
+    "cases",
+    "package cases",
+    "mutants run",
+    "kept",
+    "safe fixed",
+    "unsafe only",
+    "explain fixed",
+    "explain gave up",
+)
 INFO += ("explain left a copy", "explain gave up, fix fixed", "explain unrecognised")
 SAFE = build_settings(select=["ALL"])
 UNSAFE = build_settings(select=["ALL"], unsafe_fixes=True)
@@ -100,10 +120,76 @@ def mutation_class(case: Case, site: int, mutation: str) -> str:
     return f"{case.sites[site].role} {mutation}{deep}{unshown}"
 
 
-def _findings(source: str) -> list[str]:
-    found = fix_source(source, settings=SAFE, apply_fixes=False).findings
-    lines = source.splitlines()
-    return [f"{f.line}:{f.column} {f.rule}: {lines[f.line - 1].strip()}" for f in found]
+@dataclass
+class Fixed:
+    """semfix's result on a case's text: the text fixed, the findings (each with its file's
+    name and text), the fixes applied."""
+
+    source: str
+    findings: list[tuple[str, str, Finding]]
+    applied: list[Finding]
+
+
+def files(path: Path, text: str) -> dict[Path, str]:
+    """Where a case's text lies on disk: `path` itself (a one-module case), or the modules of
+    the package folder `path`."""
+    parts = modules(text)
+    return {path / f"{name}.py": part for name, part in parts.items()} if parts else {path: text}
+
+
+def read_back(path: Path, text: str) -> str:
+    """The case's text as the files of `files(path, text)` now hold it."""
+    parts = modules(text)
+    return (
+        "".join(MODULE.format(name) + (path / f"{name}.py").read_text() for name in parts)
+        if parts
+        else path.read_text()
+    )
+
+
+def write_case(folder: Path, text: str) -> Path:
+    """The case written in `folder`: `kernel.py`, or the package `kern` (its `__init__.py` empty)."""
+    path = folder / ("kern" if modules(text) else "kernel.py")
+    if modules(text):
+        path.mkdir(parents=True)
+        (path / "__init__.py").write_text("")
+    for file, part in files(path, text).items():
+        file.write_text(part)
+    return path
+
+
+def run_semfix(text: str, settings: Settings, folder: Callable[[], Path], apply_fixes: bool = True) -> Fixed:
+    """`fix_source` on a one-module case; on a package (written in a new `folder()`), each
+    module the CLI would analyse, with the settings its run gives it (`_with_importers`: the launches, the
+    names read through `_compat`, the names imported by siblings)."""
+    if not modules(text):
+        result = fix_source(text, settings=settings, apply_fixes=apply_fixes)
+        return Fixed(result.source, [("", text, f) for f in result.findings], list(result.applied))
+    package = write_case(folder(), text)
+    sources = {path: path.read_bytes() for path in sorted(package.glob("*.py"))}
+    tasks = [
+        _Task(path, data, for_file(settings, path), apply_fixes)
+        for path, data in sources.items()
+        if may_fire(data, settings) or _may_read_through(data, settings)
+    ]
+    chosen = [
+        t
+        for t in _with_importers(tasks, sources, module_names(sources))
+        if isinstance(t, _Task) and may_fire(t.data, t.settings)
+    ]
+    results = {task.path: _analysis(task) for task in chosen}
+    out, found, applied = "", [], []
+    for path, part in files(package, text).items():
+        result = results.get(path)
+        out += MODULE.format(path.stem) + (result.source.decode() if result else part)
+        found += [(f"kern/{path.name}", part, f) for f in (result.findings if result else ())]
+        applied += list(result.applied) if result else []
+    return Fixed(out, found, applied)
+
+
+def _findings(source: str, folder: Callable[[], Path]) -> list[str]:
+    found = run_semfix(source, SAFE, folder, apply_fixes=False).findings
+    return [f"{name}:{f.line}:{f.column} {f.rule}: {text.splitlines()[f.line - 1].strip()}" for name, text, f in found]
 
 
 class Judge:
@@ -127,13 +213,15 @@ class Judge:
     def judge(self, case: Case, only: list[tuple[int, str, str]] | None = None) -> Verdict:
         verdict = Verdict()
         correct = case.correct()
-        expected = self.worker.run(correct, check=True)
+        parts = modules(correct)
+        expected = self.worker.run_package(parts, _entry(parts))[0] if parts else self.worker.run(correct, check=True)
         if not expected.startswith("ok"):
             verdict.broken = expected
             return verdict
         verdict.counts["cases"] += 1
+        verdict.counts["package cases"] += bool(parts)
         try:
-            found = _findings(correct)
+            found = _findings(correct, self._folder)
         except Exception as error:  # noqa: BLE001 - any exception out of semfix is a failure to report
             found = [f"semfix error: {type(error).__name__}: {error}"]
         for finding in found:
@@ -142,23 +230,25 @@ class Judge:
             self._mutant(case, site, mutation, text, expected, verdict)
         return verdict
 
-    def _file(self, source: str) -> Path:
+    def _folder(self) -> Path:
         self.count += 1
         folder = self.folder / f"m{self.count}"
         folder.mkdir()
-        path = folder / "kernel.py"
-        path.write_text(source)
-        return path
+        return folder
 
     def _runs_right(self, source: str, expected: str) -> str:
-        outcome = self.worker.run(source, check=True)
+        parts = modules(source)
+        outcome = self.worker.run_package(parts, _entry(parts))[0] if parts else self.worker.run(source, check=True)
         return "" if outcome == expected else outcome
 
     def _mutant(self, case: Case, site: int, mutation: str, text: str, expected: str, verdict: Verdict) -> None:
         verdict.counts["mutants run"] += 1
         source = case.mutant(site, text)
-        path = self._file(source)
-        outcome, log = self.worker.run_file(path, check=True)
+        path, parts = write_case(self._folder(), source), modules(source)
+        if parts:
+            outcome, log = self.worker.run_package(parts, _entry(parts), path)
+        else:
+            outcome, log = self.worker.run_file(path, check=True)
         if outcome == expected:
             return  # JAX accepts it and computes the same: not a mistake
         verdict.counts["kept"] += 1
@@ -175,11 +265,11 @@ class Judge:
             (verdict.failures if kind in FAILURES else verdict.notes).append(failure)
 
         try:
-            if not _findings(source):
+            if not _findings(source, self._folder):
                 verdict.classes["miss", name] += 1
                 fail("miss", "check is silent")
-            safe = fix_source(source, settings=SAFE)
-            unsafe = fix_source(source, settings=UNSAFE)
+            safe = run_semfix(source, SAFE, self._folder)
+            unsafe = run_semfix(source, UNSAFE, self._folder)
         except (SafetyError, SourceError) as error:
             fail("semfix error", str(error))
             return
@@ -203,7 +293,8 @@ class Judge:
             if wrong := self._runs_right(unsafe.source, expected):
                 fail("wrong unsafe fix", f"{_applied(unsafe)}: {wrong}", unsafe.source)
         if log:
-            path.write_text(source)
+            for file, part in files(path, source).items():
+                file.write_text(part)
             if self._explain(path, log, (case, site, text), expected, fail, verdict, fixed):
                 verdict.classes["explain fixed", name] += 1
                 verdict.classes["fixed", name] += not fixed
@@ -230,7 +321,7 @@ class Judge:
         result = CliRunner().invoke(
             main, ["explain", str(path.parent / "error.log"), "--root", str(path.parent), "--fix"]
         )
-        written = path.read_text()
+        written = read_back(path, source)
         said = " ".join(result.output.split())[:300]
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             crash = "".join(traceback.format_exception(result.exception)[-3:])
@@ -273,16 +364,19 @@ def _written_by_the_cli(path: Path, source: str, fixed: str, rng: random.Random)
     from semfix.cli.main import main
 
     form, write = rng.choice(WRITTEN)
-    path.write_bytes(write(source))  # type: ignore[operator]
+    wanted = {file: write(text) for file, text in files(path, fixed).items()}  # type: ignore[operator]
+    for file, text in files(path, source).items():
+        file.write_bytes(write(text))  # type: ignore[operator]
     result = CliRunner().invoke(main, ["fix", str(path), "--no-cache", "--select", "ALL"])
-    written, wanted = path.read_bytes(), write(fixed)  # type: ignore[operator]
-    path.write_text(source)
+    written = {file: file.read_bytes() for file in wanted}
+    for file, text in files(path, source).items():
+        file.write_text(text)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         return f"semfix fix ({form}) crashed: {''.join(traceback.format_exception(result.exception)[-3:])}"
     if written != wanted:
         said = " ".join(result.output.split())[:200]
-        return (
-            f"semfix fix ({form}, exit {result.exit_code}: {said}) wrote other bytes than fix_source: {written[:300]!r}"
+        return f"semfix fix ({form}, exit {result.exit_code}: {said}) wrote other bytes than fix_source: " + "; ".join(
+            f"{file.name}: {data[:300]!r}" for file, data in written.items() if data != wanted[file]
         )
     return ""
 
@@ -301,6 +395,11 @@ def _copies_put_back(case: Case, site: int, text: str, written: str) -> str:
         out += [mutant[at:start], new]
         at = end
     return "".join(out) + mutant[at:]
+
+
+def _entry(parts: dict[str, str]) -> str:
+    """The module of a package case that holds `run()`."""
+    return next(name for name, text in parts.items() if "\ndef run():" in text)
 
 
 def _applied(result: object) -> str:
