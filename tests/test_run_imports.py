@@ -272,14 +272,16 @@ except ImportError:
     [
         ("from jax.experimental.pallas.tpu import semaphore_wait", True),
         ("from .fallback import semaphore_wait", False),
-        ("semaphore_wait = None", False),
+        ("semaphore_wait = print", False),
+        ("semaphore_wait = None", True),  # a call of None fails: where it runs, the name is JAX's
     ],
 )
 def test_a_compat_modules_fallback_import_is_the_same_function(tmp_path: Path, fallback: str, read: bool) -> None:
     """`try: from pallas import semaphore_wait / except ImportError: from pallas.tpu import
     semaphore_wait`: JAX's function on every JAX, so the migration oracle's seed 400031's
     `semaphore_wait(sem, dec=2)` read through it is SEM102's (it failed on 0.12.1, unreported).
-    A fallback that binds another thing leaves the name unread."""
+    So is one that binds None, as a module's own `except ImportError: pl = None` is read. A
+    fallback that binds another thing leaves the name unread."""
     compat = COMPAT_TRY.replace("from jax.experimental.pallas.tpu import semaphore_wait", fallback)
     ops = "from . import compat\n\n\ndef kernel(sem):\n    compat.semaphore_wait(sem, dec=1)\n"
     package = _package(tmp_path, "ringlib", "0.7.2", compat=compat, ops=ops)

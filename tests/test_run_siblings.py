@@ -330,3 +330,25 @@ def test_a_launch_that_reads_pallas_through_a_compat_module_is_linked(
     run = _semfix(tmp_path, "check")
     found = [line for line in run.stdout.splitlines() if line.startswith("kern/before.py")]
     assert [line.split(" SEM002 ")[1][:3] for line in found] == said, run.stdout + run.stderr
+
+
+TRIED_COMPAT = '''"""Pallas where it is installed; None on a machine without it (the kernels then never run)."""
+
+try:
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+except ImportError:
+    pl = pltpu = None
+'''
+
+
+def test_a_compat_module_that_tries_the_import_gives_pallas_to_the_run(tmp_path: Path) -> None:
+    """`pl = pltpu = None` under `except ImportError:` is no second binding a call could go
+    through (a call of None fails): the run reads `pl` and `pltpu` through the module as through
+    one that imports them plainly (the oracle's package layout: everything in the kernel module
+    was missed)."""
+    package = _package(tmp_path, COMPAT)
+    (package / "_compat.py").write_text(TRIED_COMPAT)
+    run = _semfix(tmp_path, "fix")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (package / "before.py").read_bytes() == COMPAT.after

@@ -461,12 +461,14 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
         return {}
     found: dict[str, str] = {}
     fallbacks: list[tuple[str, str | None]] = []  # what a compat `try`'s `except ImportError:` imports again
+    nones: list[str] = []  # or binds to None (`pl = pltpu = None`: where it runs, no call of them does)
     for statement in tree.body:
         tried = statement if isinstance(statement, ast.Try) and all(map(_import_error, statement.handlers)) else None
         for each in tried.body if tried else [statement]:
             found.update((name, target) for name, target in _imported(each, through) if target is not None)
         for handler in tried.handlers if tried else []:
             fallbacks += [pair for each in handler.body for pair in _imported(each, through, every=True)]
+            nones += [name for each in handler.body for name in _none_bound(each)]
     found = {name: target for name, target in found.items() if target in MODULES or lookup(target) is not None}
     if not found:  # only a catalog function, or a module of them, can make a call a catalog call
         return {}
@@ -483,6 +485,8 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
     for name, target in fallbacks:  # the same function by its other path (`pallas.tpu`'s): bound as one
         same = target is not None and name in found and _same_function(found[name], target)
         bound[name] = bound.get(name, 0) - same
+    for name in nones:
+        bound[name] = bound.get(name, 0) - (name in found)
     return {name: target for name, target in found.items() if bound.get(name) == 1}
 
 
@@ -504,6 +508,16 @@ def _imported(
     else:
         return []
     return [(name, target) for name, target in given if every or target is not None]
+
+
+def _none_bound(statement: ast.stmt) -> list[str]:
+    """The names `pl = pltpu = None` binds to None."""
+    if not isinstance(statement, ast.Assign) or not (
+        isinstance(statement.value, ast.Constant) and statement.value.value is None
+    ):
+        return []
+    names = [target.id for target in statement.targets if isinstance(target, ast.Name)]
+    return names if len(names) == len(statement.targets) else []
 
 
 def _import_error(handler: ast.ExceptHandler) -> bool:
