@@ -1165,3 +1165,24 @@ def test_the_launch_in_another_module_the_traceback_passes_through_proves_the_ra
     assert result.returncode == 0, result.stdout + result.stderr
     assert (package / "before.py").read_bytes() == (sibling / "after.py").read_bytes()
     assert subprocess.run(run, cwd=tmp_path, capture_output=True, text=True).returncode == 0
+
+
+@needs_jax
+@pytest.mark.jax
+def test_a_kernel_that_reads_pallas_through_a_compat_module_is_explained(tmp_path: Path) -> None:
+    """`from ._compat import pl, pltpu`: explain reads the kernel's module as the run does, its
+    calls through the compat module catalog calls (it said `pltpu.make_async_copy` was a call it
+    cannot follow, where `semfix fix kern/` fixes the kernel)."""
+    case = FIXTURES / "sem002" / "pallas_through_a_compat_module"
+    package = tmp_path / "kern"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("before.py", "_compat.py"):
+        shutil.copy(case / name, package / name)
+    run = [sys.executable, "-c", "from kern.before import run; run()"]
+    failed = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
+    assert failed.returncode != 0 and "must be Refs" in failed.stderr, failed.stderr[-2000:]
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=failed.stderr)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (package / "before.py").read_bytes() == (case / "after.py").read_bytes()
+    assert subprocess.run(run, cwd=tmp_path, capture_output=True, text=True).returncode == 0

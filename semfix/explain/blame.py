@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from semfix.analysis.context import Context
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.scopes import Scope, Tracking
@@ -27,7 +28,7 @@ from semfix.explain.errors import BY_KEY, DMAS, ERRORS
 from semfix.findings import Finding
 from semfix.rules import RULES
 from semfix.selection import build_settings
-from semfix.settings import Launch, Settings
+from semfix.settings import Launch, ReadThrough, Settings
 
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
 # errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
@@ -87,7 +88,7 @@ def blame(
     enabled: frozenset[str] | None = None,
     traced: bool = False,
     viewed: bool = False,
-    launched: tuple[Launch, ...] = (),
+    run: tuple[tuple[Launch, ...], ReadThrough] = ((), ReadThrough()),
 ) -> Blame:
     """The error raised at `line`: `suspects` names the catalog parameters it is about (None: a
     semaphore call's error, about whichever call on the line takes one). Raises SourceError
@@ -102,19 +103,23 @@ def blame(
     Refs JAX made, not what a caller in the traceback gave: the error is about this line.
     `viewed`: JAX got jnp's `.at` of a value (`x.at[i]`), so what it is about is `x` (a
     parameter's value is its caller's: `helper(flags[0])`, `sem.at[slot]` there).
-    `launched`: the launches of the file's kernels in other modules (`Settings.launched_by_run`):
-    those the traceback passed through, read as a run of them would.
+    `run`: what the run's other modules give the file, as `semfix fix` of them gives it: the
+    launches of its kernels there (`Settings.launched_by_run`), what it reads through them
+    (`Settings.read_through`).
 
     One proof: the log only chooses the calls and the arguments; a fix is what the engine
     decides for that argument, made (and proven) by running it again with `settings_for(chosen)`.
     A safe fix is made; an unsafe one (what `fix --unsafe-fixes` writes) only where the error
     is about that one argument, and said to be unsafe."""
-    run = replace(_ANALYSIS, launched_by_run=launched) if launched else None
-    analysis = analyse(source, run or _ANALYSIS, apply_fixes=False)
-    findings, result = analysis.findings, Blame(encoding=analysis.encoding, settings=run)
+    linked = (
+        replace(_ANALYSIS, launched_by_run=run[0], read_through=run[1]) if run[0] or run[1] != ReadThrough() else None
+    )
+    analysis = analyse(source, linked or _ANALYSIS, apply_fixes=False)
+    findings, result = analysis.findings, Blame(encoding=analysis.encoding, settings=linked)
     scopes = Tracking()
+    scopes.stars = dict(run[1].stars)
     scopes.build(parse(analysis.text))
-    evidence = Evidence(Text(analysis.text), scopes)
+    evidence = Context(Text(analysis.text), scopes, linked or _ANALYSIS)  # the run's links, as the rules had them
     evidence.gather()  # the kernels' allocations: a semaphore's kind, where a helper hides it from the rules
     if through is not None:
         arguments, problem = _given(scopes, line, through), None

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from semfix.analysis.run_imports import names_read_through
 from semfix.analysis.run_launches import launched_by_run
 from semfix.engine.fix import fix_notebook, fix_source
 from semfix.errors import SafetyError, SourceError
@@ -32,7 +33,7 @@ from semfix.findings import Finding
 from semfix.messages import plural
 from semfix.notebook import Joined, join_cells
 from semfix.selection import build_settings, load_settings
-from semfix.settings import Launch, Settings, SettingsError, find_pyproject, for_file, load_excludes
+from semfix.settings import Launch, ReadThrough, Settings, SettingsError, find_pyproject, for_file, load_excludes
 
 #: Folders pip installs packages into: a frame there is never matched to the checkout by name.
 _INSTALLED = {"site-packages", "dist-packages"}
@@ -161,8 +162,8 @@ def explain(failure: Failure, root: Path) -> Explanation:
             if frame.cell:  # a notebook's helper cell passes on to the cell that called it
                 _explain_cell(result, frame, root, known, read_shape(match), verb, through, traced)
             else:
-                launched = _launched(frame, failure, root) if traced else ()
-                _explain_frame(result, frame, root, known, read_shape(match), verb, through, traced, launched)
+                run = _run_of(frame, failure, root)
+                _explain_frame(result, frame, root, known, read_shape(match), verb, through, traced, run)
             through = result.blame.passed_on  # a helper passed on what its caller gave it
             if through is None:
                 return result
@@ -264,11 +265,11 @@ def _explain_frame(
     verb: str,
     through: Through | None,
     traced: bool = False,
-    launched: tuple[Launch, ...] = (),
+    run: tuple[tuple[Launch, ...], ReadThrough] = ((), ReadThrough()),
 ) -> None:
     """Blame the line of one frame of the traceback, in the file here it names (`through`:
-    it calls the function of the frame after, which passed on what it was given; `launched`:
-    the launches of its kernels in other modules, `_launched`)."""
+    it calls the function of the frame after, which passed on what it was given; `run`: what
+    the modules beside it and the traceback's give it, `_run_of`)."""
     found, problem = _the_file(frame, root)
     if problem:
         result.lines.append(problem)
@@ -297,7 +298,7 @@ def _explain_frame(
                     enabled=settings.enabled if settings else None,
                     traced=traced,
                     viewed=known.viewed,
-                    launched=launched,
+                    run=run,
                 )
             )
             result.blame = _unless(refused, result.blame)
@@ -306,15 +307,16 @@ def _explain_frame(
     result.lines += result.blame.lines
 
 
-def _launched(frame: Frame, failure: Failure, root: Path) -> tuple[Launch, ...]:
-    """The launches, in other modules, of the kernel the frame is in, as a run of its module,
-    the modules beside it and those the traceback names reads them: JAX traces a kernel inside
-    its `pallas_call`, so the module that launched it is a frame of the traceback too (`kern/api.py`
-    launching `kern/ops.py`'s kernel), and the modules beside it are read for another launch or
-    use of the kernel, which proves nothing (`run_launches`)."""
+def _run_of(frame: Frame, failure: Failure, root: Path) -> tuple[tuple[Launch, ...], ReadThrough]:
+    """What a run of the frame's module, the modules beside it and those the traceback names
+    gives it: the launches of its kernels in the others (JAX traces a kernel inside its
+    `pallas_call`, so the launching module is a frame of the traceback too: `kern/api.py`
+    launching `kern/ops.py`'s kernel; a module beside them reaching the kernel another way
+    proves nothing, `run_launches`), and what it reads through them (`pl`, `pltpu` from a compat
+    module), as `semfix fix` of those files reads them."""
     path, problem = _the_file(frame, root)
     if problem or not path.is_file():
-        return ()
+        return (), ReadThrough()
     path = Path(os.path.realpath(path))
     files = {path, *(p for p in path.parent.glob("*.py") if p.is_file())}
     for other in failure.frames:
@@ -329,8 +331,15 @@ def _launched(frame: Frame, failure: Failure, root: Path) -> tuple[Launch, ...]:
         except FileError:
             continue
     named = module_names(sources)
+    if path not in named:
+        return (), ReadThrough()
+    read = names_read_through(
+        ((name, package, sources[file]) for file, (name, package) in named.items()),
+        {name for name, _ in named.values()},
+    )
     modules = ((name, package, sources[file], str(file)) for file, (name, package) in named.items())
-    return launched_by_run(modules, [named[path][0]]).get(named[path][0], ()) if path in named else ()
+    name = named[path][0]
+    return launched_by_run(modules, [name], read).get(name, ()), read.get(name, ReadThrough())
 
 
 def _project(path: Path, rules: Iterable[str] = ()) -> tuple[Settings | None, str | None]:
