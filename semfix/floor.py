@@ -21,11 +21,10 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import product
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from semfix.jax_versions import OLDEST, RELEASES, Version, parse, spelled
 
@@ -77,8 +76,7 @@ def read_toml(path: Path) -> Mapping[str, Any]:
         raise SettingsError(f"{path}: not valid TOML: {error}") from None
 
 
-@dataclass(frozen=True)
-class Floor:
+class Floor(NamedTuple):
     release: Version
     source: Path
     #: Where in the file: "[project] dependencies", "target-jax", "" (a requirements file)...
@@ -118,8 +116,7 @@ class _Unread(Exception):
         self.path, self.line, self.reason = path, line, reason
 
 
-@dataclass(frozen=True)
-class _Choice:
+class _Choice(NamedTuple):
     """One alternative of a `jax` declaration: PEP 440 specifiers, under a PEP 508 marker and a
     Poetry `python` constraint (as PEP 440 specifiers), each "" where there is none."""
 
@@ -128,8 +125,7 @@ class _Choice:
     python: str = ""
 
 
-@dataclass(frozen=True)
-class _Declared:
+class _Declared(NamedTuple):
     """One `jax` declaration (a line, a Poetry entry): its alternatives, and where it is."""
 
     choices: tuple[_Choice, ...]

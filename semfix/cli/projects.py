@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from semfix.files import Excludes
 from semfix.selection import load_settings
 from semfix.settings import Settings, load_excludes, load_force_exclude, settings_in
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(NamedTuple):
     """What one settings file (with the command line over it) says a run does with its files."""
 
     settings: Settings
