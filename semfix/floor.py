@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from semfix.jax_versions import OLDEST, RELEASES, Version, parse, spelled
+from semfix.patterns import compiled
 
 if TYPE_CHECKING:
     from packaging.markers import Marker
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 #: The files a floor is read from, as globs (the server watches them); named where none declares one.
 DECLARING = ("pyproject.toml", ".semfix.toml", "semfix.toml", "setup.cfg", "requirements*.txt")
-_JAX = re.compile(r"(?i)\bjax\b")  # a line that never spells it is not parsed
+_JAX = compiled(r"(?i)\bjax\b")  # a line that never spells it is not parsed
 #: The environments a marker is weighed in: every Python a JAX release supported, on each
 #: platform JAX publishes wheels for: (sys_platform, platform_system, platform_machine, os_name).
 _PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
@@ -480,7 +481,7 @@ def _poetry(constraint: object, path: Path, line: int) -> tuple[_Choice, ...]:
         raise _Unread(path, line, str(error)) from None
 
 
-_POETRY = re.compile(r"\s*(\^|~=|~|===|==|=|!=|<>|<=|>=|<|>)?\s*(\*|[xX]|\d[0-9A-Za-z.*+!-]*)\s*,?")
+_POETRY = compiled(r"\s*(\^|~=|~|===|==|=|!=|<>|<=|>=|<|>)?\s*(\*|[xX]|\d[0-9A-Za-z.*+!-]*)\s*,?")
 
 
 def _poetry_specifier(constraint: str) -> str:

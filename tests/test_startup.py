@@ -129,3 +129,31 @@ def test_loading_a_check_makes_few_dataclasses(tmp_path: Path) -> None:
     costs above click's (issue 47). A record that is only data is a NamedTuple (one method); the
     dataclasses left are mutable, compared by identity, or public (`FixResult`, `Finding`)."""
     assert len(loaded(tmp_path, code=_DATACLASSES)) <= 24
+
+
+_COMPILES = """
+import re, sys
+compiles = []
+original = re._compile
+
+
+def _compile(pattern, flags):
+    caller = sys._getframe(1)
+    while caller.f_code.co_filename.startswith(re.__path__[0]):
+        caller = caller.f_back
+    compiles.append(caller.f_code.co_filename)
+    return original(pattern, flags)
+
+
+re._compile = _compile
+import semfix.cli.main, semfix.cli.fix_check
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(file for file in compiles if "semfix" in file))
+"""
+
+
+def test_loading_a_check_compiles_no_regular_expression(tmp_path: Path) -> None:
+    """Compiling every module-level pattern at import was about a fifth of the one-file check's
+    start-up above click's (issue 47), though most serve only some files: each is compiled
+    where first used (`semfix.patterns.compiled`)."""
+    assert loaded(tmp_path, code=_COMPILES) == {""}

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +71,7 @@ from semfix.analysis.nodes import (
 from semfix.analysis.scopes import Access, Binding, Scope
 from semfix.analysis.writes import index_reads, written
 from semfix.findings import Finding
+from semfix.patterns import compiled
 from semfix.rules import sem004
 from semfix.rules.base import Invalid, Rule
 
@@ -156,7 +156,7 @@ def ring_kernel(slot_ref, sems):
 
 _UNDECIDED = object()
 # After a statement alone on its lines: an optional `;`, then a comment.
-_SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
+_SOLE_END = compiled(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
 #: Another rule's own reason a carried read must not be rewritten (SEM005: the Ref may be written

@@ -56,6 +56,7 @@ from semfix.analysis.run_imports import STAR
 from semfix.analysis.scopes import Scope
 from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, DEVICE_ID_TYPE_POSITION, Operation
 from semfix.jax_versions import spelled
+from semfix.patterns import compiled
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM103"
@@ -246,10 +247,10 @@ def _located(ctx: Context, span: tuple[int, int]) -> tuple[tuple[int, int, int],
     return ends[0], ends[1]
 
 
-_BETWEEN = re.compile(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
-_BLANKS = re.compile(r"[ \t\f\r\n]*")
+_BETWEEN = compiled(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
+_BLANKS = compiled(r"[ \t\f\r\n]*")
 # After a keyword, the rest of its line: its comma, perhaps, then a comment (`# wake the peer`)
-_COMMENTED = re.compile(r"[ \t\f]*(,?)[ \t\f]*#[^\r\n]*")
+_COMMENTED = compiled(r"[ \t\f]*(,?)[ \t\f]*#[^\r\n]*")
 
 
 def _span(ctx: Context, call: ast.Call, keyword: ast.keyword | ast.expr) -> tuple[int, int] | None:
