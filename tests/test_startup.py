@@ -157,3 +157,26 @@ def test_loading_a_check_compiles_no_regular_expression(tmp_path: Path) -> None:
     start-up above click's (issue 47), though most serve only some files: each is compiled
     where first used (`semfix.patterns.compiled`)."""
     assert loaded(tmp_path, code=_COMPILES) == {""}
+
+
+_COMPILED_BY_A_CHECK = """
+import re, sys
+from semfix.cli.main import main
+compiled, original = [], re._compile
+re._compile = lambda pattern, flags: compiled.append(pattern) or original(pattern, flags)
+try:
+    main(sys.argv[2:], prog_name="semfix")
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(map(repr, compiled)))
+"""
+
+
+def test_a_one_file_check_compiles_what_its_file_needs(tmp_path: Path) -> None:
+    """No `getattr`, no `noqa`, no `semfix:` comment, no other module: the patterns for those
+    are neither compiled nor searched (issue 47), though the check finds the kernel's bug."""
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    patterns = loaded(tmp_path, "check", "kernel.py", code=_COMPILED_BY_A_CHECK)
+    assert len(patterns) > 3  # the skim's, which gives up on the kernel's `copy_sem[...]`
+    assert [p for p in patterns if any(word in p for word in ("getattr", "noqa", "semfix:", "import"))] == []

@@ -34,7 +34,10 @@ class Suppressions:
         self._text = text
         self._lines: set[int] = set()  # where a comment may silence one of semfix's rules (0: the file)
         starts: list[int] = []
-        for kind in _KINDS:
+        # Each pattern searched (and compiled) only where its words are: no other letter matches
+        # n, o, q or a when case is ignored, so a text without "noqa" holds neither of the others.
+        kinds = (_IGNORE,) * ("semfix:" in text) + (_NOQA, _FILE_NOQA) * ("noqa" in text.lower())
+        for kind in kinds:
             for match in kind.finditer(text):
                 if _ours(match):
                     starts = starts or line_starts(text)

@@ -157,7 +157,7 @@ class _Skim:
 
     def clears(self) -> bool:
         data = self.data
-        if _GETATTR.search(data):
+        if b"getattr" in data and _GETATTR.search(data):  # the pattern compiled where it may match
             raise GiveUp("a catalog function called through getattr")
         # The commonest bug, `f(..., sem[...])`, found fast: a file that has one is parsed anyway.
         for match in _READ_ARGUMENT.finditer(data):
