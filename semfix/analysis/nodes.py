@@ -243,7 +243,7 @@ class Text:
         return self.text[self.start(node)[2] : self.end(node)[2]]
 
 
-@dataclass
+@dataclass(repr=False)
 class Rewrite:
     """A fix a rule declares: its text edits, and the node the proof expects in the new tree."""
 

@@ -24,7 +24,7 @@ class Project(NamedTuple):
     source: Path | None  # the settings file; None: none found, the defaults and the command line
 
 
-@dataclass
+@dataclass(repr=False)
 class Projects:
     """The command line's settings, and each file's project, found once per folder."""
 

@@ -52,6 +52,7 @@ import copy
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from semfix import messages
 from semfix.analysis.context import Context
@@ -164,8 +165,7 @@ _SOLE_END = compiled(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 Guard = Callable[[Context, ast.expr, Scope, ast.stmt, set[int]], "str | None"]
 
 
-@dataclass
-class Verdict:
+class Verdict(NamedTuple):
     """What the rules decide for the read passed directly (`f(X[...])` for `v = X[...]; f(v)`):
     its findings, and where they fix it safely, the text passed instead and its node."""
 
@@ -178,7 +178,7 @@ class Verdict:
 Judge = Callable[[Context, ast.Call, ast.expr, Scope], Verdict]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Carried:
     """`v = X[...]` (or `X[i]`, `X[0:8]`, `v: T = ...`) whose `v` reaches the arguments a rule
     looks at. One plan per assignment, shared by its uses: either every use is rewritten to

@@ -49,6 +49,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from semfix.analysis.context import Context
 from semfix.analysis.nodes import Rewrite, unchain
@@ -129,7 +130,7 @@ def signal_kernel(x_ref, o_ref, sem):
 )
 
 
-@dataclass
+@dataclass(repr=False)
 class Dropped(Rewrite):
     """An argument removed from its call: the tree the proof expects has it no more."""
 
@@ -143,8 +144,7 @@ class Dropped(Rewrite):
             self.call.args.remove(self.keyword)
 
 
-@dataclass
-class Drop:
+class Drop(NamedTuple):
     """A keyword to drop: its text edit, its change, its finding and the name it stops reading."""
 
     edit: tuple[int, int, str]
@@ -153,8 +153,7 @@ class Drop:
     root: ast.Name
 
 
-@dataclass
-class Drops:
+class Drops(NamedTuple):
     """The file's drops, and the names of the keywords seen (not reported again in `finish`)."""
 
     made: list[Drop]
