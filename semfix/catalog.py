@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from semfix.jax_versions import Version
 
 
-@dataclass(frozen=True)
-class SemParam:
+class SemParam(NamedTuple):
     """A parameter that must receive a Ref: a semaphore (or barrier), or a DMA buffer."""
 
     name: str
@@ -28,8 +27,7 @@ class SemParam:
     via: tuple[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(NamedTuple):
     """One JAX function and the parameters through which it receives semaphores, and DMA buffers."""
 
     name: str
@@ -44,10 +42,10 @@ class Operation:
         """The operation as `functools.partial(function, ...)` takes its arguments: after the function."""
 
         def shifted(params: tuple[SemParam, ...]) -> tuple[SemParam, ...]:
-            return tuple(replace(p, position=None if p.position is None else p.position + 1) for p in params)
+            return tuple(p._replace(position=None if p.position is None else p.position + 1) for p in params)
 
-        return replace(
-            self, sem_params=shifted(self.sem_params), buffer_params=shifted(self.buffer_params), partial=True
+        return self._replace(
+            sem_params=shifted(self.sem_params), buffer_params=shifted(self.buffer_params), partial=True
         )
 
 
@@ -110,7 +108,7 @@ _GPU: tuple[Operation, ...] = (
 MODULES: Mapping[str, Mapping[str, Operation]] = {
     module: {op.name: op for op in ops}
     for module, ops in {
-        "jax.experimental.pallas": tuple(replace(op, since=(0, 6, 0)) for op in _GENERIC),  # on pltpu before
+        "jax.experimental.pallas": tuple(op._replace(since=(0, 6, 0)) for op in _GENERIC),  # on pltpu before
         "jax.experimental.pallas.tpu": _TPU,
         "jax.experimental.pallas.mosaic_gpu": _GPU,
         "jax.pallas": _GENERIC,  # the preferred paths from 0.12.1 (`MODULES_SINCE`)
@@ -285,8 +283,7 @@ def may_contain_calls(data: bytes | str, *, through_run: bool = False) -> bool:
 WAIT_VALUE_KEYWORD_FROM: tuple[int, ...] = (0, 7, 2)
 
 
-@dataclass(frozen=True)
-class Moved:
+class Moved(NamedTuple):
     """A `pltpu` name with a new spelling: when JAX deprecated and removed `pltpu`'s, and the
     first release whose new spelling is the very object `pltpu`'s gives (the rename keeps
     meaning; None: no release, so it is reported, never renamed). The new spelling is `pl`'s

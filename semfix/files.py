@@ -55,7 +55,7 @@ class FileError(Exception):
     """A file could not be read or written; the message says why, without the path."""
 
 
-@dataclass
+@dataclass(repr=False)
 class Discovery:
     files: list[Path] = field(default_factory=list)
     errors: list[tuple[Path, str]] = field(default_factory=list)

@@ -21,13 +21,13 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import product
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from semfix.jax_versions import OLDEST, RELEASES, Version, parse, spelled
+from semfix.patterns import compiled
 
 if TYPE_CHECKING:
     from packaging.markers import Marker
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 #: The files a floor is read from, as globs (the server watches them); named where none declares one.
 DECLARING = ("pyproject.toml", ".semfix.toml", "semfix.toml", "setup.cfg", "requirements*.txt")
-_JAX = re.compile(r"(?i)\bjax\b")  # a line that never spells it is not parsed
+_JAX = compiled(r"(?i)\bjax\b")  # a line that never spells it is not parsed
 #: The environments a marker is weighed in: every Python a JAX release supported, on each
 #: platform JAX publishes wheels for: (sys_platform, platform_system, platform_machine, os_name).
 _PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
@@ -77,8 +77,7 @@ def read_toml(path: Path) -> Mapping[str, Any]:
         raise SettingsError(f"{path}: not valid TOML: {error}") from None
 
 
-@dataclass(frozen=True)
-class Floor:
+class Floor(NamedTuple):
     release: Version
     source: Path
     #: Where in the file: "[project] dependencies", "target-jax", "" (a requirements file)...
@@ -118,8 +117,7 @@ class _Unread(Exception):
         self.path, self.line, self.reason = path, line, reason
 
 
-@dataclass(frozen=True)
-class _Choice:
+class _Choice(NamedTuple):
     """One alternative of a `jax` declaration: PEP 440 specifiers, under a PEP 508 marker and a
     Poetry `python` constraint (as PEP 440 specifiers), each "" where there is none."""
 
@@ -128,8 +126,7 @@ class _Choice:
     python: str = ""
 
 
-@dataclass(frozen=True)
-class _Declared:
+class _Declared(NamedTuple):
     """One `jax` declaration (a line, a Poetry entry): its alternatives, and where it is."""
 
     choices: tuple[_Choice, ...]
@@ -484,7 +481,7 @@ def _poetry(constraint: object, path: Path, line: int) -> tuple[_Choice, ...]:
         raise _Unread(path, line, str(error)) from None
 
 
-_POETRY = re.compile(r"\s*(\^|~=|~|===|==|=|!=|<>|<=|>=|<|>)?\s*(\*|[xX]|\d[0-9A-Za-z.*+!-]*)\s*,?")
+_POETRY = compiled(r"\s*(\^|~=|~|===|==|=|!=|<>|<=|>=|<|>)?\s*(\*|[xX]|\d[0-9A-Za-z.*+!-]*)\s*,?")
 
 
 def _poetry_specifier(constraint: str) -> str:

@@ -89,8 +89,7 @@ class Launch(NamedTuple):
     scratch: tuple[Allocated, ...] | None
 
 
-@dataclass(frozen=True)
-class FileIgnore:
+class FileIgnore(NamedTuple):
     """One `per-file-ignores` entry, read as ruff reads it: the glob matches a file's name, or its
     path from `root` (the folder of the file that declares it); `*` crosses folders, `**/` may
     match no folder, and a leading `!` turns the match around."""

@@ -46,4 +46,5 @@ def test_the_guard_weighs_what_a_search_or_a_parse_reads(tmp_path: Path) -> None
     (tmp_path / "k.py").write_text(BUGGY + "# padding\n" * 10_000)
     padded_calls, padded_read = cost.count(tmp_path, ())
     assert padded_calls < calls * 1.10
-    assert padded_read > read + 3 * 100_000  # the byte scan's search, the skim's, the parse, ...
+    # the byte scan's search, the skim's, the parse (no `noqa` in it: not searched for one)
+    assert padded_read >= read + 3 * 100_000

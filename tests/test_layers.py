@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).parent.parent / "semfix"
 
 #: Lowest first. A module may import its own layer and those before it, never one after it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("semfix.errors", "semfix.catalog", "semfix.jax_versions", "semfix.messages", "semfix.findings"),
+    ("semfix.errors", "semfix.patterns", "semfix.catalog", "semfix.jax_versions", "semfix.messages", "semfix.findings"),
     ("semfix.floor", "semfix.settings"),  # what a run is asked to do, as data: names no rule
     ("semfix.rewrite",),  # decoding, text edits, import edits, compiling
     ("semfix.files", "semfix.git", "semfix.cache"),  # files read and written, results kept: for every front door

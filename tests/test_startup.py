@@ -109,3 +109,74 @@ def test_importing_a_module_of_the_package_does_not_load_the_engine(tmp_path: Pa
     assert among(modules, ("semfix.api", "semfix.engine", "semfix.analysis", "semfix.rules", "click")) == []
     code = "import sys\nfrom semfix import fix_source\nopen(sys.argv[1], 'w').write('\\n'.join(sys.modules))"
     assert "semfix.engine.run" in loaded(tmp_path, code=code)
+
+
+_DATACLASSES = """
+import dataclasses, sys
+import semfix.cli.main, semfix.cli.fix_check
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(
+        f"{name}.{key}" for name, module in list(sys.modules.items()) if name.startswith("semfix")
+        for key, value in vars(module).items() if isinstance(value, type) and value.__module__ == name
+        and dataclasses.is_dataclass(value)
+    ))
+"""
+
+
+def test_loading_a_check_makes_few_dataclasses(tmp_path: Path) -> None:
+    """Making a dataclass compiles three to six methods from source, 2 to 4 million instructions
+    each on CPython 3.11: with 36 of them, they were a third of what a one-file check's start-up
+    costs above click's (issue 47). A record that is only data is a NamedTuple (one method); the
+    dataclasses left are mutable, compared by identity, or public (`FixResult`, `Finding`)."""
+    assert len(loaded(tmp_path, code=_DATACLASSES)) <= 21
+
+
+_COMPILES = """
+import re, sys
+compiles = []
+original = re._compile
+
+
+def _compile(pattern, flags):
+    caller = sys._getframe(1)
+    while caller.f_code.co_filename.startswith(re.__path__[0]):
+        caller = caller.f_back
+    compiles.append(caller.f_code.co_filename)
+    return original(pattern, flags)
+
+
+re._compile = _compile
+import semfix.cli.main, semfix.cli.fix_check
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(file for file in compiles if "semfix" in file))
+"""
+
+
+def test_loading_a_check_compiles_no_regular_expression(tmp_path: Path) -> None:
+    """Compiling every module-level pattern at import was about a fifth of the one-file check's
+    start-up above click's (issue 47), though most serve only some files: each is compiled
+    where first used (`semfix.patterns.compiled`)."""
+    assert loaded(tmp_path, code=_COMPILES) == {""}
+
+
+_COMPILED_BY_A_CHECK = """
+import re, sys
+from semfix.cli.main import main
+compiled, original = [], re._compile
+re._compile = lambda pattern, flags: compiled.append(pattern) or original(pattern, flags)
+try:
+    main(sys.argv[2:], prog_name="semfix")
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(map(repr, compiled)))
+"""
+
+
+def test_a_one_file_check_compiles_what_its_file_needs(tmp_path: Path) -> None:
+    """No `getattr`, no `noqa`, no `semfix:` comment, no other module: the patterns for those
+    are neither compiled nor searched (issue 47), though the check finds the kernel's bug."""
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    patterns = loaded(tmp_path, "check", "kernel.py", code=_COMPILED_BY_A_CHECK)
+    assert len(patterns) > 3  # the skim's, which gives up on the kernel's `copy_sem[...]`
+    assert [p for p in patterns if any(word in p for word in ("getattr", "noqa", "semfix:", "import"))] == []

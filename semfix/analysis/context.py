@@ -28,6 +28,7 @@ from semfix.analysis.suppressions import Suppressions
 from semfix.catalog import Operation, SemParam
 from semfix.findings import Finding, Fix
 from semfix.messages import UNSAFE_SUFFIX
+from semfix.patterns import compiled
 from semfix.rewrite.text import line_starts
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 # From the end of a subscript's value to its `[`: the value's closing parentheses, then what
 # libcst calls the whitespace after the value.
-_AFTER_VALUE = re.compile(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
+_AFTER_VALUE = compiled(r"(?:(?:[ \t\f\r\n\\]|#[^\r\n]*)*\))*(?P<after>(?:[ \t\f\r\n\\]|#[^\r\n]*)*)\[")
 
 Span = tuple[tuple[int, int, int], tuple[int, int, int]]  # (line, 0-based column, offset), twice
 

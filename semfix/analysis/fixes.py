@@ -25,7 +25,7 @@ class Change(Protocol):
     def declare(self) -> None: ...
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Removal:
     """A statement removed with its lines."""
 
@@ -36,7 +36,7 @@ class Removal:
         self.body.remove(self.statement)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Decision:
     rule: str
     edits: tuple[Edit, ...]

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Protocol, TypeGuard
 
 from semfix.errors import SourceError
+from semfix.patterns import compiled
 from semfix.rewrite.text import line_starts
 
-_LONE_CR = re.compile(r"\r(?!\n)")
-LINE_BREAK = re.compile(r"[\r\n]")
+_LONE_CR = compiled(r"\r(?!\n)")
+LINE_BREAK = compiled(r"[\r\n]")
 
 
 class Located(Protocol):
@@ -242,7 +243,7 @@ class Text:
         return self.text[self.start(node)[2] : self.end(node)[2]]
 
 
-@dataclass
+@dataclass(repr=False)
 class Rewrite:
     """A fix a rule declares: its text edits, and the node the proof expects in the new tree."""
 
@@ -318,7 +319,7 @@ def holder(
     raise AssertionError("a statement outside the tree")
 
 
-_TRAILER = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
+_TRAILER = compiled(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
 def alone_on_its_lines(statement: ast.stmt, old: Text, trailer: re.Pattern[str] = _TRAILER) -> bool:

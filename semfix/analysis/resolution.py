@@ -12,7 +12,6 @@ import ast
 import functools
 import itertools
 from bisect import bisect_left
-from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -703,7 +702,7 @@ def _one(operations: set[Operation | None]) -> Operation | None:
         return None
     if len(found) == 1:
         return found[0]
-    if len({replace(o, since=None) for o in found}) != 1:
+    if len({o._replace(since=None) for o in found}) != 1:
         return None
     return min(found, key=lambda o: o.since or ())
 

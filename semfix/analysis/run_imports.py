@@ -29,13 +29,14 @@ from semfix.analysis.nodes import Text, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
+from semfix.patterns import compiled
 from semfix.settings import Passed, ReadThrough
 
 STAR = "*"
 #: A call's arguments, after its `(`, up to the first `)`, holding a subscript that is no view
 #: (`fetch(x, y, sems[1])`): a helper another module defines may be given a value.
-_SUBSCRIPT_ARGUMENT = re.compile(rb"[^)]{0,400}?\w(?<!\.at)\s*\[")
-_CALLED = re.compile(rb"(\w+)\s*\(")  # a name called, an attribute's last name too
+_SUBSCRIPT_ARGUMENT = compiled(rb"[^)]{0,400}?\w(?<!\.at)\s*\[")
+_CALLED = compiled(rb"(\w+)\s*\(")  # a name called, an attribute's last name too
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
 #: end: a comment that could end anywhere would make a banner of `#` exponential to match).
 _GAP = rb"(?:[\s\\)]|#[^\r\n]*[\r\n])*"
@@ -44,11 +45,11 @@ _LINE = rb"(?:[ \t\f]|\\(?:\r\n?|\n))"  # a blank within a logical line
 #: None for `import ...`) and `names`, what follows `import` to the statement's end or its
 #: closing bracket. The names are read in a look-ahead, so that an unclosed bracket in a string
 #: hides no import after it.
-_IMPORTS = re.compile(
+_IMPORTS = compiled(
     rb"(?:\bfrom" + _LINE + rb"*(?P<module>(?:[^\s#;()\\]|" + _LINE + rb")*?)" + _LINE + rb"*|\b)import\b"
     rb"(?=" + _LINE + rb"*(?P<names>\((?:[^)#]|#[^\r\n]*[\r\n])*|(?:[^\r\n;#\\]|\\(?:\r\n?|\n))*))"
 )
-_NAME = re.compile(rb"[^\s,()#;\\]+")
+_NAME = compiled(rb"[^\s,()#;\\]+")
 
 
 def import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
@@ -73,9 +74,9 @@ def import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
 _THROUGH_NAMES = frozenset({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
 #: A name, its dot and perhaps one more attribute, then a catalog function, or a name a launch
 #: or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`): the head.
-_READ_THROUGH = re.compile(rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:" + alternation(_THROUGH_NAMES) + rb")\b")
+_READ_THROUGH = compiled(rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:" + alternation(_THROUGH_NAMES) + rb")\b")
 _SPELLED_THROUGH = tuple(sorted(name.encode() for name in _THROUGH_NAMES))
-_OUTSIDE = re.compile(rb"[^\w\s.]")  # what no `_READ_THROUGH` match holds
+_OUTSIDE = compiled(rb"[^\w\s.]")  # what no `_READ_THROUGH` match holds
 _BACK = 256  # bytes before a name searched for where its stretch of names, blanks and dots starts
 
 

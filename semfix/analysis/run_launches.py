@@ -29,14 +29,15 @@ from semfix.analysis.run_imports import _NAME, _resolve, import_statements, trai
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
+from semfix.patterns import compiled
 from semfix.rewrite.text import decode
 from semfix.settings import Launch, ReadThrough
 
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
-_LAUNCHER = re.compile(rb"pallas_call\s*\(|\.kernel\s*\(")
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
-_GIVEN = re.compile(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
+_LAUNCHER = compiled(rb"pallas_call\s*\(|\.kernel\s*\(")
+_IDENT = compiled(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DEF = compiled(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
+_GIVEN = compiled(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
 
 

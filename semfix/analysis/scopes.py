@@ -16,7 +16,7 @@ from semfix.analysis.nodes import Steps, branches, content_read, unchain
 from semfix.catalog import FUNCTION_NAMES, KERNEL, PALLAS_CALL, PARTIAL, RUN_SCOPED
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Binding:
     # import, def, param, star_param, unpack (`a, b = x`), element (`for a, b in x`), star_unpack (`*a`),
     # tuple_literal, read, assign, star, other
@@ -42,7 +42,7 @@ class Binding:
         return value
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Scope:
     kind: str  # module, function, class, comprehension, annotation (PEP 695 type parameters)
     parent: Scope | None
@@ -380,7 +380,7 @@ _SCALAR_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Access:
     """A name read or deleted (libcst's access), with the attribute and subscript chain it
     heads: `self` in `self.sems.at[i] = x` has top `self.sems.at[i]`, steps ("sems", "at",

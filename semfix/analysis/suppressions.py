@@ -14,15 +14,16 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 from semfix.analysis.nodes import tokens
+from semfix.patterns import compiled
 from semfix.rewrite.text import line_starts
 
-_IGNORE = re.compile(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
+_IGNORE = compiled(r"#\s*semfix:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
 # ruff's spellings (written here without their hash, which ruff would read): "noqa" alone (every
 # rule on its line) or "noqa: CODE, CODE" on a line; "ruff: noqa" or "semfix: noqa" (with ": CODE,
 # ...", only those) for the whole file. As in ruff, "noqa:" with no code silences nothing.
 _CODES = r"(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)|(?!\s*:))"
-_NOQA = re.compile(r"#\s*noqa\b" + _CODES, re.IGNORECASE)
-_FILE_NOQA = re.compile(r"#\s*(?:ruff|semfix)\s*:\s*noqa\b" + _CODES, re.IGNORECASE)
+_NOQA = compiled(r"#\s*noqa\b" + _CODES, re.IGNORECASE)
+_FILE_NOQA = compiled(r"#\s*(?:ruff|semfix)\s*:\s*noqa\b" + _CODES, re.IGNORECASE)
 _KINDS = (_IGNORE, _NOQA, _FILE_NOQA)
 
 
@@ -33,7 +34,10 @@ class Suppressions:
         self._text = text
         self._lines: set[int] = set()  # where a comment may silence one of semfix's rules (0: the file)
         starts: list[int] = []
-        for kind in _KINDS:
+        # Each pattern searched (and compiled) only where its words are: no other letter matches
+        # n, o, q or a when case is ignored, so a text without "noqa" holds neither of the others.
+        kinds = (_IGNORE,) * ("semfix:" in text) + (_NOQA, _FILE_NOQA) * ("noqa" in text.lower())
+        for kind in kinds:
             for match in kind.finditer(text):
                 if _ours(match):
                     starts = starts or line_starts(text)

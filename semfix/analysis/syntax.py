@@ -9,13 +9,13 @@ parses it, so the user knows to run semfix under that Python.
 from __future__ import annotations
 
 import io
-import re
 import sys
 import tokenize
 
 from semfix.errors import SourceError
+from semfix.patterns import compiled
 
-_F_PREFIX = re.compile(r"[rRbBuU]*[fF]")
+_F_PREFIX = compiled(r"[rRbBuU]*[fF]")
 _F_STRING = "an f-string with quotes, backslashes or comments inside `{}`"
 _NOISE = (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING)
 _EDGE = tokenize.TokenInfo(tokenize.ENDMARKER, "\0", (0, 0), (0, 0), "")  # around the tokens: matches no test

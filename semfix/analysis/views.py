@@ -10,14 +10,13 @@ stands for its entries, as Python passes them.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from semfix.analysis.nodes import element_read, is_at, read_target
 from semfix.analysis.scopes import Scope
 
 
-@dataclass(frozen=True)
-class View:
+class View(NamedTuple):
     """What `.at[...]` views (followed through locals) start from, and each view's indices."""
 
     base: ast.expr  # the name or expression the views start from: `flags`

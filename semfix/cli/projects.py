@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from semfix.files import Excludes
 from semfix.selection import load_settings
 from semfix.settings import Settings, load_excludes, load_force_exclude, settings_in
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(NamedTuple):
     """What one settings file (with the command line over it) says a run does with its files."""
 
     settings: Settings
@@ -24,7 +24,7 @@ class Project:
     source: Path | None  # the settings file; None: none found, the defaults and the command line
 
 
-@dataclass
+@dataclass(repr=False)
 class Projects:
     """The command line's settings, and each file's project, found once per folder."""
 

@@ -466,9 +466,9 @@ def run(
         slots = [next(outcomes) or FileOutcome(slot.path) if isinstance(slot, _Task) else slot for slot in slots]
         outcome.notes = sorted({t.settings.target_unread for t, o in zip(asked, kept) if o is not None} - {""})
     elif sources:  # a task kept only for what it may read through the run: cleared where it reads nothing so
-        slots = [
+        slots = [  # (a run of one module has no other to read through, import from it or launch it)
             s if not isinstance(s, _Task) or may_fire(s.data, s.settings) else FileOutcome(s.path)
-            for s in _with_importers(slots, sources, named)
+            for s in (_with_importers(slots, sources, named) if len(sources) > 1 else slots)
         ]
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
     if kept is None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from semfix.analysis.evidence import NeedsAccesses
 from semfix.analysis.fixes import Decision, Removal
@@ -20,8 +21,7 @@ from semfix.rules import RULES
 from semfix.settings import Place, Settings
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     text: str
     encoding: str
     findings: tuple[Finding, ...]

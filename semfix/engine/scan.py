@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import re
 
+from semfix.patterns import compiled
+
 IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
 SPACE = b" \t\f\\\r\n"  # and backslashes, which continue a line
-_SPECIAL = re.compile(rb"[()\[\]{},#'\"\\]")
-_LINE_END = re.compile(rb"[\r\n]|\Z")
+_SPECIAL = compiled(rb"[()\[\]{},#'\"\\]")
+_LINE_END = compiled(rb"[\r\n]|\Z")
 _STRING_END = {
-    b"'": re.compile(rb"(?:[^'\\\r\n]|\\.)*'", re.DOTALL),
-    b'"': re.compile(rb'(?:[^"\\\r\n]|\\.)*"', re.DOTALL),
-    b"'''": re.compile(rb"(?:[^\\]|\\.)*?'''", re.DOTALL),
-    b'"""': re.compile(rb'(?:[^\\]|\\.)*?"""', re.DOTALL),
+    b"'": compiled(rb"(?:[^'\\\r\n]|\\.)*'", re.DOTALL),
+    b'"': compiled(rb'(?:[^"\\\r\n]|\\.)*"', re.DOTALL),
+    b"'''": compiled(rb"(?:[^\\]|\\.)*?'''", re.DOTALL),
+    b'"""': compiled(rb'(?:[^\\]|\\.)*?"""', re.DOTALL),
 }
 _PLAIN_PREFIXES = frozenset({b"", b"r", b"u", b"b", b"br", b"rb"})
-_PREFIX = re.compile(rb"[A-Za-z]*\Z")
-KEYWORD_ARG = re.compile(rb"(" + IDENT + rb")\s*=(?!=)")
-NAME = re.compile(IDENT + rb"\Z")
-_LEADING_NAME = re.compile(IDENT)
-_CALLEE = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\s]*\(")
+_PREFIX = compiled(rb"[A-Za-z]*\Z")
+KEYWORD_ARG = compiled(rb"(" + IDENT + rb")\s*=(?!=)")
+NAME = compiled(IDENT + rb"\Z")
+_LEADING_NAME = compiled(IDENT)
+_CALLEE = compiled(rb"[A-Za-z_][A-Za-z0-9_.\s]*\(")
 # An argument list with no comments, backslashes or braces, strings only on one line, and
 # brackets nested three deep at most: what nearly every call looks like.
 # A one-line string, not part of a triple quote: `"""a", "b"""` must not split at its comma.
@@ -36,7 +38,7 @@ for _ in range(2):
     _NESTED = rb"(?:" + PLAIN + rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\))*"
 BRACKETS = rb"|\[" + _NESTED + rb"\]|\(" + _NESTED + rb"\)"
 SIMPLE_INNER = rb"(?:" + PLAIN + BRACKETS + rb")*"
-_SIMPLE_ITEM = re.compile(rb"(?:[^,()\[\]{}'\"#\\]|" + SHORT_STRING + BRACKETS + rb")+")
+_SIMPLE_ITEM = compiled(rb"(?:[^,()\[\]{}'\"#\\]|" + SHORT_STRING + BRACKETS + rb")+")
 
 
 class GiveUp(Exception):

@@ -22,6 +22,7 @@ from semfix.catalog import (
 )
 from semfix.engine import scan
 from semfix.engine.scan import GiveUp
+from semfix.patterns import compiled
 from semfix.rules import RULES
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
@@ -48,50 +49,50 @@ _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
 # The keyword, not the end of a longer name (`has x`: checked after the `as`, which keeps the
 # scan fast); the alias is read ahead, so a comment ending in `as` cannot hide the real one.
-_AS = re.compile(rb"as(?<![A-Za-z0-9_]as)(?=" + _BLANK + rb"+(" + scan.IDENT + rb"))")
+_AS = compiled(rb"as(?<![A-Za-z0-9_]as)(?=" + _BLANK + rb"+(" + scan.IDENT + rb"))")
 # An encoding declaration on line 1 or 2 (lone carriage returns are refused before this is read).
-_COOKIE = re.compile(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
+_COOKIE = compiled(rb"\A(?:[^\n]*\n)?[ \t\f]*#[^\n]*?coding[:=][ \t]*([-\w.]+)")
 # Between a callee's name and its `(`: blanks, comments, backslashes, or `)` closing `(pl.f)`.
 _GAP = rb"(?:[ \t\f\r\n)\\]|" + _COMMENT + rb")*"
 # Any `def name(`, even in a string or after other letters: more headers only over-report.
 # A `[` after the name opens type parameters (`def f[T](...)`): not modelled, see `_signatures`.
-_HEADER = re.compile(rb"def(?:[ \t\f]|\\\r?\n)+(" + scan.IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
+_HEADER = compiled(rb"def(?:[ \t\f]|\\\r?\n)+(" + scan.IDENT + rb")(?:[ \t\f]|\\\r?\n)*[(\[]")
 # `getattr(pl, "semaphore_wait")`: a catalog callee by its name as a string (`Resolution.qualified`).
-_GETATTR = re.compile(rb"getattr[ \t]*\([^()]*?[\"'](?:" + alternation(FUNCTION_NAMES) + rb")[\"'][ \t]*\)")
-_READ_ARGUMENT = re.compile(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
-_OPEN_CATALOG_CALL = re.compile(rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z")
+_GETATTR = compiled(rb"getattr[ \t]*\([^()]*?[\"'](?:" + alternation(FUNCTION_NAMES) + rb")[\"'][ \t]*\)")
+_READ_ARGUMENT = compiled(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
+_OPEN_CATALOG_CALL = compiled(rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z")
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
-_ASSIGNED_REVERSED = re.compile(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
+_ASSIGNED_REVERSED = compiled(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 # Backwards from a name: the dotted chain it ends (`pl.`), then parentheses, blanks and
 # comments, then `=`. A `#` ends the line before it (read backwards): its code may be skipped too.
-_ASSIGNED_VALUE_REVERSED = re.compile(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\s\\(]|(?<=[\r\n])[^\r\n]*#)*=")
+_ASSIGNED_VALUE_REVERSED = compiled(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\s\\(]|(?<=[\r\n])[^\r\n]*#)*=")
 # At that `=` backwards: the name assigned, then perhaps another `=` (`a = b = f`).
-_TARGET_REVERSED = re.compile(rb"=[\s\\]*([A-Za-z0-9_]+)")
-_CHAINED_REVERSED = re.compile(rb"[\s\\]*=")
-_WORD = re.compile(rb"[A-Za-z0-9_]")
-_DOTTED = re.compile(scan.IDENT + rb"(?:\." + scan.IDENT + rb")*\Z")  # `kernel`, `self.kernel`
-_LAMBDA = re.compile(rb"lambda(?!\w)")
-_CALLEE = re.compile(rb"(?:" + scan.IDENT + rb"\.)*(" + scan.IDENT + rb")\(")  # a call's callee, its last name
-_CALLED_AT = re.compile(rb"[ \t\f]*\(")  # a name plainly called
-_OPEN_AFTER = re.compile(_GAP + rb"\(")  # after a callee's name, up to its `(`
-_AT_BEFORE = re.compile(rb"\.\s*at\s*\Z")
-_VIEW_BASE = re.compile(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
-_IF = re.compile(rb"(?<![\w.])if(?!\w)")  # `a if c else b`, and more (a comprehension's `if`, a string)
-_PALLAS_SLICE = re.compile(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
+_TARGET_REVERSED = compiled(rb"=[\s\\]*([A-Za-z0-9_]+)")
+_CHAINED_REVERSED = compiled(rb"[\s\\]*=")
+_WORD = compiled(rb"[A-Za-z0-9_]")
+_DOTTED = compiled(scan.IDENT + rb"(?:\." + scan.IDENT + rb")*\Z")  # `kernel`, `self.kernel`
+_LAMBDA = compiled(rb"lambda(?!\w)")
+_CALLEE = compiled(rb"(?:" + scan.IDENT + rb"\.)*(" + scan.IDENT + rb")\(")  # a call's callee, its last name
+_CALLED_AT = compiled(rb"[ \t\f]*\(")  # a name plainly called
+_OPEN_AFTER = compiled(_GAP + rb"\(")  # after a callee's name, up to its `(`
+_AT_BEFORE = compiled(rb"\.\s*at\s*\Z")
+_VIEW_BASE = compiled(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
+_IF = compiled(rb"(?<![\w.])if(?!\w)")  # `a if c else b`, and more (a comprehension's `if`, a string)
+_PALLAS_SLICE = compiled(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
 # A parenthesized list of two items or more (a shape of two dimensions, and more): `(2, n)`.
-_SHAPE_OF_TWO = re.compile(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
+_SHAPE_OF_TWO = compiled(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
 
 
 # Around a name in a target list: its other names, blanks, commas, brackets and stars. Each is
 # matched from one occurrence of a name, within _NEAR bytes, so that no text costs more than that.
 _TARGET = rb"[\w \t\f\r\n\\,()\[\]*]"
-_LOOP_BEFORE_REVERSED = re.compile(_TARGET + rb"*?rof(?![\w.])")  # back to `for`
-_LOOP_AFTER = re.compile(_TARGET + rb"*?(?<![\w.])in(?!\w)")  # on to `in`
-_LINE_BEFORE_REVERSED = re.compile(rb"[\w \t\f\\,()\[\]*]*(?:\n|\Z)")  # back to the line's start
-_LINE_AFTER = re.compile(_TARGET + rb"*=(?!=)")  # on to `=`
+_LOOP_BEFORE_REVERSED = compiled(_TARGET + rb"*?rof(?![\w.])")  # back to `for`
+_LOOP_AFTER = compiled(_TARGET + rb"*?(?<![\w.])in(?!\w)")  # on to `in`
+_LINE_BEFORE_REVERSED = compiled(rb"[\w \t\f\\,()\[\]*]*(?:\n|\Z)")  # back to the line's start
+_LINE_AFTER = compiled(_TARGET + rb"*=(?!=)")  # on to `=`
 _NEAR = 400
-_SUBSCRIPT = re.compile(rb"(?:\w+\s*=\s*)?[\w.\s]+\[")  # an argument that may be a subscript, by keyword too
-_CALL_REVERSED = re.compile(rb"\([ \t\f]*\w")  # `f(`, read backwards: a call's arguments are no targets
+_SUBSCRIPT = compiled(rb"(?:\w+\s*=\s*)?[\w.\s]+\[")  # an argument that may be a subscript, by keyword too
+_CALL_REVERSED = compiled(rb"\([ \t\f]*\w")  # `f(`, read backwards: a call's arguments are no targets
 
 
 def _targeted(data: bytes, names: set[bytes]) -> bool:
@@ -156,7 +157,7 @@ class _Skim:
 
     def clears(self) -> bool:
         data = self.data
-        if _GETATTR.search(data):
+        if b"getattr" in data and _GETATTR.search(data):  # the pattern compiled where it may match
             raise GiveUp("a catalog function called through getattr")
         # The commonest bug, `f(..., sem[...])`, found fast: a file that has one is parsed anyway.
         for match in _READ_ARGUMENT.finditer(data):

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import codecs
 import io
-import re
 import tokenize
 from collections.abc import Iterable
 from itertools import accumulate
 
 from semfix.errors import SourceError
 from semfix.findings import Finding
+from semfix.patterns import compiled
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
-_BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
+_LINE_END = compiled(r"\r\n|\r|\n")
+_COOKIE = compiled(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
+_BLANK_OR_COMMENT = compiled(rb"^[ \t\f]*(?:[#\r\n]|$)")
 
 
 def decode(source: str | bytes) -> tuple[str, str]:

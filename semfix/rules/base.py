@@ -12,15 +12,13 @@ What the engine must know of a rule it reads from `Rule` (text gate, tree, settl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Fixability = Literal["safe", "safe with proof, else unsafe", "none"]
 
 
-@dataclass(frozen=True)
-class Invalid:
+class Invalid(NamedTuple):
     """Code the rule must flag; `fixed` is the exact output of `semfix fix`, None if report-only."""
 
     source: str
@@ -30,8 +28,7 @@ class Invalid:
     target_jax: str | None = None  # the project's JAX floor (a migration renames only what it allows)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     code: str
     name: str
     summary: str
@@ -41,8 +38,8 @@ class Rule:
     fix_note: str
     default: bool  # on without --select
     docs: str  # the rule module's docstring: what, why, example, fix safety
-    valid: tuple[str, ...] = field(default=(), repr=False)  # code the rule must leave alone
-    invalid: tuple[Invalid, ...] = field(default=(), repr=False)
+    valid: tuple[str, ...] = ()  # code the rule must leave alone
+    invalid: tuple[Invalid, ...] = ()
     # What the driver (semfix/engine/) must know of the rule, so that no module outside rules/
     # names a rule code:
     # the patterns a file must all match for the rule to fire; () when the skim of semaphore

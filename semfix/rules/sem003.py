@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from semfix import messages
 from semfix.analysis.context import Context
@@ -72,6 +72,7 @@ from semfix.analysis.nodes import (
 from semfix.analysis.scopes import Access, Binding, Scope
 from semfix.analysis.writes import index_reads, written
 from semfix.findings import Finding
+from semfix.patterns import compiled
 from semfix.rules import sem004
 from semfix.rules.base import Invalid, Rule
 
@@ -156,7 +157,7 @@ def ring_kernel(slot_ref, sems):
 
 _UNDECIDED = object()
 # After a statement alone on its lines: an optional `;`, then a comment.
-_SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
+_SOLE_END = compiled(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 
 
 #: Another rule's own reason a carried read must not be rewritten (SEM005: the Ref may be written
@@ -164,8 +165,7 @@ _SOLE_END = re.compile(r"[ \t]*(?:;[ \t]*)?(?:#[^\r\n]*)?(?:\r\n?|\n)?\Z")
 Guard = Callable[[Context, ast.expr, Scope, ast.stmt, set[int]], "str | None"]
 
 
-@dataclass
-class Verdict:
+class Verdict(NamedTuple):
     """What the rules decide for the read passed directly (`f(X[...])` for `v = X[...]; f(v)`):
     its findings, and where they fix it safely, the text passed instead and its node."""
 
@@ -178,7 +178,7 @@ class Verdict:
 Judge = Callable[[Context, ast.Call, ast.expr, Scope], Verdict]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Carried:
     """`v = X[...]` (or `X[i]`, `X[0:8]`, `v: T = ...`) whose `v` reaches the arguments a rule
     looks at. One plan per assignment, shared by its uses: either every use is rewritten to

@@ -23,7 +23,7 @@ CODE = "SEM101"
 DEFAULT_PALLAS_ALIAS = "pl"
 
 
-@dataclass
+@dataclass(repr=False)
 class Renames:
     """The file's references still to rename, last first, and what the renames need."""
 

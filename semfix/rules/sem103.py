@@ -49,6 +49,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from semfix.analysis.context import Context
 from semfix.analysis.nodes import Rewrite, unchain
@@ -56,6 +57,7 @@ from semfix.analysis.run_imports import STAR
 from semfix.analysis.scopes import Scope
 from semfix.catalog import DEVICE_ID_TYPE_DEPRECATED, DEVICE_ID_TYPE_FUNCTIONS, DEVICE_ID_TYPE_POSITION, Operation
 from semfix.jax_versions import spelled
+from semfix.patterns import compiled
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM103"
@@ -128,7 +130,7 @@ def signal_kernel(x_ref, o_ref, sem):
 )
 
 
-@dataclass
+@dataclass(repr=False)
 class Dropped(Rewrite):
     """An argument removed from its call: the tree the proof expects has it no more."""
 
@@ -142,8 +144,7 @@ class Dropped(Rewrite):
             self.call.args.remove(self.keyword)
 
 
-@dataclass
-class Drop:
+class Drop(NamedTuple):
     """A keyword to drop: its text edit, its change, its finding and the name it stops reading."""
 
     edit: tuple[int, int, str]
@@ -152,8 +153,7 @@ class Drop:
     root: ast.Name
 
 
-@dataclass
-class Drops:
+class Drops(NamedTuple):
     """The file's drops, and the names of the keywords seen (not reported again in `finish`)."""
 
     made: list[Drop]
@@ -246,10 +246,10 @@ def _located(ctx: Context, span: tuple[int, int]) -> tuple[tuple[int, int, int],
     return ends[0], ends[1]
 
 
-_BETWEEN = re.compile(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
-_BLANKS = re.compile(r"[ \t\f\r\n]*")
+_BETWEEN = compiled(r"[ \t\f\r\n]*,[ \t\f\r\n]*")
+_BLANKS = compiled(r"[ \t\f\r\n]*")
 # After a keyword, the rest of its line: its comma, perhaps, then a comment (`# wake the peer`)
-_COMMENTED = re.compile(r"[ \t\f]*(,?)[ \t\f]*#[^\r\n]*")
+_COMMENTED = compiled(r"[ \t\f]*(,?)[ \t\f]*#[^\r\n]*")
 
 
 def _span(ctx: Context, call: ast.Call, keyword: ast.keyword | ast.expr) -> tuple[int, int] | None:
