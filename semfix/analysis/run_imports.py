@@ -37,6 +37,7 @@ STAR = "*"
 #: (`fetch(x, y, sems[1])`): a helper another module defines may be given a value.
 _SUBSCRIPT_ARGUMENT = compiled(rb"[^)]{0,400}?\w(?<!\.at)\s*\[")
 _CALLED = compiled(rb"(\w+)\s*\(")  # a name called, an attribute's last name too
+_DEFINED = compiled(rb"\bdef\s+(\w+)\s*\(")  # a def's name (`helped` needs the def of a name called)
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
 #: end: a comment that could end anywhere would make a banner of `#` exponential to match).
 _GAP = rb"(?:[\s\\)]|#[^\r\n]*[\r\n])*"
@@ -332,7 +333,8 @@ def names_read_through(
         if name not in exports:
             exports[name] = {}  # a cycle of imports gives nothing
             package = name if is_package else name.rpartition(".")[0]
-            exports[name] = _jax_names(data, lambda level, of, n: exported(_resolve(package, level, of)).get(n))
+            if b"pallas" in data or any(exported(_resolve(package, *of)) for of in _from_imports(data)):
+                exports[name] = _jax_names(data, lambda level, of, n: exported(_resolve(package, level, of)).get(n))
         return exports[name]
 
     def starred(module: str | None) -> tuple[str, ...] | None:
@@ -349,7 +351,9 @@ def names_read_through(
         if len(found) != 1:
             return {}
         name, is_package, data = found[0]
-        defined = [n for n in called if f"def {n}(".encode() in data]
+        if name not in defs:  # every def's name, once per module (a find per name called was most of a run)
+            defs[name] = {n.decode("latin-1") for n in _DEFINED.findall(data)} if b"def" in data else set()
+        defined = [n for n in called if n in defs[name]]
         if not defined or not may_contain_calls(data, through_run=True):
             return {}
         if name not in analysed:
@@ -360,6 +364,7 @@ def names_read_through(
         return {n: p for n, p in passed.items() if p}
 
     analysed: dict[str, Resolution | None] = {}
+    defs: dict[str, set[str]] = {}
 
     def reading(importer: str, is_package: bool, data: bytes) -> ReadThrough:
         if importer in read:
@@ -405,6 +410,18 @@ def names_read_through(
         if importer in importers and (through := reading(importer, is_package, data)) != ReadThrough():
             answer[importer] = through
     return answer
+
+
+def _from_imports(data: bytes) -> list[tuple[int, str | None]]:
+    """Each `from <level dots><module> import` of the bytes, as (level, module): read from the
+    bytes (`import_statements`), so that a module that imports no JAX name is never parsed."""
+    found = []
+    for match in import_statements(data) if b"from" in data else ():
+        if match["module"] is not None:
+            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
+            module = dotted.lstrip(".")
+            found.append((len(dotted) - len(module), module or None))
+    return found
 
 
 def _analysed(data: bytes, aliases: dict[str, str]) -> Resolution | None:
