@@ -42,7 +42,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.evidence import Kind
 from semfix.analysis.nodes import is_at, read_target
 from semfix.analysis.scopes import Scope
-from semfix.analysis.views import View, indices, unview
+from semfix.analysis.views import View, indices, picked, unview
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM004"
@@ -124,6 +124,7 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
         sliced
         or ctx.kind(argument, scope) is Kind.ARRAY
         or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
+        or ((alias := _alias(whole or argument, scope)) is not None and ctx.kind(*alias) is Kind.ARRAY)
     ):
         allocated = ctx.rank(base, scope_of_base)  # the allocation is evidence too: review follows it
         related = ctx.allocation(allocated[1])[2] if allocated else []
@@ -134,13 +135,20 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     return False
 
 
+def _alias(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
+    """The Ref `node` names whole through a local (`one = sems`) or a comprehension's pick
+    (`views[0]` of `[sems for i in ...]`), with the scope it is written in; None for another."""
+    view = unview(node, scope)
+    return (view.base, view.scope) if not view.levels and view.base is not node else None
+
+
 def _views(node: ast.expr, scope: Scope) -> tuple[View, list[tuple[ast.expr, ...]]]:
     """What `sems.at[i].at[j]`, `sems.at[i][j]` or `row[j]` (`row = sems.at[i]`) views, and
     the indices of each subscript, innermost first: the views (`unview`), then an element read
     outermost. No indices where one may stand for any number of them (`...`, `*idx`)."""
     read: list[tuple[ast.expr, ...]] = []
     counted = True
-    if isinstance(node, ast.Subscript) and not is_at(node.value):
+    if isinstance(node, ast.Subscript) and not is_at(node.value) and picked(node, scope) is None:
         entries, counted = indices(node, scope)
         read, node = [entries], node.value
     view = unview(node, scope)
