@@ -449,20 +449,13 @@ class Allocations(Resolution):
         kinds = [self._semaphore_kind(e, scope) if not isinstance(e, ast.Starred) else None for e in elements]
         return ",".join(kinds) if kinds and None not in kinds else None  # type: ignore[arg-type]
 
-    def semaphore(
-        self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()
-    ) -> tuple[str, ast.expr | Allocated] | None:
+    def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr | Allocated] | None:
         """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
         (or a view of one, `unview`) that every allocation bound to it gives that one kind,
         and that nothing rebinds; for an element of a container parameter whose every
-        allocation holds semaphores of one kind (`pair[0]`, or `first` after `first, second =
-        pair`); for a loop's target that each pass gives one of that kind (`for src, sem in
-        ((x, sems.at[0]), (y, pair[1]))`). None where the file does not prove it."""
+        allocation holds semaphores of one kind there (`pair[0]`, or `first` after `first,
+        second = pair`). None where the file does not prove it."""
         view = unview(node, scope)
-        if not view.levels and (taken := self._taken_by(view.base, view.scope, seen)) is not None:
-            found = [self.semaphore(value, where, seen | {id(node)}) for value, where in taken]
-            kinds = {f[0] if f is not None else None for f in found}
-            return found[0] if len(kinds) == 1 and None not in kinds else None
         held = _element(view.base, view.scope) if not view.levels else None
         base, where = held[:2] if held else (view.base, view.scope)
         parameter = self._parameter(base, where)
@@ -471,14 +464,17 @@ class Allocations(Resolution):
         proven = self.param_semaphores.get(id(parameter))
         return proven if held is None or proven is None else _element_kind(proven, held[2])
 
-    def _taken_by(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> list[tuple[ast.expr, Scope]] | None:
-        """What a loop's target takes at each pass (`Resolution._taken`), where `node` is one."""
-        if not isinstance(node, ast.Name) or id(node) in seen:
+    def taken(self, node: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]] | None:
+        """What a loop's target takes at each pass (`Resolution._taken`: `for src, sem in ((x,
+        sems.at[0]), (y, pair[1]))`), where `node` is one bound once, by the loop, with each
+        value's scope: each pass passes its value where the target is passed."""
+        if not isinstance(node, ast.Name):
             return None
         owner, bindings = scope.lookup(node.id)
-        if len(bindings) != 1 or bindings[0].kind != "element" or bindings[0].declared:
+        loop = bindings[0] if len(bindings) == 1 and isinstance(bindings[0].node, (ast.For, ast.AsyncFor)) else None
+        if loop is None or loop.kind not in ("element", "other") or loop.declared:  # `for a, sem in`, `for sem in`
             return None
-        return self._taken(node.id, bindings[0], owner)
+        return self._taken(node.id, loop, owner)
 
     def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr | Allocated] | None:
         """How many indices pick one semaphore out of the parameter `node` names (a shape

@@ -101,8 +101,14 @@ def run(x):
 )
 
 
-def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
-    """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so."""
+def check(ctx: Context, argument: ast.expr, scope: Scope, *, loops: bool = True) -> bool:
+    """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so;
+    for a loop's target (`for src, sem in ((x, sems.at[0]), ...)`), each value it takes that is,
+    once, where it is written."""
+    if loops and (taken := ctx.taken(argument, scope)) is not None:
+        found = [("taken", CODE, id(v)) in ctx.memo or check(ctx, v, where, loops=False) for v, where in taken]
+        ctx.memo.update((("taken", CODE, id(v)), True) for (v, _), hit in zip(taken, found) if hit)
+        return any(found)
     whole = read_target(argument)
     view, levels = _views(whole or argument, scope)
     base, scope_of_base = view.base, view.scope

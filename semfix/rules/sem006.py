@@ -131,12 +131,26 @@ def run(x, out_shape):
 
 
 def check(
-    ctx: Context, call: ast.Call, operation: Operation, param: SemParam, argument: ast.expr, scope: Scope
+    ctx: Context,
+    call: ast.Call,
+    operation: Operation,
+    param: SemParam,
+    argument: ast.expr,
+    scope: Scope,
+    *,
+    loops: bool = True,
 ) -> None:
     """Report the argument if its proven kind is not one the operation's parameter takes, and
-    JAX checks it: a DMA's semaphore only where its descriptor may be waited on."""
+    JAX checks it: a DMA's semaphore only where its descriptor may be waited on. A loop's target
+    (`for src, sem in ((x, sems.at[0]), ...)`): each value it takes, once, where it is written."""
     function, name = param.via or (operation.name, param.name)  # a helper's: what it passes it to
     needed = KINDS_NEEDED.get((function, name))
+    if loops and (taken := ctx.taken(argument, scope)) is not None:
+        for value, where in taken:
+            if ("taken", CODE, id(value), needed) not in ctx.memo:
+                ctx.memo["taken", CODE, id(value), needed] = True
+                check(ctx, call, operation, param, value, where, loops=False)
+        return
     proven = ctx.semaphore(argument, scope) if needed else None
     if needed is None or proven is None or proven[0] in needed:
         return
