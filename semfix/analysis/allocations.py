@@ -790,9 +790,8 @@ def _element(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope, int | None]
     position where the code says it (a literal index): `pair` of `pair[0]`, or of `first` where a
     local bound once is unpacked from it (`first, second = pair`)."""
     if isinstance(node, ast.Subscript) and not has_slice(node) and isinstance(node.value, (ast.Name, ast.Attribute)):
-        index = node.slice
-        known = isinstance(index, ast.Constant) and type(index.value) is int
-        return None if is_at(node.value) else (node.value, scope, index.value if known else None)  # type: ignore[union-attr]
+        index = node.slice.value if isinstance(node.slice, ast.Constant) and type(node.slice.value) is int else None
+        return None if is_at(node.value) else (node.value, scope, index)
     if not isinstance(node, ast.Name):
         return None
     owner, bindings = scope.lookup(node.id)

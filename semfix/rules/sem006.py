@@ -31,8 +31,8 @@ proves no wait, and is not reported.
 The kind of an element of a scratch entry written as a list or tuple of semaphores
 (`[SemaphoreType.DMA, SemaphoreType.REGULAR]`) is that element's: `pair[0]`, or `first` after
 `first, second = pair`. A loop over a literal gives its target each value in turn (`for src,
-sem in ((x, sems.at[0]), (y, flags.at[1]))`): each is judged as if passed, reported where
-the literal holds it.
+sem in ((x, sems.at[0]), (y, flags.at[1]))`): each is judged as if passed, the first of a
+wrong kind reported at the loop's use, the value as evidence.
 
 ## Why is this bad?
 JAX checks the kind when it traces the kernel. Signal and wait take regular and barrier
@@ -140,35 +140,25 @@ def run(x, out_shape):
 
 
 def check(
-    ctx: Context,
-    call: ast.Call,
-    operation: Operation,
-    param: SemParam,
-    argument: ast.expr,
-    scope: Scope,
-    *,
-    loops: bool = True,
+    ctx: Context, call: ast.Call, operation: Operation, param: SemParam, argument: ast.expr, scope: Scope
 ) -> None:
     """Report the argument if its proven kind is not one the operation's parameter takes, and
     JAX checks it: a DMA's semaphore only where its descriptor may be waited on. A loop's target
-    (`for src, sem in ((x, sems.at[0]), ...)`): each value it takes, once, where it is written."""
+    (`for src, sem in ((x, sems.at[0]), ...)`): the first value it takes that is, as evidence."""
     function, name = param.via or (operation.name, param.name)  # a helper's: what it passes it to
     needed = KINDS_NEEDED.get((function, name))
-    if loops and (taken := ctx.taken(argument, scope)) is not None:
-        for value, where in taken:
-            if ("taken", CODE, id(value), needed) not in ctx.memo:
-                ctx.memo["taken", CODE, id(value), needed] = True
-                check(ctx, call, operation, param, value, where, loops=False)
+    taken = ctx.taken(argument, scope) if needed else None
+    for value, where in taken or [(argument, scope)]:
+        proven = ctx.semaphore(value, where) if needed else None
+        if needed is None or proven is None or proven[0] in needed:
+            continue
+        if name in KIND_CHECKED_AT and (operation.partial or not _waited(ctx, call, operation, KIND_CHECKED_AT[name])):
+            return
+        kind, allocation = proven
+        line, allocated, related = ctx.allocation(allocation)
+        words = messages.wrong_kind(ctx.text.of(argument), kind, line, allocated, function, needed)
+        ctx.report(CODE, argument, words, None, related=[*related, *([value] if taken else [])])
         return
-    proven = ctx.semaphore(argument, scope) if needed else None
-    if needed is None or proven is None or proven[0] in needed:
-        return
-    if name in KIND_CHECKED_AT and (operation.partial or not _waited(ctx, call, operation, KIND_CHECKED_AT[name])):
-        return
-    kind, allocation = proven
-    line, allocated, related = ctx.allocation(allocation)
-    words = messages.wrong_kind(ctx.text.of(argument), kind, line, allocated, function, needed)
-    ctx.report(CODE, argument, words, None, related=related)
 
 
 _PARENTS = object()  # the key of what `_parents` works out once per file, in `Context.memo`
@@ -237,7 +227,8 @@ def _waited_next(ctx: Context, assign: ast.Assign, name: str, methods: frozenset
     """Is `name.wait()` (one of `methods`) called in the statements after `assign` in its
     block, before one that may bind `name` again? A block of an `if` or `with` that ends first
     goes on after that statement (`if c: copy = ... else: copy = ...`, then `copy.wait()`)."""
-    parents, statement = _parents(ctx), assign
+    parents = _parents(ctx)
+    statement: ast.AST = assign
     while True:
         parent = parents[id(statement)]
         block = next((v for _, v in ast.iter_fields(parent) if isinstance(v, list) and statement in v), [])
