@@ -343,6 +343,7 @@ READ_IN_A_LITERAL = [
         "general/rt_conditional_argument",
         "sem002/rt_helper_nested_step",
         "sem002/rt_read_in_a_comprehension",
+        "sem002/rt_read_in_a_dict_comprehension",
     )
 ]
 BUGGY = [case for case in BUGGY if case not in REPORTED and case not in READ_IN_A_LITERAL]
