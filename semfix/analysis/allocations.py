@@ -462,7 +462,7 @@ class Allocations(Resolution):
         if parameter is None or (held is not None) != (self.param_kinds.get(id(parameter)) is Kind.TUPLE):
             return None
         proven = self.param_semaphores.get(id(parameter))
-        return proven if held is None or proven is None else _element_kind(proven, held[2])
+        return proven if held is None or proven is None else _element_kind(proven, *held[2:])
 
     def taken(self, node: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]] | None:
         """What a loop's target takes at each pass (`Resolution._taken`: `for src, sem in ((x,
@@ -785,13 +785,14 @@ def _returned(function: ast.FunctionDef) -> list[ast.expr | None]:
 # Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.
 
 
-def _element(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope, int | None] | None:
-    """The container an element is taken from, the scope it is written in and the element's
-    position where the code says it (a literal index): `pair` of `pair[0]`, or of `first` where a
-    local bound once is unpacked from it (`first, second = pair`)."""
+def _element(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope, int | None, int | None] | None:
+    """The container an element is taken from, the scope it is written in, the element's
+    position where the code says it (a literal index) and how many elements the code says
+    there are (an unpacking's): `pair` of `pair[0]`, or of `first` where a local bound once is
+    unpacked from it (`first, second = pair`)."""
     if isinstance(node, ast.Subscript) and not has_slice(node) and isinstance(node.value, (ast.Name, ast.Attribute)):
         index = node.slice.value if isinstance(node.slice, ast.Constant) and type(node.slice.value) is int else None
-        return None if is_at(node.value) else (node.value, scope, index)
+        return None if is_at(node.value) else (node.value, scope, index, None)
     if not isinstance(node, ast.Name):
         return None
     owner, bindings = scope.lookup(node.id)
@@ -801,21 +802,22 @@ def _element(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope, int | None]
     target, value = statement.targets[0], statement.value
     if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(e, ast.Name) for e in target.elts):
         return None
-    position = [e.id for e in target.elts].index(node.id)  # type: ignore[attr-defined]
-    return (value, owner, position - len(target.elts)) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+    found = (value, owner, names.index(node.id), len(names))
+    return found if isinstance(value, (ast.Name, ast.Attribute)) else None
 
 
 def _element_kind(
-    proven: tuple[str, ast.expr | Allocated], position: int | None
+    proven: tuple[str, ast.expr | Allocated], position: int | None, count: int | None
 ) -> tuple[str, ast.expr | Allocated] | None:
     """The kind of one element of a container whose allocation proves `proven` (its elements'
-    kinds, `Allocations._elements_kind`), at `position` (None: any one, so all must agree;
-    negative: from the end, as unpacking counts them), with the element's own allocation where
-    this file writes it."""
+    kinds, `Allocations._elements_kind`), at `position` (None: any one, so all must agree) of
+    `count` (an unpacking's, which must be the container's length), with the element's own
+    allocation where this file writes it."""
     kinds, allocation = proven[0].split(","), proven[1]
     if position is None:
         return (kinds[0], allocation) if len(set(kinds)) == 1 else None
-    if not -len(kinds) <= position < len(kinds):
+    if not -len(kinds) <= position < len(kinds) or count not in (None, len(kinds)):
         return None
     if isinstance(allocation, (ast.Tuple, ast.List)) and len(allocation.elts) == len(kinds):
         allocation = allocation.elts[position]
