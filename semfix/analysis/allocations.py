@@ -17,7 +17,7 @@ import string
 import unicodedata
 from collections.abc import Collection, Sequence
 
-from semfix.analysis.nodes import source_order, walk
+from semfix.analysis.nodes import has_slice, is_at, source_order, walk
 from semfix.analysis.resolution import Kind, Resolution
 from semfix.analysis.scopes import Binding, Scope
 from semfix.analysis.views import unview
@@ -442,13 +442,39 @@ class Allocations(Resolution):
         kinds = {next((name[len(o) :] for o in SEMAPHORE_TYPE_OWNERS if name.startswith(o)), None) for name in names}
         return kinds.pop() if len(kinds) == 1 and kinds <= set(SEMAPHORE_KINDS) else None
 
+    def _elements_kind(self, node: ast.expr, scope: Scope) -> str | None:
+        """The kinds of a tuple or list display of semaphores (`[DMA, REGULAR]`), in order, joined
+        by commas: what each element of the container holds (`element_kind`)."""
+        elements = node.elts if isinstance(node, (ast.Tuple, ast.List)) else []
+        kinds = [self._semaphore_kind(e, scope) if not isinstance(e, ast.Starred) else None for e in elements]
+        return ",".join(kinds) if kinds and None not in kinds else None  # type: ignore[arg-type]
+
     def semaphore(self, node: ast.expr, scope: Scope) -> tuple[str, ast.expr | Allocated] | None:
         """The kind of semaphore `node` is, and the allocation that proves it: for a parameter
         (or a view of one, `unview`) that every allocation bound to it gives that one kind,
-        and that nothing rebinds. None where the file does not prove it."""
+        and that nothing rebinds; for an element of a container parameter whose every
+        allocation holds semaphores of one kind there (`pair[0]`, or `first` after `first,
+        second = pair`). None where the file does not prove it."""
         view = unview(node, scope)
-        parameter = self._parameter(view.base, view.scope)
-        return None if parameter is None else self.param_semaphores.get(id(parameter))
+        held = _element(view.base, view.scope) if not view.levels else None
+        base, where = held[:2] if held else (view.base, view.scope)
+        parameter = self._parameter(base, where)
+        if parameter is None or (held is not None) != (self.param_kinds.get(id(parameter)) is Kind.TUPLE):
+            return None
+        proven = self.param_semaphores.get(id(parameter))
+        return proven if held is None or proven is None else _element_kind(proven, *held[2:])
+
+    def taken(self, node: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]] | None:
+        """What a loop's target takes at each pass (`Resolution._taken`: `for src, sem in ((x,
+        sems.at[0]), (y, pair[1]))`), where `node` is one bound once, by the loop, with each
+        value's scope: each pass passes its value where the target is passed."""
+        if not isinstance(node, ast.Name):
+            return None
+        owner, bindings = scope.lookup(node.id)
+        loop = bindings[0] if len(bindings) == 1 and isinstance(bindings[0].node, (ast.For, ast.AsyncFor)) else None
+        if loop is None or loop.kind not in ("element", "other") or loop.declared:  # `for a, sem in`, `for sem in`
+            return None
+        return self._taken(node.id, loop, owner)
 
     def rank(self, node: ast.expr, scope: Scope) -> tuple[int, ast.expr | Allocated] | None:
         """How many indices pick one semaphore out of the parameter `node` names (a shape
@@ -493,7 +519,7 @@ class Allocations(Resolution):
         if isinstance(item, ast.Starred) or isinstance(item, ast.keyword) and item.arg is None:
             return None, None
         keyword, value = (item.arg, item.value) if isinstance(item, ast.keyword) else (None, item)
-        semaphore = self._semaphore_kind(value, scope)
+        semaphore = self._semaphore_kind(value, scope) or self._elements_kind(value, scope)
         proof = (semaphore, value) if semaphore is not None else None
         return keyword, (self._allocation(value, scope), proof, self._rank(value, scope))
 
@@ -757,3 +783,42 @@ def _returned(function: ast.FunctionDef) -> list[ast.expr | None]:
 
 
 # Expressions that bind names or open a scope: in a chain, their names are not the chain's scope's.
+
+
+def _element(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope, int | None, int | None] | None:
+    """The container an element is taken from, the scope it is written in, the element's
+    position where the code says it (a literal index) and how many elements the code says
+    there are (an unpacking's): `pair` of `pair[0]`, or of `first` where a local bound once is
+    unpacked from it (`first, second = pair`)."""
+    if isinstance(node, ast.Subscript) and not has_slice(node) and isinstance(node.value, (ast.Name, ast.Attribute)):
+        index = node.slice.value if isinstance(node.slice, ast.Constant) and type(node.slice.value) is int else None
+        return None if is_at(node.value) else (node.value, scope, index, None)
+    if not isinstance(node, ast.Name):
+        return None
+    owner, bindings = scope.lookup(node.id)
+    statement = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "unpack" else None
+    if owner is None or bindings[0].declared or not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target, value = statement.targets[0], statement.value
+    if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+    found = (value, owner, names.index(node.id), len(names))
+    return found if isinstance(value, (ast.Name, ast.Attribute)) else None
+
+
+def _element_kind(
+    proven: tuple[str, ast.expr | Allocated], position: int | None, count: int | None
+) -> tuple[str, ast.expr | Allocated] | None:
+    """The kind of one element of a container whose allocation proves `proven` (its elements'
+    kinds, `Allocations._elements_kind`), at `position` (None: any one, so all must agree) of
+    `count` (an unpacking's, which must be the container's length), with the element's own
+    allocation where this file writes it."""
+    kinds, allocation = proven[0].split(","), proven[1]
+    if position is None:
+        return (kinds[0], allocation) if len(set(kinds)) == 1 else None
+    if not -len(kinds) <= position < len(kinds) or count not in (None, len(kinds)):
+        return None
+    if isinstance(allocation, (ast.Tuple, ast.List)) and len(allocation.elts) == len(kinds):
+        allocation = allocation.elts[position]
+    return kinds[position], allocation

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from semfix.analysis.nodes import element_read, is_at, read_target
+from semfix.analysis.nodes import element_read, has_slice, is_at, read_target
 from semfix.analysis.scopes import Scope
 
 
@@ -26,8 +26,9 @@ class View(NamedTuple):
 
 
 def unview(node: ast.expr, scope: Scope) -> View:
-    """The views `node` is made of: `.at[...]` subscripts, and locals bound once (never
-    declared global or nonlocal) to one, through any number of both."""
+    """The views `node` is made of: `.at[...]` subscripts, locals bound once (never declared
+    global or nonlocal) to one or to another name (`row = sems`), and picks out of a
+    comprehension of them (`picked`), through any number of each."""
     levels: list[tuple[ast.expr, ...]] = []
     counted, followed = True, set()
     while True:
@@ -37,15 +38,52 @@ def unview(node: ast.expr, scope: Scope) -> View:
             counted = counted and known
             node = node.value.value
             continue
-        bound = _bound_once(node, scope, ("assign",))
-        if bound is None or id(bound[0]) in followed:
+        bound = picked(node, scope) or _bound_once(node, scope, ("assign",))
+        if bound is None or id(bound[0]) in followed or not _names_a_ref(bound[0]):
             break
-        value, scope = bound
-        if not (isinstance(value, ast.Subscript) and is_at(value.value)):
-            break
-        followed.add(id(value))
-        node = value
+        followed.add(id(bound[0]))
+        node, scope = bound
     return View(node, scope, tuple(levels), counted)
+
+
+def _names_a_ref(value: ast.expr) -> bool:
+    """Does a local bound once to `value` name what `value` names: a view (`sems.at[i]`), or
+    another name or attribute chain (`row = sems`, `row = held.sems`: the Ref itself, seen
+    whole)?"""
+    if isinstance(value, ast.Subscript):
+        return is_at(value.value)
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name)
+
+
+def picked(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
+    """What `views[k]` picks, where the local `views` is bound once to a comprehension
+    (`[sems.at[i] for i in range(n)]`, `tuple(... for ...)`, `{i: ... for ...}`): its element
+    expression, seen from the scope `views` is bound in, where the Ref it starts from is no
+    name the comprehension binds (its loop variables may index it). None for a slice, which
+    picks a container."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)) or has_slice(node):
+        return None
+    bound = _bound_once(node.value, scope, ("assign",))
+    if bound is None:
+        return None
+    made, owner = bound
+    if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and made.func.id in ("tuple", "list"):
+        if len(made.args) != 1 or made.keywords or owner.lookup(made.func.id)[1]:  # shadowed: not the builtin
+            return None
+        made = made.args[0]  # `tuple(... for ...)`
+    elif isinstance(made, ast.GeneratorExp):  # a generator is not indexed
+        return None
+    if isinstance(made, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):
+        element = made.value if isinstance(made, ast.DictComp) else made.elt
+    else:
+        return None
+    root = element
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    own = {n.id for g in made.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    return (element, owner) if isinstance(root, ast.Name) and root.id not in own else None
 
 
 def unread(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope]:
@@ -87,15 +125,26 @@ def _bound_once(node: ast.expr, scope: Scope, kinds: tuple[str, ...]) -> tuple[a
 def viewed_read(node: ast.expr, scope: Scope) -> tuple[ast.Subscript, tuple[ast.expr, ...], Scope, bool] | None:
     """`sems[0]` in `sems[0].at[1]` (a view taken of a value: jnp's `.at`, not a Ref's), with the
     indices of the views taken of it and the scope it is written in; also where a local bound
-    once holds it (`row = sems[0]` then `row.at[1]`: carried, True). None where the views start
-    from anything else."""
-    views: list[ast.Subscript] = []
-    while isinstance(node, ast.Subscript) and is_at(node.value):
-        views.insert(0, node)
-        node = node.value.value
+    once holds it or a view of it (`row = sems[0]` then `row.at[1]`; `one = sems[0].at[1]` then
+    `one`: carried, True). None where the views start from anything else."""
+    views: list[tuple[ast.Subscript, Scope]] = []
+    carried, followed = False, set()
+    while True:
+        while isinstance(node, ast.Subscript) and is_at(node.value):
+            views.insert(0, (node, scope))
+            node = node.value.value
+        bound = _bound_once(node, scope, ("assign",))
+        if (
+            bound is None
+            or id(bound[0]) in followed
+            or not (isinstance(bound[0], ast.Subscript) and is_at(bound[0].value))
+        ):
+            break
+        followed.add(id(bound[0]))
+        (node, scope), carried = bound, True
     bound = _bound_once(node, scope, ("read",)) if views and isinstance(node, ast.Name) else None
     read, owner = bound or (node, scope)
     if not views or not element_read(read):
         return None
-    levels = tuple(entry for view in views for entry in indices(view, scope)[0])
-    return read, levels, owner, bound is not None
+    levels = tuple(entry for view, where in views for entry in indices(view, where)[0])
+    return read, levels, owner, carried or bound is not None

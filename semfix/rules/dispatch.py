@@ -165,9 +165,10 @@ def _judge(rule: Callable[..., None]) -> sem003.Judge:
 
 def _comprehended(ctx: Context, argument: ast.expr, scope: Scope) -> tuple[ast.expr, ast.Subscript, str | None] | None:
     """`vals[k]`, where the local `vals` is bound once to a comprehension of reads (`[sems[i] for
-    i in ...]`, `tuple(sems[i] for ...)`): each element is the value the read makes, so the read is
-    what the rules judge, where it is, as if passed directly; with the comprehension, and why
-    its fix is not made (None: `vals` is read only as such arguments, so its elements may be Refs)."""
+    i in ...]`, `tuple(sems[i] for ...)`, `{i: sems[i] for ...}`): each element is the value the
+    read makes, so the read is what the rules judge, where it is, as if passed directly; with the
+    comprehension, and why its fix is not made (None: `vals` is read only as such arguments, so
+    its elements may be Refs)."""
     if not (isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name)):
         return None
     name = argument.value.id
@@ -177,13 +178,14 @@ def _comprehended(ctx: Context, argument: ast.expr, scope: Scope) -> tuple[ast.e
     made = bindings[0].value
     if isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords and ctx.built(made, owner):
         made = made.args[0]  # `tuple(... for ...)`, `list(... for ...)`
-    if not isinstance(made, (ast.ListComp, ast.GeneratorExp)) or not content_read(made.elt):
+    element = made.value if isinstance(made, ast.DictComp) else getattr(made, "elt", None)  # `{i: sems[i] for ...}`
+    if not isinstance(made, (ast.ListComp, ast.GeneratorExp, ast.DictComp)) or not content_read(element):
         return None
     uses = ctx.tracking().references(name, owner) if owner.kind == "function" else []
     only = uses and all(isinstance(u.top, ast.Subscript) and id(u.top) in ctx.semaphore_args for u in uses)
     blocker = None if only else f"`{name}` is also read as the values, or outside its function"
-    assert isinstance(made.elt, ast.Subscript)  # a content read is one
-    return made, made.elt, blocker
+    assert isinstance(element, ast.Subscript)  # a content read is one
+    return made, element, blocker
 
 
 def _unusual(argument: ast.expr) -> str | None:

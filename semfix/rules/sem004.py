@@ -10,9 +10,12 @@ no rank), or where a view of it in the scope shows more dimensions (`sems.at[i, 
 `sems.at[i].at[j]`, `row.at[j]` after `row = sems.at[i]`, or `_wait_at(sems.at[i], 1, slot)`
 where the helper `_wait_at` views `sem.at[slot]`, unless the call leaves `slot` to its
 default; for `self.sems`, a view in any method of its class). A view held in a local bound once
-(`out_sem = sems.at[1]`) is the view; an index held in a local bound once to a tuple
-(`idx = (half, slot)`) gives its entries. Carried through a variable (`row = sems[i]`), it
-is reported at the use.
+(`out_sem = sems.at[1]`) is the view, a local bound once to the array (`row = sems`) or a pick
+out of a comprehension of it (`views[0]` of `[sems for i in ...]`) the array; an index held in
+a local bound once to a tuple (`idx = (half, slot)`) gives its entries. Carried through a
+variable (`row = sems[i]`), it is reported at the use. A loop's target over a literal (`for
+sem in (sems.at[0, 0], sems.at[1])`) is each value in turn: the first that is a row is reported
+at the use.
 
 ## Why is this bad?
 Semaphore operations take exactly one semaphore; tracing fails with
@@ -42,7 +45,7 @@ from semfix.analysis.context import Context
 from semfix.analysis.evidence import Kind
 from semfix.analysis.nodes import is_at, read_target
 from semfix.analysis.scopes import Scope
-from semfix.analysis.views import View, indices, unview
+from semfix.analysis.views import View, indices, picked, unview
 from semfix.rules.base import Invalid, Rule
 
 CODE = "SEM004"
@@ -101,8 +104,13 @@ def run(x):
 )
 
 
-def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
-    """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so."""
+def check(ctx: Context, argument: ast.expr, scope: Scope, at: ast.expr | None = None) -> bool:
+    """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so
+    (at `at`, where given: the loop target that takes it); for a loop's target (`for src, sem in
+    ((x, sems.at[0]), ...)`), the first value it takes that is."""
+    if at is None and (taken := ctx.taken(argument, scope)) is not None:
+        return any(check(ctx, value, where, argument) for value, where in taken)
+    at, given = (argument, []) if at is None else (at, [argument])  # a loop's value: evidence where it is written
     whole = read_target(argument)
     view, levels = _views(whole or argument, scope)
     base, scope_of_base = view.base, view.scope
@@ -111,27 +119,34 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     used = sum(not ctx.keeps_dimension(i, scope) for level in levels for i in level)
     if rank is not None and rank[0] > used:
         line, shape, related = ctx.allocation(rank[1])
-        words = messages.row(ctx.text.of(argument), rank[0] - used, rank[0], line, shape)
-        ctx.report(CODE, argument, words, None, related=related)
+        words = messages.row(ctx.text.of(at), rank[0] - used, rank[0], line, shape)
+        ctx.report(CODE, at, words, None, related=[*related, *given])
         return True
     seen = None if rank is not None or sliced or not levels else ctx.axes_indexed(base, scope_of_base)
     if seen is not None and seen[0] > used:  # `flags.at[stage, 0]` in the scope: `flags[stage]` is a row
         axes, shown = seen
-        words = messages.row_seen(ctx.text.of(argument), axes - used, axes, shown.lineno, ctx.text.of(shown))
-        ctx.report(CODE, argument, words, None, related=[shown])
+        words = messages.row_seen(ctx.text.of(at), axes - used, axes, shown.lineno, ctx.text.of(shown))
+        ctx.report(CODE, at, words, None, related=[shown, *given])
         return True
     if (
         sliced
         or ctx.kind(argument, scope) is Kind.ARRAY
         or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
+        or ((alias := _alias(whole or argument, scope)) is not None and ctx.kind(*alias) is Kind.ARRAY)
     ):
         allocated = ctx.rank(base, scope_of_base)  # the allocation is evidence too: review follows it
         related = ctx.allocation(allocated[1])[2] if allocated else []
-        ctx.report(
-            CODE, argument, messages.non_scalar(ctx.text.of(argument), whole_array=not sliced), None, related=related
-        )
+        words = messages.non_scalar(ctx.text.of(at), whole_array=not sliced)
+        ctx.report(CODE, at, words, None, related=[*related, *given])
         return True
     return False
+
+
+def _alias(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
+    """The Ref `node` names whole through a local (`one = sems`) or a comprehension's pick
+    (`views[0]` of `[sems for i in ...]`), with the scope it is written in; None for another."""
+    view = unview(node, scope)
+    return (view.base, view.scope) if not view.levels and view.base is not node else None
 
 
 def _views(node: ast.expr, scope: Scope) -> tuple[View, list[tuple[ast.expr, ...]]]:
@@ -140,7 +155,7 @@ def _views(node: ast.expr, scope: Scope) -> tuple[View, list[tuple[ast.expr, ...
     outermost. No indices where one may stand for any number of them (`...`, `*idx`)."""
     read: list[tuple[ast.expr, ...]] = []
     counted = True
-    if isinstance(node, ast.Subscript) and not is_at(node.value):
+    if isinstance(node, ast.Subscript) and not is_at(node.value) and picked(node, scope) is None:
         entries, counted = indices(node, scope)
         read, node = [entries], node.value
     view = unview(node, scope)

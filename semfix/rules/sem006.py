@@ -8,7 +8,8 @@ to a DMA (`make_async_copy`, `async_copy`, and both semaphores of the remote cop
 message names the line of the allocation. Reported only.
 
 The kind counts only where it is proven: the argument is a kernel or `run_scoped` body
-parameter (or an `.at[...]` view of one, also held in a local bound once: `ready = sems.at[1]`)
+parameter (or an `.at[...]` view of one, also held in a local bound once: `ready = sems.at[1]`,
+`sem = sems`, or picked out of a comprehension of them: `views[0]` of `[sems.at[i] for ...]`)
 that nothing rebinds, and every allocation bound to it
 (`scratch_shapes` of `pallas_call` or of JAX's grid specs, `scratch_types` of `pl.kernel`,
 `run_scoped`, `core_map`, as SEM002 reads them and links them to their kernel: a factory's
@@ -20,10 +21,18 @@ A DMA's semaphore counts only where JAX checks it: at its descriptor's `.wait()`
 (`.wait_recv()`, `.wait_send()`), not at `.start()`. A DMA started on a regular semaphore
 that the kernel then waits on with `pl.semaphore_wait(sem, n)` is fine: reported only where
 the file shows its descriptor waited on, by `make_async_copy(...).wait()`, through a local
-name bound to it (bound more than once: before the name is bound again in the same block),
-or returned by a def whose call is waited on so (a helper's: at that very call). A
-descriptor only started, stored in a list, passed on or made through `functools.partial`
+name bound to it (bound more than once: before the name is bound again in the same block, or
+after the `if` or `with` whose block binds it last), in a list or tuple display bound once to
+a local that a loop runs over, calling `c.wait()` on each (`for c in copies: c.wait()`, never
+breaking), or returned by a def whose call is waited on so (a helper's: at that very call). A
+descriptor only started, stored elsewhere, passed on or made through `functools.partial`
 proves no wait, and is not reported.
+
+The kind of an element of a scratch entry written as a list or tuple of semaphores
+(`[SemaphoreType.DMA, SemaphoreType.REGULAR]`) is that element's: `pair[0]`, or `first` after
+`first, second = pair`. A loop over a literal gives its target each value in turn (`for src,
+sem in ((x, sems.at[0]), (y, flags.at[1]))`): each is judged as if passed, the first of a
+wrong kind reported at the loop's use, the value as evidence.
 
 ## Why is this bad?
 JAX checks the kind when it traces the kernel. Signal and wait take regular and barrier
@@ -134,18 +143,22 @@ def check(
     ctx: Context, call: ast.Call, operation: Operation, param: SemParam, argument: ast.expr, scope: Scope
 ) -> None:
     """Report the argument if its proven kind is not one the operation's parameter takes, and
-    JAX checks it: a DMA's semaphore only where its descriptor may be waited on."""
+    JAX checks it: a DMA's semaphore only where its descriptor may be waited on. A loop's target
+    (`for src, sem in ((x, sems.at[0]), ...)`): the first value it takes that is, as evidence."""
     function, name = param.via or (operation.name, param.name)  # a helper's: what it passes it to
     needed = KINDS_NEEDED.get((function, name))
-    proven = ctx.semaphore(argument, scope) if needed else None
-    if needed is None or proven is None or proven[0] in needed:
+    taken = ctx.taken(argument, scope) if needed else None
+    for value, where in taken or [(argument, scope)]:
+        proven = ctx.semaphore(value, where) if needed else None
+        if needed is None or proven is None or proven[0] in needed:
+            continue
+        if name in KIND_CHECKED_AT and (operation.partial or not _waited(ctx, call, operation, KIND_CHECKED_AT[name])):
+            return
+        kind, allocation = proven
+        line, allocated, related = ctx.allocation(allocation)
+        words = messages.wrong_kind(ctx.text.of(argument), kind, line, allocated, function, needed)
+        ctx.report(CODE, argument, words, None, related=[*related, *([value] if taken else [])])
         return
-    if name in KIND_CHECKED_AT and (operation.partial or not _waited(ctx, call, operation, KIND_CHECKED_AT[name])):
-        return
-    kind, allocation = proven
-    line, allocated, related = ctx.allocation(allocation)
-    words = messages.wrong_kind(ctx.text.of(argument), kind, line, allocated, function, needed)
-    ctx.report(CODE, argument, words, None, related=related)
 
 
 _PARENTS = object()  # the key of what `_parents` works out once per file, in `Context.memo`
@@ -193,6 +206,8 @@ def _reaches(
             return _reaches(ctx, site, ctx.scopes.scope_of[id(site)], methods, sites, seen | {id(function)})
         seen |= {id(function)}
         return any(_reaches(ctx, c, ctx.scopes.scope_of[id(c)], methods, sites, seen) for c in _calls(ctx, function))
+    if isinstance(parent, (ast.List, ast.Tuple)):  # `copies = [copy_a, copy_b]`, then `for c in copies: c.wait()`
+        return _waited_in_a_loop(ctx, parent, scope, methods)
     if not isinstance(parent, ast.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):
         return False
     name = parent.targets[0].id
@@ -210,20 +225,55 @@ def _reaches(
 
 def _waited_next(ctx: Context, assign: ast.Assign, name: str, methods: frozenset[str]) -> bool:
     """Is `name.wait()` (one of `methods`) called in the statements after `assign` in its
-    block, before one that may bind `name` again?"""
-    block = next((v for _, v in ast.iter_fields(_parents(ctx)[id(assign)]) if isinstance(v, list) and assign in v), [])
-    for statement in block[block.index(assign) + 1 :]:
-        nodes = list(ast.walk(statement))
-        if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes):
+    block, before one that may bind `name` again? A block of an `if` or `with` that ends first
+    goes on after that statement (`if c: copy = ... else: copy = ...`, then `copy.wait()`)."""
+    parents = _parents(ctx)
+    statement: ast.AST = assign
+    while True:
+        parent = parents[id(statement)]
+        block = next((v for _, v in ast.iter_fields(parent) if isinstance(v, list) and statement in v), [])
+        for following in block[block.index(statement) + 1 :]:
+            nodes = list(ast.walk(following))
+            if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes):
+                return False
+            if any(_called_on(n, name, methods) for n in nodes):
+                return True
+        if not isinstance(parent, (ast.If, ast.With)):
             return False
-        if any(
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in methods
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == name
-            for n in nodes
-        ):
+        statement = parent
+
+
+def _called_on(node: ast.AST, name: str, methods: frozenset[str]) -> bool:
+    """Is `node` a call of one of `methods` on the name: `copy.wait()`?"""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in methods
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == name
+    )
+
+
+def _waited_in_a_loop(ctx: Context, display: ast.List | ast.Tuple, scope: Scope, methods: frozenset[str]) -> bool:
+    """Is each descriptor of a list or tuple display waited on: the display bound once to a
+    local, which a `for c in copies:` loop runs over whose body calls `c.wait()` (one of
+    `methods`) as a statement of its own, and neither rebinds `c` nor breaks?"""
+    assign = _parents(ctx).get(id(display))
+    if not isinstance(assign, ast.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        return False
+    name = assign.targets[0].id
+    owner, bindings = scope.lookup(name)
+    if owner is None or owner.kind != "function" or len(bindings) != 1 or bindings[0].declared:
+        return False
+    for access in ctx.tracking().references(name, owner):
+        loop = _parents(ctx).get(id(access.top))
+        if not (isinstance(loop, ast.For) and loop.iter is access.top and isinstance(loop.target, ast.Name)):
+            continue
+        target = loop.target.id
+        waits = any(isinstance(s, ast.Expr) and _called_on(s.value, target, methods) for s in loop.body)
+        nodes = [n for s in loop.body for n in ast.walk(s)]
+        rebinds = any(isinstance(n, ast.Name) and n.id == target and not isinstance(n.ctx, ast.Load) for n in nodes)
+        if waits and not rebinds and not any(isinstance(n, ast.Break) for n in nodes):
             return True
     return False
 

@@ -193,7 +193,7 @@ class Writer:
             made = {"list": f"[{each} for i in range(2)]", "tuple": f"tuple({each} for i in range(2))"}
             lines.append(f"{views} = {made.get(form, f'{{i: {each} for i in range(2)}}')}")
             self.features.add(f"comprehension-{form}")
-            picked = f"{views}[{self.index(element[0], lines, ctx)}]"
+            picked = f"{views}[{self.index(element[0], lines, ctx, traced=False)}]"
             return self.site("sem", picked, sem_mutants(views, [[picked[len(views) + 1 : -1]]], self.rng, at=False))
         if a.rank == 0:
             if self.on("alias", 0.3):
@@ -232,13 +232,14 @@ class Writer:
             return f"({token} if FLIP else {render(base, subs)})"
         return token
 
-    def index(self, value: int, lines: list[str], ctx: dict[str, object]) -> str:
+    def index(self, value: int, lines: list[str], ctx: dict[str, object], traced: bool = True) -> str:
         """A spelling of a constant index: a literal, a local, a conditional expression, a loop
-        variable (0 in a one-step fori_loop) or a scalar-prefetch read."""
+        variable (0 in a one-step fori_loop) or a scalar-prefetch read (`traced`: not into a
+        Python container, which a traced value cannot index)."""
         options = ["literal"] * 3 + ["local", "conditional"]
-        if ctx.get("loop"):
+        if ctx.get("loop") and traced:
             options += ["loop"] * 2
-        if self.plan.launch == "prefetch":
+        if self.plan.launch == "prefetch" and traced:
             options += ["prefetch"]
         form = self.rng.choice(options) if "index" not in self.plan.plain else "literal"
         self.features.add(f"index-{form}")
