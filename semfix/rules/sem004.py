@@ -101,10 +101,11 @@ def run(x):
 )
 
 
-def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
-    """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so."""
+def check(ctx: Context, argument: ast.expr, scope: Scope, beyond: tuple[ast.expr, ...] = ()) -> bool:
+    """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so.
+    `beyond`: the indices a helper given the argument views it with (`sem.at[slot]` there)."""
     whole = read_target(argument)
-    view, levels = _views(whole or argument, scope)
+    view, levels = _views(whole or argument, scope, beyond)
     base, scope_of_base = view.base, view.scope
     sliced = bool(levels) and any(ctx.keeps_dimension(i, scope) for i in levels[-1])  # `sems.at[0:2][...]`: two
     rank = None if sliced or not levels else ctx.rank(base, scope_of_base)
@@ -120,11 +121,7 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
         words = messages.row_seen(ctx.text.of(argument), axes - used, axes, shown.lineno, ctx.text.of(shown))
         ctx.report(CODE, argument, words, None, related=[shown])
         return True
-    if (
-        sliced
-        or ctx.kind(argument, scope) is Kind.ARRAY
-        or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
-    ):
+    if sliced or not beyond and Kind.ARRAY in (ctx.kind(argument, scope), whole and ctx.kind(whole, scope)):
         allocated = ctx.rank(base, scope_of_base)  # the allocation is evidence too: review follows it
         related = ctx.allocation(allocated[1])[2] if allocated else []
         ctx.report(
@@ -134,14 +131,15 @@ def check(ctx: Context, argument: ast.expr, scope: Scope) -> bool:
     return False
 
 
-def _views(node: ast.expr, scope: Scope) -> tuple[View, list[tuple[ast.expr, ...]]]:
+def _views(node: ast.expr, scope: Scope, beyond: tuple[ast.expr, ...]) -> tuple[View, list[tuple[ast.expr, ...]]]:
     """What `sems.at[i].at[j]`, `sems.at[i][j]` or `row[j]` (`row = sems.at[i]`) views, and
     the indices of each subscript, innermost first: the views (`unview`), then an element read
-    outermost. No indices where one may stand for any number of them (`...`, `*idx`)."""
+    outermost, then `beyond`. No indices where one may stand for any number of them (`...`, `*idx`)."""
     read: list[tuple[ast.expr, ...]] = []
     counted = True
     if isinstance(node, ast.Subscript) and not is_at(node.value):
         entries, counted = indices(node, scope)
         read, node = [entries], node.value
     view = unview(node, scope)
-    return view, [*view.levels, *read] if counted and view.counted else []
+    more = [beyond] if beyond else []
+    return view, [*view.levels, *read, *more] if counted and view.counted else []
