@@ -16,7 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, TypeGuard
 
 from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, unpacked
-from semfix.analysis.paths import EVERY, Path, path
+from semfix.analysis.paths import EVERY, Path, none_tests, path
 from semfix.analysis.scopes import Binding, Scope, Tracking
 from semfix.analysis.views import unread, unview
 from semfix.catalog import (
@@ -70,6 +70,7 @@ class Resolution:
         self._picked: dict[object, tuple[set[int], ast.expr]] | None = None  # by `member`: `rank_shown`
         # by id() of a def and the path a call takes in it: what it passes on (`_helper`)
         self._helpers: dict[tuple[int, Path], Operation | None] = {}
+        self._none_tests: dict[int, list[tuple[ast.If, ast.Name, bool]]] = {}  # by id() of a def (`taken`)
         self._holders: set[int] | None = None  # id() of each def holding a catalog call (`_holds_catalog_calls`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
@@ -284,13 +285,17 @@ class Resolution:
 
     def taken(self, function: ast.FunctionDef, call: ast.Call) -> Path:
         """The branches of the def's None tests (`if sem is None:`) the call runs (paths.py)."""
+        if id(function) not in self._none_tests:
+            self._none_tests[id(function)] = list(none_tests(function))
+        if not self._none_tests[id(function)]:
+            return EVERY
         body, site = self.scopes.bodies[id(function)], self.scopes.scope_of[id(call)]
 
         def parameter(name: ast.Name) -> bool:
             _, bindings = body.lookup(name.id)
             return len(bindings) == 1 and bindings[0].kind == "param" and not bindings[0].declared
 
-        return path(function, call, parameter, lambda value: self.not_none(value, site))
+        return path(function, call, self._none_tests[id(function)], parameter, lambda v: self.not_none(v, site))
 
     def not_none(self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()) -> bool:
         """Can `node` not be None: a constant other than None, a view (`x.at[i]`), a read (`x[...]`,
