@@ -299,8 +299,8 @@ class Resolution:
 
     def not_none(self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()) -> bool:
         """Can `node` not be None: a constant other than None, a view (`x.at[i]`), a read (`x[...]`,
-        `x[()]`, an element of an allocated array or of a view), a conditional of such, a
-        parameter allocated semaphores, or a name bound once to one of these?"""
+        `x[()]`, an element of an allocated array or of a view, or of a container `_holds_no_none`),
+        a conditional of such, a parameter allocated semaphores, or a name bound once to one of these?"""
         if isinstance(node, ast.Constant):
             return node.value is not None
         if isinstance(node, ast.IfExp):
@@ -308,10 +308,10 @@ class Resolution:
         if isinstance(node, ast.Subscript):
             value = node.value
             return (
-                is_at(value)
-                or read_target(node) is not None
+                _plainly_not_none(node)
                 or self.kind(value, scope) is Kind.ARRAY
                 or bool(unview(value, scope).levels)
+                or self._holds_no_none(value, scope, seen)
             )
         if not isinstance(node, ast.Name):
             return False
@@ -325,6 +325,34 @@ class Resolution:
             and id(bindings[0]) not in seen
             and (self.not_none(bindings[0].value, owner, seen | {id(bindings[0])}))
         )
+
+    def _holds_no_none(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> bool:
+        """Is `node` a function's local bound once to a container it builds of what cannot be
+        None (`views = [sems.at[i] for i in range(2)]`, `tuple(...)`, `{i: sems.at[i] ...}`, a
+        display of such), and read only by one subscript at a time (nothing stores into it, calls
+        a method of it or hands it away, which could put a None in it)?"""
+        if not isinstance(node, ast.Name):
+            return False
+        owner, bindings = scope.lookup(node.id)
+        if owner is None or owner.kind != "function" or len(bindings) != 1 or bindings[0].declared:
+            return False
+        if bindings[0].kind not in ("assign", "tuple_literal") or id(bindings[0]) in seen:
+            return False
+        made, again = bindings[0].value, seen | {id(bindings[0])}
+        if isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords and self.built(made, owner):
+            made = made.args[0]  # `tuple(... for ...)`, `list(... for ...)`
+        if isinstance(made, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):  # its names are its own: none followed
+            held = _plainly_not_none(made.value if isinstance(made, ast.DictComp) else made.elt)
+        elif isinstance(made, (ast.Tuple, ast.List, ast.Dict)):
+            values = made.values if isinstance(made, ast.Dict) else made.elts
+            keys = made.keys if isinstance(made, ast.Dict) else []
+            held = None not in keys and all(
+                not isinstance(v, ast.Starred) and self.not_none(v, owner, again) for v in values
+            )
+        else:
+            return False
+        uses = self.tracking().references(node.id, owner) if held else []
+        return held and all(u.context is ast.Load and u.steps == (None,) and not u.called for u in uses)
 
     def _passes_on(self, function: ast.FunctionDef, taken: Path) -> Operation | None:
         arguments = function.args
@@ -754,6 +782,14 @@ def _one(operations: set[Operation | None]) -> Operation | None:
     if len({o._replace(since=None) for o in found}) != 1:
         return None
     return min(found, key=lambda o: o.since or ())
+
+
+def _plainly_not_none(node: ast.expr) -> bool:
+    """Is `node` what cannot be None, whatever its names hold: a constant other than None, a
+    view (`x.at[i]`) or a read (`x[...]`, `x[()]`)?"""
+    if isinstance(node, ast.Constant):
+        return node.value is not None
+    return isinstance(node, ast.Subscript) and (is_at(node.value) or read_target(node) is not None)
 
 
 def _is_none(node: ast.expr) -> bool:
