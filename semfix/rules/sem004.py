@@ -9,7 +9,9 @@ a tuple of that length (`(2, 2)`, `(2,) * 2`, or a name bound once to one; a par
 no rank), or where a view of it in the scope shows more dimensions (`sems.at[i, j]`,
 `sems.at[i].at[j]`, `row.at[j]` after `row = sems.at[i]`, or `_wait_at(sems.at[i], 1, slot)`
 where the helper `_wait_at` views `sem.at[slot]`, unless the call leaves `slot` to its
-default; for `self.sems`, a view in any method of its class). A view held in a local bound once
+default; for `self.sems`, a view in any method of its class). A read given to a helper that
+views its parameter counts the helper's indices too (`_wait_at(flags[1], 1, 0)`, where
+`_wait_at` waits on `sem.at[slot]`, of a 3-D `flags`). A view held in a local bound once
 (`out_sem = sems.at[1]`) is the view; an index held in a local bound once to a tuple
 (`idx = (half, slot)`) gives its entries. Carried through a variable (`row = sems[i]`), it
 is reported at the use.
