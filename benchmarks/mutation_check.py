@@ -126,7 +126,7 @@ MUTANTS = (
         "helper-value-parameter",
         "a helper that also uses its parameter as a value is read as passing it on: its caller's read 'fixed'",
         "semfix/analysis/resolution.py",
-        "            if len(found) == len(spelled.get(parameter.arg, ())) and _one_need(set(found)):",
+        "            if len(found) == len(used) and _one_need(set(found)):  # its every use on the path: passed on",
         "            if found and _one_need(set(found)):",
         ("tests/test_fixtures.py",),
     ),

@@ -45,6 +45,15 @@ def given_to_a_view(
     return f"{taken} `{one_line(base)}`: pass the view `{one_line(view)}` if `{one_line(base)}` is a Ref"
 
 
+def value_given_to_a_view(written: str, ref: str, *, helper: str, viewed: str) -> str:
+    """SEM001's words for a value read out of a Ref and given to a helper that views its
+    parameter (`helper(sem[...])`, `sem.at[slot]` there)."""
+    return (
+        f"`{helper}` views it as a Ref (`{one_line(viewed)}`), but `{one_line(written)}` reads a value "
+        f"out of the Ref; pass the Ref `{one_line(ref)}`"
+    )
+
+
 def rank_unproven(written: str, view: str, base: str) -> str:
     """SEM002's words where the file does not show how many indices pick one semaphore of the
     Ref (`base`: what the views start from): the view may be a row (unsafe fix)."""

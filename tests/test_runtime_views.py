@@ -24,6 +24,8 @@ CASE = Path(__file__).parent / "fixtures" / "sem002" / "rt_view_of_an_element_re
 HELPER = (
     Path(__file__).parent / "fixtures" / "sem002" / "rt_helper_views_a_value"
 )  # `helper(flags[0])`, `sem.at[slot]` there
+# `_wait_at(flags.at[1][...], 1, 0)`, where the helper views its parameter on the slot's path alone
+ONE_PATH = Path(__file__).parent / "fixtures" / "sem001" / "helper_views_a_read"
 
 
 @pytest.fixture(scope="module", params=["venv", spelled(NEWEST)])
@@ -34,7 +36,7 @@ def worker(request: pytest.FixtureRequest) -> Iterator[Worker]:
     running.close()
 
 
-@pytest.mark.parametrize("case", [CASE, HELPER], ids=lambda case: case.name)
+@pytest.mark.parametrize("case", [CASE, HELPER, ONE_PATH], ids=lambda case: case.name)
 def test_a_view_of_a_value_fails_in_jax_and_its_fix_runs(worker: Worker, case: Path) -> None:
     before = (case / "before.py").read_text()
     failed = worker.run(before)

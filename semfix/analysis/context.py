@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Literal
 from semfix.analysis import views
 from semfix.analysis.evidence import Evidence
 from semfix.analysis.fixes import Decision
-from semfix.analysis.nodes import Located, Rewrite, Text, element_read, end_of, is_at, tokens
+from semfix.analysis.nodes import Located, Rewrite, Text, element_read, end_of, is_at, read_target, tokens
+from semfix.analysis.paths import Path
 from semfix.analysis.resolution import bound_arguments
 from semfix.analysis.suppressions import Suppressions
 from semfix.catalog import Operation, SemParam
@@ -80,10 +81,11 @@ class Context(Evidence):
         self, node: ast.expr, scope: Scope
     ) -> list[tuple[ast.Call, ast.Subscript, tuple[ast.expr, ...], Scope]]:
         """`sem.at[slot]`, a semaphore argument in a def of the file that views its parameter
-        `sem`, where a call of the def gives `sem` an element read (`helper(sems[0], 1)`: a
-        value, whose `.at` is jnp's): each such call (whose `func` names the def), with the
+        `sem`, where a call of the def gives `sem` a read (`helper(sems[0], 1)`, `helper(sem[...])`:
+        a value, whose `.at` is jnp's): each such call (whose `func` names the def), with the
         read, the indices the def's view adds and the call's scope. Only for a parameter bound
-        once, of an undecorated def bound once, whose every use is such a view of one number of
+        once, of an undecorated def bound once, whose every use on the path the call takes
+        (`taken`: `if slot is None:` decided by its arguments) is such a view of one number of
         indices, with no `*args` before it at the call."""
         views: list[ast.Subscript] = []
         while isinstance(node, ast.Subscript) and is_at(node.value):
@@ -105,13 +107,16 @@ class Context(Evidence):
             before = call.args[: position + 1] if position is not None else []
             if not given and position is not None and len(call.args) > position:
                 given = [] if any(isinstance(a, ast.Starred) for a in before) else [call.args[position]]
-            if len(given) == 1 and element_read(given[0]):
+            if len(given) == 1 and (element_read(given[0]) or read_target(given[0]) is not None):
                 site = self.scopes.scope_of[id(call)]
                 _, defs = site.lookup(function.name)
-                if len(defs) == 1 and defs[0].node is function and not defs[0].declared:
-                    found.append((call, given[0], site))
-        levels = self._viewed_levels(function, parameter, node.id) if found else None
-        return [] if levels is None else [(call, read, levels, site) for call, read, site in found]
+                taken = self.taken(function, call)
+                if len(defs) == 1 and defs[0].node is function and not defs[0].declared and taken.runs(node):
+                    levels = self._viewed_levels(function, parameter, node.id, taken)
+                    if levels is not None:
+                        assert isinstance(given[0], ast.Subscript)  # a read is one
+                        found.append((call, given[0], levels, site))
+        return found
 
     def _calls_by_name(self) -> dict[str, list[ast.Call]]:
         """The file's calls of a plain name, by that name (worked out once)."""
@@ -125,13 +130,16 @@ class Context(Evidence):
         assert isinstance(found, dict)  # what this method keeps under the key, above
         return found
 
-    def _viewed_levels(self, function: ast.FunctionDef, parameter: ast.arg, name: str) -> tuple[ast.expr, ...] | None:
-        """The indices every use of the parameter views it with, each a semaphore argument of a
-        catalog call (`sem.at[slot]`); None where a use is anything else, or the numbers differ."""
-        key = ("viewed levels", id(parameter))
+    def _viewed_levels(
+        self, function: ast.FunctionDef, parameter: ast.arg, name: str, taken: Path
+    ) -> tuple[ast.expr, ...] | None:
+        """The indices every use of the parameter on the path `taken` views it with, each a
+        semaphore argument of a catalog call (`sem.at[slot]`); None where a use is anything
+        else, or the numbers differ."""
+        key = ("viewed levels", id(parameter), taken)
         if key not in self.memo:
             seen: list[tuple[ast.expr, ...]] = []
-            for call in self.catalog_calls():
+            for call in filter(taken.runs, self.catalog_calls()):
                 operation, site = self.operation(call), self.scopes.scope_of[id(call)]
                 for _, argument in bound_arguments(operation.sem_params if operation else (), call):
                     view = views.unview(argument, site)
@@ -139,7 +147,7 @@ class Context(Evidence):
                         _, bindings = view.scope.lookup(name)
                         if len(bindings) == 1 and bindings[0].node is parameter:
                             seen.append(tuple(i for level in view.levels for i in level))
-            uses = self.names_in(function).get(name, [])
+            uses = [n for n in self.names_in(function).get(name, []) if taken.uses(n)]
             one = len(seen) == len(uses) and len({len(levels) for levels in seen}) == 1
             slices = any(self.keeps_dimension(i, self.scopes.bodies[id(function)]) for levels in seen for i in levels)
             self.memo[key] = seen[0] if one and not slices else None

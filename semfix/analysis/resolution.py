@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, TypeGuard
 
 from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, unpacked
+from semfix.analysis.paths import EVERY, Path, none_tests, path
 from semfix.analysis.scopes import Binding, Scope, Tracking
 from semfix.analysis.views import unread, unview
 from semfix.catalog import (
@@ -67,7 +68,9 @@ class Resolution:
         # by id() of a parameter: the dimensions its views show, each with the parameters its indices name
         self._param_axes: dict[int, set[tuple[int, frozenset[int]]]] = {}
         self._picked: dict[object, tuple[set[int], ast.expr]] | None = None  # by `member`: `rank_shown`
-        self._helpers: dict[int, Operation | None] = {}  # by id() of a def: what it passes on (`helper`)
+        # by id() of a def and the path a call takes in it: what it passes on (`_helper`)
+        self._helpers: dict[tuple[int, Path], Operation | None] = {}
+        self._none_tests: dict[int, list[tuple[ast.If, ast.Name, bool]]] = {}  # by id() of a def (`taken`)
         self._holders: set[int] | None = None  # id() of each def holding a catalog call (`_holds_catalog_calls`)
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
@@ -147,7 +150,7 @@ class Resolution:
                 )
                 operation = operation and operation.through_partial()
             if operation is None and isinstance(call.func, ast.Name):
-                operation = self._helper(call.func, scope)
+                operation = self._helper(call.func, scope, call)
             self.operations[id(call)] = operation
         return self.operations[id(call)]
 
@@ -257,7 +260,7 @@ class Resolution:
         of the run that imports it reads its calls so (`ReadThrough.helpers`)."""
         return self._helper(ast.Name(name, ast.Load()), self.scopes.module)
 
-    def _helper(self, name: ast.Name, scope: Scope) -> Operation | None:
+    def _helper(self, name: ast.Name, scope: Scope, call: ast.Call | None = None) -> Operation | None:
         """A def of the file that passes its parameters, unchanged, to catalog parameters (or to
         another such helper's): at its calls, each is treated as the parameter it is passed to.
         Only a def bound once by that name, undecorated, without `*args` or `**kwargs`; a
@@ -265,7 +268,8 @@ class Resolution:
         one catalog parameter alone (`KINDS_NEEDED`, the buffer's side), and does nothing else
         with it: a helper that stores its `src` as a value on another path (`dst[...] = src`),
         or picks a semaphore out of it itself (`sem.at[slot]`), is given a value or a row
-        rightly there, and the call is not the catalog's to fix."""
+        rightly there, and the call is not the catalog's to fix. What a `call` of it passes on is
+        read on the path the call takes (`taken`): `if sem is None:` decided by its arguments."""
         _, bindings = scope.lookup(name.id)
         function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
         if not isinstance(function, ast.FunctionDef) or bindings[0].declared or function.decorator_list:
@@ -273,12 +277,84 @@ class Resolution:
         arguments = function.args
         if arguments.vararg is not None or arguments.kwarg is not None:
             return None
-        if id(function) not in self._helpers:
-            self._helpers[id(function)] = None  # while it is worked out: a call of itself is none
-            self._helpers[id(function)] = self._passes_on(function)
-        return self._helpers[id(function)]
+        key = (id(function), EVERY if call is None else self.taken(function, call))
+        if key not in self._helpers:
+            self._helpers[key] = None  # while it is worked out: a call of itself is none
+            self._helpers[key] = self._passes_on(function, key[1])
+        return self._helpers[key]
 
-    def _passes_on(self, function: ast.FunctionDef) -> Operation | None:
+    def taken(self, function: ast.FunctionDef, call: ast.Call) -> Path:
+        """The branches of the def's None tests (`if sem is None:`) the call runs (paths.py)."""
+        if id(function) not in self._none_tests:
+            self._none_tests[id(function)] = list(none_tests(function))
+        if not self._none_tests[id(function)]:
+            return EVERY
+        body, site = self.scopes.bodies[id(function)], self.scopes.scope_of[id(call)]
+
+        def parameter(name: ast.Name) -> bool:
+            _, bindings = body.lookup(name.id)
+            return len(bindings) == 1 and bindings[0].kind == "param" and not bindings[0].declared
+
+        return path(function, call, self._none_tests[id(function)], parameter, lambda v: self.not_none(v, site))
+
+    def not_none(self, node: ast.expr, scope: Scope, seen: frozenset[int] = frozenset()) -> bool:
+        """Can `node` not be None: a constant other than None, a view (`x.at[i]`), a read (`x[...]`,
+        `x[()]`, an element of an allocated array or of a view, or of a container `_holds_no_none`),
+        a conditional of such, a parameter allocated semaphores, or a name bound once to one of these?"""
+        if isinstance(node, ast.Constant):
+            return node.value is not None
+        if isinstance(node, ast.IfExp):
+            return self.not_none(node.body, scope, seen) and self.not_none(node.orelse, scope, seen)
+        if isinstance(node, ast.Subscript):
+            value = node.value
+            return (
+                _plainly_not_none(node)
+                or self.kind(value, scope) is Kind.ARRAY
+                or bool(unview(value, scope).levels)
+                or self._holds_no_none(value, scope, seen)
+            )
+        if not isinstance(node, ast.Name):
+            return False
+        owner, bindings = scope.lookup(node.id)
+        if owner is None or len(bindings) != 1 or bindings[0].declared:
+            return False
+        if bindings[0].kind == "param":
+            return self.param_semaphores.get(id(bindings[0].node)) is not None
+        return (
+            bindings[0].kind in ("assign", "read")
+            and id(bindings[0]) not in seen
+            and (self.not_none(bindings[0].value, owner, seen | {id(bindings[0])}))
+        )
+
+    def _holds_no_none(self, node: ast.expr, scope: Scope, seen: frozenset[int]) -> bool:
+        """Is `node` a function's local bound once to a container it builds of what cannot be
+        None (`views = [sems.at[i] for i in range(2)]`, `tuple(...)`, `{i: sems.at[i] ...}`, a
+        display of such), and read only by one subscript at a time (nothing stores into it, calls
+        a method of it or hands it away, which could put a None in it)?"""
+        if not isinstance(node, ast.Name):
+            return False
+        owner, bindings = scope.lookup(node.id)
+        if owner is None or owner.kind != "function" or len(bindings) != 1 or bindings[0].declared:
+            return False
+        if bindings[0].kind not in ("assign", "tuple_literal") or id(bindings[0]) in seen:
+            return False
+        made, again = bindings[0].value, seen | {id(bindings[0])}
+        if isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords and self.built(made, owner):
+            made = made.args[0]  # `tuple(... for ...)`, `list(... for ...)`
+        if isinstance(made, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):  # its names are its own: none followed
+            held = _plainly_not_none(made.value if isinstance(made, ast.DictComp) else made.elt)
+        elif isinstance(made, (ast.Tuple, ast.List, ast.Dict)):
+            values = made.values if isinstance(made, ast.Dict) else made.elts
+            keys = made.keys if isinstance(made, ast.Dict) else []
+            held = None not in keys and all(
+                not isinstance(v, ast.Starred) and self.not_none(v, owner, again) for v in values
+            )
+        else:
+            return False
+        uses = self.tracking().references(node.id, owner) if held else []
+        return held and all(u.context is ast.Load and u.steps == (None,) and not u.called for u in uses)
+
+    def _passes_on(self, function: ast.FunctionDef, taken: Path) -> Operation | None:
         arguments = function.args
         ordered = [*arguments.posonlyargs, *arguments.args]
         positions: dict[int, int | None] = {id(p): i for i, p in enumerate(ordered)}
@@ -286,7 +362,7 @@ class Resolution:
         uses: dict[int, list[tuple[bool, tuple[str, str]]]] = {}  # by parameter: each catalog use
         inner: list[ast.Call] = []
         for call in self._calls_in(function):
-            operation = self.operation(call)
+            operation = self.operation(call) if taken.runs(call) else None
             if operation is None or operation.partial or function not in self._runners(self._def_of(call)):
                 continue  # a call in a nested def counts where the def runs it
             scope = self.scopes.scope_of[id(call)]
@@ -304,7 +380,8 @@ class Resolution:
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
             found = uses.get(id(parameter), [])
-            if len(found) == len(spelled.get(parameter.arg, ())) and _one_need(set(found)):  # its every use: passed on
+            used = [n for n in spelled.get(parameter.arg, ()) if taken.uses(n)]
+            if len(found) == len(used) and _one_need(set(found)):  # its every use on the path: passed on
                 buffer, via = found[0]
                 passed[buffer].append(SemParam(parameter.arg, positions[id(parameter)], via=via))
         if not passed[0] and not passed[1]:
@@ -705,6 +782,14 @@ def _one(operations: set[Operation | None]) -> Operation | None:
     if len({o._replace(since=None) for o in found}) != 1:
         return None
     return min(found, key=lambda o: o.since or ())
+
+
+def _plainly_not_none(node: ast.expr) -> bool:
+    """Is `node` what cannot be None, whatever its names hold: a constant other than None, a
+    view (`x.at[i]`) or a read (`x[...]`, `x[()]`)?"""
+    if isinstance(node, ast.Constant):
+        return node.value is not None
+    return isinstance(node, ast.Subscript) and (is_at(node.value) or read_target(node) is not None)
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -111,17 +111,35 @@ def _semaphore(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *
             with ctx.holding(messages.held_as_value(ctx.text.of(viewed[0])) if viewed[3] else None):
                 rewrite = sem002.check(ctx, call, viewed[0], viewed[2], rewrite, beyond=viewed[1])
         elif rewrite is None:  # `sem.at[slot]` in a helper `helper(sems[0], 1)` calls: a view of a value there
-            for site, element, levels, where in ctx.given_to_views(current, scope):
-                if ("given to a view", id(element)) not in ctx.memo:  # once, for all the helper's views
-                    ctx.memo["given to a view", id(element)] = True
-                    assert isinstance(site.func, ast.Name)  # `given_to_views`: a call by the def's name
-                    words = functools.partial(
-                        messages.given_to_a_view, helper=site.func.id, viewed=ctx.text.of(current)
-                    )
-                    if (given := sem002.check(ctx, site, element, where, None, words=words, beyond=levels)) is not None:
-                        _make(ctx, given)
+            for site, read, levels, where in ctx.given_to_views(current, scope):
+                if ("given to a view", id(read)) not in ctx.memo:  # once, for all the helper's views
+                    ctx.memo["given to a view", id(read)] = True
+                    _given_to_a_view(ctx, site, read, levels, where, ctx.text.of(current))
         if rewrite is not None:
             _make(ctx, rewrite)
+
+
+def _given_to_a_view(
+    ctx: Context, site: ast.Call, read: ast.Subscript, levels: tuple[ast.expr, ...], scope: Scope, viewed: str
+) -> None:
+    """A read a helper's call gives a parameter the helper views (`given_to_views`), judged as
+    passed directly with the helper's indices (`levels`) counted: a row through SEM004, `sem[...]`
+    through SEM001 (the Ref it reads is what the view needs), `sems[0]` through SEM002."""
+    assert isinstance(site.func, ast.Name)  # `given_to_views`: a call by the def's name
+    if sem004.check(ctx, read, scope, beyond=levels):  # a row even once viewed there
+        return
+    rewrite: Rewrite | None = None
+    element: ast.expr = read
+    if (whole := read_target(read)) is not None:
+        words = functools.partial(messages.value_given_to_a_view, helper=site.func.id, viewed=viewed)
+        rewrite, element = sem001.check(ctx, site, read, words=words), whole
+        if rewrite is None:
+            return
+    if element_read(element):
+        words = functools.partial(messages.given_to_a_view, helper=site.func.id, viewed=viewed)
+        rewrite = sem002.check(ctx, site, element, scope, rewrite, words=words, beyond=levels)
+    if rewrite is not None:
+        _make(ctx, rewrite)
 
 
 def _buffer(ctx: Context, call: ast.Call, argument: ast.expr, scope: Scope, *, carried: bool = True) -> None:

@@ -20,7 +20,14 @@ pl.semaphore_wait(sem, 1)
 
 The same for a local helper's argument, where the helper passes its parameter, unchanged, to
 a semaphore parameter (`def _async_copy(src, dst, sem): pltpu.make_async_copy(src, dst, sem)`):
-every rule reads the helper's calls as the JAX call's.
+every rule reads the helper's calls as the JAX call's. A helper that tests a parameter
+(`if sem is None:` ... `else:`) is read, at each call, on the branch the call takes: where it
+gives that parameter None (or leaves a default of None), or what cannot be None (a view
+`sems.at[i]`, a read, a constant, a parameter allocated a semaphore, a name bound once to one).
+`def _emit(src, dst, sem=None)` that stores `src` as a value without a semaphore and copies it
+by DMA with one passes it on at `_emit(x.at[0], o, sems.at[0])`, never at `_emit(x[0], o)`; a
+call that decides nothing reads the helper whole. A helper that views its parameter
+(`sem.at[slot]`) given a read (`_wait_at(sem[...], 1, 0)`) is given the Ref the read came from.
 
 ## Fix safety
 Safe: dropping the read passes the very Ref the read came from. `sem.at[...]` is already a view

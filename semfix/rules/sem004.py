@@ -9,7 +9,9 @@ a tuple of that length (`(2, 2)`, `(2,) * 2`, or a name bound once to one; a par
 no rank), or where a view of it in the scope shows more dimensions (`sems.at[i, j]`,
 `sems.at[i].at[j]`, `row.at[j]` after `row = sems.at[i]`, or `_wait_at(sems.at[i], 1, slot)`
 where the helper `_wait_at` views `sem.at[slot]`, unless the call leaves `slot` to its
-default; for `self.sems`, a view in any method of its class). A view held in a local bound once
+default; for `self.sems`, a view in any method of its class). A read given to a helper that
+views its parameter counts the helper's indices too (`_wait_at(flags[1], 1, 0)`, where
+`_wait_at` waits on `sem.at[slot]`, of a 3-D `flags`). A view held in a local bound once
 (`out_sem = sems.at[1]`) is the view, a local bound once to the array (`row = sems`) or a pick
 out of a comprehension of it (`views[0]` of `[sems for i in ...]`) the array; an index held in
 a local bound once to a tuple (`idx = (half, slot)`) gives its entries. Carried through a
@@ -104,15 +106,18 @@ def run(x):
 )
 
 
-def check(ctx: Context, argument: ast.expr, scope: Scope, at: ast.expr | None = None) -> bool:
+def check(
+    ctx: Context, argument: ast.expr, scope: Scope, at: ast.expr | None = None, beyond: tuple[ast.expr, ...] = ()
+) -> bool:
     """Is the argument a slice, a row, or a whole semaphore array (read or not)? Reported if so
     (at `at`, where given: the loop target that takes it); for a loop's target (`for src, sem in
-    ((x, sems.at[0]), ...)`), the first value it takes that is."""
+    ((x, sems.at[0]), ...)`), the first value it takes that is. `beyond`: the indices a helper
+    given the argument views it with (`sem.at[slot]` there)."""
     if at is None and (taken := ctx.taken(argument, scope)) is not None:
-        return any(check(ctx, value, where, argument) for value, where in taken)
+        return any(check(ctx, value, where, argument, beyond) for value, where in taken)
     at, given = (argument, []) if at is None else (at, [argument])  # a loop's value: evidence where it is written
     whole = read_target(argument)
-    view, levels = _views(whole or argument, scope)
+    view, levels = _views(whole or argument, scope, beyond)
     base, scope_of_base = view.base, view.scope
     sliced = bool(levels) and any(ctx.keeps_dimension(i, scope) for i in levels[-1])  # `sems.at[0:2][...]`: two
     rank = None if sliced or not levels else ctx.rank(base, scope_of_base)
@@ -128,11 +133,13 @@ def check(ctx: Context, argument: ast.expr, scope: Scope, at: ast.expr | None = 
         words = messages.row_seen(ctx.text.of(at), axes - used, axes, shown.lineno, ctx.text.of(shown))
         ctx.report(CODE, at, words, None, related=[shown, *given])
         return True
-    if (
-        sliced
-        or ctx.kind(argument, scope) is Kind.ARRAY
-        or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
-        or ((alias := _alias(whole or argument, scope)) is not None and ctx.kind(*alias) is Kind.ARRAY)
+    if sliced or (
+        not beyond
+        and (
+            ctx.kind(argument, scope) is Kind.ARRAY
+            or (whole is not None and ctx.kind(whole, scope) is Kind.ARRAY)
+            or ((alias := _alias(whole or argument, scope)) is not None and ctx.kind(*alias) is Kind.ARRAY)
+        )
     ):
         allocated = ctx.rank(base, scope_of_base)  # the allocation is evidence too: review follows it
         related = ctx.allocation(allocated[1])[2] if allocated else []
@@ -149,14 +156,15 @@ def _alias(node: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
     return (view.base, view.scope) if not view.levels and view.base is not node else None
 
 
-def _views(node: ast.expr, scope: Scope) -> tuple[View, list[tuple[ast.expr, ...]]]:
+def _views(node: ast.expr, scope: Scope, beyond: tuple[ast.expr, ...]) -> tuple[View, list[tuple[ast.expr, ...]]]:
     """What `sems.at[i].at[j]`, `sems.at[i][j]` or `row[j]` (`row = sems.at[i]`) views, and
     the indices of each subscript, innermost first: the views (`unview`), then an element read
-    outermost. No indices where one may stand for any number of them (`...`, `*idx`)."""
+    outermost, then `beyond`. No indices where one may stand for any number of them (`...`, `*idx`)."""
     read: list[tuple[ast.expr, ...]] = []
     counted = True
     if isinstance(node, ast.Subscript) and not is_at(node.value) and picked(node, scope) is None:
         entries, counted = indices(node, scope)
         read, node = [entries], node.value
     view = unview(node, scope)
-    return view, [*view.levels, *read] if counted and view.counted else []
+    more = [beyond] if beyond else []
+    return view, [*view.levels, *read, *more] if counted and view.counted else []
