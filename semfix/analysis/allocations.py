@@ -561,10 +561,10 @@ class Allocations(Resolution):
             return node
         meshes, owner = [node.right], scope
         if isinstance(node.right, ast.Name):
-            owner, bindings = scope.lookup(node.right.id)
-            if owner is None or not bindings or any(b.kind != "assign" or b.declared for b in bindings):
+            bound, bindings = scope.lookup(node.right.id)
+            if bound is None or not bindings or any(b.kind != "assign" or b.declared for b in bindings):
                 return node
-            meshes = [b.value for b in bindings]
+            meshes, owner = [b.value for b in bindings], bound
         made = all(isinstance(m, ast.Call) and self.resolves_to(m.func, owner, MESHES) for m in meshes)
         return node.left if made else node
 
