@@ -26,7 +26,10 @@ after `window = sems.at[s]`: a view is always a Ref, but see its rank below), `s
 resolves to the same binding: a comprehension, lambda or class body binding its own `c` proves
 nothing about the function's), or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of
 `pallas_call` itself or of JAX's own grid specs (also one held in a local used nowhere else;
-not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel`, also through
+not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel` (a list or
+tuple by position; a dict by name, `dict(sems=...)` or `{"sems": ...}`, with no `**` entry and
+changed nowhere; each body of a list of bodies, `body=[k1, k2]`; an allocation placed on one of
+Pallas's meshes, `DMA((2,)) @ mesh`, is that allocation; not pallas_call's dict), also through
 a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped,
 ...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), for a
 kernel launched as a def of the file, `functools.partial` of one (held in a local bound once
