@@ -373,6 +373,10 @@ BODIES_LINKED = {
     "a dict in a local": BODIES_LAUNCH.replace(BODIES_SCRATCH, "        scratch_types=scratch,\n").replace(
         "    return pl.kernel(", "    scratch = " + BODIES_DICT + "\n    return pl.kernel("
     ),
+    "bodies after a long comment": BODIES_LAUNCH.replace(
+        "            # A CPU runs",
+        "            # What each core does, and why, at length.\n" * 12 + "            # A CPU runs",
+    ),
     "two bodies": BODIES_LAUNCH.replace(
         "            functools.partial(copy_body, rows=4),\n",
         "            functools.partial(copy_body, rows=4),\n            functools.partial(copy_body, rows=2),\n",
