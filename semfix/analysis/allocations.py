@@ -602,7 +602,10 @@ class Allocations(Resolution):
         """The facts to the def's parameters, as Python passes arguments (see `_bind`)."""
         unknown = functools.partial(self._forget, function)  # where this call's allocations are not known
         parameters = [*function.args.posonlyargs, *function.args.args]
-        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
+        everyone = [*parameters, *function.args.kwonlyargs]
+        by_name = {p.arg: p for p in everyone if p.arg not in named}
+        # what a partial (or a lambda) gives is not read: this launch may pass any value there
+        self._forget(function, [*parameters[:given], *(p for p in everyone if p.arg in named)])
         required = len(parameters) - len(function.args.defaults)
         parameters = parameters[given:]  # a partial's positional arguments come first
         count = sum(keyword is None for keyword, _ in facts)  # the others are given by name (`pl.kernel`'s dict)
@@ -757,9 +760,13 @@ class Allocations(Resolution):
         elif function is not None and not isinstance(function, tuple):
             self._forget(function)
 
-    def _forget(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def _forget(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, parameters: Sequence[ast.arg] | None = None
+    ) -> None:
+        """Nothing is proven of the def's parameters (`parameters`: of these only)."""
         arguments = function.args
-        for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        for parameter in every if parameters is None else parameters:
             self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
             if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
                 self.param_kinds[id(parameter)] = Kind.UNKNOWN

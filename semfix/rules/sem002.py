@@ -37,7 +37,8 @@ too: `kernel = functools.partial(_kernel, n=n)`), a factory's call (`make_kernel
 the factory, undecorated or `functools.cache`d, returns one linked def at its every `return`),
 a method (`self.kernel` of a class the file does not subclass, `K.kernel`; plain, static or
 class methods no attribute store rebinds) or a lambda passing its parameters on, in order
-(`lambda *refs: _kernel(*refs, n=2)`); any other launch links nothing, and
+(`lambda *refs: _kernel(*refs, n=2)`; what a partial or a lambda gives a parameter itself is not
+read: nothing is proven of that parameter); any other launch links nothing, and
 only where every launcher of the kernel is read: one whose scratch semfix cannot see
 (`scratch_shapes=make()`, a parameter, `**options`) leaves the allocation unproven. Not where
 the code tests its type (`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple
