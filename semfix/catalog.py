@@ -174,6 +174,17 @@ KERNEL = frozenset(
 )
 #: `pl.kernel`'s parameters under the names `pallas_call` gives them.
 KERNEL_AS_PALLAS_CALL: Mapping[str, str] = {"out_type": "out_shape", "scratch_types": "scratch_shapes"}
+#: Pallas's meshes: an allocation `@` one (`pltpu.SemaphoreType.DMA((2,)) @ mesh`) keeps its shape and kind.
+MESHES = frozenset(
+    {
+        *(f"{p}.tpu.{n}" for p in _PALLAS_PATHS for n in ("create_tensorcore_mesh", "TensorCoreMesh")),
+        *(f"{p}.tpu_sc.{n}" for p in _PALLAS_PATHS for n in ("ScalarSubcoreMesh", "VectorSubcoreMesh")),
+        "jax._src.pallas.mosaic.core.create_tensorcore_mesh",
+        "jax._src.pallas.mosaic.core.TensorCoreMesh",
+        "jax._src.pallas.mosaic.sc_core.ScalarSubcoreMesh",
+        "jax._src.pallas.mosaic.sc_core.VectorSubcoreMesh",
+    }
+)
 #: `pl.core_map(mesh, scratch_shapes=...)` decorates a body that receives the scratch shapes.
 CORE_MAP = frozenset({"jax.experimental.pallas.core_map", "jax._src.pallas.core.core_map"})
 PARTIAL = frozenset({"functools.partial"})

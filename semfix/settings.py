@@ -74,6 +74,7 @@ class Allocated(NamedTuple):
     rank: int | None  # how many indices pick one semaphore, where its shape says
     where: str  # the file and line it is written at: `kern/api.py:12`
     text: str  # as written there
+    name: str | None = None  # the parameter it is given by name (`pl.kernel`'s dict of scratch); None: by position
 
 
 class Launch(NamedTuple):
@@ -84,8 +85,9 @@ class Launch(NamedTuple):
     kernel: str  # the def's name here
     given: int  # the leading positional parameters a partial (or a lambda) gives
     named: tuple[str, ...]  # the parameters it gives by name
-    #: What `pallas_call` passes the kernel's last parameters, in order; None where the
-    #: launching module cannot read it (the kernel's parameters are then proven nothing).
+    #: What `pallas_call` passes the kernel's last parameters, in order (and `pl.kernel` by
+    #: name: `Allocated.name`); None where the launching module cannot read it (the kernel's
+    #: parameters are then proven nothing).
     scratch: tuple[Allocated, ...] | None
 
 

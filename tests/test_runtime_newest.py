@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import Case, fixture_cases
+from conftest import FIXTURES, Case, fixture_cases
 from jax_env import Worker, find_python, jax_python, require_jax_python
 
 from semfix.jax_versions import NEWEST, spelled
@@ -122,3 +122,23 @@ def test_the_env_is_made_once_with_the_jax_it_names(workers: Callable[[str], Wor
     ).stdout.split()  # fmt: skip
     assert found[0] == VERSION and tuple(map(int, found[1:])) >= (3, 12)
     assert find_python(sys.version_info[:2]) == sys.executable
+
+
+PARTIAL = Case(FIXTURES / "sem002" / "partial_gives_the_parameter")
+
+
+@pytest.mark.parametrize("version", ["0.10.2", VERSION])
+def test_what_a_partial_gives_runs_as_written_and_not_as_a_view(version: str, workers: Callable[[str], Worker]) -> None:
+    """The kernel another launch allocates an array for, launched through a partial that gives
+    `sems` a tuple of Refs: it runs as written, and the view a safe fix would write fails (the
+    fixture's case.json: reported, unsafe)."""
+    pytest.importorskip("jax")
+    worker = Worker() if version == "0.10.2" else workers(version)
+    try:
+        source = PARTIAL.before.decode()
+        assert worker.run(source, check=True).startswith("ok ")
+        answer = worker.run(source.replace("sems[0])", "sems.at[0])"), check=True)
+        assert answer.startswith("error") and "has no attribute 'at'" in answer, answer
+    finally:
+        if version == "0.10.2":
+            worker.close()

@@ -27,6 +27,7 @@ from semfix.catalog import (
     GRID_SPECS,
     KERNEL,
     KERNEL_AS_PALLAS_CALL,
+    MESHES,
     PALLAS_CALL,
     PALLAS_CALL_POSITIONAL,
     PARTIAL,
@@ -78,7 +79,8 @@ class Allocations(Resolution):
                 kernel = keywords.get(named, positional[0] if positional else None)
                 if kernel is not None:
                     rest = call.args[1:] if named not in keywords else call.args
-                    self._allocate(launcher, [*rest, *call.keywords], kernel, scope)
+                    for body in _bodies(kernel) if launcher is KERNEL else [kernel]:
+                        self._allocate(launcher, [*rest, *call.keywords], body, scope)
             elif self.resolves_to(call.func, scope, RUN_SCOPED) and call.args:
                 self._allocate(RUN_SCOPED, source_order(call)[1:], call.args[0], scope)
         for call in self.scopes.calls:
@@ -105,12 +107,13 @@ class Allocations(Resolution):
         for them. The order calls come in does not matter: a parameter given two kinds is a
         tuple if one is (`.at` would fail there), else has none."""
         keywords = {k.arg: k.value for k in arguments if isinstance(k, ast.keyword) and k.arg is not None}
+        by_name = allocator is KERNEL  # `pl.kernel` passes a dict of scratch shapes by name; pallas_call, not
         if allocator is KERNEL:  # its parameters under pallas_call's names; a grid spec it has not
             allocator, arguments = PALLAS_CALL, [_renamed(a) for a in arguments]
             if "grid_spec" in keywords:
                 return self._unprove(body, scope)
         if allocator is PALLAS_CALL:
-            scratch = self._kernel_allocations(arguments, scope)
+            scratch = self._kernel_allocations(arguments, scope, by_name)
             if scratch is None:  # what this call allocates is not known: no kind is proven
                 self._unprove(body, scope)
             self._bind(body, scratch or [], scope, last=True)
@@ -118,17 +121,18 @@ class Allocations(Resolution):
             allocations = [a for a in arguments if not (isinstance(a, ast.keyword) and a.arg == "collective_axes")]
             self._bind(body, allocations, scope)
         elif "scratch_shapes" in keywords:  # core_map: `body(*scratch_shapes)`, or `body(**scratch_shapes)`
-            entries = self._named_entries(keywords["scratch_shapes"]) or self._entries(
-                keywords["scratch_shapes"], scope
-            )
+            entries = self._scratch(keywords["scratch_shapes"], scope, by_name=True)
             if entries is not None:
                 self._bind(body, entries, scope)
             else:
                 self._unprove(body, scope)
 
-    def _kernel_allocations(self, arguments: list[ast.expr | ast.keyword], scope: Scope) -> list[ast.expr] | None:
+    def _kernel_allocations(
+        self, arguments: list[ast.expr | ast.keyword], scope: Scope, by_name: bool = False
+    ) -> list[ast.expr | ast.keyword] | None:
         """What `pallas_call` given `arguments` passes its kernel's last parameters: its outputs
         (where known), then its scratch buffers; None where the scratch buffers are not known.
+        `by_name`: a dict of scratch shapes is passed by name (`pl.kernel`: `body(*refs, **scratch)`).
 
         JAX passes a kernel its inputs, its outputs as `out_shape`'s pytree gives them, then
         its scratch buffers. Scratch shapes count only as written in `pallas_call` itself or in
@@ -141,8 +145,9 @@ class Allocations(Resolution):
         if "grid_spec" in keywords:
             spec = self._grid_spec(keywords["grid_spec"], scope)
         scratch_shapes = keywords.get("scratch_shapes", (spec or {}).get("scratch_shapes"))
+        scratch: list[ast.expr | ast.keyword] | None
         if scratch_shapes is not None:
-            scratch = self._entries(scratch_shapes, scope)
+            scratch = self._scratch(scratch_shapes, scope, by_name)
         else:  # none written: none given, unless a `**kwargs` or an unknown grid spec may give some
             scratch = [] if given is not None and spec is not None else None
         if scratch is None:
@@ -155,6 +160,33 @@ class Allocations(Resolution):
         if outputs is None:
             return scratch
         return [o if self._allocation(o, scope) is Kind.TUPLE else ast.Constant(None) for o in outputs] + scratch
+
+    def _scratch(self, node: ast.expr, scope: Scope, by_name: bool) -> list[ast.expr | ast.keyword] | None:
+        """The entries of scratch shapes: a list or tuple's, each passed by position, or where
+        the launcher passes a mapping's entries by name (`by_name`: `pl.kernel`, `core_map`), a
+        dict's (`dict(sem=...)`, `{"sem": ...}`), each as a keyword; None for anything else."""
+        held = self._held(node, scope)
+        entries = None if held is None or isinstance(held, ast.Name) else self._entries(held, scope)
+        if entries is not None or not by_name:
+            return None if entries is None else [*entries]
+        if isinstance(held, ast.Call) and self._dict_call(held, scope):
+            return list(held.keywords)
+        if not isinstance(held, ast.Dict) or not all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in held.keys
+        ):
+            return None
+        return [
+            ast.keyword(arg=k.value, value=v)
+            for k, v in zip(held.keys, held.values)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)  # all are: checked above
+        ]
+
+    @staticmethod
+    def _dict_call(node: ast.Call, scope: Scope) -> bool:
+        """`dict(sem=..., buf=...)`: the builtin (no binding of `dict` anywhere the call sees),
+        given keywords alone."""
+        builtin = _named(node.func, "dict") and not scope.lookup("dict")[1]
+        return builtin and not node.args and all(k.arg is not None for k in node.keywords)
 
     def _grid_spec(self, node: ast.expr, scope: Scope) -> dict[str, ast.expr] | None:
         """The arguments of a call to one of JAX's grid specs, by parameter name; None for
@@ -188,19 +220,6 @@ class Allocations(Resolution):
         if not node.args and all(k.arg != "body" for k in node.keywords) and self.resolves_to(node.func, scope, KERNEL):
             return KERNEL, list(node.keywords)
         return (CORE_MAP, list(node.keywords)) if self.resolves_to(node.func, scope, CORE_MAP) else None
-
-    @staticmethod
-    def _named_entries(node: ast.expr) -> list[ast.expr | ast.keyword] | None:
-        """A dict display of string keys as keyword arguments (core_map passes a dict by name)."""
-        if not isinstance(node, ast.Dict) or not all(
-            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys
-        ):
-            return None
-        return [
-            ast.keyword(arg=k.value, value=v)
-            for k, v in zip(node.keys, node.values)
-            if isinstance(k, ast.Constant) and isinstance(k.value, str)  # all are: checked above
-        ]
 
     def _function(self, node: ast.AST, scope: Scope, depth: int = 0) -> Linked | None:
         """The def `node` calls, with how many leading parameters and which named ones are already
@@ -386,20 +405,27 @@ class Allocations(Resolution):
     def _entries(self, node: ast.expr, scope: Scope) -> list[ast.expr] | None:
         """The entries of a list or tuple display (`(x,) * 2` too), or of the one such display
         a name is bound to; None for anything else."""
-        if isinstance(node, ast.Name):
-            _, bindings = scope.lookup(node.id)
-            if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
-                return None
-            value = bindings[0].value
-            if isinstance(_display(value)[0], ast.List) and (
-                len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)
-            ):
-                return None  # a list with other names or uses may be changed (`SHAPES.append(...)`) before the call
-            node = value
-        display, times = _display(node)
+        held = self._held(node, scope)
+        display, times = _display(held) if held is not None else (None, 0)
         if display is None or any(isinstance(e, ast.Starred) for e in display.elts):
             return None
         return list(display.elts) * times
+
+    def _held(self, node: ast.expr, scope: Scope) -> ast.expr | None:
+        """`node`, or the one value the name `node` is bound to; None where it is bound otherwise,
+        or to a list or dict with other names or uses: it may be changed (`SHAPES.append(...)`)
+        before the call."""
+        if not isinstance(node, ast.Name):
+            return node
+        _, bindings = scope.lookup(node.id)
+        if len(bindings) != 1 or bindings[0].kind not in ("assign", "tuple_literal", "read"):
+            return None
+        value = bindings[0].value
+        called = value.func if isinstance(value, ast.Call) else None
+        mutable = isinstance(_display(value)[0], ast.List) or isinstance(value, ast.Dict) or _named(called, "dict")
+        if mutable and (len(getattr(bindings[0].node, "targets", ())) > 1 or self._used_elsewhere(node, scope)):
+            return None
+        return value
 
     def _used_elsewhere(self, node: ast.Name, scope: Scope) -> bool:
         """Is the name read anywhere but at `node`? Called for a name with one binding, `x = [...]`.
@@ -519,9 +545,28 @@ class Allocations(Resolution):
         if isinstance(item, ast.Starred) or isinstance(item, ast.keyword) and item.arg is None:
             return None, None
         keyword, value = (item.arg, item.value) if isinstance(item, ast.keyword) else (None, item)
+        value = self._unmeshed(value, scope)
         semaphore = self._semaphore_kind(value, scope) or self._elements_kind(value, scope)
         proof = (semaphore, value) if semaphore is not None else None
         return keyword, (self._allocation(value, scope), proof, self._rank(value, scope))
+
+    def _unmeshed(self, node: ast.expr, scope: Scope) -> ast.expr:
+        """An allocation placed on a mesh (`pltpu.SemaphoreType.DMA((2,)) @ tec_mesh`) is the
+        allocation: JAX's `__matmul__` with a Mesh moves only its memory space (0.10.2, 0.12.1).
+        Only where the right side is one of Pallas's meshes, made in a call or in a name each of
+        whose bindings assigns one (`if ...: mesh = pltpu.TensorCoreMesh(...)`, `else: mesh =
+        pltpu.create_tensorcore_mesh(...)`): given anything else, JAX's `__matmul__` declines, and
+        the other side's `__rmatmul__` may make anything."""
+        if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.MatMult):
+            return node
+        meshes, owner = [node.right], scope
+        if isinstance(node.right, ast.Name):
+            bound, bindings = scope.lookup(node.right.id)
+            if bound is None or not bindings or any(b.kind != "assign" or b.declared for b in bindings):
+                return node
+            meshes, owner = [b.value for b in bindings], bound
+        made = all(isinstance(m, ast.Call) and self.resolves_to(m.func, owner, MESHES) for m in meshes)
+        return node.left if made else node
 
     def _launch(
         self, kernel: Foreign, given: int, named: set[str], facts: list[tuple[str | None, Fact | None]] | None
@@ -529,11 +574,11 @@ class Allocations(Resolution):
         """A launch of a kernel another module defines, as data for that module: what it
         allocates, None where any is not known."""
         scratch: tuple[Allocated, ...] | None = None
-        if facts is not None and all(keyword is None and fact is not None for keyword, fact in facts):
-            scratch = tuple(self._allocated(fact) for _, fact in facts if fact is not None)
+        if facts is not None and all(fact is not None for _, fact in facts):
+            scratch = tuple(self._allocated(fact, keyword) for keyword, fact in facts if fact is not None)
         self.launches.append((kernel[:2], Launch(kernel[2], given, tuple(sorted(named)), scratch)))
 
-    def _allocated(self, fact: Fact) -> Allocated:
+    def _allocated(self, fact: Fact, keyword: str | None) -> Allocated:
         kind, semaphore, rank = fact
         value = (semaphore or rank or (None, None))[1]
         placed = isinstance(value, ast.expr) and hasattr(value, "lineno")  # outputs are stand-ins
@@ -543,6 +588,7 @@ class Allocations(Resolution):
             rank[0] if rank else None,
             str(value.lineno) if placed and isinstance(value, ast.expr) else "",
             self.text.of(value) if placed and isinstance(value, ast.expr) else "",
+            keyword,
         )
 
     def _give(
@@ -556,14 +602,20 @@ class Allocations(Resolution):
         """The facts to the def's parameters, as Python passes arguments (see `_bind`)."""
         unknown = functools.partial(self._forget, function)  # where this call's allocations are not known
         parameters = [*function.args.posonlyargs, *function.args.args]
-        by_name = {p.arg: p for p in [*parameters, *function.args.kwonlyargs] if p.arg not in named}
+        everyone = [*parameters, *function.args.kwonlyargs]
+        by_name = {p.arg: p for p in everyone if p.arg not in named}
+        # what a partial (or a lambda) gives is not read: this launch may pass any value there
+        self._forget(function, [*parameters[:given], *(p for p in everyone if p.arg in named)])
         required = len(parameters) - len(function.args.defaults)
         parameters = parameters[given:]  # a partial's positional arguments come first
-        if last:  # they fill the parameters before the first one a partial names; with defaults, who knows how many
+        count = sum(keyword is None for keyword, _ in facts)  # the others are given by name (`pl.kernel`'s dict)
+        if (
+            last and count
+        ):  # they fill the parameters before the first one a partial names; with defaults, who knows how many
             parameters = list(itertools.takewhile(lambda p: p.arg not in named, parameters))
-            if function.args.vararg is not None or len(facts) > len(parameters) or given + len(parameters) > required:
+            if function.args.vararg is not None or count > len(parameters) or given + len(parameters) > required:
                 return unknown()
-            parameters = parameters[len(parameters) - len(facts) :]
+            parameters = parameters[len(parameters) - count :]
         positional = iter(parameters)
         for keyword, fact in facts:
             if fact is None:
@@ -601,7 +653,7 @@ class Allocations(Resolution):
             self._links.setdefault(id(function), (function, []))[1].append(handle)
             facts = [
                 (
-                    None,
+                    a.name,
                     (
                         Kind(a.kind),
                         (a.semaphore, a) if a.semaphore is not None else None,
@@ -708,9 +760,13 @@ class Allocations(Resolution):
         elif function is not None and not isinstance(function, tuple):
             self._forget(function)
 
-    def _forget(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def _forget(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, parameters: Sequence[ast.arg] | None = None
+    ) -> None:
+        """Nothing is proven of the def's parameters (`parameters`: of these only)."""
         arguments = function.args
-        for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        for parameter in every if parameters is None else parameters:
             self.param_semaphores[id(parameter)] = self.param_ranks[id(parameter)] = None
             if self.param_kinds.get(id(parameter)) is not Kind.TUPLE:
                 self.param_kinds[id(parameter)] = Kind.UNKNOWN
@@ -734,6 +790,18 @@ def _foreign(binding: Binding, bound: str, attr: str | None) -> Foreign | None:
     if isinstance(statement, ast.Import) and attr is not None and qualname != bound:
         return 0, qualname, attr  # `import pkg.ops as ops`: `ops` is `pkg.ops`
     return None
+
+
+def _named(node: ast.expr | None, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _bodies(node: ast.expr) -> list[ast.expr]:
+    """The bodies `pl.kernel` runs: a list or tuple of them (MPMD: one per mesh, each called
+    with the same Refs), or one; a starred entry hides bodies, which are then not linked."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e for e in node.elts if not isinstance(e, ast.Starred)]
+    return [node]
 
 
 def _renamed(argument: ast.expr | ast.keyword) -> ast.expr | ast.keyword:

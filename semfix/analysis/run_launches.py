@@ -39,6 +39,7 @@ _IDENT = compiled(rb"[A-Za-z_][A-Za-z0-9_]*")
 _DEF = compiled(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
 _GIVEN = compiled(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
+_BODIES = 4000  # bytes of a kernel given by keyword (`body=[partial(scs_kernel, ...), ...]`, comments between)
 
 
 def launched_by_run(
@@ -177,8 +178,11 @@ def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
         kernel = _first_argument(window)
         if kernel is not window or re.match(rb"\s*lambda\b", window):
             strict.update(_IDENT.findall(kernel))
-        elif given := _GIVEN.search(window):
-            strict.update(_IDENT.findall(_first_argument(window[given.end() :])))
+        elif given := _GIVEN.search(window):  # read to its end: a list of bodies, commented, runs long
+            start = end + given.end()
+            value = _IDENT.findall(_first_argument(data[start : start + _BODIES]))
+            strict.update(value)
+            names.update(value)
         names.update(_IDENT.findall(kernel))
         if (local := _IDENT.fullmatch(kernel.strip())) is not None:
             word = re.escape(local.group())  # first, so that the search looks for it alone

@@ -26,7 +26,10 @@ after `window = sems.at[s]`: a view is always a Ref, but see its rank below), `s
 resolves to the same binding: a comprehension, lambda or class body binding its own `c` proves
 nothing about the function's), or a `SemaphoreType.X((n,))` allocation in `run_scoped`, in `scratch_shapes` of
 `pallas_call` itself or of JAX's own grid specs (also one held in a local used nowhere else;
-not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel`, also through
+not a helper's call, which may add entries), or in `scratch_types` of `pl.kernel` (a list or
+tuple by position; a dict by name, `dict(sems=...)` or `{"sems": ...}`, with no `**` entry and
+changed nowhere; each body of a list of bodies, `body=[k1, k2]`; an allocation placed on one of
+Pallas's meshes, `DMA((2,)) @ mesh`, is that allocation; not pallas_call's dict), also through
 a decorator (`@functools.partial(pl.pallas_call, ...)`, `@functools.partial(pl.run_scoped,
 ...)`, `@pl.core_map(mesh, scratch_shapes=...)`, `@pl.kernel(..., scratch_types=...)`), for a
 kernel launched as a def of the file, `functools.partial` of one (held in a local bound once
@@ -34,7 +37,8 @@ too: `kernel = functools.partial(_kernel, n=n)`), a factory's call (`make_kernel
 the factory, undecorated or `functools.cache`d, returns one linked def at its every `return`),
 a method (`self.kernel` of a class the file does not subclass, `K.kernel`; plain, static or
 class methods no attribute store rebinds) or a lambda passing its parameters on, in order
-(`lambda *refs: _kernel(*refs, n=2)`); any other launch links nothing, and
+(`lambda *refs: _kernel(*refs, n=2)`; what a partial or a lambda gives a parameter itself is not
+read: nothing is proven of that parameter); any other launch links nothing, and
 only where every launcher of the kernel is read: one whose scratch semfix cannot see
 (`scratch_shapes=make()`, a parameter, `**options`) leaves the allocation unproven. Not where
 the code tests its type (`isinstance(sems, tuple)`, `hasattr(sems, "at")`: it expects a tuple
