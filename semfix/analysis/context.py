@@ -110,7 +110,7 @@ class Context(Evidence):
             if len(given) == 1 and (element_read(given[0]) or read_target(given[0]) is not None):
                 site = self.scopes.scope_of[id(call)]
                 _, defs = site.lookup(function.name)
-                taken = self.taken(function, call)
+                taken = self.branch_taken(function, call)
                 if len(defs) == 1 and defs[0].node is function and not defs[0].declared and taken.runs(node):
                     levels = self._viewed_levels(function, parameter, node.id, taken)
                     if levels is not None:

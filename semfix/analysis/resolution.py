@@ -277,13 +277,13 @@ class Resolution:
         arguments = function.args
         if arguments.vararg is not None or arguments.kwarg is not None:
             return None
-        key = (id(function), EVERY if call is None else self.taken(function, call))
+        key = (id(function), EVERY if call is None else self.branch_taken(function, call))
         if key not in self._helpers:
             self._helpers[key] = None  # while it is worked out: a call of itself is none
             self._helpers[key] = self._passes_on(function, key[1])
         return self._helpers[key]
 
-    def taken(self, function: ast.FunctionDef, call: ast.Call) -> Path:
+    def branch_taken(self, function: ast.FunctionDef, call: ast.Call) -> Path:
         """The branches of the def's None tests (`if sem is None:`) the call runs (paths.py)."""
         if id(function) not in self._none_tests:
             self._none_tests[id(function)] = list(none_tests(function))
