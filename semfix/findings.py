@@ -20,8 +20,9 @@ class Fix:
     #: Why an unsafe fix is unsafe, where it is a fact no log settles either: "rank", the file
     #: does not show how many indices pick one semaphore (JAX's "must be a Ref" says only that
     #: the argument is no Ref); "value", `X[i][j]` made `X[i].at[j]` where `X[i]` may itself be a
-    #: value read out of a Ref (the same error either way). `semfix explain --fix` never makes it.
-    doubt: Literal["rank", "value"] | None = None
+    #: value read out of a Ref (the same error either way); "kind", `X[i][()]` made `X.at[i]` where
+    #: `X` may be a tuple of Refs (then `X[i]` is the fix). `semfix explain --fix` never makes it.
+    doubt: Literal["rank", "value", "kind"] | None = None
 
 
 @dataclass(frozen=True)

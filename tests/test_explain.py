@@ -1188,3 +1188,29 @@ def test_a_kernel_that_reads_pallas_through_a_compat_module_is_explained(tmp_pat
     assert result.returncode == 0, result.stdout + result.stderr
     assert (package / "before.py").read_bytes() == (case / "after.py").read_bytes()
     assert subprocess.run(run, cwd=tmp_path, capture_output=True, text=True).returncode == 0
+
+
+@needs_jax
+@pytest.mark.jax
+def test_a_read_of_an_element_of_what_may_be_a_tuple_is_not_made_a_view(tmp_path: Path) -> None:
+    """`pair[0][()]` where the launch is not linked (a name bound twice): JAX says a value was
+    read, not whether `pair` is an array Ref (`pair.at[0]`) or a list of Refs (`pair[0]`). The
+    oracle's package seeds (950033): explain wrote `pair.at[0]`, an AttributeError on the list."""
+    kernel = tmp_path / "kernels.py"
+    kernel.write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\n"
+        "from jax.experimental.pallas import tpu as pltpu\n\n\n"
+        "def kernel(x_ref, o_ref, pair):\n    pl.semaphore_signal(pair[0][()], 1)\n"
+        "    pl.semaphore_wait(pair[0], 1)\n    o_ref[...] = x_ref[...]\n\n\n"
+        "def run():\n    x = jnp.zeros((8, 128), jnp.float32)\n    launched = kernel\n"
+        "    if pl is None:\n        launched = None\n"
+        "    return pl.pallas_call(launched, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), scratch_shapes="
+        "[[pltpu.SemaphoreType.REGULAR, pltpu.SemaphoreType.REGULAR]], interpret=True)(x)\n"
+    )
+    before = kernel.read_bytes()
+    log = _traceback_of(kernel, tmp_path)
+    result = cli("explain", "-", "--fix", cwd=tmp_path, stdin=log)
+    assert result.returncode == 1 and kernel.read_bytes() == before, result.stdout
+    assert "not whether it was read out of an array Ref" in result.stdout
+    kernel.write_bytes(before.replace(b"pair[0][()]", b"pair[0]"))  # the fix: it was a list
+    assert _run(kernel, tmp_path).returncode == 0

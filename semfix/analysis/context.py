@@ -169,7 +169,7 @@ class Context(Evidence):
         span: Span | None = None,
         made: bool = True,
         related: Iterable[Located | int] = (),
-        doubt: Literal["rank", "value"] | None = None,
+        doubt: Literal["rank", "value", "kind"] | None = None,
     ) -> bool | None:
         """Record a finding (at `node`, or at `span`); whether its fix is accepted, None if the
         rule is off or silenced there. `made=False`: the fix is shown but not made (its decision was not).

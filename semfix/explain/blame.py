@@ -256,6 +256,11 @@ def _decide(
                 shared = "the log does not show how many indices pick one semaphore: the view may be a row"
             elif shared is None and finding.fix is not None and finding.fix.doubt == "value":
                 shared = "the log does not show whether what is indexed is a Ref or a value already read out of one"
+            elif shared is None and finding.fix is not None and finding.fix.doubt == "kind":
+                shared = (
+                    "the log shows a value was read, not whether it was read out of an array Ref (then the view"
+                    " is the fix) or out of an element of a tuple of Refs (then dropping the read is)"
+                )
             if finding.safety == "safe" or pinned and shared is None:
                 result.chosen.append(finding)
                 result.lines.append(f"At {where(finding.line)}, {_said(finding)}")

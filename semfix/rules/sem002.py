@@ -280,7 +280,7 @@ def check(
         return previous
     unranked = evidence is not None and _unranked(ctx, element, scope, code == CODE, beyond)
     # `X[i][j]` with `X` not shown a tuple of Refs: `X[i]` may be a value read out of a Ref
-    doubt: Literal["rank", "value"] | None = (
+    doubt: Literal["rank", "value", "kind"] | None = (
         "rank"
         if unranked
         else "value"
@@ -317,6 +317,7 @@ def check(
     last = ctx.findings[-1]
     joined = messages.read_then_view(last.message, suggestion, safe=safe)
     applicability = last.fix.applicability if safe and last.fix is not None else "unsafe"
-    kept = doubt or (last.fix.doubt if last.fix is not None else None)
+    # `X[i][()]` of an `X` not shown a Ref: a tuple of Refs' element read too (`X[i]` is the fix then)
+    kept = doubt or (last.fix.doubt if last.fix is not None else None) or ("kind" if evidence is None else None)
     ctx.findings[-1] = replace(last, fix=Fix(suggestion, applicability, doubt=kept), message=joined)
     return Rewrite(call, previous.argument, replacement, edits)
