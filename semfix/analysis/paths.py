@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 Position = tuple[int, int]
 
 
-@dataclass(frozen=True)
-class Path:
+class Path(NamedTuple):
     """What one call of a def does not run: the spans of the branches it does not take, and the
     Names its decided tests read (id() of each)."""
 
