@@ -50,6 +50,7 @@ Handle = tuple["Scope | None", str, str | None, ast.Name | None]
 #: What one allocation proves of the parameter it is bound to: its kind, then its semaphore
 #: kind and its rank, each with the allocation that proves it (here, or in another module).
 Fact = tuple[Kind, tuple[str, ast.expr | Allocated] | None, tuple[int, ast.expr | Allocated] | None]
+_DYNAMIC = re.compile(r"\bglobals\(\)|\bvars\(\)|sys\.modules\b|\bgetattr\(")  # a module's names read by string
 _LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
 _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
 
@@ -704,8 +705,17 @@ class Allocations(Resolution):
         """Is `name` (`name.attr`) read in `owner`, nested defs included, anywhere but at the
         Names `linked`? Spelled nowhere else, no walk is needed (Python reads an identifier as
         its NFKC form, so that is the text counted); a Name of that spelling a nested scope binds
-        counts too (where unsure, it is read)."""
+        counts too (where unsure, it is read). A module's name spelled as a string where the
+        module reads its own names by string (`getattr(sys.modules[__name__], "kernel")`,
+        `globals()["kernel"]`) is read there too."""
         text, spelling = self.text.text, re.escape(name) + (rf"\s*\.\s*{re.escape(attr)}" if attr else "")
+        if (
+            owner is self.scopes.module
+            and attr is None
+            and _DYNAMIC.search(text)
+            and re.search(rf"[\"']{re.escape(name)}[\"']", text)
+        ):
+            return True
         spelled = len(re.findall(rf"(?<![\w.]){spelling}(?!\w)", text if text.isascii() else _nfkc(text)))
         bound = 0 if attr or owner is None else len(owner.bindings.get(name, ()))
         if spelled <= bound + list(linked.values()).count((owner, name, attr)):
