@@ -35,6 +35,7 @@ from semfix.catalog import (
     SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
 )
+from semfix.patterns import compiled
 from semfix.settings import Allocated, Launch
 
 #: A def another module of the run defines, as its import names it: the import's level and
@@ -50,7 +51,7 @@ Handle = tuple["Scope | None", str, str | None, ast.Name | None]
 #: What one allocation proves of the parameter it is bound to: its kind, then its semaphore
 #: kind and its rank, each with the allocation that proves it (here, or in another module).
 Fact = tuple[Kind, tuple[str, ast.expr | Allocated] | None, tuple[int, ast.expr | Allocated] | None]
-_DYNAMIC = re.compile(r"\bglobals\(\)|\bvars\(\)|sys\.modules\b|\bgetattr\(")  # a module's names read by string
+_DYNAMIC = compiled(r"\bglobals\(\)|\bvars\(\)|sys\.modules\b|\bgetattr\(")  # a module's names read by string
 _LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
 _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
 
