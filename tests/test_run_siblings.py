@@ -423,3 +423,119 @@ BODIES_UNLINKED = {
 @pytest.mark.parametrize("launch", BODIES_UNLINKED.values(), ids=BODIES_UNLINKED.keys())
 def test_scratch_by_name_that_cannot_be_matched_proves_nothing(tmp_path: Path, launch: str) -> None:
     assert _fixed(tmp_path, launch, BODIES.before) == ["unsafe", "unsafe"]
+
+
+def _wrapped(kernel: bytes, wrapper: str) -> bytes:
+    """The kernel's module with its kernel reached as `wrapper` says: a factory's nested def, a
+    staticmethod of a class, a method of an instance."""
+    head, _, body = kernel.partition(b"\ndef kernel(")
+    lines = [b"    " + line if line else line for line in (b"def kernel(" + body).split(b"\n")]
+    if wrapper == "factory":
+        return head + b"\ndef make_kernel(slots):\n" + b"\n".join(lines) + b"\n    return kernel\n"
+    if wrapper == "staticmethod":
+        return head + b"\nclass Kernels:\n    @staticmethod\n" + b"\n".join(lines)
+    self_kernel = b"\n".join(lines).replace(b"def kernel(", b"def kernel(self, ", 1)
+    return head + b"\nclass Op:\n" + self_kernel
+
+
+#: Each wrapper's launch from another module: by a from-import, and through the module's name.
+OF_A_CLASS_OR_FACTORY = {
+    ("factory", "from .before import make_kernel", "make_kernel(2)"),
+    ("factory", "from . import before", "before.make_kernel(2)"),
+    ("staticmethod", "from .before import Kernels", "Kernels.kernel"),
+    ("staticmethod", "from . import before", "before.Kernels.kernel"),
+    ("method", "from .before import Op", "Op().kernel"),
+    ("method", "from . import before", "before.Op().kernel"),
+}
+
+
+@pytest.mark.parametrize(("wrapper", "imported", "called"), sorted(OF_A_CLASS_OR_FACTORY))
+def test_a_factory_s_or_a_class_s_kernel_another_module_launches_is_linked(
+    tmp_path: Path, wrapper: str, imported: str, called: str
+) -> None:
+    """The oracle's package cases (seeds 950033, 950317, 950090): a kernel made by a factory, or
+    a method of a class, launched from a sibling was unlinked, so its correct `pair[0]` on a
+    tuple was a false report. Linked, the array's `sems[0]` is fixed safely; launched another way
+    too, nothing is proven."""
+    kernel = _wrapped(KERNEL, wrapper)
+    launch = LAUNCH.replace("from .before import kernel", imported).replace("        kernel,\n", f"        {called},\n")
+    assert _fixed(tmp_path / "linked", launch, kernel) == ["safe", "safe"]
+    listed = launch.replace(SCRATCH, "scratch_shapes=[[pltpu.SemaphoreType.DMA, pltpu.SemaphoreType.DMA]]")
+    assert _fixed(tmp_path / "a list", listed, kernel) == []
+    both = {"other.py": listed.replace("def run(", "def run_list(")}
+    assert _fixed(tmp_path / "both", launch, kernel, **both) != ["safe", "safe"]
+    escaped = {"other.py": f"{imported}\n\nKERNELS = [{called}]\n"}
+    assert _fixed(tmp_path / "kept in a list", launch, kernel, **escaped) == ["unsafe", "unsafe"]
+
+
+FACTORY_LAUNCHED_HERE = b"""
+
+def run():
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    x = jnp.arange(8 * 128, dtype=jnp.float32).reshape(8, 128) - 100.0
+    anywhere = pl.BlockSpec(memory_space=pl.ANY)
+    return pl.pallas_call(
+        make_kernel(1),
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        in_specs=[anywhere],
+        out_specs=anywhere,
+        scratch_shapes=[pltpu.SemaphoreType.DMA((2,))],
+        interpret=True,
+    )(x)
+"""
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("jax", ["0.10.2", "0.12.1"])
+def test_a_factory_launched_here_and_by_another_module_with_a_list_is_left_as_written(
+    tmp_path: Path, request: pytest.FixtureRequest, jax: str
+) -> None:
+    """A wrong safe write before: the factory's own launch (a DMA((2,)) array) proved `sems[0]`
+    a value, and `from .before import make_kernel` in another module, launching it with a list of
+    semaphores, was not linked; `semfix fix` wrote `sems.at[0]`, which fails there."""
+    if jax == "0.10.2":
+        pytest.importorskip("jax")
+    python = sys.executable if jax == "0.10.2" else require_jax_python(jax, request.config)
+    kernel = _wrapped(SEM002.before, "factory") + FACTORY_LAUNCHED_HERE
+    package = _package(tmp_path, SEM002, kernel)
+    (package / "launch.py").unlink()  # it launches `kernel`, which the factory's module no longer binds
+    listed = LIST_LAUNCH.replace("from . import before", "from .before import make_kernel")
+    unlinked = "    kernel = before.kernel\n    if pl is None:  # a name bound twice: the run cannot link this launch\n"
+    listed = listed.replace(unlinked + "        kernel = None\n", "")
+    (package / "other.py").write_text(listed.replace("        kernel,\n", "        make_kernel(2),\n"))
+    run = _semfix(tmp_path, "fix")
+    assert (package / "before.py").read_bytes() == kernel, run.stdout + run.stderr
+    script = "import numpy as np\nfrom kern.other import run_list\n"
+    script += "np.testing.assert_allclose(run_list(), np.arange(8 * 128, dtype=np.float32).reshape(8, 128) - 100)"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    ran = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    (package / "before.py").write_bytes(kernel.replace(b"sems[0]", b"sems.at[0]"))
+    ran = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert ran.returncode != 0 and "has no attribute 'at'" in ran.stderr, ran.stderr[-2000:]
+
+
+def test_a_pl_kernel_launch_that_reads_pallas_through_a_compat_module_is_linked(tmp_path: Path) -> None:
+    """The oracle's seed 951273: a module that launches with `pl.kernel` (no `pallas_call`, no
+    catalog call spelled) through `from ._compat import pl, pltpu` was not read through it, so
+    the kernel's correct `pair[1]` on a tuple was reported."""
+    package = _package(tmp_path, COMPAT, PAIR_KERNEL)
+    launch = THROUGH_COMPAT.replace("SCRATCH", "(pltpu.SemaphoreType.REGULAR, pltpu.SemaphoreType.REGULAR)")
+    launch = launch.replace(
+        "pl.pallas_call(\n        kernel,\n        out_shape=", "pl.kernel(\n        kernel,\n        out_type="
+    )
+    launch = launch.replace("scratch_shapes=", "mesh=pltpu.create_tensorcore_mesh('core'),\n        scratch_types=")
+    (package / "launch.py").write_text(launch)
+    assert "pl.kernel(" in launch and "pallas_call" not in launch
+    run = _semfix(tmp_path, "check")
+    assert "kern/before.py" not in run.stdout, run.stdout + run.stderr
+    (package / "launch.py").write_text(
+        launch.replace(
+            "(pltpu.SemaphoreType.REGULAR, pltpu.SemaphoreType.REGULAR)", "pltpu.SemaphoreType.REGULAR((2,))"
+        )
+    )
+    run = _semfix(tmp_path, "check")
+    assert run.stdout.count("kern/before.py") == 2 and "[*]" in run.stdout, run.stdout + run.stderr

@@ -269,25 +269,35 @@ class Allocations(Resolution):
 
     def _imported(self, node: ast.Name | ast.Attribute, scope: Scope) -> Linked | None:
         """A def another module defines, as a module-level import names it: `kernel` after `from
-        .ops import kernel`, `ops.kernel` after `from . import ops` or `import pkg.ops as ops`
-        (the run links it: `Launch`); bound once, never rebound."""
-        head = node if isinstance(node, ast.Name) else node.value
-        if not isinstance(head, ast.Name):
+        .ops import kernel`, `ops.kernel` after `from . import ops` or `import pkg.ops as ops`,
+        `Kernels.kernel` (`ops.Kernels.kernel`) of a class it defines (the run links it:
+        `Launch`); bound once, never rebound."""
+        attrs: list[str] = []
+        head: ast.expr = node
+        while isinstance(head, ast.Attribute):
+            attrs.insert(0, head.attr)
+            head = head.value
+        if not isinstance(head, ast.Name) or len(attrs) > 2:
             return None
         owner, bindings = scope.lookup(head.id)
         if owner is not self.scopes.module or len(bindings) != 1 or bindings[0].kind != "import":
             return None
-        foreign = _foreign(bindings[0], head.id, node.attr if isinstance(node, ast.Attribute) else None)
+        foreign = _foreign(bindings[0], head.id, attrs[0] if attrs else None)
         if foreign is None:
             return None
-        if isinstance(node, ast.Attribute):
-            self._trail.append((owner, head.id, node.attr, head))
-        return foreign, 0, set()
+        if attrs:
+            self._trail.append((owner, head.id, attrs[0], head))
+        return (*foreign[:2], ".".join([foreign[2], *attrs[1:]])), 0, set()
 
     def _made(self, call: ast.Call, scope: Scope, depth: int) -> Linked | None:
         """What a factory's call returns (`make_kernel(2)`): a def of the file bound once, not
         decorated (or cached: `functools.cache`), whose every `return` returns one linked def
         (`return kernel`, its nested def; `return functools.partial(_kernel, n=n)`)."""
+        if isinstance(call.func, (ast.Name, ast.Attribute)) and (imported := self._imported(call.func, scope)):
+            if isinstance(call.func, ast.Name):  # `make_kernel(2)` of another module: it reads its factory
+                self._trail.append((self.scopes.module, call.func.id, None, call.func))
+            level, module, name = imported[0]  # type: ignore[misc]
+            return (level, module, f"{name}()"), 0, set()
         if not isinstance(call.func, ast.Name):
             return None
         owner, bindings = scope.lookup(call.func.id)
@@ -317,8 +327,14 @@ class Allocations(Resolution):
         of a class the file subclasses nowhere (a subclass may override it). A bound method
         gives its first parameter. `Op().kernel` too: an instance made there of a class of the
         file with no bases and no `__new__` or attribute hooks, so it is that class's."""
-        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
-            return self._of_class(self._class(node.value.func, scope), node.attr, scope, instance=True)
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, (ast.Name, ast.Attribute)):
+            made = self._made(node.value, scope, _LINKS)
+            if made is not None and isinstance(made[0], tuple):  # `Op().kernel`, `Op` of another module
+                level, module, name = made[0]
+                return (level, module, f"{name}.{node.attr}"), 0, set()
+            if isinstance(node.value.func, ast.Name):
+                return self._of_class(self._class(node.value.func, scope), node.attr, scope, instance=True)
+            return None
         if not isinstance(node.value, ast.Name):
             return None
         owner, bindings = scope.lookup(node.value.id)
@@ -640,19 +656,30 @@ class Allocations(Resolution):
 
     def _launched(self) -> None:
         """The launches of this module's kernels in the run's other modules (`Launch`), bound
-        as a launch here is: to a def bound once at the module's top, undecorated."""
+        as a launch here is: to a def bound once at the module's top, undecorated; to a method of
+        a class there (`Kernels.kernel`, `Op().kernel`) or what a factory there returns
+        (`make_kernel()`), as `_function` links them here. A launch that allocates what semfix
+        cannot read forgets every def the name holds (a factory's kernel, a class's methods)."""
+        module = self.scopes.module
         for launch in self.launched:
-            bindings = self.scopes.module.bindings.get(launch.kernel, [])
-            function = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "def" else None
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            spelled = re.fullmatch(r"(\w+)(\(\))?(?:\.(\w+))?", launch.kernel)
+            if spelled is None:
                 continue
-            if bindings[0].declared:
+            name, made, attr = spelled.groups()
+            bindings = module.bindings.get(name, [])
+            node = bindings[0].node if len(bindings) == 1 and not bindings[0].declared else None
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            if launch.scratch is None:
-                self._forget(function)
+            self._trail = [(module, name, None, None)]  # a read here is no launch there
+            if attr and not made:
+                self._trail.append((module, name, attr, None))
+            found = self._linked_here(node, bool(made), attr)
+            function = None if found is None else found[0]
+            if launch.scratch is None or found is None or function is None or isinstance(function, tuple):
+                self._forget_all(node)
                 continue
-            handle = (self.scopes.module, launch.kernel, None, None)  # a read here is no launch there
-            self._links.setdefault(id(function), (function, []))[1].append(handle)
+            _, given, named = found
+            self._links.setdefault(id(function), (function, []))[1].extend(self._trail)
             facts = [
                 (
                     a.name,
@@ -664,15 +691,45 @@ class Allocations(Resolution):
                 )
                 for a in launch.scratch
             ]
-            self._give(function, launch.given, set(launch.named), facts, last=True)
+            self._give(function, given + launch.given, named | set(launch.named), facts, last=True)
+
+    def _forget_all(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        """Nothing is proven of what a def or class at the module's top may launch: the def and
+        what it returns as a factory, or every method of the class."""
+        if isinstance(node, ast.ClassDef):
+            functions = [f for f in ast.walk(node) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        else:
+            made = self._linked_here(node, True, None)
+            functions = [node, *([] if made is None or isinstance(made[0], tuple) else [made[0]])]
+        for function in functions:
+            self._forget(function)
+
+    def _linked_here(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, made: bool, attr: str | None
+    ) -> Linked | None:
+        """What another module's launch of `node` (a def or class at this module's top) runs:
+        the def itself, what the factory's call returns (`made`), or the class's (or its
+        instance's, `made`) method `attr`."""
+        module = self.scopes.module
+        if isinstance(node, ast.ClassDef):
+            cls = self._class(ast.Name(node.name), module) if made else node
+            return self._of_class(cls, attr, module, instance=made) if attr else None
+        if attr is not None or node.decorator_list and not made:
+            return None
+        if not made:
+            return node, 0, set()
+        call = ast.Call(ast.Name(node.name), [], [])
+        found = self._made(call, module, 0)
+        self._trail = [h if h[3] is not call.func else (*h[:3], None) for h in self._trail]
+        return found
 
     def _escaped(self) -> None:
         """A kernel a launch proves things of, reached another way too (`k = kernel` launched
         with a list; `KERNELS = [kernel]`; `ops.kernel` in a module whose launches are not read)
         may be launched with anything: each name a link went through is read only at the links,
         or nothing is proven of the kernel."""
+        linked = {id(h[3]): h[:3] for _, trail in self._links.values() for h in trail if h[3] is not None}
         for target, trail in self._links.values():
-            linked = {id(h[3]): h[:3] for h in trail if h[3] is not None}
             if any(self._read_elsewhere(*handle, linked) for handle in {h[:3] for h in trail}):
                 if isinstance(target, tuple):
                     self.launches.append((target[:2], Launch(target[2], 0, (), None)))
@@ -700,6 +757,11 @@ class Allocations(Resolution):
                         if exported:
                             self.launches.append((foreign[:2], Launch(foreign[2], 0, (), None)))
 
+    @functools.cached_property
+    def _dynamic(self) -> bool:
+        """Does the module read names by string (`_DYNAMIC`)? Searched once."""
+        return _DYNAMIC.search(self.text.text) is not None
+
     def _read_elsewhere(
         self, owner: Scope | None, name: str, attr: str | None, linked: dict[int, tuple[Scope | None, str, str | None]]
     ) -> bool:
@@ -713,13 +775,16 @@ class Allocations(Resolution):
         if (
             owner is self.scopes.module
             and attr is None
-            and _DYNAMIC.search(text)
+            and self._dynamic
             and re.search(rf"[\"']{re.escape(name)}[\"']", text)
         ):
             return True
-        spelled = len(re.findall(rf"(?<![\w.]){spelling}(?!\w)", text if text.isascii() else _nfkc(text)))
+        normal = text if text.isascii() else _nfkc(text)
         bound = 0 if attr or owner is None else len(owner.bindings.get(name, ()))
-        if spelled <= bound + list(linked.values()).count((owner, name, attr)):
+        bound += list(linked.values()).count((owner, name, attr))
+        if normal.count(attr or name) <= bound:  # the spelling's count is at most this
+            return False
+        if len(re.findall(rf"(?<![\w.]){spelling}(?!\w)", normal)) <= bound:
             return False
         if attr is not None:
             return any(id(n) not in linked for n in self._attribute_reads(owner).get((name, attr), ()))

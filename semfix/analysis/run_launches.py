@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from semfix.analysis.allocations import Allocations
 from semfix.analysis.nodes import Text, parse
 from semfix.analysis.resolution import NeedsAccesses
-from semfix.analysis.run_imports import _NAME, _resolve, import_statements, trailing
+from semfix.analysis.run_imports import _NAME, _resolve, import_statements, names_read_through, readers, trailing
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
@@ -36,7 +36,7 @@ from semfix.settings import Launch, ReadThrough
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
 _LAUNCHER = compiled(rb"pallas_call\s*\(|\.kernel\s*\(")
 _IDENT = compiled(rb"[A-Za-z_][A-Za-z0-9_]*")
-_DEF = compiled(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
+_DEF = compiled(rb"(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
 _GIVEN = compiled(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
 _BODIES = 4000  # bytes of a kernel given by keyword (`body=[partial(scs_kernel, ...), ...]`, comments between)
@@ -51,7 +51,8 @@ def launched_by_run(
     `__init__`, its source, its name as the run prints it). For each module of `wanted` (None:
     every one), the launches of its kernels in the others, each allocation placed at `file:line`.
     `through`: what a module reads through the run's others (`ReadThrough`: `pltpu` from a
-    compat module), by its name: its launches are read through it too."""
+    compat module), by its name: its launches are read through it too (read here for a
+    launching module it does not hold)."""
     modules = list(modules)
     names = tuple(module for module, _, _, _ in modules)
     named = trailing(names)  # each trailing part of a module's name: the modules it names
@@ -74,14 +75,23 @@ def launched_by_run(
         if (defs := launched.intersection(_defs(data))) and may_contain_calls(data, through_run=True)
     }
     spelled = {name.decode("latin-1") for defs in kernels.values() for name in defs}
-    found: dict[str, list[Launch]] = {}
+    chosen = []  # the modules that may launch a kernel of `kernels`, each with how it names the run's
     for importer, is_package, data, label in modules:
         within = functools.partial(target, importer, importer if is_package else importer.rpartition(".")[0])
-        if not _may_launch(data, within, kernels, windows[id(data)][1]):
-            continue
-        read = (through or {}).get(importer, ReadThrough())
+        if _may_launch(data, within, kernels, windows[id(data)][1]):
+            chosen.append((importer, is_package, data, label, within))
+    through = dict(through or {})
+    if unread := {importer for importer, *_ in chosen if importer not in through}:  # `pl` from a compat module
+        plain = [module[:3] for module in modules]
+        through.update(names_read_through(plain, readers(plain, unread)))
+    found: dict[str, list[Launch]] = {}
+    for importer, is_package, data, label, within in chosen:
+        read = through.get(importer, ReadThrough())
         for (level, module), launch in _launches(data, spelled, is_package, read):
             kernel_module = within(level, module)
+            if kernel_module is None and module and "." in module:  # `Kernels.kernel` of `from .ops import Kernels`
+                module, _, owner = module.rpartition(".")
+                kernel_module, launch = within(level, module), launch._replace(kernel=f"{owner}.{launch.kernel}")
             if kernel_module is None or (wanted is not None and kernel_module not in wanted):
                 continue
             scratch = launch.scratch
@@ -128,10 +138,10 @@ def _may_launch(
 
 
 def _defs(data: bytes) -> list[bytes]:
-    """The names of the defs at the module's top (`_DEF`), the pattern tried only after a line
-    break before `def` or `async`."""
+    """The names of the defs and classes at the module's top (`_DEF`), the pattern tried only
+    after a line break before `def`, `async` or `class`."""
     names = [] if (first := _DEF.match(data)) is None else [first[1]]
-    for literal in (b"\ndef", b"\nasync", b"\rdef", b"\rasync"):
+    for literal in (b"\ndef", b"\nasync", b"\nclass", b"\rdef", b"\rasync", b"\rclass"):
         at = data.find(literal)
         while at != -1:
             if (match := _DEF.match(data, at + 1)) is not None:
