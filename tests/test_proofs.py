@@ -192,10 +192,10 @@ def kernel(x_ref, o_ref, sem, sems):
     runs: list[bool] = []
 
     def changed_verdict(
-        text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool
+        text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool, rounds: int = run.ROUNDS
     ) -> run.Result:
         runs.append(apply_fixes)
-        return once(text, tree, encoding, replace(settings, unsafe_fixes=len(runs) > 1), apply_fixes)
+        return once(text, tree, encoding, replace(settings, unsafe_fixes=len(runs) > 1), apply_fixes, rounds)
 
     assert fix_source(source).source == source.replace("sem[...]", "sem")  # as it is: the read fixed, sems[1] left
     monkeypatch.setattr(run, "analyse_tree", changed_verdict)
@@ -233,3 +233,37 @@ def test_a_fix_that_leaves_a_fix_to_make_is_refused() -> None:
     decision = Decision("SEM002", ((wait, wait + 4, "sems"),), (_Unchanged(),), settles=False)  # type: ignore[arg-type]
     with pytest.raises(SafetyError, match="a second run would change"):
         apply_and_prove(Text(text), ast.parse(text), [decision], "utf-8", settings, [])
+
+
+UNSAFE_THEN_MORE = """\
+from jax.experimental.pallas import tpu as pltpu
+
+
+def _start(src, dst, sem):
+    def go():
+        pltpu.make_async_copy(src, dst, sem).start()
+
+    go()
+
+
+def kernel(x_hbm, o_hbm, flags, pair, sems):
+    def step():
+        sem = flags
+
+    for src, dst, sem in ((x_hbm.at[0:2], o_hbm.at[0:2], pair[0]), (x_hbm.at[2:4], o_hbm.at[2:4][...], sems)):
+        pltpu.make_async_copy(src, dst, sem).start()
+    _start(x_hbm.at[4:6], o_hbm.at[4:6], pair[1])
+"""
+
+
+def test_unsafe_fixes_are_made_again_until_a_pass_makes_none() -> None:
+    """The oracle's seeds 951051, 952629, 952819: under `--unsafe-fixes` the view one fix writes
+    (`pair.at[1]`) is evidence that lets the next pass fix the loop's `pair[0]`; the proof's second
+    pass refused that as an internal error and left the file. As ruff does, the fixes are made
+    again, each pass proven, until one makes none: a further run changes nothing."""
+    unsafe = build_settings(unsafe_fixes=True)
+    fixed = fix_source(UNSAFE_THEN_MORE, settings=unsafe)
+    assert "pair.at[1])" in fixed.source and "o_hbm.at[2:4][...]" in fixed.source
+    assert fix_source(fixed.source, settings=unsafe).source == fixed.source
+    assert sorted(f.original for f in fixed.applied) == ["pair[0]", "pair[1]"]
+    assert fix_source(UNSAFE_THEN_MORE).source == UNSAFE_THEN_MORE  # no safe fix here

@@ -62,7 +62,14 @@ def parse_whole(text: str) -> ast.Module:
         raise syntax_error(text, error) from None
 
 
-def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool) -> Result:
+#: Passes of unsafe fixes made at most, as ruff iterates: a view written by one (`pair.at[1]`)
+#: is evidence that may prove another (`pair[0]`) on the next pass.
+ROUNDS = 10
+
+
+def analyse_tree(
+    text: str, tree: ast.Module, encoding: str, settings: Settings, apply_fixes: bool, rounds: int = ROUNDS
+) -> Result:
     """`analyse` from the parsed tree (`apply_and_prove` runs it again on the new text)."""
     engine, findings = run_rules(Text(text), tree, settings)
     if not apply_fixes:
@@ -71,17 +78,27 @@ def analyse_tree(text: str, tree: ast.Module, encoding: str, settings: Settings,
         return Result(text, encoding, tuple(replace(f, applied=False) for f in findings))
     if all(isinstance(c, Removal) for fix in engine.fixes for c in fix.changes):  # a removal alone is never made
         return Result(text, encoding, tuple(findings))
-    new_text = apply_and_prove(engine.text, tree, engine.fixes, encoding, settings, findings)
+    new_text, later = apply_and_prove(engine.text, tree, engine.fixes, encoding, settings, findings, rounds)
+    if later is not None:  # unsafe fixes made, then more on the next pass: its findings are what is left
+        return Result(new_text, encoding, (*(f for f in findings if f.applied), *later))
     return Result(new_text, encoding, tuple(findings))
 
 
 def apply_and_prove(
-    old: Text, tree: ast.Module, fixes: list[Decision], encoding: str, settings: Settings, findings: list[Finding]
-) -> str:
+    old: Text,
+    tree: ast.Module,
+    fixes: list[Decision],
+    encoding: str,
+    settings: Settings,
+    findings: list[Finding],
+    rounds: int = ROUNDS,
+) -> tuple[str, tuple[Finding, ...] | None]:
     """The new text with every fix made, proven: it compiles, parses to the tree the fixes
     declare (made here from `tree`, in place) and a second pass, where one could find more
     (`Decision.settles`, or an unfixed finding of a rule that does not settle), changes nothing.
-    SafetyError otherwise."""
+    SafetyError otherwise. Where an unsafe fix was made (`--unsafe-fixes`) the second pass may
+    make more: its text, proven the same way, and its findings are given instead (`rounds`
+    passes at most)."""
     from semfix.engine.proof import free_names, prove, settles_by_construction, shifts_lines  # loaded by a fix
 
     edits = sorted(edit for fix in fixes for edit in fix.edits)
@@ -97,10 +114,13 @@ def apply_and_prove(
     if unbound is not None and actual is not None and (read := free_names(actual) - unbound):
         raise SafetyError(f"the rewritten source reads {', '.join(sorted(read))}, which nothing would bind")
     if actual is not None:  # a second pass must change nothing
-        second = analyse_tree(new_text, actual, encoding, again, apply_fixes=True)
+        second = analyse_tree(new_text, actual, encoding, again, apply_fixes=True, rounds=rounds - 1)
         if second.text != new_text or any(f.applied for f in second.findings):
-            raise SafetyError("a second run would change the rewritten source again")
-    return new_text
+            unsafe = any(f.applied and f.fix is not None and f.fix.applicability == "unsafe" for f in findings)
+            if not unsafe or rounds <= 1:
+                raise SafetyError("a second run would change the rewritten source again")
+            return second.text, second.findings
+    return new_text, None
 
 
 def _with_their_edits(findings: list[Finding], decisions: list[Decision]) -> list[Finding]:
