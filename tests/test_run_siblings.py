@@ -250,6 +250,8 @@ REACHED = {
     "kept in a dict by another module": {"other.py": 'from .before import kernel\n\nKERNELS = {"copy": kernel}\n'},
     "read as before.kernel by another module": {"other.py": "from . import before\n\nKERNEL = before.kernel\n"},
     "re-exported by the package": {"__init__.py": "from .before import kernel\n"},
+    "read by string by another module": {"other.py": 'from . import before\n\nKERNEL = getattr(before, "kernel")\n'},
+    "its module handed on by another": {"other.py": "import kern.before as ops\n\nKERNELS = vars(ops)\n"},
 }
 
 

@@ -15,6 +15,7 @@ import itertools
 import re
 import string
 import unicodedata
+from collections import Counter
 from collections.abc import Collection, Sequence
 
 from semfix.analysis.nodes import has_slice, is_at, source_order, walk
@@ -51,6 +52,7 @@ Handle = tuple["Scope | None", str, str | None, ast.Name | None]
 #: What one allocation proves of the parameter it is bound to: its kind, then its semaphore
 #: kind and its rank, each with the allocation that proves it (here, or in another module).
 Fact = tuple[Kind, tuple[str, ast.expr | Allocated] | None, tuple[int, ast.expr | Allocated] | None]
+_UNATTRIBUTED = compiled(r"(?<![\w.])([A-Za-z_]\w*)(?!\w)(?!\s*\.\s*(?!__)[A-Za-z_])")  # `ops`, not `ops.kernel`
 _DYNAMIC = compiled(r"\bglobals\(\)|\bvars\(\)|sys\.modules\b|\bgetattr\(")  # a module's names read by string
 _LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
 _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
@@ -662,6 +664,12 @@ class Allocations(Resolution):
         cannot read forgets every def the name holds (a factory's kernel, a class's methods)."""
         module = self.scopes.module
         for launch in self.launched:
+            if launch.kernel == "*":  # another module reads this one bare (`getattr(ops, "kernel")`)
+                for bindings in module.bindings.values():
+                    for binding in bindings:
+                        if isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                            self._forget_all(binding.node)
+                continue
             spelled = re.fullmatch(r"(\w+)(\(\))?(?:\.(\w+))?", launch.kernel)
             if spelled is None:
                 continue
@@ -747,15 +755,37 @@ class Allocations(Resolution):
             attrs = [None]  # `name` read bare, then as `name.kernel`
             if name + "." in text or re.search(rf"{re.escape(name)}\s", text):
                 attrs += set(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\.\s*(\w+)", text)).intersection(kernels)
+            module_like = name + "." in text or self._dynamic or "vars(" in text  # `ops.x`, `getattr(ops, ...)`
+            bare = module_like and self._read_bare(name, len(bindings))
             for binding in bindings:
                 if binding.kind != "import":
                     continue
+                every = _foreign(binding, name, "*")  # `ops` itself read: any of its kernels
+                if bare and every is not None:
+                    self.launches.append((every[:2], Launch("*", 0, (), None)))
                 for attr in attrs:
                     foreign = _foreign(binding, name, attr)
                     if foreign is not None and foreign[2] in kernels:
                         self._links.setdefault(foreign, (foreign, []))[1].append((module, name, attr, None))
                         if exported:
                             self.launches.append((foreign[:2], Launch(foreign[2], 0, (), None)))
+
+    def _read_bare(self, name: str, bound: int) -> bool:
+        """Is the module-level `name` (a module of the run, `from . import ops`) read other than as
+        `ops.attr`: `getattr(ops, "kernel")`, `vars(ops)`, `ops.__dict__`, handed on? Then any of
+        its kernels may be launched where the run cannot see."""
+        if self._unattributed[name] <= bound:  # the imports themselves
+            return False
+        module = self.scopes.module
+        attributes = self._attribute_reads(module)
+        read = {id(n) for (head, attr), names in attributes.items() if head == name and attr[:2] != "__" for n in names}
+        return any(id(n) not in read and isinstance(n.ctx, ast.Load) for n in self._names_of(module).get(name, ()))
+
+    @functools.cached_property
+    def _unattributed(self) -> Counter[str]:
+        """How often each identifier is spelled other than after or before a dot (`ops.__dict__`
+        counts): one search of the text for `_read_bare`."""
+        return Counter(_UNATTRIBUTED.findall(self.text.text))
 
     @functools.cached_property
     def _dynamic(self) -> bool:

@@ -132,6 +132,9 @@ def _may_launch(
             defs = kernels.get(kernel_module or "", ())
             if defs and (defs.intersection(given) or any(_attribute(data, name) for name in defs)):
                 return True
+        modules_named = targets[-len(names) :] if names else []  # each name's module, where it names one
+        if any(kernels.get(t or "") for t in modules_named) and any(_bare(data, n) for n in names if n != b"as"):
+            return True  # a kernel module read by string: `getattr(ops, "kernel")`
         if any(targets):
             imported.update(names)
     return bool(imported.intersection(launched))
@@ -148,6 +151,18 @@ def _defs(data: bytes) -> list[bytes]:
                 names.append(match[1])
             at = data.find(literal, at + 1)
     return names
+
+
+def _bare(data: bytes, name: bytes) -> bool:
+    """Are the names of `name` (a module the bytes import) read by string: `getattr(ops, ...)`,
+    `vars(ops)`, `ops.__dict__`?"""
+    if name not in data or not (b"getattr" in data or b"vars" in data or b"__dict__" in data):
+        return False
+    spelled = re.escape(name)
+    return (
+        re.search(rb"\b(?:getattr|vars)\s*\(\s*" + spelled + rb"\b|(?<![\w.])" + spelled + rb"\s*\.\s*__dict__", data)
+        is not None
+    )
 
 
 def _attribute(data: bytes, name: bytes) -> bool:
