@@ -36,6 +36,7 @@ from semfix.settings import Launch, ReadThrough
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
 _LAUNCHER = compiled(rb"pallas_call\s*\(|\.kernel\s*\(")
 _IDENT = compiled(rb"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = compiled(rb"\w+")
 _DEF = compiled(rb"(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
 _GIVEN = compiled(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
@@ -75,10 +76,11 @@ def launched_by_run(
         if (defs := launched.intersection(_defs(data))) and may_contain_calls(data, through_run=True)
     }
     spelled = {name.decode("latin-1") for defs in kernels.values() for name in defs}
+    tails = {module.rpartition(".")[2].encode("latin-1") for module in kernels}  # what an import of one spells
     chosen = []  # the modules that may launch a kernel of `kernels`, each with how it names the run's
     for importer, is_package, data, label in modules:
         within = functools.partial(target, importer, importer if is_package else importer.rpartition(".")[0])
-        if _may_launch(data, within, kernels, windows[id(data)][1]):
+        if _may_launch(data, within, kernels, windows[id(data)][1], tails):
             chosen.append((importer, is_package, data, label, within))
     through = dict(through or {})
     if unread := {importer for importer, *_ in chosen if importer not in through}:  # `pl` from a compat module
@@ -106,16 +108,22 @@ def _may_launch(
     within: Callable[[int, str | None], str | None],
     kernels: Mapping[str, set[bytes]],
     launched: set[bytes],
+    tails: set[bytes],
 ) -> bool:
     """Do the bytes import a kernel of `kernels` (by module) from its module of the run (`from
     .ops import kernel`, or `ops` then `ops.kernel`: read anywhere, it may be launched where the
     run cannot see), or spell a launcher whose arguments (or a local's value they name) spell a
     name a from-import of a run module binds (`launched`: what `_launched` reads)? Over-reports:
-    it only costs an analysis."""
+    it only costs an analysis. An import that spells none of `tails` (each kernel module's last
+    name) names none of them, unless it is `from . import kernel` of a package's `__init__`."""
     if b"import" not in data:
         return False
     imported: set[bytes] = set()
     for match in import_statements(data):
+        words = _WORD.findall(match["names"]) + _WORD.findall(match["module"] or b"")
+        if not launched and tails.isdisjoint(words):  # names no kernel module, unless
+            if match["module"] is None or match["module"].strip(b". \t\\\r\n"):  # `from . import kernel`
+                continue
         names = _NAME.findall(match["names"])
         spelled = [name.decode("latin-1") for name in names]
         if match["module"] is None:  # `import pkg.ops as ops`, then `ops.kernel`
