@@ -24,6 +24,8 @@ from semfix.analysis.run_imports import (
     _IMPORTS,
     _READ_THROUGH,
     STAR,
+    _imported_names,
+    _imported_names_parsed,
     heads_read_through,
     import_statements,
     names_imported,
@@ -361,3 +363,32 @@ def test_the_heads_read_through_found_by_find_are_the_pattern_s(data: bytes) -> 
 
 def _spans(matches: Iterable[re.Match[bytes]]) -> list[tuple[tuple[int, int], dict[str, bytes | None]]]:
     return [(match.span(), match.groupdict()) for match in matches]
+
+
+def test_the_names_read_from_the_text_hold_every_name_the_parse_finds() -> None:
+    """`names_imported` reads imports and reads through a module from the text (a parse per
+    importer was most of a run with every rule on): on semfix, its tests and its fixtures, it
+    finds every name the parse finds, and perhaps more (strings, comments), never fewer."""
+    checkout = Path(__file__).resolve().parents[1]
+    prefixes = {"pkg", "pkg.compat", "semfix", "semfix.analysis", "semfix.analysis.nodes", "jax", "jax.experimental"}
+    for path in [*checkout.glob("semfix/**/*.py"), *checkout.glob("tests/**/*.py")]:
+        data = path.read_bytes()
+        text = {(source, name) for source, names in _imported_names(data, "pkg", prefixes) for name in names}
+        parsed = {(source, name) for source, names in _imported_names_parsed(data, "pkg", prefixes) for name in names}
+        assert parsed <= text, (path, parsed - text)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"from . import compat\n\n# a test has to import compat first\nx = compat.pltpu\n",
+        b"from . import compat\n\nx = \xef\xbd\x83ompat.pltpu  # the fullwidth c reads as c\n",
+        b"from . import compat\n\nx = (compat  # the module\n     .pltpu)\n",
+    ],
+    ids=["a comment that seems to rebind", "an identifier NFKC reads as ASCII", "a comment inside the chain"],
+)
+def test_a_read_through_a_module_is_found_in_the_text_however_it_is_spelled(source: bytes) -> None:
+    assert names_imported([("pkg", True, b""), ("pkg.compat", False, b""), ("pkg.user", False, source)]) == {
+        "pkg": frozenset({"compat"}),
+        "pkg.compat": frozenset({"pltpu"}),
+    }

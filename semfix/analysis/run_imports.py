@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import lru_cache, partial
 
@@ -29,7 +30,9 @@ from semfix.analysis.nodes import Text, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
+from semfix.errors import SourceError
 from semfix.patterns import compiled
+from semfix.rewrite.text import decode
 from semfix.settings import Passed, ReadThrough
 
 STAR = "*"
@@ -51,6 +54,8 @@ _IMPORTS = compiled(
     rb"(?=" + _LINE + rb"*(?P<names>\((?:[^)#]|#[^\r\n]*[\r\n])*|(?:[^\r\n;#\\]|\\(?:\r\n?|\n))*))"
 )
 _NAME = compiled(rb"[^\s,()#;\\]+")
+_COMMENT = compiled(rb"#[^\r\n]*")
+_WORD = compiled(rb"\w+")
 
 
 def import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
@@ -147,28 +152,77 @@ def names_imported(
     for importer, is_package, data in modules:
         if b"import" not in data or not spellings.may_name(importer, is_package, data):
             continue
-        if (tree := _parsed(data)) is None:
-            continue
         package = importer if is_package else importer.rpartition(".")[0]
-        bound: dict[str, str] = {}  # each name an import binds: the module (or name) it is bound to
-        for node, _ in _statements(tree.body):  # every import is a statement: the expressions wait
-            if isinstance(node, ast.Import):
-                bound.update((a.asname, a.name) if a.asname else (a.name.partition(".")[0],) * 2 for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and (source := _resolve(package, node.level, node.module)):
-                names = [alias.name for alias in node.names]
-                for target in named.get(source, ()):
-                    if target != importer:
-                        found.setdefault(target, set()).update(names)
-                bound.update((a.asname or a.name, f"{source}.{a.name}") for a in node.names)
-        # Only a name bound to a wanted module, or to a package above one, can head a read of it.
-        heads = {name for name, target in bound.items() if target in prefixes}
-        attributes = [n for n in walk(tree) if isinstance(n, ast.Attribute) and _head(n) in heads] if heads else []
-        for read in attributes:  # `compat.pltpu`, `ringlib.compat.pltpu`: the module's name `pltpu`
-            path = _dotted(read.value, bound)
-            for target in named.get(path or "", ()):
+        for source, names in _imported_names(data, package, prefixes):
+            for target in named.get(source, ()):
                 if target != importer:
-                    found.setdefault(target, set()).add(read.attr)
+                    found.setdefault(target, set()).update(names)
     return {module: frozenset(names) for module, names in found.items()}
+
+
+def _imported_names(data: bytes, package: str, prefixes: Collection[str]) -> Iterator[tuple[str, list[str]]]:
+    """Each module a file's imports and reads name, with the names it takes from it, read from
+    its text (a parse of each importer was most of a run with every rule on): `from .sync import
+    X` takes `X` from `pkg.sync`; `compat.pltpu`, after `from . import compat`, takes `pltpu` from
+    `pkg.compat` (`prefixes`: the modules whose reads count, and the packages above them).
+    Strings and comments may spell more: a name kept that need not be costs nothing. Text
+    outside ASCII is read as Python reads names (decoded, NFKC); an import that still spells a
+    name outside ASCII has the file parsed instead."""
+    if not data.isascii():
+        try:
+            data = unicodedata.normalize("NFKC", decode(data)[0]).encode("utf-8")
+        except SourceError:
+            return  # it is the run's to report
+        if not all(m[0].isascii() and m["names"].isascii() for m in import_statements(data)):
+            yield from _imported_names_parsed(data, package, prefixes)
+            return
+    bound: dict[str, set[str]] = {}  # each name an import binds: every module (or name) it may be bound to
+    for match in import_statements(data):  # (a comment's "import jtu first" binds nothing: it adds, never replaces)
+        tokens = [t.decode() for t in _NAME.findall(_COMMENT.sub(b"", match["names"]))]
+        pairs: list[tuple[str, str | None]] = []
+        while tokens:  # `name`, or `name as alias`
+            aliased = len(tokens) > 2 and tokens[1] == "as"
+            pairs.append((tokens[0], tokens[2] if aliased else None))
+            tokens = tokens[3 if aliased else 1 :]
+        if match["module"] is None:  # `import a.b as d` binds `d` to `a.b`, `import a.b` binds `a`
+            for name, alias in pairs:
+                bound.setdefault(alias or name.partition(".")[0], set()).add(name if alias else name.partition(".")[0])
+            continue
+        dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode()
+        module = dotted.lstrip(".")
+        if (source := _resolve(package, len(dotted) - len(module), module or None)) is None:
+            continue
+        yield source, [name for name, _ in pairs]
+        for name, alias in pairs:
+            bound.setdefault(alias or name, set()).add(f"{source}.{name}")
+    # Only a name bound to a wanted module, or to a package above one, can head a read of it.
+    heads = sorted(name for name, targets in bound.items() if name.isidentifier() and not targets.isdisjoint(prefixes))
+    if not heads:
+        return
+    spelled = b"|".join(head.encode() for head in heads)
+    chains = re.compile(rb"(?<![\w.])(" + spelled + rb")((?:" + _GAP + rb"\." + _GAP + rb"\w+)+)")
+    for match in chains.finditer(data):  # `compat.pltpu`, `ringlib.compat.pltpu`: the module's name `pltpu`
+        steps = [step.decode() for step in _WORD.findall(_COMMENT.sub(b"", match[2]))]
+        for target in bound[match[1].decode()]:
+            for end in range(len(steps)):
+                yield ".".join([target, *steps[:end]]), [steps[end]]
+
+
+def _imported_names_parsed(data: bytes, package: str, prefixes: Collection[str]) -> Iterator[tuple[str, list[str]]]:
+    """`_imported_names`, from the parse (nothing where it does not parse: it is the run's to report)."""
+    if (tree := _parsed(data)) is None:
+        return
+    bound: dict[str, str] = {}
+    for node, _ in _statements(tree.body):  # every import is a statement: the expressions wait
+        if isinstance(node, ast.Import):
+            bound.update((a.asname, a.name) if a.asname else (a.name.partition(".")[0],) * 2 for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and (source := _resolve(package, node.level, node.module)):
+            yield source, [alias.name for alias in node.names]
+            bound.update((a.asname or a.name, f"{source}.{a.name}") for a in node.names)
+    heads = {name for name, target in bound.items() if target in prefixes}
+    for read in [n for n in walk(tree) if isinstance(n, ast.Attribute) and _head(n) in heads] if heads else []:
+        if (path := _dotted(read.value, bound)) is not None:
+            yield path, [read.attr]
 
 
 @lru_cache(maxsize=64)
