@@ -1066,10 +1066,24 @@ def test_a_value_captured_from_the_kernel_is_not_plainly_a_ref(servelib: Path) -
 
 
 def test_a_kind_error_at_a_helper_built_descriptors_wait(servelib: Path) -> None:
-    """`copy = _copy(x_ref, o_ref, flags.at[0])`: the helper's argument and its allocation."""
+    """`copy = _copy(x_ref, o_ref, flags.at[0])`: the helper's argument and its allocation,
+    where the kernel's module is read only by its names (run.py's `getattr(kernels, name)`,
+    a launch with any scratch, made explicit here): then no launch semfix cannot see may
+    give `flags` another kind."""
+    run = servelib / "servelib" / "run.py"
+    text = run.read_text().replace("getattr(kernels, name)", "kernels.signal_kernel")
+    run.write_text(text.replace('getattr(kernels, "run_" + name.removesuffix("_kernel"))', "kernels.run_helper_wait"))
     result = _explain_fix("serve_helper_wait.log", servelib)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "At line 43, SEM006 `flags.at[0]` is a regular semaphore (allocated at line 52" in result.stdout
+
+
+def test_a_kernel_module_read_by_a_computed_name_proves_no_kind(servelib: Path) -> None:
+    """As recorded, run.py launches `getattr(kernels, name)` with scratch semfix cannot read:
+    any kernel of kernels.py may get any kind there, so explain points at no allocation."""
+    result = _explain_fix("serve_helper_wait.log", servelib)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "SEM006" not in result.stdout and "Cannot point at the semaphore" in result.stdout
 
 
 def test_after_a_fix_explain_says_what_else_check_finds(servelib: Path) -> None:

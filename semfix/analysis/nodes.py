@@ -69,34 +69,39 @@ def walk(node: ast.AST) -> list[ast.AST]:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def names_within(tree: ast.AST) -> dict[int, dict[str, list[ast.Name]]]:
-    """Every Name in each def and lambda of `tree`, `tree` itself included (nested ones', its
-    decorators' and defaults' too, as `walk` of the def would find them), by spelling, keyed by
-    id() of the def: one walk answers for all of them, where a walk of each def walked a
-    nested def once for each def around it (a fifth of a check of real kernels)."""
-    found: dict[int, dict[str, list[ast.Name]]] = {}
-    top = () if type(tree) in _FUNCTIONS else (found.setdefault(id(tree), {}),)  # a module's too
-    stack: list[tuple[ast.AST, tuple[dict[str, list[ast.Name]], ...]]] = [(tree, top)]
+#: Each def's (and lambda's) own Names by spelling, not those of the defs nested in it, and
+#: those nested defs: `names_within`'s answer, keyed by id() of the def.
+Within = dict[int, tuple[dict[str, list[ast.Name]], list[ast.AST]]]
+
+
+def names_within(tree: ast.AST) -> Within:
+    """Every Name in each def and lambda of `tree`, `tree` itself included, as the def's own
+    (its decorators' and defaults' too, as `walk` of the def would find them) and the defs
+    nested in it: one walk answers for all of them, each Name kept once (`Resolution.names_in`
+    merges a def's with its nested ones' where asked)."""
+    found: Within = {}
+    top = None if type(tree) in _FUNCTIONS else found.setdefault(id(tree), ({}, []))  # a module's too
+    stack: list[tuple[ast.AST, tuple[dict[str, list[ast.Name]], list[ast.AST]] | None]] = [(tree, top)]
     while stack:
-        node, owners = stack.pop()
+        node, owner = stack.pop()
         kind = type(node)
-        if isinstance(node, ast.Name):
-            for names in owners:
-                names.setdefault(node.id, []).append(node)
+        if kind is ast.Name:
+            if owner is not None:
+                owner[0].setdefault(node.id, []).append(node)  # type: ignore[attr-defined,arg-type]
             continue
         if kind in _FUNCTIONS:
-            table: dict[str, list[ast.Name]] = {}
-            found[id(node)] = table
-            owners = (*owners, table)
+            if owner is not None:
+                owner[1].append(node)
+            owner = found[id(node)] = ({}, [])
         fields = _CHILDREN.get(kind)
         if fields is None:
             fields = _CHILDREN[kind] = tuple(node._fields)
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                stack.extend((item, owners) for item in value if isinstance(item, ast.AST))
+                stack.extend((item, owner) for item in value if isinstance(item, ast.AST))
             elif isinstance(value, ast.AST):
-                stack.append((value, owners))
+                stack.append((value, owner))
     return found
 
 

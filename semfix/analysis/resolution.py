@@ -15,7 +15,7 @@ from bisect import bisect_left
 from enum import Enum
 from typing import TYPE_CHECKING, TypeGuard
 
-from semfix.analysis.nodes import branches, has_slice, is_at, names_within, read_target, unchain, unpacked
+from semfix.analysis.nodes import Within, branches, has_slice, is_at, names_within, read_target, unchain, unpacked
 from semfix.analysis.paths import EVERY, Path, none_tests, path
 from semfix.analysis.scopes import Binding, Scope, Tracking
 from semfix.analysis.views import unread, unview
@@ -75,6 +75,7 @@ class Resolution:
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
         self._names: dict[int, dict[str, list[ast.Name]]] = {}  # by id() of a def: its Names (`names_in`)
+        self._within: Within = {}  # by id() of a def: its own Names and the defs nested in it (`names_within`)
         self._by_position: tuple[list[tuple[int, int]], list[ast.Call]] | None = None  # `_calls_in`
 
     def tracking(self) -> Tracking:
@@ -230,9 +231,19 @@ class Resolution:
         outermost def around it answers for every def in that one (`names_within`; a walk per
         nested def was a third of a real tree's check, and a walk of each def it holds again
         a fifth)."""
-        if id(function) not in self._names:
-            self._names.update(names_within(self._outermost(function)))
-        return self._names[id(function)]
+        key = id(function)
+        if key not in self._names:
+            if key not in self._within:
+                self._within.update(names_within(self._outermost(function)))
+            own, nested = self._within[key]
+            merged = own
+            if nested:
+                merged = {name: list(reads) for name, reads in own.items()}
+                for inner in nested:
+                    for name, reads in self.names_in(inner).items():
+                        merged.setdefault(name, []).extend(reads)
+            self._names[key] = merged
+        return self._names[key]
 
     def _calls_in(self, function: ast.FunctionDef) -> list[ast.Call]:
         """The calls in a def's text (its decorators' aside), in order: the scope builder's
