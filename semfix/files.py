@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cache
@@ -62,6 +62,8 @@ class Discovery:
     #: Files found but not taken, and why: not regular files (a link to /dev/zero would be read
     #: until memory runs out), and links that leave the project (a fix would write outside it).
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    #: The files taken that are not known to be no link (`module_names` asks no lstat of the rest).
+    links: set[Path] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -172,17 +174,22 @@ def discover(
         if forced and not path.is_dir() and excludes(path):
             continue
         for candidate in _tree(path, excludes) if path.is_dir() else [path]:
-            try:
-                status: os.stat_result | None = os.stat(candidate)
+            try:  # one lstat for a file that is no link: its stat
+                status: os.stat_result | None = os.lstat(candidate)
+                linked = stat.S_ISLNK(status.st_mode)  # type: ignore[union-attr]
+                if linked:
+                    status = os.stat(candidate)
             except OSError:
-                status = None
-            if status is not None and (reason := skip_reason(candidate, status.st_mode, path)) is not None:
+                status, linked = None, True
+            if status is not None and (reason := skip_reason(candidate, status.st_mode, path, linked)) is not None:
                 found.skipped.append((candidate, reason))
                 continue
             key = (status.st_dev, status.st_ino) if status else os.path.normpath(candidate)
             if key not in seen:
                 seen.add(key)
                 found.files.append(candidate)
+                if linked:
+                    found.links.add(candidate)
     return found
 
 
@@ -205,14 +212,15 @@ def project_root(given: Path) -> Path:
     return toplevel(folder) or folder
 
 
-def skip_reason(path: Path, mode: int, given: Path) -> str | None:
+def skip_reason(path: Path, mode: int, given: Path, linked: bool = True) -> str | None:
     """Why a file found under `given`, of this mode, is not taken (None: it is): it is not a
     regular file, or it is reached through a symbolic link that leaves the project, which a fix
     would write through (black skips such links too). A broken link is taken, to be reported.
-    What makes two names one file (a file and a link to it: one write) is its device and inode."""
+    What makes two names one file (a file and a link to it: one write) is its device and inode.
+    `linked`: the path itself may be a link (False where its lstat said it is none)."""
     if (reason := _not_regular(mode)) is not None:
         return reason
-    real = _real(str(path))
+    real = _real(str(path), linked)
     if real == os.path.abspath(path):
         return None  # no link on the way: the path is where it is
     root = _real(str(project_root(given)))
@@ -221,10 +229,11 @@ def skip_reason(path: Path, mode: int, given: Path) -> str | None:
     return f"a symbolic link to {real}, outside the project ({root}): skipped, never written through"
 
 
-def _real(path: str) -> str:
-    """`os.path.realpath`, its folders' part looked up once per folder: realpath reads each
-    component of each file's path again (an lstat apiece, a fifth of a warm run's discovery)."""
-    if os.path.islink(path):
+def _real(path: str, linked: bool = True) -> str:
+    """`os.path.realpath`, its folders' part looked up once per folder (`_real_folder`):
+    realpath reads each component of each file's path again (an lstat apiece, a fifth of a warm
+    run's discovery). `linked`: the path itself may be a link."""
+    if linked and os.path.islink(path):
         return os.path.realpath(path)
     folder, name = os.path.split(os.path.abspath(path))
     return os.path.join(_real_folder(folder), name)
@@ -232,7 +241,18 @@ def _real(path: str) -> str:
 
 @cache
 def _real_folder(folder: str) -> str:
-    return os.path.realpath(folder)
+    """Where an absolute folder really is: its parent's, then one lstat of its own name (a
+    link is followed as realpath follows it), so that the folders of a tree share their parents'."""
+    parent, name = os.path.split(folder)
+    if not name or parent == folder:
+        return os.path.realpath(folder)
+    try:
+        linked = stat.S_ISLNK(os.lstat(folder).st_mode)
+    except OSError:
+        return os.path.realpath(folder)
+    if linked or name in (".", ".."):
+        return os.path.realpath(folder)
+    return os.path.join(_real_folder(parent), name)
 
 
 def read_source(path: Path) -> bytes:
@@ -240,10 +260,16 @@ def read_source(path: Path) -> bytes:
     between discovery and reading) is refused, not read until memory runs out or forever."""
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(descriptor, "rb") as handle:
-            if (reason := _not_regular(os.fstat(handle.fileno()).st_mode)) is not None:
+        try:  # one fstat, where a file object takes three
+            status = os.fstat(descriptor)
+            if (reason := _not_regular(status.st_mode)) is not None:
                 raise FileError(reason)
-            return handle.read()
+            chunks = [os.read(descriptor, status.st_size + 1)]
+            while chunks[-1]:  # it grew since the fstat
+                chunks.append(os.read(descriptor, 1 << 16))
+            return b"".join(chunks)
+        finally:
+            os.close(descriptor)
     except OSError as error:
         raise FileError(f"cannot read: {error.strerror or error}") from None
 
@@ -345,12 +371,13 @@ def decode_source(data: bytes) -> str:
 _PROJECT_ROOT = ("pyproject.toml", ".git", ".hg")
 
 
-def module_names(paths: Iterable[Path]) -> dict[Path, tuple[str, bool]]:
+def module_names(paths: Iterable[Path], links: Collection[Path] | None = None) -> dict[Path, tuple[str, bool]]:
     """Each file's dotted name, and whether it is a package's `__init__`: the packages (folders
     with an `__init__.py`) above it, and above those the folders that may be namespace packages,
     up to the project root (the nearest folder holding pyproject.toml, .git or .hg) or a folder
     not named as a Python name. An import may name the file by any trailing part of that name
-    (which folder is on `sys.path` is not known): `semfix/analysis/run_imports.py`."""
+    (which folder is on `sys.path` is not known): `semfix/analysis/run_imports.py`. `links`: the
+    paths that may be links (`Discovery.links`; None: any may be, each is asked)."""
     namespaces: dict[Path, tuple[str, ...]] = {}
     packages: dict[Path, tuple[str, ...]] = {}  # a folder: the dotted name of what it holds
 
@@ -362,19 +389,22 @@ def module_names(paths: Iterable[Path]) -> dict[Path, tuple[str, bool]]:
 
     def package(folder: Path) -> tuple[str, ...]:  # asked once per folder, not once per file in it
         if folder not in packages:
-            inside = folder.name and (folder / "__init__.py").is_file()
+            init = folder / "__init__.py"
+            inside = folder.name and (init in known or init.is_file())  # a file of the run: no stat
             packages[folder] = (*package(folder.parent), folder.name) if inside else above(folder)
         return packages[folder]
 
+    paths = list(paths)
+    known = set(paths)
     named = {}
     resolved: dict[Path, Path] = {}  # a folder: where it really is
     for path in paths:
         is_package = path.stem == "__init__"
-        if path.is_symlink():
+        if (path in links) if links is not None else path.is_symlink():
             folder = path.resolve().parent
         else:
             if path.parent not in resolved:  # resolved once per folder, not once per file
-                resolved[path.parent] = path.parent.resolve()
+                resolved[path.parent] = Path(_real_folder(os.path.abspath(path.parent)))
             folder = resolved[path.parent]
         named[path] = ".".join([*package(folder), *([] if is_package else [path.stem])]), is_package
     return named

@@ -453,7 +453,7 @@ def run(
             slots.append(FileOutcome(path))
     if cache is not None and scan_key is not None and kept_scan is None:
         cache.put_scan(scan_key, scans)
-    named = module_names(sources) if sources else {}  # asked once, for every question of the run
+    named = module_names(sources, found.links) if sources else {}  # asked once, for every question of the run
     asked = [slot for slot in slots if isinstance(slot, _Task)]
     run_key = (
         None
