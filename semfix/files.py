@@ -117,16 +117,15 @@ def _walk(folder: Path) -> Iterator[Path]:
 def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
     """Source files under a folder: git's view of it in a work tree (so .gitignore holds)."""
     listed = work_tree_files(folder)
-    if listed is None:
-        candidates: Iterable[Path] = _walk(folder)
+    if listed is None:  # the walk skips the excluded folders itself
+        kept = [path for path in _walk(folder) if not excludes(path)]
     else:
-        candidates = [found for p in listed for found in _listed(p, excludes)]
-    kept = []
-    for path in candidates:
-        relative = PurePosixPath(path.relative_to(folder).as_posix())
-        if any(_skipped_folder(part) for part in relative.parts[:-1]) or excludes(path):
-            continue
-        kept.append(path)
+        kept = []
+        for path in (found for p in listed for found in _listed(p, excludes)):
+            relative = PurePosixPath(path.relative_to(folder).as_posix())
+            if any(_skipped_folder(part) for part in relative.parts[:-1]) or excludes(path):
+                continue
+            kept.append(path)
     return sorted(kept, key=lambda p: p.as_posix())
 
 
