@@ -470,24 +470,12 @@ def test_a_factory_s_or_a_class_s_kernel_another_module_launches_is_linked(
     assert _fixed(tmp_path / "kept in a list", launch, kernel, **escaped) == ["unsafe", "unsafe"]
 
 
-FACTORY_LAUNCHED_HERE = b"""
-
-def run():
-    import jax
-    import jax.numpy as jnp
-    from jax.experimental import pallas as pl
-
-    x = jnp.arange(8 * 128, dtype=jnp.float32).reshape(8, 128) - 100.0
-    anywhere = pl.BlockSpec(memory_space=pl.ANY)
-    return pl.pallas_call(
-        make_kernel(1),
-        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-        in_specs=[anywhere],
-        out_specs=anywhere,
-        scratch_shapes=[pltpu.SemaphoreType.DMA((2,))],
-        interpret=True,
-    )(x)
-"""
+#: `launch.py`'s run, in the factory's own module, launching `make_kernel(1)` with its DMA((2,)).
+FACTORY_LAUNCHED_HERE = (
+    "\n\nimport jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\n"
+    + LAUNCH[LAUNCH.index("\n\ndef run():") : LAUNCH.index("\n\ndef expected")].replace("kernel,", "make_kernel(1),")
+    + "\n"
+).encode()
 
 
 @pytest.mark.jax
