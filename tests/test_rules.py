@@ -93,3 +93,18 @@ def test_a_store_through_the_objects_own_dict_blocks_sem003_and_sem002() -> None
     assert result.source == source
     assert [(f.rule, f.applied) for f in result.findings] == [("SEM003", False), ("SEM002", False)]
     assert "holder.__dict__" in result.findings[0].message
+
+
+def test_a_text_gate_s_search_is_its_patterns() -> None:
+    """Each gate is searched by `bytes.find` where its pattern is words alone, and only where a
+    leading word is spelled: the answer is the pattern's, on semfix, its tests and its fixtures."""
+    from semfix.rules.base import _bytes_search
+
+    checkout = Path(__file__).resolve().parents[1]
+    texts = [p.read_bytes() for p in [*checkout.glob("semfix/**/*.py"), *checkout.glob("tests/**/*.py")]]
+    texts += [b"x.device_id_type", b"DeviceIdType", b"tpu", b"tpu_x", b"from jax import tpu\n", b""]
+    for rule in RULES.values():
+        for pattern in rule.text_gate:
+            compiled = re.compile(pattern.encode("ascii"))
+            for text in texts:
+                assert _bytes_search(pattern)(text) == (compiled.search(text) is not None), (rule.code, pattern)

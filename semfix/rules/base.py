@@ -12,6 +12,7 @@ What the engine must know of a rule it reads from `Rule` (text gate, tree, settl
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Literal, NamedTuple
 
@@ -61,7 +62,7 @@ class Rule(NamedTuple):
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""
         if isinstance(text, str):
             return bool(self.text_gate) and all(_pattern(p).search(text) for p in self.text_gate)
-        return bool(self.text_gate) and all(_bytes_pattern(p).search(text) for p in self.text_gate)
+        return bool(self.text_gate) and all(_bytes_search(p)(text) for p in self.text_gate)
 
 
 @cache
@@ -70,6 +71,16 @@ def _pattern(pattern: str) -> re.Pattern[str]:
 
 
 @cache
-def _bytes_pattern(pattern: str) -> re.Pattern[bytes]:
-    """The pattern for the skim's bytes: the gates are ASCII."""
-    return re.compile(pattern.encode("ascii"))
+def _bytes_search(pattern: str) -> Callable[[bytes], bool]:
+    """The search for the skim's bytes (the gates are ASCII): words alone (`device_id_type|
+    DeviceIdType`) by `bytes.find`, which every file of a run with every rule on asks; a pattern
+    that starts with a word only where the word is spelled."""
+    if re.fullmatch(r"\w+(?:\|\w+)*", pattern):
+        words = tuple(word.encode("ascii") for word in pattern.split("|"))
+        return lambda data: any(word in data for word in words)
+    compiled = re.compile(pattern.encode("ascii"))
+    first = re.match(r"\w+(?![\w*+?{|])", pattern) if "|" not in pattern else None
+    if first is None:
+        return lambda data: compiled.search(data) is not None
+    word = first.group().encode("ascii")
+    return lambda data: word in data and compiled.search(data) is not None
