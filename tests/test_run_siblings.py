@@ -252,6 +252,7 @@ REACHED = {
     "re-exported by the package": {"__init__.py": "from .before import kernel\n"},
     "read by string by another module": {"other.py": 'from . import before\n\nKERNEL = getattr(before, "kernel")\n'},
     "its module handed on by another": {"other.py": "import kern.before as ops\n\nKERNELS = vars(ops)\n"},
+    "read by a string spelled NFKC": {"other.py": 'from . import before\n\nKERNEL = \uff47etattr(before, "kernel")\n'},
 }
 
 

@@ -755,7 +755,8 @@ class Allocations(Resolution):
             attrs = [None]  # `name` read bare, then as `name.kernel`
             if name + "." in text or re.search(rf"{re.escape(name)}\s", text):
                 attrs += set(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\.\s*(\w+)", text)).intersection(kernels)
-            module_like = name + "." in text or self._dynamic or "vars(" in text  # `ops.x`, `getattr(ops, ...)`
+            normal = self._normal  # as Python reads names (NFKC)
+            module_like = name + "." in normal or self._dynamic or "vars(" in normal  # `ops.x`, `getattr(ops, ...)`
             bare = module_like and self._read_bare(name, len(bindings))
             for binding in bindings:
                 if binding.kind != "import":
@@ -785,12 +786,18 @@ class Allocations(Resolution):
     def _unattributed(self) -> Counter[str]:
         """How often each identifier is spelled other than after or before a dot (`ops.__dict__`
         counts): one search of the text for `_read_bare`."""
-        return Counter(_UNATTRIBUTED.findall(self.text.text))
+        return Counter(_UNATTRIBUTED.findall(self._normal))
 
     @functools.cached_property
     def _dynamic(self) -> bool:
         """Does the module read names by string (`_DYNAMIC`)? Searched once."""
-        return _DYNAMIC.search(self.text.text) is not None
+        return _DYNAMIC.search(self._normal) is not None
+
+    @functools.cached_property
+    def _normal(self) -> str:
+        """The text with its identifiers as Python reads them (NFKC): `ｇetattr` is `getattr`."""
+        text = self.text.text
+        return text if text.isascii() else _nfkc(text)
 
     def _read_elsewhere(
         self, owner: Scope | None, name: str, attr: str | None, linked: dict[int, tuple[Scope | None, str, str | None]]
@@ -809,7 +816,7 @@ class Allocations(Resolution):
             and re.search(rf"[\"']{re.escape(name)}[\"']", text)
         ):
             return True
-        normal = text if text.isascii() else _nfkc(text)
+        normal = self._normal
         bound = 0 if attr or owner is None else len(owner.bindings.get(name, ()))
         bound += list(linked.values()).count((owner, name, attr))
         if normal.count(attr or name) <= bound:  # the spelling's count is at most this

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from semfix.analysis.allocations import Allocations
@@ -164,6 +165,8 @@ def _defs(data: bytes) -> list[bytes]:
 def _bare(data: bytes, name: bytes) -> bool:
     """Are the names of `name` (a module the bytes import) read by string: `getattr(ops, ...)`,
     `vars(ops)`, `ops.__dict__`?"""
+    if not data.isascii():  # names as Python reads them: `ｇetattr` is `getattr`
+        data = unicodedata.normalize("NFKC", data.decode("utf-8", "replace")).encode("utf-8")
     if name not in data or not (b"getattr" in data or b"vars" in data or b"__dict__" in data):
         return False
     spelled = re.escape(name)
