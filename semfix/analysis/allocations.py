@@ -54,6 +54,7 @@ Handle = tuple["Scope | None", str, str | None, ast.Name | None]
 Fact = tuple[Kind, tuple[str, ast.expr | Allocated] | None, tuple[int, ast.expr | Allocated] | None]
 _UNATTRIBUTED = compiled(r"(?<![\w.])([A-Za-z_]\w*)(?!\w)(?!\s*\.\s*(?!__)[A-Za-z_])")  # `ops`, not `ops.kernel`
 _DYNAMIC = compiled(r"\bglobals\(\)|\bvars\(\)|sys\.modules\b|\bgetattr\(")  # a module's names read by string
+_DYNAMIC_WORDS = ("globals()", "vars()", "sys.modules", "getattr(")  # what `_DYNAMIC` may match spells one
 _LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
 _NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
 
@@ -790,8 +791,10 @@ class Allocations(Resolution):
 
     @functools.cached_property
     def _dynamic(self) -> bool:
-        """Does the module read names by string (`_DYNAMIC`)? Searched once."""
-        return _DYNAMIC.search(self._normal) is not None
+        """Does the module read names by string (`_DYNAMIC`)? Searched once, where the text spells
+        one of its words (`in` is many times faster than the pattern's `\\b`)."""
+        text = self._normal
+        return any(word in text for word in _DYNAMIC_WORDS) and _DYNAMIC.search(text) is not None
 
     @functools.cached_property
     def _normal(self) -> str:
