@@ -35,3 +35,14 @@ if TYPE_CHECKING:
 
 else:
     compiled = _Pattern
+
+
+def alone(word: AnyStr) -> AnyStr:
+    """A pattern of `word` not inside a longer name nor after a dot, as `(?<![\\w.])word` is,
+    but with the look-behind after the word: Python's `re` searches for a pattern's leading
+    literal in C, where a pattern that starts with a look-behind (or `\\b`) is tried at every
+    offset (a helper's name in a 68 kB kernel: 1.9 ms, 44 us so)."""
+    escaped = re.escape(word)
+    if isinstance(escaped, bytes):
+        return escaped + rb"(?<![\w.]" + escaped + b")"
+    return escaped + r"(?<![\w.]" + escaped + ")"

@@ -36,7 +36,7 @@ from semfix.catalog import (
     SEMAPHORE_KINDS,
     SEMAPHORE_TYPE_OWNERS,
 )
-from semfix.patterns import compiled
+from semfix.patterns import alone, compiled
 from semfix.settings import Allocated, Launch
 
 #: A def another module of the run defines, as its import names it: the import's level and
@@ -755,7 +755,7 @@ class Allocations(Resolution):
                 continue
             attrs = [None]  # `name` read bare, then as `name.kernel`
             if name + "." in text or re.search(rf"{re.escape(name)}\s", text):
-                attrs += set(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\.\s*(\w+)", text)).intersection(kernels)
+                attrs += set(re.findall(alone(name) + r"\s*\.\s*(\w+)", text)).intersection(kernels)
             normal = self._normal  # as Python reads names (NFKC)
             module_like = name + "." in normal or self._dynamic or "vars(" in normal  # `ops.x`, `getattr(ops, ...)`
             bare = module_like and self._read_bare(name, len(bindings))
@@ -811,7 +811,7 @@ class Allocations(Resolution):
         counts too (where unsure, it is read). A module's name spelled as a string where the
         module reads its own names by string (`getattr(sys.modules[__name__], "kernel")`,
         `globals()["kernel"]`) is read there too."""
-        text, spelling = self.text.text, re.escape(name) + (rf"\s*\.\s*{re.escape(attr)}" if attr else "")
+        text, spelling = self.text.text, alone(name) + (rf"\s*\.\s*{re.escape(attr)}" if attr else "")
         if (
             owner is self.scopes.module
             and attr is None
@@ -824,7 +824,7 @@ class Allocations(Resolution):
         bound += list(linked.values()).count((owner, name, attr))
         if normal.count(attr or name) <= bound:  # the spelling's count is at most this
             return False
-        if len(re.findall(rf"(?<![\w.]){spelling}(?!\w)", normal)) <= bound:
+        if len(re.findall(rf"{spelling}(?!\w)", normal)) <= bound:
             return False
         if attr is not None:
             return any(id(n) not in linked for n in self._attribute_reads(owner).get((name, attr), ()))

@@ -31,7 +31,7 @@ from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
 from semfix.errors import SourceError
-from semfix.patterns import compiled
+from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
 from semfix.settings import Passed, ReadThrough
 
@@ -40,7 +40,7 @@ STAR = "*"
 #: (`fetch(x, y, sems[1])`): a helper another module defines may be given a value.
 _SUBSCRIPT_ARGUMENT = compiled(rb"[^)]{0,400}?\w(?<!\.at)\s*\[")
 _CALLED = compiled(rb"(\w+)\s*\(")  # a name called, an attribute's last name too
-_DEFINED = compiled(rb"\bdef\s+(\w+)\s*\(")  # a def's name (`helped` needs the def of a name called)
+_DEFINED = compiled(rb"def(?<!\wdef)\s+(\w+)\s*\(")  # a def's name (`helped` needs the def of a name called)
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
 #: end: a comment that could end anywhere would make a banner of `#` exponential to match).
 _GAP = rb"(?:[\s\\)]|#[^\r\n]*[\r\n])*"
@@ -349,8 +349,7 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
             continue
         helpers = [name for name, exporter in given.items() if spells_calls(exporter)]
         for name in helpers:  # `fetch(x, y, sems[1])`, `dma.fetch(...)`: a call given a subscript that is no view
-            word = re.escape(name.encode())  # first, so that the search looks for it alone
-            for call in re.finditer(word + rb"(?<![\w.]" + word + rb")(?:\s*\.\s*(\w+))?\s*\(", data):
+            for call in re.finditer(alone(name.encode()) + rb"(?:\s*\.\s*(\w+))?\s*\(", data):
                 defined = b"def " + (call[1] or name.encode()) + b"(" in given[name]
                 if defined and _SUBSCRIPT_ARGUMENT.match(data, call.end()):
                     chosen.add(importer)

@@ -30,7 +30,7 @@ from semfix.analysis.run_imports import _NAME, _resolve, import_statements, name
 from semfix.analysis.scopes import ScopeBuilder, Tracking
 from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
-from semfix.patterns import compiled
+from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
 from semfix.settings import Launch, ReadThrough
 
@@ -167,13 +167,13 @@ def _bare(data: bytes, name: bytes) -> bool:
     `vars(ops)`, `ops.__dict__`?"""
     if not data.isascii():  # names as Python reads them: `ｇetattr` is `getattr`
         data = unicodedata.normalize("NFKC", data.decode("utf-8", "replace")).encode("utf-8")
-    if name not in data or not (b"getattr" in data or b"vars" in data or b"__dict__" in data):
+    if name not in data:
         return False
     spelled = re.escape(name)
-    return (
-        re.search(rb"\b(?:getattr|vars)\s*\(\s*" + spelled + rb"\b|(?<![\w.])" + spelled + rb"\s*\.\s*__dict__", data)
-        is not None
-    )
+    called = b"getattr" in data or b"vars" in data
+    if called and re.search(rb"(?:getattr|vars)(?<!\wgetattr)(?<!\wvars)\s*\(\s*" + spelled + rb"\b", data):
+        return True
+    return b"__dict__" in data and re.search(alone(name) + rb"\s*\.\s*__dict__", data) is not None
 
 
 def _attribute(data: bytes, name: bytes) -> bool:
@@ -221,8 +221,7 @@ def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
             names.update(value)
         names.update(_IDENT.findall(kernel))
         if (local := _IDENT.fullmatch(kernel.strip())) is not None:
-            word = re.escape(local.group())  # first, so that the search looks for it alone
-            for bound in re.finditer(word + rb"(?<![\w.]" + word + rb")\s*=(?!=)", data):
+            for bound in re.finditer(alone(local.group()) + rb"\s*=(?!=)", data):
                 value = _IDENT.findall(_first_argument(data[bound.end() : bound.end() + _WINDOW], b",)]}\r\n"))
                 strict.update(value)
                 names.update(value)

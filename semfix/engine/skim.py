@@ -22,7 +22,7 @@ from semfix.catalog import (
 )
 from semfix.engine import scan
 from semfix.engine.scan import GiveUp
-from semfix.patterns import compiled
+from semfix.patterns import alone, compiled
 from semfix.rules import RULES
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
@@ -389,7 +389,7 @@ class _Skim:
                     raise GiveUp("a generic function")
                 params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
                 if names & {*params, *keyword_only}:
-                    called = re.findall(rb"(?<![\w.])" + re.escape(name) + rb"\s*\(", self.data)
+                    called = re.findall(alone(name) + rb"\s*\(", self.data)
                     if len(called) > len(openings):  # each header spells `name(` once
                         return True
         return False
@@ -405,7 +405,7 @@ class _Skim:
                 params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
                 if not names & {*params, *keyword_only}:
                     continue
-                for called in re.finditer(rb"(?<![\w.])" + re.escape(name) + rb"\s*\(", self.data):
+                for called in re.finditer(alone(name) + rb"\s*\(", self.data):
                     if called.end() - 1 not in openings:
                         arguments = scan.split_bracket(self.data, called.end() - 1)[0]
                         if any(_SUBSCRIPT.match(a) for a in arguments):

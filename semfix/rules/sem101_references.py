@@ -14,6 +14,7 @@ from semfix.analysis.importer import Symbol
 from semfix.analysis.nodes import end_of, first_line, unchain
 from semfix.analysis.scopes import Scope
 from semfix.catalog import MOVED_TO_PALLAS, TPU_MIGRATIONS
+from semfix.patterns import compiled
 
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
@@ -22,6 +23,7 @@ DEPRECATED_TPU = {f"{TPU}.{path}": path for path in TPU_MIGRATIONS}  # the quali
 #: of one that nothing reads is dropped, whatever the floor (sem101.finish).
 GONE_NAMES = frozenset(MOVED_TO_PALLAS) | frozenset(path for path in TPU_MIGRATIONS if "." not in path)
 FUNCTIONS = frozenset(path.rpartition(".")[2] for path in TPU_MIGRATIONS)  # the names they end in
+_GUARDS = compiled(r"\b(?:hasattr|getattr|except)\b")  # a version check, a fallback, a handler
 ENUMS = frozenset(path.rpartition(".")[0] for path in TPU_MIGRATIONS) - {""}  # `pltpu.MemorySpace.ANY`'s parent
 
 
@@ -181,7 +183,8 @@ def feature_tested(ctx: Context) -> Spans:
     JAX that lacks the new one: compatibility code that runs on every JAX, which no finding or
     renaming may touch."""
     found: Spans = {}
-    if not re.search(r"\b(?:hasattr|getattr|except)\b", ctx.text.text):
+    text = ctx.text.text  # the words looked for first: the pattern's leading `\b` tries every offset
+    if not any(word in text for word in ("hasattr", "getattr", "except")) or not _GUARDS.search(text):
         return found
 
     def guard(name: str, parts: list[ast.stmt] | list[ast.expr]) -> None:
