@@ -93,15 +93,18 @@ _LINE_AFTER = compiled(_TARGET + rb"*=(?!=)")  # on to `=`
 _NEAR = 400
 _SUBSCRIPT = compiled(rb"(?:\w+\s*=\s*)?[\w.\s]+\[")  # an argument that may be a subscript, by keyword too
 _CALL_REVERSED = compiled(rb"\([ \t\f]*\w")  # `f(`, read backwards: a call's arguments are no targets
+_ANNOTATION = compiled(rb"\s*:[^=]*=(?!=)")  # after a name: `: T =`, an annotated assignment
+_HELD_READ = compiled(rb"[ \t]*=[ \t]*[\w.]+(?<!\.at)[ \t]*\[")  # after a name: `= sems[`, no `.at[`
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")  # `\w` of bytes
+_NAME_OR_DOT = _WORD_BYTES | {ord(".")}
 
 
 def _targeted(data: bytes, names: set[bytes]) -> bool:
     """Is one of `names` in a loop's target list (`for` ... `in`) or a line's first target list
     (`a, (v, b) =`)? And more, but not where a call's parenthesis stands between: `f(v, k=1)`."""
-    name = re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")(?!\w)")
-    for match in name.finditer(data):
-        before = data[max(0, match.start() - _NEAR) : match.start()][::-1]
-        after = data[match.end() : match.end() + _NEAR]
+    for start, end in _spellings(data, names):
+        before = data[max(0, start - _NEAR) : start][::-1]
+        after = data[end : end + _NEAR]
         for back, on in ((_LOOP_BEFORE_REVERSED, _LOOP_AFTER), (_LINE_BEFORE_REVERSED, _LINE_AFTER)):
             targets = back.match(before)
             if targets and not _CALL_REVERSED.search(targets.group()) and on.match(after):
@@ -109,10 +112,25 @@ def _targeted(data: bytes, names: set[bytes]) -> bool:
     return False
 
 
-def _annotated(names: set[bytes]) -> re.Pattern[bytes]:
-    """One of `names`, then `:` and anything but `=` up to an `=` that is no `==`: every
-    annotated assignment to it, and more (a dict key, a lambda's parameter)."""
-    return re.compile(rb"(?<![\w.])(?:" + b"|".join(map(re.escape, sorted(names))) + rb")\s*:[^=]*=(?!=)")
+def _annotated(data: bytes, names: set[bytes]) -> bool:
+    """Is one of `names` followed by `:` and anything but `=` up to an `=` that is no `==`: every
+    annotated assignment to it, and more (a dict key, a lambda's parameter)?"""
+    return any(_ANNOTATION.match(data, end) for _, end in _spellings(data, names))
+
+
+def _spellings(data: bytes, names: Iterable[bytes], after_a_dot: bool = False) -> Iterator[tuple[int, int]]:
+    r"""(start, end) of each spelling of one of `names` that is not inside a longer name, nor
+    (unless `after_a_dot`) an attribute: `(?<![\w.])name(?!\w)`. Found by `bytes.find`: a
+    pattern of them all starts with its look-behind, and Python's `re` tries that at every
+    offset (and compiles each file's anew)."""
+    before = _WORD_BYTES if after_a_dot else _NAME_OR_DOT
+    for name in names:
+        start = data.find(name)
+        while start >= 0:
+            end = start + len(name)
+            if (not start or data[start - 1] not in before) and (end == len(data) or data[end] not in _WORD_BYTES):
+                yield start, end
+            start = data.find(name, start + 1)
 
 
 def clears(data: bytes) -> bool:
@@ -189,7 +207,7 @@ class _Skim:
         # backwards, every assignment starts with its `=`, which regular expressions find fast.
         if names and names & self._assigned():
             return False
-        if names and b":" in data and _annotated(names).search(data):  # `v: T = x`, the annotation before `=`
+        if names and b":" in data and _annotated(data, names):  # `v: T = x`, the annotation before `=`
             return False
         if names and _targeted(data, names):  # `for a, v in ...`, `a, v = ...`: a value may reach `v`
             return False
@@ -479,9 +497,8 @@ def _outside_brackets(argument: bytes) -> bytes:
 
 def _holds_a_read(names: frozenset[bytes], data: bytes) -> bool:
     """Is one of `names` assigned a subscript that is no `.at` view (`row = sems[0]`), and more:
-    it may hold a value read, whose view is jnp's. One pass over the file for all of them."""
-    pattern = rb"(?:" + b"|".join(map(re.escape, sorted(names))) + rb")[ \t]*=[ \t]*[\w.]+(?<!\.at)[ \t]*\["
-    return any(not m.start() or not _WORD.match(data, m.start() - 1) for m in re.finditer(pattern, data))
+    it may hold a value read, whose view is jnp's."""
+    return any(_HELD_READ.match(data, end) for _, end in _spellings(data, names, after_a_dot=True))
 
 
 def _shape(argument: bytes) -> bytes | None:
