@@ -356,8 +356,32 @@ def source_order(call: ast.Call) -> list[ast.expr | ast.keyword]:
     return sorted(items, key=lambda a: (a.lineno, a.col_offset))
 
 
-def parse(text: str) -> ast.Module:
-    """CPython's parser, without the SyntaxWarnings it prints about the user's code."""
+def parse(text: str, data: bytes | None = None) -> ast.Module:
+    """CPython's parser, without the SyntaxWarnings it prints about the user's code. `data`:
+    the file's bytes, where `text` is all they say (UTF-8, no BOM): a tree the run's questions
+    parsed of them (`parsed_bytes`) is taken, not parsed again."""
+    if data is not None and (tree := _PARSED.pop(data, None)) is not None:
+        return tree
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(text)
+
+
+#: The trees `parsed_bytes` made, by the bytes parsed, the latest last (64 at most).
+_PARSED: dict[bytes, ast.Module | None] = {}
+
+
+def parsed_bytes(data: bytes) -> ast.Module | None:
+    """The tree of a file's bytes (None where they do not parse: the file's analysis reports
+    that), for the run's questions of its modules, which only read it: one parse serves them
+    all, and the file's own analysis after them (`parse`), which takes it."""
+    if data not in _PARSED:
+        if len(_PARSED) >= 64:
+            del _PARSED[next(iter(_PARSED))]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _PARSED[data] = ast.parse(data)
+        except (SyntaxError, ValueError):
+            _PARSED[data] = None
+    return _PARSED[data]

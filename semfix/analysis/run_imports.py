@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import lru_cache, partial
 
-from semfix.analysis.nodes import Text, walk
+from semfix.analysis.nodes import Text, parsed_bytes, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
 from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
@@ -210,7 +210,7 @@ def _imported_names(data: bytes, package: str, prefixes: Collection[str]) -> Ite
 
 def _imported_names_parsed(data: bytes, package: str, prefixes: Collection[str]) -> Iterator[tuple[str, list[str]]]:
     """`_imported_names`, from the parse (nothing where it does not parse: it is the run's to report)."""
-    if (tree := _parsed(data)) is None:
+    if (tree := parsed_bytes(data)) is None:
         return
     bound: dict[str, str] = {}
     for node, _ in _statements(tree.body):  # every import is a statement: the expressions wait
@@ -223,16 +223,6 @@ def _imported_names_parsed(data: bytes, package: str, prefixes: Collection[str])
     for read in [n for n in walk(tree) if isinstance(n, ast.Attribute) and _head(n) in heads] if heads else []:
         if (path := _dotted(read.value, bound)) is not None:
             yield path, [read.attr]
-
-
-@lru_cache(maxsize=64)
-def _parsed(data: bytes) -> ast.Module | None:
-    """The module's tree (None where it does not parse: it is the run's to report); one parse
-    serves both questions a run asks of a file (`names_imported`, `names_read_through`)."""
-    try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _head(node: ast.Attribute) -> str | None:
@@ -423,7 +413,7 @@ def names_read_through(
         if importer in read:
             return read[importer]
         read[importer] = ReadThrough()  # a cycle of imports gives nothing
-        if (tree := _parsed(data)) is None:
+        if (tree := parsed_bytes(data)) is None:
             return read[importer]
         package = importer if is_package else importer.rpartition(".")[0]
         aliases: dict[str, str] = {}
@@ -480,7 +470,7 @@ def _from_imports(data: bytes) -> list[tuple[int, str | None]]:
 def _analysed(data: bytes, aliases: dict[str, str]) -> Resolution | None:
     """The module's own analysis (`aliases`: the names it reads through the run), to read its
     helpers; None where it does not parse."""
-    if (tree := _parsed(data)) is None:
+    if (tree := parsed_bytes(data)) is None:
         return None
     scopes = ScopeBuilder()
     scopes.build(tree)
@@ -509,7 +499,7 @@ def _passed(resolution: Resolution, name: str) -> tuple[Passed, ...]:
 def _all(data: bytes) -> tuple[str, ...] | None:
     """The names `from <module> import *` binds, where the module says them: a literal `__all__`
     bound once at its top, and changed nowhere (`__all__ += [...]`, `__all__.append(...)`)."""
-    if b"__all__" not in data or re.search(rb"__all__\s*(?:\.|\+=|\[)", data) or (tree := _parsed(data)) is None:
+    if b"__all__" not in data or re.search(rb"__all__\s*(?:\.|\+=|\[)", data) or (tree := parsed_bytes(data)) is None:
         return None
     bound = [statement for statement, top in _statements(tree.body) if "__all__" in _binds(statement, top)]
     if len(bound) != 1 or bound[0] not in tree.body or not isinstance(bound[0], ast.Assign):
@@ -528,7 +518,7 @@ def _jax_names(data: bytes, through: Callable[[int, str | None, str], str | None
     (`through`: the JAX name `from <level dots><module> import <name>` gives, if any; a package's
     `__init__` re-exporting its `compat`'s). A module with a star import or a module
     `__getattr__` may give any name otherwise: none."""
-    if b"import" not in data or (tree := _parsed(data)) is None:
+    if b"import" not in data or (tree := parsed_bytes(data)) is None:
         return {}
     found: dict[str, str] = {}
     fallbacks: list[tuple[str, str | None]] = []  # what a compat `try`'s `except ImportError:` imports again

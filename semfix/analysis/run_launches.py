@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from semfix.analysis.allocations import Allocations
-from semfix.analysis.nodes import Text, parse
+from semfix.analysis.nodes import Text, parse, parsed_bytes
 from semfix.analysis.resolution import NeedsAccesses
 from semfix.analysis.run_imports import _NAME, _resolve, import_statements, names_read_through, readers, trailing
 from semfix.analysis.scopes import ScopeBuilder, Tracking
@@ -251,10 +251,12 @@ def _launches(
     each import of a name `kernels` holds read anywhere else (or, `exported`, at all: a
     package's `__init__` re-exports it); none where it does not parse."""
     try:
-        text = decode(data)[0]
-        tree = parse(text)
+        text, encoding = decode(data)
+        tree = parsed_bytes(data) if encoding == "utf-8" else parse(text)  # the first, kept for its analysis
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the run reports it where it is checked
+    if tree is None:
+        return []
     try:
         return _gathered(Text(text), tree, ScopeBuilder(), kernels, exported, read)
     except NeedsAccesses:

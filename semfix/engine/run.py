@@ -31,7 +31,7 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Resul
     """The new text and findings; SourceError for a file that cannot be read or written back."""
     text, encoding = decode(source)
     round_trips = isinstance(source, str) or not apply_fixes or text.encode(encoding) == source
-    tree = parse_whole(text)
+    tree = parse_whole(text, source if isinstance(source, bytes) and encoding == "utf-8" else None)
     if not round_trips:  # a fix would rewrite bytes it did not mean to
         raise SourceError(f"cannot write this file back byte for byte in {encoding}")
     return analyse_tree(text, tree, encoding, settings, apply_fixes)
@@ -48,10 +48,11 @@ def run_rules(lines: Text, tree: ast.Module, settings: Settings) -> tuple[Engine
     return engine, _with_their_edits(engine.findings, engine.fixes)
 
 
-def parse_whole(text: str) -> ast.Module:
-    """The whole file's tree; the parser's complaints as SourceError."""
+def parse_whole(text: str, data: bytes | None = None) -> ast.Module:
+    """The whole file's tree (`data`: its bytes, where UTF-8 without a BOM: `nodes.parse`); the
+    parser's complaints as SourceError."""
     try:
-        return parse(text)
+        return parse(text, data)
     except (RecursionError, MemoryError):
         raise SourceError("too deeply nested for the parser") from None  # libcst would crash
     except ValueError as error:  # NUL bytes, on Python before 3.12
