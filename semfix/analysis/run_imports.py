@@ -58,7 +58,22 @@ _COMMENT = compiled(rb"#[^\r\n]*")
 _WORD = compiled(rb"\w+")
 
 
-def import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
+def import_statements(data: bytes) -> tuple[re.Match[bytes], ...]:
+    """`_IMPORTS.finditer(data)`, read once for every question the run asks of a file (what it
+    imports, launches, reads through: each read them again) and kept by its bytes."""
+    found = _STATEMENTS.get(data)
+    if found is None:
+        if len(_STATEMENTS) >= _KEPT:
+            del _STATEMENTS[next(iter(_STATEMENTS))]
+        found = _STATEMENTS[data] = tuple(_import_statements(data))
+    return found
+
+
+_STATEMENTS: dict[bytes, tuple[re.Match[bytes], ...]] = {}  # `import_statements`, the latest last
+_KEPT = 1024  # files' statements kept at most (each holds its bytes): a run of more reads the rest again
+
+
+def _import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
     """`_IMPORTS.finditer(data)`, tried only where a match can start: at a `from` before the
     next `import` spelled, or at that `import` (each found with `bytes.find`). The pattern
     starts with a word boundary, so a search tries it at every byte: 6x the time, and most
