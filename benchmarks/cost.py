@@ -16,8 +16,12 @@ every file for its imports) made a default run 1.6x slower while the calls rose 
 figure has a second one beside it (`<tree> <selection>, bytes read`): the bytes (or
 characters) semfix's own regular expressions search (a search to the end of what it finds, else
 to the end of its text; `finditer`, `findall`, `sub`, `split` the whole text; an anchored
-`match` none) and its parses (`ast.parse`, `compile`) read. On tpu-inference's default run it
-read 13.5 MB before those questions (4a2827a) and 40.5 MB after them (cb9c724).
+`match` none) and its parses (`ast.parse`, `compile`) read; a byte searched by a pattern that
+starts with `\\b` or a look-around weighs ten (`weight`): Python's `re` tries such a pattern at
+every offset, where one that starts with a literal is searched for in C (a `\\bglobals\\(\\)|...`
+searched in every kernel was a tenth of a default check, and the unweighted figure did not see
+it). On tpu-inference's default run it read 13.5 MB before those questions (4a2827a) and 40.5 MB
+after them (cb9c724), unweighted.
 
 The budget is benchmarks/cost_budget.json, one figure per tree and selection (and its bytes
 read) for the Python it was measured on. tests/test_cost.py fails when a figure is more than 10% over its budget (or
@@ -58,6 +62,8 @@ from pathlib import Path
 import semfix
 from semfix.analysis import nodes
 
+from cost import weight
+
 walked, whole = 0, nodes.walk
 read = 0  # bytes (or characters) semfix's regular expressions search and its parses read
 ours = str(Path(semfix.__file__).parent) + os.sep
@@ -83,10 +89,10 @@ def names_within(tree):  # one walk of the tree, its nodes counted as `walk`'s
 nodes.names_within = names_within
 
 
-def searched(text, pos=0, endpos=sys.maxsize, found=None):  # from `pos` to what it found, else its end
+def searched(text, pos=0, endpos=sys.maxsize, found=None, pattern=None):  # from `pos` to what it found, else its end
     global read
     if isinstance(text, (str, bytes)):
-        read += max(0, (found.end() if found is not None else min(len(text), endpos)) - pos)
+        read += max(0, (found.end() if found is not None else min(len(text), endpos)) - pos) * weight(pattern)
 
 
 # A pattern semfix compiled: a search weighs the text it may read, from `pos` on (a match,
@@ -104,27 +110,27 @@ class Counted:
 
     def search(self, text, pos=0, endpos=sys.maxsize):
         found = self.real.search(text, pos, endpos)
-        searched(text, pos, endpos, found)
+        searched(text, pos, endpos, found, self.real)
         return found
 
     def finditer(self, text, pos=0, endpos=sys.maxsize):
-        searched(text, pos, endpos)
+        searched(text, pos, endpos, pattern=self.real)
         return self.real.finditer(text, pos, endpos)
 
     def findall(self, text, pos=0, endpos=sys.maxsize):
-        searched(text, pos, endpos)
+        searched(text, pos, endpos, pattern=self.real)
         return self.real.findall(text, pos, endpos)
 
     def sub(self, repl, text, count=0):
-        searched(text)
+        searched(text, pattern=self.real)
         return self.real.sub(repl, text, count)
 
     def subn(self, repl, text, count=0):
-        searched(text)
+        searched(text, pattern=self.real)
         return self.real.subn(repl, text, count)
 
     def split(self, text, maxsplit=0):
-        searched(text)
+        searched(text, pattern=self.real)
         return self.real.split(text, maxsplit)
 
     def match(self, text, pos=0, endpos=sys.maxsize):
@@ -146,7 +152,7 @@ def counting(function, text_at):
     def counted(pattern, *args, **kwargs):
         result = function(real(pattern), *args, **kwargs)
         if mine():
-            searched(args[text_at], found=result if function is search else None)
+            searched(args[text_at], found=result if function is search else None, pattern=pattern)
         return result
 
     return counted
@@ -194,12 +200,26 @@ print(calls + walked, read)
 """
 
 
+EVERY_OFFSET = 10  # the weight of a byte searched by a pattern that starts with `\b` or a look-around
+
+
+def weight(pattern: object) -> int:
+    """What a byte a pattern searches weighs: a pattern that starts with a literal (or a set of
+    characters) is searched for in C and tried only where that is; one that starts with `\\b`
+    or a look-around is tried at every offset, ten times the time and more (`\\bglobals\\(\\)|...`
+    searched in each kernel was a tenth of a check, and counted as any other search)."""
+    source = getattr(pattern, "pattern", pattern)
+    if isinstance(source, bytes):
+        source = source.decode("latin-1")
+    return EVERY_OFFSET if isinstance(source, str) and source.startswith((r"\b", "(?<", "(?=", "(?!")) else 1
+
+
 def count(tree: Path, options: tuple[str, ...]) -> tuple[int, int]:
     """The calls one check of `tree` makes, and the bytes its searches and parses read (the
     module's docstring says which count)."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(
-        [sys.executable, "-c", _COUNT, *options],
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r})\n{_COUNT}", *options],
         env=env,
         cwd=tree,
         capture_output=True,

@@ -48,3 +48,17 @@ def test_the_guard_weighs_what_a_search_or_a_parse_reads(tmp_path: Path) -> None
     assert padded_calls < calls * 1.10
     # the byte scan's search, the skim's, the parse (no `noqa` in it: not searched for one)
     assert padded_read >= read + 3 * 100_000
+
+
+def test_a_search_tried_at_every_offset_weighs_more() -> None:
+    """A pattern that starts with `\\b` or a look-around is tried at every offset of what it
+    searches (`\\bglobals\\(\\)` over each kernel cost a tenth of a check, unseen by a figure that
+    weighed its bytes as any other search's); one that starts with its word is not."""
+    import re
+
+    assert cost.weight(re.compile(r"\bglobals\(\)|\bgetattr\(")) == cost.EVERY_OFFSET
+    assert cost.weight(re.compile(rb"(?<![\w.])kernel\s*\(")) == cost.EVERY_OFFSET
+    assert cost.weight(rb"(?<!=)=") == cost.EVERY_OFFSET
+    assert cost.weight(re.compile(rb"kernel(?<![\w.]kernel)\s*\(")) == 1
+    assert cost.weight(re.compile(r"[A-Za-z_]\w*")) == 1
+    assert cost.weight(None) == 1

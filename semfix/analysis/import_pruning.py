@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from semfix.analysis.import_changes import ModuleView, Request, Unsure
 from semfix.analysis.nodes import holder
 from semfix.analysis.scopes import Scope
+from semfix.patterns import whole
 
 
 def _bound(alias: ast.alias, statement: ast.Import | ast.ImportFrom) -> str:
@@ -73,7 +74,7 @@ def resolved_sites(module: ModuleView, request: Request, at_module: list[tuple[a
         if alias.name in request.gone_names and not module.accesses.get(_bound(alias, statement))
     }
     strings: set[int] = set()  # a statement that is only a string (a docstring) names nothing...
-    named = re.compile(r"\b(?:" + "|".join(sorted(names | dead)) + r")\b")
+    named = re.compile(whole(names | dead))
     spelled = set(named.findall(_unseen_code(module.text.text)))  # the names read unseen: their imports stay
     for node in module.nodes if names or dead else ():
         if isinstance(node, (ast.Global, ast.Nonlocal)) and names.intersection(node.names):

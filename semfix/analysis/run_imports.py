@@ -214,8 +214,8 @@ def _imported_names(data: bytes, package: str, prefixes: Collection[str]) -> Ite
     heads = sorted(name for name, targets in bound.items() if name.isidentifier() and not targets.isdisjoint(prefixes))
     if not heads:
         return
-    spelled = b"|".join(head.encode() for head in heads)
-    chains = re.compile(rb"(?<![\w.])(" + spelled + rb")((?:" + _GAP + rb"\." + _GAP + rb"\w+)+)")
+    spelled = b"|".join(alone(head.encode()) for head in heads)
+    chains = re.compile(rb"(" + spelled + rb")((?:" + _GAP + rb"\." + _GAP + rb"\w+)+)")
     for match in chains.finditer(data):  # `compat.pltpu`, `ringlib.compat.pltpu`: the module's name `pltpu`
         steps = [step.decode() for step in _WORD.findall(_COMMENT.sub(b"", match[2]))]
         for target in bound[match[1].decode()]:

@@ -39,7 +39,7 @@ _LAUNCHER = compiled(rb"pallas_call\s*\(|\.kernel\s*\(")
 _IDENT = compiled(rb"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = compiled(rb"\w+")
 _DEF = compiled(rb"(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
-_GIVEN = compiled(rb"(?<![\w.])(?:kernel|body)\s*=(?!=)\s*")  # a kernel given by keyword
+_GIVEN = compiled(rb"(?:" + alone(b"kernel") + b"|" + alone(b"body") + rb")\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
 _BODIES = 4000  # bytes of a kernel given by keyword (`body=[partial(scs_kernel, ...), ...]`, comments between)
 

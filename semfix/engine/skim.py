@@ -22,7 +22,7 @@ from semfix.catalog import (
 )
 from semfix.engine import scan
 from semfix.engine.scan import GiveUp
-from semfix.patterns import alone, compiled
+from semfix.patterns import alone, compiled, whole
 from semfix.rules import RULES
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
@@ -62,7 +62,7 @@ _GETATTR = compiled(rb"getattr[ \t]*\([^()]*?[\"'](?:" + alternation(FUNCTION_NA
 _READ_ARGUMENT = compiled(rb"\[[ \t]*(?:\.\.\.|\([ \t]*\))[ \t]*\][ \t]*[,)]")
 _OPEN_CATALOG_CALL = compiled(rb"(?:" + alternation(FUNCTION_NAMES) + rb")[ \t]*\((?:[^()\r\n]|\([^()\r\n]*\))*\Z")
 # `=` then, backwards, the name assigned: a comment may sit between (`(v  # note` NL `) = x`).
-_ASSIGNED_REVERSED = compiled(rb"(?<!=)=(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
+_ASSIGNED_REVERSED = compiled(rb"=(?<!==)(?:[ \t\f\r\n\\)]|(?<=[\r\n])[^\r\n]*#)*([A-Za-z0-9_]+)(?!\.)")
 # Backwards from a name: the dotted chain it ends (`pl.`), then parentheses, blanks and
 # comments, then `=`. A `#` ends the line before it (read backwards): its code may be skipped too.
 _ASSIGNED_VALUE_REVERSED = compiled(rb"(?:[\s\\]*\.[\s\\]*[A-Za-z0-9_]+)*(?:[\s\\(]|(?<=[\r\n])[^\r\n]*#)*=")
@@ -77,7 +77,7 @@ _CALLED_AT = compiled(rb"[ \t\f]*\(")  # a name plainly called
 _OPEN_AFTER = compiled(_GAP + rb"\(")  # after a callee's name, up to its `(`
 _AT_BEFORE = compiled(rb"\.\s*at\s*\Z")
 _VIEW_BASE = compiled(scan.IDENT + rb"(?=\s*\.\s*at\s*\[)")
-_IF = compiled(rb"(?<![\w.])if(?!\w)")  # `a if c else b`, and more (a comprehension's `if`, a string)
+_IF = compiled(alone(b"if") + rb"(?!\w)")  # `a if c else b`, and more (a comprehension's `if`, a string)
 _PALLAS_SLICE = compiled(rb"(?:ds|dslice|Slice)\s*\(")  # `pl.ds(0, 2)`, and longer names ending so
 # A parenthesized list of two items or more (a shape of two dimensions, and more): `(2, n)`.
 _SHAPE_OF_TWO = compiled(rb"\([^(),]*[^(),\s][^(),]*,\s*[^()\s,]")
@@ -481,7 +481,7 @@ def _semaphore_arguments(
 
 def _spells(entry: bytes | None, kinds: set[str]) -> bool:
     """May the allocation entry be of one of `kinds`: it spells one (None: it could be anything)?"""
-    return entry is None or any(re.search(rb"(?<!\w)" + k.encode() + rb"(?!\w)", entry) for k in kinds)
+    return entry is None or any(re.search(whole([k]).encode(), entry) for k in kinds)
 
 
 def _outside_brackets(argument: bytes) -> bytes:

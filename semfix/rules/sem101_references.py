@@ -14,7 +14,7 @@ from semfix.analysis.importer import Symbol
 from semfix.analysis.nodes import end_of, first_line, unchain
 from semfix.analysis.scopes import Scope
 from semfix.catalog import MOVED_TO_PALLAS, TPU_MIGRATIONS
-from semfix.patterns import compiled
+from semfix.patterns import compiled, whole
 
 PALLAS = Symbol("jax.experimental", "pallas")  # `from jax.experimental import pallas as <alias>`
 TPU = "jax.experimental.pallas.tpu"  # the module every import SEM101 may drop loads
@@ -23,7 +23,7 @@ DEPRECATED_TPU = {f"{TPU}.{path}": path for path in TPU_MIGRATIONS}  # the quali
 #: of one that nothing reads is dropped, whatever the floor (sem101.finish).
 GONE_NAMES = frozenset(MOVED_TO_PALLAS) | frozenset(path for path in TPU_MIGRATIONS if "." not in path)
 FUNCTIONS = frozenset(path.rpartition(".")[2] for path in TPU_MIGRATIONS)  # the names they end in
-_GUARDS = compiled(r"\b(?:hasattr|getattr|except)\b")  # a version check, a fallback, a handler
+_GUARDS = compiled(whole(("hasattr", "getattr", "except")))  # a version check, a fallback, a handler
 ENUMS = frozenset(path.rpartition(".")[0] for path in TPU_MIGRATIONS) - {""}  # `pltpu.MemorySpace.ANY`'s parent
 
 
@@ -272,7 +272,7 @@ def _near(ctx: Context, words: frozenset[str] | set[str]) -> list[ast.AST]:
     reference (an attribute, an imported name, `getattr`'s string) spells its name inside its
     own statement, with its holder and any f-string around it. Most files that pass the text
     gate read only `pl`'s names, and walking every node of each was SEM101's largest cost."""
-    spelled = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")(?!\w)")
+    spelled = re.compile(whole(words))
     chosen: dict[int, ast.stmt] = {}
     tree = ctx.tree
     assert tree is not None  # SEM101 runs on a parsed tree (`sem101.renames`)
