@@ -52,3 +52,12 @@ def test_prefilter_keeps_every_fixture_with_findings() -> None:
             flagged += 1
             assert may_fire(case.before, EVERYTHING), case.name  # a migration's gate lets one in without a call
     assert flagged > 20
+
+
+def test_the_byte_scan_sees_every_catalog_name() -> None:
+    """Each catalog function's name alone, in a file that spells "pallas", passes the scan: its
+    parts' search (`_PARTS`, which passes most files over) and its names' both find it."""
+    for name in sorted({name for ops in MODULES.values() for name in ops}):
+        assert may_contain_calls(f"from jax.experimental import pallas\n{name}\n".encode()), name
+        assert may_contain_calls(f"{name}\n".encode(), through_run=True), name
+    assert not may_contain_calls(b"from jax.experimental import pallas\nsemaphore\n")
