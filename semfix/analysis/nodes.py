@@ -15,7 +15,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
-from typing import Protocol, TypeGuard
+from typing import Protocol, TypeGuard, cast
 
 from semfix.errors import SourceError
 from semfix.patterns import compiled
@@ -369,19 +369,22 @@ def parse(text: str, data: bytes | None = None) -> ast.Module:
 
 #: The trees `parsed_bytes` made, by the bytes parsed, the latest last (64 at most).
 _PARSED: dict[bytes, ast.Module | None] = {}
+_UNPARSED = object()
 
 
 def parsed_bytes(data: bytes) -> ast.Module | None:
     """The tree of a file's bytes (None where they do not parse: the file's analysis reports
     that), for the run's questions of its modules, which only read it: one parse serves them
     all, and the file's own analysis after them (`parse`), which takes it."""
-    if data not in _PARSED:
-        if len(_PARSED) >= 64:
-            del _PARSED[next(iter(_PARSED))]
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                _PARSED[data] = ast.parse(data)
-        except (SyntaxError, ValueError):
-            _PARSED[data] = None
-    return _PARSED[data]
+    if (kept := _PARSED.get(data, _UNPARSED)) is not _UNPARSED:
+        return cast("ast.Module | None", kept)
+    if len(_PARSED) >= 64:
+        del _PARSED[next(iter(_PARSED))]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree: ast.Module | None = ast.parse(data)
+    except (SyntaxError, ValueError):
+        tree = None
+    _PARSED[data] = tree
+    return tree
