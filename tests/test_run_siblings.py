@@ -13,19 +13,23 @@ here, as a package: tests/test_runtime.py loads one file alone.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, Case
 from jax_env import require_jax_python
 
 from semfix import fix_source
+from semfix.analysis import nodes
 from semfix.api import launched_by_run
+from semfix.cli.main import main
 from semfix.selection import build_settings
 
 SEM002 = Case(FIXTURES / "sem002" / "launched_by_a_sibling")
@@ -530,3 +534,23 @@ def test_a_pl_kernel_launch_that_reads_pallas_through_a_compat_module_is_linked(
     )
     run = _semfix(tmp_path, "check")
     assert run.stdout.count("kern/before.py") == 2 and "[*]" in run.stdout, run.stdout + run.stderr
+
+
+def test_each_file_is_parsed_once_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's questions of its modules parse the kernel's module (it reads Pallas through the
+    compat module); its own analysis takes that tree rather than parsing the file again."""
+    package = _package(tmp_path, COMPAT)
+    parsed: list[bytes] = []
+    real = ast.parse
+
+    def parse(source: str | bytes, *arguments: Any, **keywords: Any) -> ast.Module:
+        parsed.append(source if isinstance(source, bytes) else source.encode())
+        return real(source, *arguments, **keywords)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    monkeypatch.setattr(nodes, "_PARSED", {})  # no tree of an earlier test's run
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["check", "--no-cache", "--jobs", "1", "--exit-zero", "-q", "kern"])
+    assert (package / "before.py").read_bytes() in parsed
+    assert len(parsed) == len(set(parsed)), [p[:60] for p in parsed]
