@@ -15,6 +15,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Protocol, TypeGuard, cast
 
 from semfix.errors import SourceError
@@ -67,6 +68,13 @@ def walk(node: ast.AST) -> list[ast.AST]:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+#: What `names_within` passes over: what a list of nodes may also hold, and nodes with no Name
+#: under them; and the fields that never hold a node with one (a name, an operator, a context).
+_NO_NAMES = frozenset({str, type(None), ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
+_NO_NAME_FIELDS = frozenset(
+    {"ctx", "op", "id", "attr", "arg", "name", "names", "kind", "conversion", "is_async", "level"}
+)
+_NAME_FIELDS: dict[type, tuple[str, ...]] = {}  # by node type: the fields that may hold a Name
 
 
 #: Each def's (and lambda's) own Names by spelling, not those of the defs nested in it, and
@@ -81,7 +89,7 @@ def names_within(tree: ast.AST) -> Within:
     merges a def's with its nested ones' where asked)."""
     found: Within = {}
     top = None if type(tree) in _FUNCTIONS else found.setdefault(id(tree), ({}, []))  # a module's too
-    stack: list[tuple[ast.AST, tuple[dict[str, list[ast.Name]], list[ast.AST]] | None]] = [(tree, top)]
+    stack: list[tuple[object, tuple[dict[str, list[ast.Name]], list[ast.AST]] | None]] = [(tree, top)]
     while stack:
         node, owner = stack.pop()
         kind = type(node)
@@ -89,17 +97,19 @@ def names_within(tree: ast.AST) -> Within:
             if owner is not None:
                 owner[0].setdefault(node.id, []).append(node)  # type: ignore[attr-defined,arg-type]
             continue
+        if kind in _NO_NAMES:  # a list's None or string, a constant, a context
+            continue
         if kind in _FUNCTIONS:
             if owner is not None:
-                owner[1].append(node)
+                owner[1].append(node)  # type: ignore[arg-type]
             owner = found[id(node)] = ({}, [])
-        fields = _CHILDREN.get(kind)
+        fields = _NAME_FIELDS.get(kind)
         if fields is None:
-            fields = _CHILDREN[kind] = tuple(node._fields)
+            fields = _NAME_FIELDS[kind] = tuple(f for f in node._fields if f not in _NO_NAME_FIELDS)  # type: ignore[attr-defined]
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                stack.extend((item, owner) for item in value if isinstance(item, ast.AST))
+                stack.extend(zip(value, repeat(owner)))
             elif isinstance(value, ast.AST):
                 stack.append((value, owner))
     return found
