@@ -71,9 +71,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 #: What `names_within` passes over: what a list of nodes may also hold, and nodes with no Name
 #: under them; and the fields that never hold a node with one (a name, an operator, a context).
 _NO_NAMES = frozenset({str, type(None), ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
-_NO_NAME_FIELDS = frozenset(
-    {"ctx", "op", "id", "attr", "arg", "name", "names", "kind", "conversion", "is_async", "level"}
-)
+_NO_NAME_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "names", "kind", "conversion", "is_async", "level"})
 _NAME_FIELDS: dict[type, tuple[str, ...]] = {}  # by node type: the fields that may hold a Name
 
 
