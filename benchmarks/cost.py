@@ -200,18 +200,31 @@ print(calls + walked, read)
 """
 
 
-EVERY_OFFSET = 10  # the weight of a byte searched by a pattern that starts with `\b` or a look-around
+EVERY_OFFSET = 10  # the weight of a byte searched by a pattern tried at every offset
 
 
 def weight(pattern: object) -> int:
     """What a byte a pattern searches weighs: a pattern that starts with a literal (or a set of
     characters) is searched for in C and tried only where that is; one that starts with `\\b`
-    or a look-around is tried at every offset, ten times the time and more (`\\bglobals\\(\\)|...`
-    searched in each kernel was a tenth of a check, and counted as any other search)."""
+    or a look-around, or is an alternation whose branches start with different literals, is
+    tried at every offset (or at each of their first characters), ten times the time and more
+    (`\\bglobals\\(\\)|...` searched in each kernel was a tenth of a check, and counted as any
+    other search; the migration's gate of eight names, a tenth of a run with every rule)."""
     source = getattr(pattern, "pattern", pattern)
     if isinstance(source, bytes):
         source = source.decode("latin-1")
-    return EVERY_OFFSET if isinstance(source, str) and source.startswith((r"\b", "(?<", "(?=", "(?!")) else 1
+    if not isinstance(source, str):
+        return 1
+    if source.startswith((r"\b", "(?<", "(?=", "(?!")):
+        return EVERY_OFFSET
+    import re._parser as parser  # how `re` reads a pattern (Python 3.11+)
+
+    parsed = list(parser.parse(source))
+    if len(parsed) == 1 and parsed[0][0] == parser.BRANCH:  # `a|b|c`, no common first literal
+        firsts = [tuple(branch)[0] if len(branch) else (None, None) for branch in parsed[0][1][1]]
+        if any(op != parser.LITERAL for op, _ in firsts) or len({value for _, value in firsts}) > 1:
+            return EVERY_OFFSET
+    return 1
 
 
 def count(tree: Path, options: tuple[str, ...]) -> tuple[int, int]:

@@ -62,3 +62,5 @@ def test_a_search_tried_at_every_offset_weighs_more() -> None:
     assert cost.weight(re.compile(rb"kernel(?<![\w.]kernel)\s*\(")) == 1
     assert cost.weight(re.compile(r"[A-Za-z_]\w*")) == 1
     assert cost.weight(None) == 1
+    assert cost.weight(re.compile(r"ANY(?!\w)|HOST(?!\w)|\.\s*ANY")) == cost.EVERY_OFFSET
+    assert cost.weight(r"abc|abd") == 1  # one first literal: searched for in C

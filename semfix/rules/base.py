@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal, NamedTuple
 
 Fixability = Literal["safe", "safe with proof, else unsafe", "none"]
@@ -60,9 +60,16 @@ class Rule(NamedTuple):
 
     def spelled_in(self, text: str | bytes) -> bool:
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""
-        if isinstance(text, str):
-            return bool(self.text_gate) and all(_pattern(p).search(text) for p in self.text_gate)
-        return bool(self.text_gate) and all(_bytes_search(p)(text) for p in self.text_gate)
+        return bool(self.text_gate) and _spells(self.text_gate, text)
+
+
+@lru_cache(maxsize=256)
+def _spells(gate: tuple[str, ...], text: str | bytes) -> bool:
+    """Kept for the text's bytes: the skim, the run's questions and the engine ask it of each
+    file (a hash of the same bytes object is computed once, and found by identity)."""
+    if isinstance(text, str):
+        return all(_pattern(p).search(text) for p in gate)
+    return all(_bytes_search(p)(text) for p in gate)
 
 
 @cache
@@ -72,15 +79,46 @@ def _pattern(pattern: str) -> re.Pattern[str]:
 
 @cache
 def _bytes_search(pattern: str) -> Callable[[bytes], bool]:
-    """The search for the skim's bytes (the gates are ASCII): words alone (`device_id_type|
-    DeviceIdType`) by `bytes.find`, which every file of a run with every rule on asks; a pattern
-    that starts with a word only where the word is spelled."""
+    """The search for the skim's bytes (the gates are ASCII), one alternative of the pattern at
+    a time, each only where a word it must spell is spelled (`bytes.find`): words alone
+    (`device_id_type|DeviceIdType`) are that find, which every file of a run with every rule on
+    asks. Python's `re` tries an alternation of words, or a pattern that starts with a class or a
+    look-around, at every offset: the migration's gate so was a tenth of a run with every rule."""
     if re.fullmatch(r"\w+(?:\|\w+)*", pattern):
         words = tuple(word.encode("ascii") for word in pattern.split("|"))
         return lambda data: any(word in data for word in words)
+    searches = [_spelled_search(alternative) for alternative in _alternatives(pattern)]
+    return lambda data: any(search(data) for search in searches)
+
+
+def _spelled_search(pattern: str) -> Callable[[bytes], bool]:
+    """The search for one alternative (no `|` outside its groups): where it starts with a word,
+    or ends with a word or a group of words alone before `(?!\\w)`, that word must be spelled."""
     compiled = re.compile(pattern.encode("ascii"))
-    first = re.match(r"\w+(?![\w*+?{|])", pattern) if "|" not in pattern else None
-    if first is None:
+    spelled = re.match(r"\w+(?![\w*+?{|])", pattern) or re.search(
+        r"(?<![\\\w])(?:\w+|\(\?:\w+(?:\|\w+)+\))(?=\(\?!\\w\)$)", pattern
+    )
+    if spelled is None:
         return lambda data: compiled.search(data) is not None
-    word = first.group().encode("ascii")
-    return lambda data: word in data and compiled.search(data) is not None
+    words = tuple(word.encode("ascii") for word in spelled.group().strip("(?:)").split("|"))
+    return lambda data: any(word in data for word in words) and compiled.search(data) is not None
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """`pattern` split at each `|` outside a group or a class (each escape read as one)."""
+    parts, depth, start, in_class, escaped = [], 0, 0, False, False
+    for i, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]" or pattern[i - 1] == "["
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+    return [*parts, pattern[start:]]
