@@ -106,42 +106,61 @@ def _skipped_folder(name: str) -> bool:
     return name in EXCLUDED_DIRS
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not _skipped_folder(d))
-        for name in sorted(files):
-            if name.endswith(SOURCE_SUFFIXES):
-                yield Path(root, name)
+#: What discovery knows of a file from finding it: its mode, whether it is a link, and what makes
+#: two names one file (its device and inode); None where discovery must stat it (a link).
+Known = tuple[int, bool, object] | None
 
 
-def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[Path]:
+def _walk(folder: Path) -> Iterator[tuple[Path, Known]]:
+    """The source files under `folder` (a link to a folder is not followed), each with what its
+    folder's listing says of it: a file's kind and inode come with the listing (os.scandir), so
+    a regular file costs no stat of its own, only its folder one (its device). On a machine
+    where each system call is slow (a sandbox), the stat per file was a tenth of a run."""
+    try:
+        device = os.stat(folder).st_dev
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            if not _skipped_folder(entry.name):
+                yield from _walk(Path(entry.path))
+        elif entry.name.endswith(SOURCE_SUFFIXES) and not (entry.is_symlink() and os.path.isdir(entry.path)):
+            regular = entry.is_file(follow_symlinks=False)
+            yield Path(entry.path), (stat.S_IFREG, False, (device, entry.inode())) if regular else None
+
+
+def _tree(folder: Path, excludes: Callable[[Path], bool]) -> list[tuple[Path, Known]]:
     """Source files under a folder: git's view of it in a work tree (so .gitignore holds)."""
     listed = work_tree_files(folder)
     if listed is None:  # the walk skips the excluded folders itself
-        kept = [path for path in _walk(folder) if not excludes(path)]
+        kept = [(path, known) for path, known in _walk(folder) if not excludes(path)]
     else:
         kept = []
-        for path in (found for p in listed for found in _listed(p, excludes)):
+        for path, known in (found for p in listed for found in _listed(p, excludes)):
             relative = PurePosixPath(path.relative_to(folder).as_posix())
             if any(_skipped_folder(part) for part in relative.parts[:-1]) or excludes(path):
                 continue
-            kept.append(path)
-    return sorted(kept, key=lambda p: p.as_posix())
+            kept.append((path, known))
+    return sorted(kept, key=lambda found: found[0].as_posix())
 
 
-def _listed(path: Path, excludes: Callable[[Path], bool]) -> list[Path]:
+def _listed(path: Path, excludes: Callable[[Path], bool]) -> list[tuple[Path, Known]]:
     """What one entry of git's listing holds: a source file (a link, broken or looping, too, so
     it is reported, not silently dropped), or a submodule's files: one entry, a folder, searched
-    as its own work tree, as ruff does. One lstat for most entries, where a Path's tests take three."""
+    as its own work tree, as ruff does. One lstat for most entries, where a Path's tests take
+    three, and the file's discovery takes it (`Known`)."""
     try:
-        mode = os.lstat(path).st_mode
+        status = os.lstat(path)
     except OSError:
         return []
-    if stat.S_ISDIR(mode):
+    if stat.S_ISDIR(status.st_mode):
         return _tree(path, excludes) if (path / ".git").exists() else []
-    if not path.name.endswith(SOURCE_SUFFIXES) or (stat.S_ISLNK(mode) and os.path.isdir(path)):
+    linked = stat.S_ISLNK(status.st_mode)
+    if not path.name.endswith(SOURCE_SUFFIXES) or (linked and os.path.isdir(path)):
         return []
-    return [path]
+    return [(path, None if linked else (status.st_mode, False, (status.st_dev, status.st_ino)))]
 
 
 def ignored_by_git(folder: Path) -> bool:
@@ -165,6 +184,7 @@ def discover(
     found = Discovery()
     seen: set[object] = set()
     _real_folder.cache_clear()  # a folder's link may be pointed elsewhere between two runs of a server
+    cwd = os.getcwd()  # once, where each file's absolute path asked it twice
     for path in paths:
         if not path.exists():
             found.errors.append((path, "broken symbolic link" if path.is_symlink() else "no such file or folder"))
@@ -172,24 +192,30 @@ def discover(
         forced = force_exclude(path) if callable(force_exclude) else force_exclude
         if forced and not path.is_dir() and excludes(path):
             continue
-        for candidate in _tree(path, excludes) if path.is_dir() else [path]:
-            try:  # one lstat for a file that is no link: its stat
-                status: os.stat_result | None = os.lstat(candidate)
-                linked = stat.S_ISLNK(status.st_mode)  # type: ignore[union-attr]
-                if linked:
-                    status = os.stat(candidate)
-            except OSError:
-                status, linked = None, True
-            if status is not None and (reason := skip_reason(candidate, status.st_mode, path, linked)) is not None:
+        for candidate, known in _tree(path, excludes) if path.is_dir() else [(path, None)]:
+            mode, linked, key = known or _known(candidate)
+            if mode and (reason := skip_reason(candidate, mode, path, linked, cwd)) is not None:
                 found.skipped.append((candidate, reason))
                 continue
-            key = (status.st_dev, status.st_ino) if status else os.path.normpath(candidate)
             if key not in seen:
                 seen.add(key)
                 found.files.append(candidate)
                 if linked:
                     found.links.add(candidate)
     return found
+
+
+def _known(path: Path) -> tuple[int, bool, object]:
+    """What discovery knows of a file it stats: one lstat for a file that is no link, else the
+    stat of its target too (mode 0 where it cannot be read: a broken or looping link, reported)."""
+    try:
+        status = os.lstat(path)
+        linked = stat.S_ISLNK(status.st_mode)
+        if linked:
+            status = os.stat(path)
+    except OSError:
+        return 0, True, os.path.normpath(path)
+    return status.st_mode, linked, (status.st_dev, status.st_ino)
 
 
 _KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a named pipe"}
@@ -211,16 +237,18 @@ def project_root(given: Path) -> Path:
     return toplevel(folder) or folder
 
 
-def skip_reason(path: Path, mode: int, given: Path, linked: bool = True) -> str | None:
+def skip_reason(path: Path, mode: int, given: Path, linked: bool = True, cwd: str | None = None) -> str | None:
     """Why a file found under `given`, of this mode, is not taken (None: it is): it is not a
     regular file, or it is reached through a symbolic link that leaves the project, which a fix
     would write through (black skips such links too). A broken link is taken, to be reported.
     What makes two names one file (a file and a link to it: one write) is its device and inode.
-    `linked`: the path itself may be a link (False where its lstat said it is none)."""
+    `linked`: the path itself may be a link (False where its lstat said it is none). `cwd`: the
+    current folder, where the caller has it."""
     if (reason := _not_regular(mode)) is not None:
         return reason
-    real = _real(str(path), linked)
-    if real == os.path.abspath(path):
+    absolute = os.path.normpath(os.path.join(cwd, path)) if cwd else os.path.abspath(path)
+    real = _real(absolute, linked)
+    if real == absolute:
         return None  # no link on the way: the path is where it is
     root = _real(str(project_root(given)))
     if os.path.commonpath([real, root]) == root:
@@ -264,7 +292,7 @@ def read_source(path: Path) -> bytes:
             if (reason := _not_regular(status.st_mode)) is not None:
                 raise FileError(reason)
             chunks = [os.read(descriptor, status.st_size + 1)]
-            while chunks[-1]:  # it grew since the fstat
+            while chunks[-1] and (len(chunks) > 1 or len(chunks[0]) > status.st_size):  # it grew since the fstat
                 chunks.append(os.read(descriptor, 1 << 16))
             return b"".join(chunks)
         finally:
@@ -394,16 +422,19 @@ def module_names(paths: Iterable[Path], links: Collection[Path] | None = None) -
         return packages[folder]
 
     paths = list(paths)
-    known = set(paths)
-    named = {}
-    resolved: dict[Path, Path] = {}  # a folder: where it really is
+    cwd = os.getcwd()
+    real: dict[Path, Path] = {}  # a folder of the run's files: where it really is, resolved once
+    folder_of: dict[Path, Path] = {}
+    known: set[Path] = set()  # the run's files that are no links, where they really are: no stat for them
     for path in paths:
-        is_package = path.stem == "__init__"
         if (path in links) if links is not None else path.is_symlink():
-            folder = path.resolve().parent
-        else:
-            if path.parent not in resolved:  # resolved once per folder, not once per file
-                resolved[path.parent] = Path(_real_folder(os.path.abspath(path.parent)))
-            folder = resolved[path.parent]
-        named[path] = ".".join([*package(folder), *([] if is_package else [path.stem])]), is_package
-    return named
+            folder_of[path] = path.resolve().parent
+            continue
+        if path.parent not in real:
+            real[path.parent] = Path(_real_folder(os.path.normpath(os.path.join(cwd, path.parent))))
+        folder_of[path] = real[path.parent]
+        known.add(real[path.parent] / path.name)
+    return {
+        path: (".".join([*package(folder), *([] if path.stem == "__init__" else [path.stem])]), path.stem == "__init__")
+        for path, folder in folder_of.items()
+    }
