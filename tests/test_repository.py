@@ -181,9 +181,19 @@ def test_a_pool_starts_only_for_the_work_it_pays_for(tmp_path: Path, monkeypatch
     assert findings(None) == serial and started == []  # milliseconds of work: forks do not pay
     assert findings(3) == serial and started == [3]  # -j 3: three workers
     monkeypatch.setattr(semfix.cli.runner, "_fork_cost", lambda: 1e-9)  # forks all but free
-    monkeypatch.setattr(semfix.cli.runner, "_FORK_AT_LEAST", 1e-9)
+    monkeypatch.setattr(semfix.cli.runner, "_POOL_START", 1e-9)
     monkeypatch.setattr(semfix.cli.runner, "_cores", lambda: 4)
     assert findings(None) == serial and started == [3, 4]  # after two files, 10 left for 4 workers
+
+
+def test_a_pool_pays_where_forks_are_slow_and_the_work_is_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device's figures (a sandboxed 13-core machine: a fork 28 ms, 0.68 s of kernels left
+    in 45 files, the longest 0.05 s): a few workers pay, where the pool's start counted in
+    forks (20 of them) started none, and 13 cores ran as one. Milliseconds of work start none."""
+    monkeypatch.setattr(semfix.cli.runner, "_cores", lambda: 13)
+    assert semfix.cli.runner._workers(0.68, 0.05, 45, 0.028) == 4
+    assert semfix.cli.runner._workers(0.68, 0.05, 45, 0.002) == 13
+    assert semfix.cli.runner._workers(0.1, 0.05, 45, 0.002) == 0
 
 
 CORRECT_KERNEL = (

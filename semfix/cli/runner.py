@@ -40,11 +40,12 @@ from semfix.git import UNSTAGED, UNTRACKED, dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
-#: What the pool itself costs to start and stop (importing multiprocessing and
-#: concurrent.futures, its threads and queues), in forks of this process: about 80 ms against
-#: 4 ms forks on a 2-core Linux machine (a trivial pool of 1 to 4 workers, after the imports).
-_POOL_FORKS = 20
-_FORK_AT_LEAST = 0.001  # seconds: 2 to 10 ms measured on that machine
+#: Seconds the pool itself costs to start and stop, its workers' forks apart (importing
+#: multiprocessing and concurrent.futures, its threads and queues): 30 to 45 ms on a 2-core
+#: Linux machine, about 75 ms on a sandboxed 13-core one, where each worker then costs a fork
+#: more (2 ms and 15 ms). Counted in forks, as
+#: it was, a pool never paid where a fork is slow: 20 forks of 28 ms.
+_POOL_START = 0.08
 #: The share of the time left a pool must end within: the rate is estimated from a few files,
 #: and other work on the machine slows the workers too (on 2 loaded cores, a pool estimated at
 #: 0.85 of the time lost to one process: benchmarks/startup.py --real).
@@ -227,7 +228,7 @@ def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome
     while done < len(tasks):
         if jobs is None and read:
             rate, left = spent / read, [len(task.data) for task in tasks[done:]]
-            if rate * sum(left) > (_POOL_FORKS + 2) * _FORK_AT_LEAST:  # else no fork is worth measuring
+            if rate * sum(left) > 2 * _POOL_START:  # else no pool pays, nor a fork's measure
                 fork = fork or _fork_cost()
                 workers = _workers(rate * sum(left), rate * max(left), len(left), fork)
                 if workers:
@@ -243,13 +244,13 @@ def _analysed(tasks: Sequence[_Task], jobs: int | None) -> Generator[FileOutcome
 
 def _workers(seconds: float, longest: float, files: int, fork: float) -> int:
     """How many workers to start for `seconds` of work left in `files` files, the longest
-    `longest`, each worker costing `fork` to start and the pool `_POOL_FORKS` of them; 0 where
-    none pays. Spread over `n`, the work ends after max(seconds / n, longest) plus the starts,
+    `longest`, each worker costing `fork` to start and the pool `_POOL_START`; 0 where none
+    pays. Spread over `n`, the work ends after max(seconds / n, longest) plus the starts,
     least near n = sqrt(seconds / fork)."""
     best = min(_cores(), files, int((seconds / fork) ** 0.5) if fork > 0 else files)
     if best < 2:
         return 0
-    spread = max(seconds / best, longest) + (best + _POOL_FORKS) * fork
+    spread = max(seconds / best, longest) + _POOL_START + best * fork
     return best if spread < _PAYS * seconds else 0
 
 
