@@ -32,7 +32,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from semfix.findings import Finding, Fix
 from semfix.settings import Settings
@@ -46,8 +46,7 @@ FOLDER = ".semfix_cache"
 _IGNORE_ALL = "# written by semfix: this folder is a cache\n*\n"
 
 
-@dataclasses.dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """What the analysis of one file gave: its findings, its fixed bytes, whether it was parsed."""
 
     findings: tuple[Finding, ...]

@@ -12,8 +12,9 @@ import sys
 import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from semfix.api import (
     FixResult,
@@ -54,30 +55,36 @@ _WRITERS = 8  # threads writing files: each mostly waits for the disk
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
 
-@dataclass
 class FileOutcome:
-    path: Path
-    findings: tuple[Finding, ...] = ()
-    old: bytes = b""
-    new: bytes = b""
-    error: str | None = None
-    parsed: bool = False
-    given: bool = False  # the error is about a path as given (missing, no Python files), not a file
-    skipped: bool = False  # not a file to read (a device, a link leaving the project): a warning
+    __slots__ = ("path", "findings", "old", "new", "error", "parsed", "given", "skipped")
+
+    def __init__(
+        self,
+        path: Path,
+        findings: tuple[Finding, ...] = (),
+        old: bytes = b"",
+        new: bytes = b"",
+        error: str | None = None,
+        parsed: bool = False,
+        given: bool = False,  # the error is about a path as given (missing, no Python files), not a file
+        skipped: bool = False,  # not a file to read (a device, a link leaving the project): a warning
+    ) -> None:
+        self.path, self.findings, self.old, self.new, self.error = path, findings, old, new, error
+        self.parsed, self.given, self.skipped = parsed, given, skipped
 
     @property
     def changed(self) -> bool:
         return self.error is None and self.new != self.old
 
 
-@dataclass
 class RunOutcome:
-    files: list[FileOutcome] = field(default_factory=list)
-    scanned: int = 0
-    seconds: float = 0.0
-    written: bool = False
-    #: What the run says once, whatever the files: a floor declaration it cannot read.
-    notes: list[str] = field(default_factory=list)
+    __slots__ = ("files", "scanned", "seconds", "written", "notes")
+
+    def __init__(self, files: list[FileOutcome] | None = None, scanned: int = 0, written: bool = False) -> None:
+        self.files = [] if files is None else files
+        self.scanned, self.seconds, self.written = scanned, 0.0, written
+        #: What the run says once, whatever the files: a floor declaration it cannot read.
+        self.notes: list[str] = []
 
     @property
     def errors(self) -> list[FileOutcome]:
@@ -115,8 +122,7 @@ class RunOutcome:
         return EXIT_FOUND if left or changed else EXIT_CLEAN
 
 
-@dataclass(frozen=True)
-class _Task:
+class _Task(NamedTuple):
     path: Path
     data: bytes
     settings: Settings
@@ -151,7 +157,7 @@ def analyse(task: _Task) -> FileOutcome:
         outcome.error = f"internal error, file left unchanged: {error}"
         if task.apply_fixes:  # the rewrite failed its checks, not the findings: report them
             with suppress(Exception):  # a report-only pass writes nothing, so it has nothing to prove
-                outcome.findings = tuple(sorted(_analysis(replace(task, apply_fixes=False)).findings, key=_place))
+                outcome.findings = tuple(sorted(_analysis(task._replace(apply_fixes=False)).findings, key=_place))
     except RecursionError:
         outcome.error = "too deeply nested to analyse"
     except Exception as error:  # noqa: BLE001 - a bug in semfix must not stop the other files
@@ -368,8 +374,7 @@ def _with_importers(
     kernels = [s.path for s in slots if isinstance(s, _Task) and s.path in sources]  # may define a kernel
     launched = launched_by_run(sources, kernels, named, through) if kernels else {}
     return [
-        replace(
-            slot,
+        slot._replace(
             settings=replace(
                 slot.settings,
                 imported_by_run=imported.get(slot.path, frozenset()),
