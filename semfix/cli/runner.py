@@ -7,7 +7,6 @@ nothing of files). Output order never depends on the number of workers.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
@@ -295,6 +294,8 @@ def _worker_start(parent: int) -> None:
     holding the caller's stdout and stderr, and a CI step reading them never ends. On Linux the
     kernel sends it SIGKILL then (PR_SET_PDEATHSIG); elsewhere workers are spawned, and a
     spawned worker ends once its pipe to the parent closes."""
+    import signal  # here, with the pool: a check of one file makes none
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by `_in_pool` to fork
@@ -311,6 +312,7 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
     """`analyse` over `tasks` in `jobs` worker processes, in order; if a worker dies (a crash
     in a native parser), the files it left are named."""
     import multiprocessing
+    import signal
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
