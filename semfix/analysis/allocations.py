@@ -13,8 +13,6 @@ import ast
 import functools
 import itertools
 import re
-import string
-import unicodedata
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -56,7 +54,8 @@ _UNATTRIBUTED = compiled(r"(?<![\w.])([A-Za-z_]\w*)(?!\w)(?!\s*\.\s*(?!__)[A-Za-
 _DYNAMIC = compiled(r"\bglobals\(\)|\bvars\(\)|sys\.modules\b|\bgetattr\(")  # a module's names read by string
 _DYNAMIC_WORDS = ("globals()", "vars()", "sys.modules", "getattr(")  # what `_DYNAMIC` may match spells one
 _LINKS = 8  # links followed at most (`k = partial(k2, ...)`, `k2 = make()`, ...): a name bound to itself ends
-_NAME_OR_DOT = frozenset(string.ascii_letters + string.digits + "_.")  # before a name: a longer one, an attribute
+#: Before a name: a longer one, an attribute (`string.ascii_letters`, without loading `string`).
+_NAME_OR_DOT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 
 
 class Allocations(Resolution):
@@ -890,6 +889,8 @@ class Allocations(Resolution):
 
 @functools.lru_cache(maxsize=4)
 def _nfkc(text: str) -> str:
+    import unicodedata  # here: most files are ASCII, and a check of one loads it for none
+
     return unicodedata.normalize("NFKC", text)
 
 

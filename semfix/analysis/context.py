@@ -233,7 +233,9 @@ class Context(Evidence):
     def make(self, decision: Decision) -> Decision:
         """Declare an accepted fix: by default, of the finding just reported."""
         if not decision.findings:
-            decision = replace(decision, findings=(len(self.findings) - 1,))
+            decision = Decision(
+                decision.rule, decision.edits, decision.changes, decision.settles, (len(self.findings) - 1,)
+            )
         self.fixes.append(decision)
         return decision
 

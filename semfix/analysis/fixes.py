@@ -12,7 +12,6 @@ nothing); so are a file's renames into another module with their import edits. T
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
 from typing import Protocol
 
 from semfix.analysis.nodes import Rewrite
@@ -25,26 +24,35 @@ class Change(Protocol):
     def declare(self) -> None: ...
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Removal:
     """A statement removed with its lines."""
 
-    body: list[ast.stmt]  # the statement list that holds it
-    statement: ast.stmt
+    __slots__ = ("body", "statement")
+
+    def __init__(self, body: list[ast.stmt], statement: ast.stmt) -> None:
+        self.body = body  # the statement list that holds it
+        self.statement = statement
 
     def declare(self) -> None:
         self.body.remove(self.statement)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Decision:
-    rule: str
-    edits: tuple[Edit, ...]
-    changes: tuple[Change, ...]
-    # False when a second pass may find more to fix whatever the edits (a removed binding, a
-    # rename into another module): the proof then runs it instead of settling by construction
-    settles: bool = True
-    findings: tuple[int, ...] = ()  # the findings it fixes, by index in the Context's list
+    __slots__ = ("rule", "edits", "changes", "settles", "findings")
+
+    def __init__(
+        self,
+        rule: str,
+        edits: tuple[Edit, ...],
+        changes: tuple[Change, ...],
+        settles: bool = True,
+        findings: tuple[int, ...] = (),
+    ) -> None:
+        self.rule, self.edits, self.changes = rule, edits, changes
+        # False when a second pass may find more to fix whatever the edits (a removed binding, a
+        # rename into another module): the proof then runs it instead of settling by construction
+        self.settles = settles
+        self.findings = findings  # the findings it fixes, by index in the Context's list
 
     @classmethod
     def of(cls, rule: str, rewrite: Rewrite) -> Decision:
@@ -59,4 +67,4 @@ class Decision:
     def joined(self, rewrite: Rewrite, finding: int) -> Decision:
         """This decision with one more argument rewritten, for one more finding."""
         edits, changes = (*self.edits, *rewrite.edits), (*self.changes, rewrite)
-        return replace(self, edits=edits, changes=changes, findings=(*self.findings, finding))
+        return Decision(self.rule, edits, changes, self.settles, (*self.findings, finding))

@@ -14,7 +14,6 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
 from itertools import repeat
 from typing import Protocol, TypeGuard, cast
 
@@ -256,19 +255,28 @@ class Text:
         return self.text[self.start(node)[2] : self.end(node)[2]]
 
 
-@dataclass(repr=False)
 class Rewrite:
     """A fix a rule declares: its text edits, and the node the proof expects in the new tree."""
 
-    # the call the argument is in (or the loop or assignment a read carried in a literal is in);
-    # None for a rename of a reference, which declares its tree elsewhere
-    call: ast.AST | None
-    argument: ast.expr  # the original argument node
-    replacement: ast.expr  # the node the verified new tree must hold in its place
-    edits: list[tuple[int, int, str]]
-    #: A keyword given a new name instead, and that name; None: passed by position instead (the
-    #: call's first keyword, after its last positional argument).
-    renamed: tuple[ast.keyword, str | None] | None = None
+    __slots__ = ("call", "argument", "replacement", "edits", "renamed")
+
+    def __init__(
+        self,
+        call: ast.AST | None,
+        argument: ast.expr,
+        replacement: ast.expr,
+        edits: list[tuple[int, int, str]],
+        renamed: tuple[ast.keyword, str | None] | None = None,
+    ) -> None:
+        # the call the argument is in (or the loop or assignment a read carried in a literal is in);
+        # None for a rename of a reference, which declares its tree elsewhere
+        self.call = call
+        self.argument = argument  # the original argument node
+        self.replacement = replacement  # the node the verified new tree must hold in its place
+        self.edits = edits
+        #: A keyword given a new name instead, and that name; None: passed by position instead (the
+        #: call's first keyword, after its last positional argument).
+        self.renamed = renamed
 
     def declare(self) -> None:
         """Make the declared tree, in place: the argument replaced in its call, or the keyword

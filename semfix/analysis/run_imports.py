@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import lru_cache, partial
 
@@ -184,6 +183,8 @@ def _imported_names(data: bytes, package: str, prefixes: Collection[str]) -> Ite
     outside ASCII is read as Python reads names (decoded, NFKC); an import that still spells a
     name outside ASCII has the file parsed instead."""
     if not data.isascii():
+        import unicodedata  # here: most files are ASCII
+
         try:
             data = unicodedata.normalize("NFKC", decode(data)[0]).encode("utf-8")
         except SourceError:

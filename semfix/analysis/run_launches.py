@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from semfix.analysis.allocations import Allocations
@@ -166,6 +165,8 @@ def _bare(data: bytes, name: bytes) -> bool:
     """Are the names of `name` (a module the bytes import) read by string: `getattr(ops, ...)`,
     `vars(ops)`, `ops.__dict__`?"""
     if not data.isascii():  # names as Python reads them: `ｇetattr` is `getattr`
+        import unicodedata  # here: most files are ASCII
+
         data = unicodedata.normalize("NFKC", data.decode("utf-8", "replace")).encode("utf-8")
     if name not in data:
         return False

@@ -10,22 +10,25 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from semfix.analysis.nodes import Steps, branches, content_read, unchain
 from semfix.catalog import FUNCTION_NAMES, KERNEL, PALLAS_CALL, PARTIAL, RUN_SCOPED
 
 
-@dataclass(eq=False, repr=False)
 class Binding:
-    # import, def, param, star_param, unpack (`a, b = x`), element (`for a, b in x`), star_unpack (`*a`),
-    # tuple_literal, read, assign, star, other
-    kind: str
-    qualname: str | None = None  # for imports
-    # the def, the parameter, the Assign (AnnAssign: a read), the import statement, or the `for`
-    # or assignment whose target binds the name
-    node: ast.AST | None = None
-    declared: bool = False  # made by a function through `global`/`nonlocal`: again at each call
+    __slots__ = ("kind", "qualname", "node", "declared")
+
+    def __init__(
+        self, kind: str, qualname: str | None = None, node: ast.AST | None = None, declared: bool = False
+    ) -> None:
+        # import, def, param, star_param, unpack (`a, b = x`), element (`for a, b in x`), star_unpack (`*a`),
+        # tuple_literal, read, assign, star, other
+        self.kind = kind
+        self.qualname = qualname  # for imports
+        # the def, the parameter, the Assign (AnnAssign: a read), the import statement, or the `for`
+        # or assignment whose target binds the name
+        self.node = node
+        self.declared = declared  # made by a function through `global`/`nonlocal`: again at each call
 
     @property
     def assignment(self) -> ast.Assign | ast.AnnAssign:
@@ -42,14 +45,16 @@ class Binding:
         return value
 
 
-@dataclass(eq=False, repr=False)
 class Scope:
-    kind: str  # module, function, class, comprehension, annotation (PEP 695 type parameters)
-    parent: Scope | None
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    declared: dict[str, str] = field(default_factory=dict)  # name -> "global" or "nonlocal"
-    node: ast.AST | None = None  # a function scope's def or lambda
-    star: bool = False  # a module with `from m import *`: any of its names may come from m
+    __slots__ = ("kind", "parent", "bindings", "declared", "node", "star")
+
+    def __init__(self, kind: str, parent: Scope | None, node: ast.AST | None = None, star: bool = False) -> None:
+        self.kind = kind  # module, function, class, comprehension, annotation (PEP 695 type parameters)
+        self.parent = parent
+        self.bindings: dict[str, list[Binding]] = {}
+        self.declared: dict[str, str] = {}  # name -> "global" or "nonlocal"
+        self.node = node  # a function scope's def or lambda
+        self.star = star  # a module with `from m import *`: any of its names may come from m
 
     def _owner(self, name: str) -> Scope:
         """Where a `global` or `nonlocal` declaration sends the name: the module, or the nearest
@@ -380,18 +385,16 @@ _SCALAR_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-@dataclass(eq=False, repr=False)
 class Access:
     """A name read or deleted (libcst's access), with the attribute and subscript chain it
     heads: `self` in `self.sems.at[i] = x` has top `self.sems.at[i]`, steps ("sems", "at",
     None) and context Store."""
 
-    name: ast.Name
-    scope: Scope
-    top: ast.expr
-    steps: Steps
-    context: type
-    called: bool  # the chain is a call's callee: `self.advance()`, `advance()`
+    __slots__ = ("name", "scope", "top", "steps", "context", "called")
+
+    def __init__(self, name: ast.Name, scope: Scope, top: ast.expr, steps: Steps, context: type, called: bool) -> None:
+        self.name, self.scope, self.top, self.steps, self.context = name, scope, top, steps, context
+        self.called = called  # the chain is a call's callee: `self.advance()`, `advance()`
 
 
 class Tracking(ScopeBuilder):

@@ -6,7 +6,6 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import redirect_stdout, suppress
-from dataclasses import dataclass
 from functools import cached_property, wraps
 from pathlib import Path
 from typing import Any, NoReturn
@@ -74,19 +73,23 @@ def format_option(text_means: str) -> Callable[[Callable[..., Any]], Callable[..
     return lambda command: output_format(output_file(command))
 
 
-@dataclass(frozen=True)
 class RunOptions:
     """What every file-processing command shares: the rules, the file set, the parallelism."""
 
-    paths: tuple[Path, ...]
-    settings: Settings  # those of the settings file above the paths' common folder
-    projects: Projects  # each file's own
-    jobs: int | None  # None: the number of cores
-    report: Path | None
-    stdin_name: Path  # with PATH '-': the name the source on stdin goes by
-    exit_zero: bool = False  # findings do not fail the run; errors still do
-    output_file: Path | None = None  # -o: where the findings go instead of stdout
-    cache: Cache | None = None  # where results are kept between runs (--no-cache: None)
+    def __init__(
+        self,
+        paths: tuple[Path, ...],
+        settings: Settings,  # those of the settings file above the paths' common folder
+        projects: Projects,  # each file's own
+        jobs: int | None,  # None: the number of cores
+        report: Path | None,
+        stdin_name: Path,  # with PATH '-': the name the source on stdin goes by
+        exit_zero: bool = False,  # findings do not fail the run; errors still do
+        output_file: Path | None = None,  # -o: where the findings go instead of stdout
+        cache: Cache | None = None,  # where results are kept between runs (--no-cache: None)
+    ) -> None:
+        self.paths, self.settings, self.projects, self.jobs, self.report = paths, settings, projects, jobs, report
+        self.stdin_name, self.exit_zero, self.output_file, self.cache = stdin_name, exit_zero, output_file, cache
 
     @property
     def stdin(self) -> bool:

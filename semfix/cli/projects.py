@@ -6,7 +6,6 @@ member's `extend-exclude` and rules."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,21 +23,25 @@ class Project(NamedTuple):
     source: Path | None  # the settings file; None: none found, the defaults and the command line
 
 
-@dataclass(repr=False)
 class Projects:
     """The command line's settings, and each file's project, found once per folder."""
 
-    select: tuple[str, ...] = ()
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    unsafe_fixes: bool | None = None
-    target_jax: str | None = None
-    exclude: tuple[str, ...] = ()
-    force_exclude: bool = False
-    config: Path | None = None  # --config: the one settings file of the run
-    _loaded: dict[Path | None, Project] = field(default_factory=dict)
-    _nearest: dict[Path, Path | None] = field(default_factory=dict)  # by absolute folder
-    _folders: dict[str, Project] = field(default_factory=dict)  # by a file's folder as named
+    def __init__(
+        self,
+        select: tuple[str, ...] = (),
+        extend_select: tuple[str, ...] = (),
+        ignore: tuple[str, ...] = (),
+        unsafe_fixes: bool | None = None,
+        target_jax: str | None = None,
+        exclude: tuple[str, ...] = (),
+        force_exclude: bool = False,
+        config: Path | None = None,  # --config: the one settings file of the run
+    ) -> None:
+        self.select, self.extend_select, self.ignore, self.unsafe_fixes = select, extend_select, ignore, unsafe_fixes
+        self.target_jax, self.exclude, self.force_exclude, self.config = target_jax, exclude, force_exclude, config
+        self._loaded: dict[Path | None, Project] = {}
+        self._nearest: dict[Path, Path | None] = {}  # by absolute folder
+        self._folders: dict[str, Project] = {}  # by a file's folder as named
 
     def load(self, source: Path | None) -> Project:
         """The project of a settings file (None: none), read once. Raises SettingsError."""

@@ -7,13 +7,13 @@ nothing of files). Output order never depends on the number of workers.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from semfix.api import (
     FixResult,
@@ -55,30 +55,36 @@ _WRITERS = 8  # threads writing files: each mostly waits for the disk
 _PROGRESS_FROM = 200  # files to parse before a progress bar is worth drawing
 
 
-@dataclass
 class FileOutcome:
-    path: Path
-    findings: tuple[Finding, ...] = ()
-    old: bytes = b""
-    new: bytes = b""
-    error: str | None = None
-    parsed: bool = False
-    given: bool = False  # the error is about a path as given (missing, no Python files), not a file
-    skipped: bool = False  # not a file to read (a device, a link leaving the project): a warning
+    __slots__ = ("path", "findings", "old", "new", "error", "parsed", "given", "skipped")
+
+    def __init__(
+        self,
+        path: Path,
+        findings: tuple[Finding, ...] = (),
+        old: bytes = b"",
+        new: bytes = b"",
+        error: str | None = None,
+        parsed: bool = False,
+        given: bool = False,  # the error is about a path as given (missing, no Python files), not a file
+        skipped: bool = False,  # not a file to read (a device, a link leaving the project): a warning
+    ) -> None:
+        self.path, self.findings, self.old, self.new, self.error = path, findings, old, new, error
+        self.parsed, self.given, self.skipped = parsed, given, skipped
 
     @property
     def changed(self) -> bool:
         return self.error is None and self.new != self.old
 
 
-@dataclass
 class RunOutcome:
-    files: list[FileOutcome] = field(default_factory=list)
-    scanned: int = 0
-    seconds: float = 0.0
-    written: bool = False
-    #: What the run says once, whatever the files: a floor declaration it cannot read.
-    notes: list[str] = field(default_factory=list)
+    __slots__ = ("files", "scanned", "seconds", "written", "notes")
+
+    def __init__(self, files: list[FileOutcome] | None = None, scanned: int = 0, written: bool = False) -> None:
+        self.files = [] if files is None else files
+        self.scanned, self.seconds, self.written = scanned, 0.0, written
+        #: What the run says once, whatever the files: a floor declaration it cannot read.
+        self.notes: list[str] = []
 
     @property
     def errors(self) -> list[FileOutcome]:
@@ -116,8 +122,7 @@ class RunOutcome:
         return EXIT_FOUND if left or changed else EXIT_CLEAN
 
 
-@dataclass(frozen=True)
-class _Task:
+class _Task(NamedTuple):
     path: Path
     data: bytes
     settings: Settings
@@ -152,7 +157,7 @@ def analyse(task: _Task) -> FileOutcome:
         outcome.error = f"internal error, file left unchanged: {error}"
         if task.apply_fixes:  # the rewrite failed its checks, not the findings: report them
             with suppress(Exception):  # a report-only pass writes nothing, so it has nothing to prove
-                outcome.findings = tuple(sorted(_analysis(replace(task, apply_fixes=False)).findings, key=_place))
+                outcome.findings = tuple(sorted(_analysis(task._replace(apply_fixes=False)).findings, key=_place))
     except RecursionError:
         outcome.error = "too deeply nested to analyse"
     except Exception as error:  # noqa: BLE001 - a bug in semfix must not stop the other files
@@ -290,6 +295,8 @@ def _worker_start(parent: int) -> None:
     holding the caller's stdout and stderr, and a CI step reading them never ends. On Linux the
     kernel sends it SIGKILL then (PR_SET_PDEATHSIG); elsewhere workers are spawned, and a
     spawned worker ends once its pipe to the parent closes."""
+    import signal  # here, with the pool: a check of one file makes none
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by `_in_pool` to fork
@@ -306,6 +313,7 @@ def _in_pool(tasks: Sequence[_Task], jobs: int) -> Iterator[FileOutcome]:
     """`analyse` over `tasks` in `jobs` worker processes, in order; if a worker dies (a crash
     in a native parser), the files it left are named."""
     import multiprocessing
+    import signal
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -369,8 +377,7 @@ def _with_importers(
     kernels = [s.path for s in slots if isinstance(s, _Task) and s.path in sources]  # may define a kernel
     launched = launched_by_run(sources, kernels, named, through) if kernels else {}
     return [
-        replace(
-            slot,
+        slot._replace(
             settings=replace(
                 slot.settings,
                 imported_by_run=imported.get(slot.path, frozenset()),

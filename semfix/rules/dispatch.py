@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable
-from dataclasses import replace
 
 from semfix import messages
 from semfix.analysis.context import Context
@@ -237,7 +236,7 @@ def _walrus(ctx: Context, call: ast.Call, original: ast.NamedExpr, scope: Scope,
         decision = ctx.fixes.pop()
         inner = decision.rewrites[0]
         wrapped = Rewrite(call, original, ast.NamedExpr(target=target, value=inner.replacement), inner.edits)
-        ctx.make(replace(Decision.of(decision.rule, wrapped), findings=decision.findings))
+        ctx.make(Decision(decision.rule, tuple(wrapped.edits), (wrapped,), findings=decision.findings))
 
 
 # Where each node type spells a name, as libcst counts its Name nodes (a list: each entry).

@@ -51,7 +51,6 @@ import ast
 import copy
 import tokenize
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from semfix import messages
@@ -178,23 +177,30 @@ class Verdict(NamedTuple):
 Judge = Callable[[Context, ast.Call, ast.expr, Scope], Verdict]
 
 
-@dataclass(eq=False, repr=False)
 class Carried:
     """`v = X[...]` (or `X[i]`, `X[0:8]`, `v: T = ...`) whose `v` reaches the arguments a rule
     looks at. One plan per assignment, shared by its uses: either every use is rewritten to
     pass what the read passed directly is fixed to (`X`, `X.at[i]`), and the assignment goes
     with its line, or nothing is fixed."""
 
-    assign: ast.Assign | ast.AnnAssign
-    read: ast.Subscript  # `X[...]`, the value assigned
-    uses: list[ast.Name]
-    body: list[ast.stmt] | None  # the statement list holding the assignment
-    code: str
-    words: tuple[str, str, str]
-    verdict: Verdict
-    blocker: str | None = None  # why the rewrite is not safe; None when it is
-    decision: object = _UNDECIDED
-    fix: Decision | None = None  # once decided and accepted: every use rewritten and the assignment removed
+    __slots__ = ("assign", "read", "uses", "body", "code", "words", "verdict", "blocker", "decision", "fix")
+
+    def __init__(
+        self,
+        assign: ast.Assign | ast.AnnAssign,
+        read: ast.Subscript,
+        uses: list[ast.Name],
+        body: list[ast.stmt] | None,
+        code: str,
+        words: tuple[str, str, str],
+        verdict: Verdict,
+    ) -> None:
+        self.assign, self.read, self.uses = assign, read, uses  # `read`: `X[...]`, the value assigned
+        self.body = body  # the statement list holding the assignment
+        self.code, self.words, self.verdict = code, words, verdict
+        self.blocker: str | None = None  # why the rewrite is not safe; None when it is
+        self.decision: object = _UNDECIDED
+        self.fix: Decision | None = None  # once decided and accepted: every use rewritten and the assignment removed
 
     @property
     def ref(self) -> ast.expr:

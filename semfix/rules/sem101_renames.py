@@ -5,7 +5,6 @@ references are sem101_references.py's; the import edits the renames need, sem101
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from semfix.analysis.context import Context
@@ -23,19 +22,19 @@ CODE = "SEM101"
 DEFAULT_PALLAS_ALIAS = "pl"
 
 
-@dataclass(repr=False)
 class Renames:
     """The file's references still to rename, last first, and what the renames need."""
 
-    pending: list[Reference] = field(default_factory=list)
-    alias: str | None = None  # the module-level name of the pallas module, if the file has one
-    unsure: list[str] = field(default_factory=list)  # why the import edits cannot be made sure of
-    made: list[Rewrite] = field(default_factory=list)  # the accepted renames: one decision with the import edits
-    findings: list[int] = field(default_factory=list)  # their findings, by index
-    taken: list[ast.Name | ast.Attribute] = field(default_factory=list)  # the reads the renames took
-    declared: ImportChanges | None = None  # the tree the renames and the import edits declare
-    drops: sem103.Drops = field(default_factory=lambda: sem103.Drops([], set()))  # SEM103's, same imports
-    stale: list[ast.ImportFrom] = field(default_factory=list)  # imports of names the TPU module has no more
+    def __init__(self) -> None:
+        self.pending: list[Reference] = []
+        self.alias: str | None = None  # the module-level name of the pallas module, if the file has one
+        self.unsure: list[str] = []  # why the import edits cannot be made sure of
+        self.made: list[Rewrite] = []  # the accepted renames: one decision with the import edits
+        self.findings: list[int] = []  # their findings, by index
+        self.taken: list[ast.Name | ast.Attribute] = []  # the reads the renames took
+        self.declared: ImportChanges | None = None  # the tree the renames and the import edits declare
+        self.drops = sem103.Drops([], set())  # SEM103's, same imports
+        self.stale: list[ast.ImportFrom] = []  # imports of names the TPU module has no more
 
 
 RUNS_FIRST = "it may run on import before `{}` is imported"

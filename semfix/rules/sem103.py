@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from semfix.analysis.context import Context
@@ -130,11 +129,22 @@ def signal_kernel(x_ref, o_ref, sem):
 )
 
 
-@dataclass(repr=False)
 class Dropped(Rewrite):
     """An argument removed from its call: the tree the proof expects has it no more."""
 
-    keyword: ast.keyword | ast.expr | None = None  # an expression: the argument given by position
+    __slots__ = ("keyword",)
+
+    def __init__(
+        self,
+        call: ast.AST | None,
+        argument: ast.expr,
+        replacement: ast.expr,
+        edits: list[tuple[int, int, str]],
+        renamed: tuple[ast.keyword, str | None] | None = None,
+        keyword: ast.keyword | ast.expr | None = None,  # an expression: the argument given by position
+    ) -> None:
+        super().__init__(call, argument, replacement, edits, renamed)
+        self.keyword = keyword
 
     def declare(self) -> None:
         assert isinstance(self.call, ast.Call) and self.keyword is not None  # `check` sets both
