@@ -135,16 +135,10 @@ class Dropped(Rewrite):
     __slots__ = ("keyword",)
 
     def __init__(
-        self,
-        call: ast.AST | None,
-        argument: ast.expr,
-        replacement: ast.expr,
-        edits: list[tuple[int, int, str]],
-        renamed: tuple[ast.keyword, str | None] | None = None,
-        keyword: ast.keyword | ast.expr | None = None,  # an expression: the argument given by position
+        self, call: ast.Call, argument: ast.expr, edits: list[tuple[int, int, str]], keyword: ast.keyword | ast.expr
     ) -> None:
-        super().__init__(call, argument, replacement, edits, renamed)
-        self.keyword = keyword
+        super().__init__(call, argument, argument, edits)
+        self.keyword = keyword  # an expression: the argument given by position
 
     def declare(self) -> None:
         assert isinstance(self.call, ast.Call) and self.keyword is not None  # `check` sets both
@@ -199,7 +193,7 @@ def check(ctx: Context, drops: Drops, call: ast.Call, operation: Operation) -> l
         elif ctx.report(CODE, argument, message + "; MESH is the default", "", span=_located(ctx, span)):
             assert isinstance(root, ast.Name)  # `qualified` resolved it through an import
             edit = (*span, "")
-            dropped = Dropped(call, value, value, [edit], keyword=argument)
+            dropped = Dropped(call, value, [edit], argument)
             drops.made.append(Drop(edit, dropped, len(ctx.findings) - 1, root))
             spans.append(span)
     return spans
