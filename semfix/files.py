@@ -407,35 +407,37 @@ def module_names(paths: Iterable[Path], links: Collection[Path] | None = None) -
     not named as a Python name. An import may name the file by any trailing part of that name
     (which folder is on `sys.path` is not known): `semfix/analysis/run_imports.py`. `links`: the
     paths that may be links (`Discovery.links`; None: any may be, each is asked)."""
-    namespaces: dict[Path, tuple[str, ...]] = {}
-    packages: dict[Path, tuple[str, ...]] = {}  # a folder: the dotted name of what it holds
+    namespaces: dict[str, tuple[str, ...]] = {}  # folders as strings: pathlib was most of the time
+    packages: dict[str, tuple[str, ...]] = {}  # a folder: the dotted name of what it holds
 
-    def above(folder: Path) -> tuple[str, ...]:
+    def above(folder: str) -> tuple[str, ...]:
         if folder not in namespaces:
-            root = not folder.name.isidentifier() or any((folder / name).exists() for name in _PROJECT_ROOT)
-            namespaces[folder] = () if root else (*above(folder.parent), folder.name)
+            parent, name = os.path.split(folder)
+            root = not name.isidentifier() or any(os.path.exists(os.path.join(folder, n)) for n in _PROJECT_ROOT)
+            namespaces[folder] = () if root else (*above(parent), name)
         return namespaces[folder]
 
-    def package(folder: Path) -> tuple[str, ...]:  # asked once per folder, not once per file in it
+    def package(folder: str) -> tuple[str, ...]:  # asked once per folder, not once per file in it
         if folder not in packages:
-            init = folder / "__init__.py"
-            inside = folder.name and (init in known or init.is_file())  # a file of the run: no stat
-            packages[folder] = (*package(folder.parent), folder.name) if inside else above(folder)
+            parent, name = os.path.split(folder)
+            init = os.path.join(folder, "__init__.py")
+            inside = name and (init in known or os.path.isfile(init))  # a file of the run: no stat
+            packages[folder] = (*package(parent), name) if inside else above(folder)
         return packages[folder]
 
-    paths = list(paths)
     cwd = os.getcwd()
-    real: dict[Path, Path] = {}  # a folder of the run's files: where it really is, resolved once
-    folder_of: dict[Path, Path] = {}
-    known: set[Path] = set()  # the run's files that are no links, where they really are: no stat for them
+    real: dict[str, str] = {}  # a folder of the run's files: where it really is, resolved once
+    folder_of: dict[Path, str] = {}
+    known: set[str] = set()  # the run's files that are no links, where they really are: no stat for them
     for path in paths:
         if (path in links) if links is not None else path.is_symlink():
-            folder_of[path] = path.resolve().parent
+            folder_of[path] = str(path.resolve().parent)
             continue
-        if path.parent not in real:
-            real[path.parent] = Path(_real_folder(os.path.normpath(os.path.join(cwd, path.parent))))
-        folder_of[path] = real[path.parent]
-        known.add(real[path.parent] / path.name)
+        given = os.path.dirname(path)
+        if given not in real:
+            real[given] = _real_folder(os.path.normpath(os.path.join(cwd, given)))
+        folder_of[path] = real[given]
+        known.add(os.path.join(real[given], path.name))
     return {
         path: (".".join([*package(folder), *([] if path.stem == "__init__" else [path.stem])]), path.stem == "__init__")
         for path, folder in folder_of.items()
