@@ -246,9 +246,10 @@ def settings_in(folder: Path) -> Path | Literal[False] | None:
     """The settings file `find_pyproject` takes in `folder` itself; False where the search ends
     there without one (a repository root); None to look above. One listing of the folder, where
     asking for each name took five stats (a fifth of discovery where a system call is slow); a
-    name listed is then asked as before (a folder named `semfix.toml`, a broken link)."""
+    name listed is then asked as before (a folder named `semfix.toml`, a broken link), in any
+    case: on a case-insensitive disk (macOS, Windows) `PyProject.toml` was found by its stat."""
     try:
-        listed = set(os.listdir(folder))
+        listed = {name.lower() for name in os.listdir(folder)}
     except OSError:  # a folder that can be searched but not listed: each name asked
         listed = {*OWN_FILES, "pyproject.toml", ".git", ".hg"}
     for name in OWN_FILES:
