@@ -43,8 +43,8 @@ EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 #: Seconds the pool itself costs to start and stop, its workers' forks apart (importing
 #: multiprocessing and concurrent.futures, its threads and queues): 30 to 45 ms on a 2-core
 #: Linux machine, about 75 ms on a sandboxed 13-core one, where each worker then costs a fork
-#: more (2 ms and 15 ms). Counted in forks, as
-#: it was, a pool never paid where a fork is slow: 20 forks of 28 ms.
+#: more (2 ms and 15 ms). Counted in forks, as it was, a pool never paid where a fork is slow
+#: (20 forks of 28 ms: 0.56 s).
 _POOL_START = 0.08
 #: The share of the time left a pool must end within: the rate is estimated from a few files,
 #: and other work on the machine slows the workers too (on 2 loaded cores, a pool estimated at
