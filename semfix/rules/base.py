@@ -60,16 +60,9 @@ class Rule(NamedTuple):
 
     def spelled_in(self, text: str | bytes) -> bool:
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""
-        return bool(self.text_gate) and _spells(self.text_gate, text)
-
-
-@lru_cache(maxsize=256)
-def _spells(gate: tuple[str, ...], text: str | bytes) -> bool:
-    """Kept for the text's bytes: the skim, the run's questions and the engine ask it of each
-    file (a hash of the same bytes object is computed once, and found by identity)."""
-    if isinstance(text, str):
-        return all(_pattern(p).search(text) for p in gate)
-    return all(_bytes_search(p)(text) for p in gate)
+        if isinstance(text, str):
+            return bool(self.text_gate) and all(_pattern(p).search(text) for p in self.text_gate)
+        return bool(self.text_gate) and all(_bytes_search(p)(text) for p in self.text_gate)
 
 
 @cache
@@ -88,7 +81,12 @@ def _bytes_search(pattern: str) -> Callable[[bytes], bool]:
         words = tuple(word.encode("ascii") for word in pattern.split("|"))
         return lambda data: any(word in data for word in words)
     searches = [_spelled_search(alternative) for alternative in _alternatives(pattern)]
-    return lambda data: any(search(data) for search in searches)
+
+    @lru_cache(maxsize=256)
+    def search(data: bytes) -> bool:  # kept per file: the skim, the run's questions ask it again
+        return any(alternative(data) for alternative in searches)
+
+    return search
 
 
 def _spelled_search(pattern: str) -> Callable[[bytes], bool]:
