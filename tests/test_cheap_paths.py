@@ -16,8 +16,8 @@ import pytest
 from semfix import fix_source
 from semfix.analysis.evidence import NeedsAccesses
 from semfix.analysis.nodes import Text
-from semfix.analysis.scopes import ScopeBuilder
-from semfix.engine.run import _run
+from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.engine.run import _run, run_rules
 from semfix.rewrite.text import line_starts
 from semfix.selection import build_settings
 
@@ -128,3 +128,26 @@ def test_one_walk_finds_every_name_each_def_holds() -> None:
                 assert {id(n) for n in found} == {id(n) for n in walked}, (path, node.lineno)
                 checked += 1
     assert checked > 1000
+
+
+def test_a_file_spelling_a_rules_tracked_name_is_analysed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEM103 reads every access where `DeviceIdType` is spelled (its `tracks`): the scopes
+    record them from the start, where a plain first run was thrown away at the rule's finish;
+    the findings are those of the run that asked."""
+    source = (FIXTURES / "sem103" / "rt_signal_mesh_dropped" / "before.py").read_text()
+    assert "DeviceIdType" in source
+    built: list[type] = []
+    build = ScopeBuilder.build
+
+    def counted(self: ScopeBuilder, tree: ast.Module) -> None:
+        built.append(type(self))
+        build(self, tree)
+
+    monkeypatch.setattr(ScopeBuilder, "build", counted)
+    engine, findings = run_rules(Text(source), ast.parse(source), EVERY_RULE)
+    assert built == [Tracking]
+    asked = _run(Text(source), ast.parse(source), Tracking(), EVERY_RULE)
+    assert [(f.rule, f.line, f.column) for f in findings] == [(f.rule, f.line, f.column) for f in asked.findings]
+    assert any(f.rule == "SEM103" for f in findings)
+    with pytest.raises(NeedsAccesses):  # what the plain scopes would have asked for
+        _run(Text(source), ast.parse(source), ScopeBuilder(), EVERY_RULE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+from contextlib import suppress
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -40,10 +41,13 @@ def analyse(source: str | bytes, settings: Settings, apply_fixes: bool) -> Resul
 def run_rules(lines: Text, tree: ast.Module, settings: Settings) -> tuple[Engine, list[Finding]]:
     """The rules over the tree, and their findings, each fixed one with its decision's edits.
     Scopes record every name's accesses only where a rule asks (few files ask whether a Ref
-    expression keeps its value)."""
-    try:
-        engine = _run(lines, tree, ScopeBuilder(), settings)
-    except NeedsAccesses:
+    expression keeps its value): from the start where a rule's `tracks` is spelled, else on a
+    second run when the first asks."""
+    engine = None
+    if not any(RULES[code].tracks and RULES[code].tracks in lines.text for code in settings.enabled):
+        with suppress(NeedsAccesses):
+            engine = _run(lines, tree, ScopeBuilder(), settings)
+    if engine is None:
         engine = _run(lines, tree, Tracking(), settings)
     return engine, _with_their_edits(engine.findings, engine.fixes)
 

@@ -57,6 +57,11 @@ class Rule(NamedTuple):
     # whether it reads the project's JAX floor (`Settings.target_jax`): the floor is read from
     # the project's files only where such a rule runs
     reads_floor: bool = False
+    # a spelling that, in a file whose tree the rule gets, has it read every access to every
+    # name (`Context.tracking`): there the scopes record them from the start, where a plain
+    # first run would be thrown away at the rule's finish (a tenth of tpu-inference's check with
+    # every rule on)
+    tracks: str = ""
 
     def spelled_in(self, text: str | bytes) -> bool:
         """Does `text` match every pattern of the rule's text gate (False for a rule without one)?"""

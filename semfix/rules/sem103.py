@@ -86,6 +86,7 @@ RULE = Rule(
     text_gate=("device_id_type|DeviceIdType",),
     reads_floor=True,
     needs_tree=True,
+    tracks="DeviceIdType",  # every read of it is reported (`finish`)
     drops_imports=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
     valid=(
         """\
@@ -212,7 +213,7 @@ def _resolved(ctx: Context, value: ast.expr, scope: Scope) -> tuple[set[str] | N
 def finish(ctx: Context, drops: Drops) -> None:
     """Every other read of `DeviceIdType` (an alias, a comparison, a LOGICAL), and an import of it
     that only other modules of the run read: reported."""
-    if CODE not in ctx.settings.enabled or ctx.tree is None or "DeviceIdType" not in ctx.text.text:
+    if CODE not in ctx.settings.enabled or ctx.tree is None or RULE.tracks not in ctx.text.text:
         return  # the tree is there for SEM101, perhaps: no need to track every access
     every = ctx.tracking().accesses
     for accesses in every.values():
