@@ -151,3 +151,28 @@ def test_a_file_spelling_a_rules_tracked_name_is_analysed_once(monkeypatch: pyte
     assert any(f.rule == "SEM103" for f in findings)
     with pytest.raises(NeedsAccesses):  # what the plain scopes would have asked for
         _run(Text(source), ast.parse(source), ScopeBuilder(), EVERY_RULE)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from jax.experimental.pallas import tpu as pltpu\n\nkind = pltpu.DeviceIdType.LOGICAL\n",
+        "from jax.experimental.pallas.tpu import DeviceIdType as D\n\nkind = D.LOGICAL\nsame = D\n",
+        "import jax\n\nkind = jax.experimental.pallas.tpu.DeviceIdType\n",
+        "from jax.experimental.pallas.tpu import *\n\nkind = DeviceIdType.LOGICAL\n",
+        "import jax.experimental.pallas.tpu as t\n\ndef f(mods):\n    return t.DeviceIdType, mods[0].DeviceIdType\n",
+    ],
+)
+def test_sem103_asks_only_the_accesses_that_may_name_device_id_type(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SEM103 reports every read of `DeviceIdType`: asking only the accesses whose root an
+    import of it binds, or whose attributes spell it, reports what asking every access does."""
+    from semfix.rules import sem103
+
+    settings = build_settings(select=["SEM103"], target_jax="0.12.1")
+    found = [(f.line, f.column) for f in fix_source(source, settings=settings, apply_fixes=False).findings]
+    monkeypatch.setattr(sem103, "_may_name_it", lambda imports: None)  # every access asked
+    asked = [(f.line, f.column) for f in fix_source(source, settings=settings, apply_fixes=False).findings]
+    assert found == asked
+    assert found or "import *" in source  # a star import of unknown names binds no import

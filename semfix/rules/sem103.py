@@ -216,10 +216,13 @@ def finish(ctx: Context, drops: Drops) -> None:
     if CODE not in ctx.settings.enabled or ctx.tree is None or RULE.tracks not in ctx.text.text:
         return  # the tree is there for SEM101, perhaps: no need to track every access
     every = ctx.tracking().accesses
+    named = _may_name_it(ctx.scopes.imports)
     for accesses in every.values():
         for access in accesses:
             if id(access.name) in drops.seen:
                 continue
+            if named is not None and access.name.id not in named and RULE.tracks not in access.steps:
+                continue  # it names `DeviceIdType` only through an import or an attribute that spells it
             qualified = ctx.qualified(access.name, access.scope) or set()
             steps = [step for step in access.steps if step is not None]
             chain = {f"{q}.{'.'.join(steps)}" if steps else q for q in qualified}
@@ -235,6 +238,22 @@ def finish(ctx: Context, drops: Drops) -> None:
                 if alias.name == "DeviceIdType" and not every.get(bound) and exported:
                     why = "kept for the modules that import it from here; drop it once they read it no more"
                     ctx.report(CODE, statement, f"`DeviceIdType` was {_DEPRECATED} (not fixed: {why})", None)
+
+
+def _may_name_it(imports: list[ast.Import | ast.ImportFrom]) -> set[str] | None:
+    """The names an import may bind to `DeviceIdType` or to a name under it: the only roots
+    (`Context.qualified` follows imports alone) through which an access whose attributes do not
+    spell it names it. Asking every access of a file was a fifth of SEM103's check. None where
+    a star import from a module spelled with it may bind any name."""
+    names = {RULE.tracks}
+    for statement in imports:
+        module = getattr(statement, "module", None) or ""
+        for alias in statement.names:
+            if RULE.tracks in module or RULE.tracks in alias.name:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+    return names
 
 
 def _names_device_id_type(qualified: str) -> bool:
