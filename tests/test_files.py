@@ -106,5 +106,47 @@ def test_discovery_asks_the_system_once_per_folder_not_per_file(
     assert names[Path("a/b/m0.py")] == ("a.b.m0", False)
     folders = 4  # the root and the three
     assert calls.count("open") == 33  # each file read, and nothing else opened
-    assert calls.count("getcwd") <= folders + 2  # a project per folder, discovery, the names
-    assert calls.count("stat") + calls.count("lstat") <= 3 * folders + 5, sorted(calls)
+    assert calls.count("getcwd") <= folders + 3  # a project per folder, discovery, the names, git's check
+    above = 2 * len(tmp_path.parts)  # git's check, once a run: the real path, a `.git` at each level
+    assert calls.count("stat") + calls.count("lstat") <= 3 * folders + 5 + above, sorted(calls)
+
+
+def test_git_is_asked_only_where_it_could_find_a_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder with no `.git` there or above, and no GIT_DIR or GIT_WORK_TREE, is no work tree:
+    git is not started for it (a process costs more than the run it would list). Where a `.git`
+    is above, or GIT_DIR names a repository elsewhere, git is asked and its listing holds."""
+    import subprocess
+
+    from semfix import git
+
+    plain = tmp_path / "plain"
+    (plain / "pkg").mkdir(parents=True)
+    (plain / "pkg" / "k.py").write_text("x = 1\n")
+    started: list[list[str]] = []
+    run = subprocess.run
+
+    def counted(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        started.append(args)
+        return run(args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    assert git.work_tree_files(plain / "pkg") is None and git.toplevel(plain) is None
+    assert started == []
+    assert [p.name for p in discover([plain]).files] == ["k.py"]
+    assert started == []
+
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "sub" / "kept.py").write_text("x = 1\n")
+    (repo / "sub" / "dropped.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("dropped.py\n")
+    assert [p.name for p in git.work_tree_files(repo / "sub") or []] == ["kept.py"]
+    assert len(started) == 1
+
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(plain))
+    git.work_tree_files(plain)
+    assert len(started) == 2  # asked: the environment may name a work tree anywhere
