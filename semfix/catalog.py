@@ -272,9 +272,27 @@ def alternation(names: Iterable[str]) -> bytes:
 _SPELLED_NAMES = tuple(
     name.encode() for name in sorted(FUNCTION_NAMES) if not any(n != name and n in name for n in FUNCTION_NAMES)
 )
-#: Parts of those names, each name holding one: a file that spells none (most files of a run)
-#: is passed over in 8 searches, not 16.
-_PARTS = (b"emaphore", b"barrier", b"c_copy", b"e_copy", b"_smem", b"_gmem", b"tcgen05", b"try_cluster")
+#: Parts of those names: a file that spells none (most files of a run) is passed over in 6
+#: searches; one that spells a part is searched for that part's names alone, from the part's
+#: first spelling on (a name holding it at offset k starts there, less k, or later).
+_PARTS = (b"sync_", b"emaphore", b"barrier", b"mem_to_", b"tcgen05", b"try_cluster")
+
+
+def _part_of(name: bytes) -> bytes:
+    return next((part for part in _PARTS if part in name), name)  # a name no part holds is its own
+
+
+_NAMES_OF = tuple(
+    (part, tuple((name, name.index(part)) for name in _SPELLED_NAMES if _part_of(name) == part))
+    for part in dict.fromkeys(map(_part_of, _SPELLED_NAMES))
+)
+#: id(data) -> (data, whether it spells "pallas", whether it spells a catalog name; None: not
+#: yet asked): every asker of a run's byte scan (the scan, the run's questions of its modules)
+#: shares one search per file. Keyed by the bytes object, kept beside its answer so that its id
+#: names no other: hashing the bytes would cost as much as a search. The oldest are dropped
+#: beyond `_SCANNED_MOST`, so that a long-lived process (the language server) keeps no more.
+_SCANNED: dict[int, tuple[bytes, bool, bool | None]] = {}
+_SCANNED_MOST = 2048
 
 
 def lookup(qualified_name: str) -> Operation | None:
@@ -287,12 +305,29 @@ def may_contain_calls(data: bytes | str, *, through_run: bool = False) -> bool:
     """Cheap test on raw source: False only when no call can resolve to the catalog.
     `through_run`: the file reads JAX names through another module of the run (`pl`, `pltpu`
     from a compat module), so it need not spell "pallas" itself."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    return (
-        (through_run or b"pallas" in raw)
-        and any(part in raw for part in _PARTS)
-        and any(name in raw for name in _SPELLED_NAMES)
-    )
+    if isinstance(data, str):  # a new object each time: nothing to share
+        raw = data.encode("utf-8", "surrogatepass")
+        return (through_run or b"pallas" in raw) and _spells_a_name(raw)
+    scanned = _SCANNED.get(id(data))
+    if scanned is None or scanned[0] is not data:
+        if len(_SCANNED) >= _SCANNED_MOST:
+            del _SCANNED[next(iter(_SCANNED))]
+        scanned = _SCANNED[id(data)] = data, b"pallas" in data, None
+    _, pallas, spelled = scanned
+    if not through_run and not pallas:
+        return False
+    if spelled is None:
+        spelled = _spells_a_name(data)
+        _SCANNED[id(data)] = data, pallas, spelled
+    return spelled
+
+
+def _spells_a_name(raw: bytes) -> bool:
+    for part, names in _NAMES_OF:
+        first = raw.find(part)
+        if first >= 0 and any(raw.find(name, max(0, first - offset)) >= 0 for name, offset in names):
+            return True
+    return False
 
 
 # -- The JAX releases each migration needs (read from the wheels of 0.4.35 to 0.12.1) -----------

@@ -5,7 +5,9 @@ from __future__ import annotations
 from conftest import fixture_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pytest import MonkeyPatch
 
+from semfix import catalog
 from semfix.api import may_fire
 from semfix.catalog import MODULES, may_contain_calls
 from semfix.engine.run import analyse
@@ -61,3 +63,28 @@ def test_the_byte_scan_sees_every_catalog_name() -> None:
         assert may_contain_calls(f"from jax.experimental import pallas\n{name}\n".encode()), name
         assert may_contain_calls(f"{name}\n".encode(), through_run=True), name
     assert not may_contain_calls(b"from jax.experimental import pallas\nsemaphore\n")
+
+
+_PIECES = sorted({*(n for ops in MODULES.values() for n in ops), "pallas", "sync", "_", "copy", "emaphore", "x"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=6), st.booleans())
+def test_the_byte_scan_answers_as_a_search_of_every_name(pieces: list[str], through_run: bool) -> None:
+    """The parts' search (`_PARTS`, each name searched from its part's first spelling on) keeps
+    exactly what searching the file for every catalog name keeps."""
+    data = "".join(pieces).encode()
+    spelled = any(name.encode() in data for ops in MODULES.values() for name in ops)
+    assert may_contain_calls(data, through_run=through_run) == ((through_run or b"pallas" in data) and spelled)
+
+
+def test_a_file_is_scanned_once_however_many_ask(monkeypatch: MonkeyPatch) -> None:
+    """The run's scan and its questions of its modules share each file's answer (`_SCANNED`)."""
+    searched: list[bytes] = []
+    search = catalog._spells_a_name
+    monkeypatch.setattr(catalog, "_spells_a_name", lambda raw: searched.append(raw) or search(raw))
+    data = b"from jax.experimental import pallas\npltpu.sync_copy(a, b)\n"
+    for through_run in (False, True, False, True):
+        assert may_contain_calls(data, through_run=through_run)
+    assert may_fire(data, EVERYTHING) and len(searched) == 1
+    assert not may_contain_calls(b"import numpy\n") and len(searched) == 1  # no "pallas": no search

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from semfix.api import fix_source
 from semfix.engine.run import analyse
-from semfix.engine.skim import clears, clears_for
+from semfix.engine.skim import _ALIASABLE, _Skim, clears, clears_for
 from semfix.selection import build_settings
 
 NO_MIGRATIONS = build_settings(select=["SEM0"], unsafe_fixes=True)
@@ -384,3 +384,13 @@ def test_long_runs_of_hashes_and_blanks_do_not_backtrack() -> None:
     header = "from jax.experimental import pallas as pl\n"
     source = header + "#" * 400 + "\nx = 1" + " " * 400 + "\n" + "pl.semaphore_wait(s)  " + "# " * 200 + "\n"
     assert clears(source.encode())
+
+
+def test_a_name_holding_another_is_found_where_it_is_spelled() -> None:
+    """`_Skim._offsets` searches a name holding another (`make_async_copy`) from that one's
+    first spelling on: the same offsets as a search of the whole file."""
+    data = b"make_async_copy(a) async_copy sync_copy make_async_copymake_async_copy async_copy_smem_to_tmem"
+    skim = _Skim(data)
+    for name in _ALIASABLE:
+        expected = [i for i in range(len(data)) if data.startswith(name.encode(), i)]
+        assert skim._offsets(name) == expected, name

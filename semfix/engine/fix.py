@@ -76,12 +76,15 @@ def may_fire(source: str | bytes, settings: Settings) -> bool:
     """The byte scan: False when the bytes alone show no enabled rule can fire. The rules on
     semaphore and DMA arguments need a catalog function's name and `pallas` spelled; a rule
     with a text gate (a migration: `pltpu.DeviceIdType` alone) needs its gate's spelling."""
-    raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     through_run = bool(settings.read_through.aliases)  # `pltpu` from a compat module need not spell "pallas"
     helped = bool(
         settings.read_through.helpers
     )  # nor need a helper's call (`fetch(x, y, sems[1])`) spell a catalog name
-    return helped or may_contain_calls(raw, through_run=through_run) or opens_a_gate(raw, settings.enabled)
+    if helped or may_contain_calls(source, through_run=through_run):  # a str's answer is not kept, its bytes'
+        return True  # are (each asker of a run's file shares them)
+    return opens_a_gate(
+        source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source, settings.enabled
+    )
 
 
 def skims_clean(source: str | bytes, settings: Settings) -> bool:

@@ -44,6 +44,13 @@ _ALLOCATORS = frozenset({"pallas_call", "run_scoped", "kernel"})
 # The fewest positional arguments of a JAX grid spec that reach its scratch shapes.
 _SCRATCH_POSITION = min(order.index("scratch_shapes") + 1 for order in GRID_SPECS.values())
 _ALIASABLE = FUNCTION_NAMES | _ALLOCATORS | {"partial", "core_map"}
+# A name of interest holding a shorter one (`make_async_copy`, `sync_copy`), and where: it is
+# spelled only where that one is, so its spellings are found among that one's, not in the file.
+_HOLDS: dict[str, tuple[str, int]] = {
+    name: (inner, name.index(inner))
+    for name in _ALIASABLE
+    for inner in sorted(n for n in _ALIASABLE if n != name and n in name)[:1]
+}
 # A comment always runs to the end of its line: anything else backtracks exponentially on `###`.
 _COMMENT = rb"#[^\r\n]*(?![^\r\n])"
 _BLANK = rb"(?:[ \t\f\r\n\\]|" + _COMMENT + rb")"
@@ -156,7 +163,7 @@ def opens_a_gate(data: bytes, enabled: frozenset[str]) -> bool:
 
 class _Skim:
     def __init__(self, data: bytes) -> None:
-        if b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
+        if b"\0" in data or b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # `in`: one memchr
             raise GiveUp("NUL bytes or lone carriage returns: the engines report these")
         cookie = _COOKIE.match(data)
         if cookie is not None and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
@@ -172,6 +179,7 @@ class _Skim:
         self.headers: dict[bytes, list[int]] | None = None  # def name -> where its `(` is
         self.bases: set[bytes] = set()  # the names views of them are taken in catalog calls (`row` in `row.at[1]`)
         self.assigned: set[bytes] | None = None  # `_assigned`
+        self.offsets: dict[str, list[int]] = {}  # `_offsets`
 
     def clears(self) -> bool:
         data = self.data
@@ -310,16 +318,25 @@ class _Skim:
                 yield self.meanings[callee], scan.items(inner.group()[:-1])
 
     def _spelled(self, names: Iterable[str]) -> list[tuple[int, str]]:
-        """(offset, name) of every spelling of each name, in longer names too, in file order.
-        Found by `bytes.find`: a regular expression of the names costs several times more."""
-        data, found = self.data, []
-        for name in names:
-            spelling = name.encode()
-            start = data.find(spelling)
+        """(offset, name) of every spelling of each name, in longer names too, in file order."""
+        return sorted((start, name) for name in names for start in self._offsets(name))
+
+    def _offsets(self, name: str) -> list[int]:
+        """Where `name` is spelled, in longer names too: found once per skim (`_aliases` and
+        `_read_calls` both ask), by `bytes.find` (a regular expression of the names costs several
+        times more); a name holding another of interest only from that one's first spelling on."""
+        found = self.offsets.get(name)
+        if found is None:
+            data, spelling, found, start = self.data, name.encode(), [], 0
+            if name in _HOLDS:
+                inner, at = _HOLDS[name]
+                start = (self._offsets(inner) or [len(data) + at])[0] - at
+            start = data.find(spelling, max(start, 0))
             while start >= 0:
-                found.append((start, name))
+                found.append(start)
                 start = data.find(spelling, start + 1)
-        return sorted(found)
+            self.offsets[name] = found
+        return found
 
     def _pairs(self) -> Iterator[tuple[bytes, bytes | None]]:
         """(parameter, allocation entry) for every entry that may be bound to a parameter; the
