@@ -487,3 +487,24 @@ def test_a_wait_bound_by_compatibility_code_gets_its_amount_fixed(name: str) -> 
     for floor, fixed in ((None, "wait(sem, 1)"), ("0.7.2", "wait(sem, value=1)")):
         result = fix_source(source, settings=build_settings(select=["SEM1"], target_jax=floor))
         assert fixed in result.source and COMPAT[name] in result.source, (floor, result.source)
+
+
+def test_a_folders_project_files_are_found_once_not_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file of a run asks each folder above it for its project files: a folder's listing
+    is matched against the patterns once while it is unchanged, and a file added is seen."""
+    import fnmatch
+
+    from semfix import floor
+
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / ".git").mkdir()
+    files = [project / "pkg" / f"m{i}.py" for i in range(20)]
+    matched: list[str] = []
+    real = fnmatch.filter
+    monkeypatch.setattr(fnmatch, "filter", lambda names, pattern: matched.append(pattern) or real(names, pattern))
+    settings = build_settings(select=["SEM101"])
+    assert {for_file(settings, f).target_jax for f in files} == {OLDEST}
+    assert len(matched) == 2 * len(floor.DECLARING)  # `pkg` and the project, once each
+    (project / "pyproject.toml").write_text('[project]\ndependencies = ["jax>=0.6.0"]\n')
+    assert for_file(settings, files[0]).target_jax == (0, 6, 0)  # the project's folder changed: read again
