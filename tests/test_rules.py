@@ -96,18 +96,21 @@ def test_a_store_through_the_objects_own_dict_blocks_sem003_and_sem002() -> None
 
 
 def test_a_text_gate_s_search_is_its_patterns() -> None:
-    """Each gate is searched by `bytes.find` where its pattern is words alone, else one
-    alternative at a time, each only where a word it starts or ends with is spelled: the answer
-    is the pattern's, on semfix, its tests and its fixtures."""
-    from semfix.rules.base import _bytes_search
+    """Each gate is searched by `in` where its pattern is words alone, else one alternative at a
+    time, each only where a word it starts or ends with is spelled: the answer is the pattern's,
+    in bytes (the skim's) and in text (the engine's), on semfix, its tests and its fixtures."""
+    from semfix.rules.base import _search
 
     checkout = Path(__file__).resolve().parents[1]
     texts = [p.read_bytes() for p in [*checkout.glob("semfix/**/*.py"), *checkout.glob("tests/**/*.py")]]
     texts += [b"x.device_id_type", b"DeviceIdType", b"tpu", b"tpu_x", b"from jax import tpu\n", b""]
     texts += [b"pltpu.\\\n  semaphore_wait(s)", b"getattr(tpu, 'HOST')", b"tpu.  # c\n ANY", b"pallas.tpu import x"]
     texts += [b"tpu.MANY", b"tpu.semaphore_waits", b"semaphore_wait(tpu)", b"tpu .\tDeviceIdType"]
+    texts += ["tpu\u00e9.ANY".encode(), "x = \u00e9tpu.semaphore_wait".encode()]  # a non-ASCII letter beside a word
     for rule in RULES.values():
         for pattern in rule.text_gate:
-            compiled = re.compile(pattern.encode("ascii"))
-            for text in texts:
-                assert _bytes_search(pattern)(text) == (compiled.search(text) is not None), (rule.code, pattern)
+            compiled, text_compiled = re.compile(pattern.encode("ascii")), re.compile(pattern)
+            for data in texts:
+                assert _search(pattern, bytes)(data) == (compiled.search(data) is not None), (rule.code, pattern)
+                text = data.decode("utf-8", "surrogateescape")
+                assert _search(pattern, str)(text) == (text_compiled.search(text) is not None), (rule.code, pattern)
