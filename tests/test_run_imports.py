@@ -330,7 +330,7 @@ def test_a_known_star_beside_the_tpu_star_hides_none_of_its_names(tmp_path: Path
 
 
 _PIECES = [b"from", b"import", b" ", b"\\\n", b"\n", b"\r\n", b"\r", b"\\", b".", b"a", b"(", b")", b"#", b";", b","]
-_PIECES += [b"as", b"\t", b"\xc3\xa9", b"fromimport", b"reimport", b"importx", b"'", b"*"]
+_PIECES += [b"as", b"\t", b"\f", b"\v", b"\xc3\xa9", b"fromimport", b"reimport", b"importx", b"'", b"*"]
 
 
 @settings(max_examples=3000, deadline=None)
