@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from jax_env import require_jax_python
 
 from semfix.analysis.run_imports import (
+    _CALLED_BACKWARDS,
     _IMPORTS,
     _READ_THROUGH,
     STAR,
@@ -392,3 +393,16 @@ def test_a_read_through_a_module_is_found_in_the_text_however_it_is_spelled(sour
         "pkg": frozenset({"compat"}),
         "pkg.compat": frozenset({"pltpu"}),
     }
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"f", b"ab", b"_1", b"(", b" ", b"\n", b".", b")", b"\xc3\xa9"]), max_size=16).map(
+        b"".join
+    )
+)
+def test_the_names_called_found_backwards_are_the_forward_pattern_s(data: bytes) -> None:
+    """`reading` finds the names called in the reversed bytes (`_CALLED_BACKWARDS`): the names
+    `(\\w+)\\s*\\(` finds forwards."""
+    backwards = {name[::-1] for name in _CALLED_BACKWARDS.findall(data[::-1])}
+    assert backwards == set(re.findall(rb"(\w+)\s*\(", data))
