@@ -207,8 +207,10 @@ def test_only_the_wanted_modules_importers_are_read_and_none_is_missed() -> None
         ("pkg.f", False, "é = 1\nfrom .sync import F\n".encode()),
         ("pkg.g", False, b"from jax._src import sync\nsync.G\n"),  # another module's `sync`
         ("pkg.h", False, b"# " + b"#" * 40 + b"\nfrom .sync import H\n"),
+        ("pkg.i", False, b"import pkg as p\np.sync.I\n"),  # a read through the package, by its alias
+        ("pkg.j", False, b"import os\nos.sync.J\n"),  # through a name bound to no package above `sync`
     ]
-    expected = {"pkg.sync": frozenset({"A", "B", "C", "D", "E", "F", "H"})}
+    expected = {"pkg.sync": frozenset({"A", "B", "C", "D", "E", "F", "H", "I"})}
     assert names_imported(modules, ["pkg.sync"]) == expected
     assert names_imported(modules)["pkg.sync"] == expected["pkg.sync"]
 

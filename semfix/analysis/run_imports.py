@@ -190,8 +190,8 @@ def names_imported(
         parts = module.split(".")
         for start in range(len(parts)):
             named.setdefault(".".join(parts[start:]), set()).add(module)
-    spellings = _Spellings(named)
     prefixes = {".".join(key.split(".")[:end]) for key in named for end in range(1, key.count(".") + 2)}
+    spellings = _Spellings(named, prefixes)
     found: dict[str, set[str]] = {}
     for importer, is_package, data in modules:
         if b"import" not in data or not spellings.may_name(importer, is_package, data):
@@ -297,20 +297,22 @@ class _Spellings:
       resolved here against the importer's package, as the parse would);
     - an import of such a name, or of a package whose first name is one (`import sync`,
       `import ringlib.sync as s`);
-    - a read through a package that ends in a wanted module's last name (`ringlib.sync.X`).
+    - a read through a package that ends in a wanted module's last name (`ringlib.sync.X`),
+      after an import that may bind a name to a wanted module or a package above one
+      (`prefixes`): a read goes through no other name (`_imported_names`), and the search for
+      one is most of this scan.
     A read through the module itself (`s.X`, `sync.X`) needs one of those imports first. Text in
     strings and comments may look like any of these: it only costs a parse."""
 
-    def __init__(self, named: Collection[str]) -> None:
-        self.named = named
+    def __init__(self, named: Collection[str], prefixes: Collection[str]) -> None:
+        self.named, self.prefixes = named, prefixes
         lasts = sorted({name.rpartition(".")[2].encode() for name in named})
         words = rb"\b(?:" + (b"|".join(map(re.escape, lasts)) or b"(?!)") + rb")\b"
         self.through = re.compile(rb"\." + _GAP + words + _GAP + rb"\.")
 
     def may_name(self, importer: str, is_package: bool, data: bytes) -> bool:
-        if self.through.search(data):
-            return True
         package = importer if is_package else importer.rpartition(".")[0]
+        binds = False  # whether an import may bind a name to a module of `prefixes`
         for match in import_statements(data):
             if not match.group(0).isascii() or not match["names"].isascii():
                 return True  # a non-ASCII name, perhaps in another encoding: the parse decides
@@ -318,13 +320,15 @@ class _Spellings:
             if match["module"] is None:  # `import a.b.c as d` binds `d` to `a.b.c`, `import a.b` binds `a`
                 if any(name in self.named or name.partition(".")[0] in self.named for name in names):
                     return True
+                binds = binds or any(n in self.prefixes or n.partition(".")[0] in self.prefixes for n in names)
                 continue
             dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode()
             module = dotted.lstrip(".")
             source = _resolve(package, len(dotted) - len(module), module or None)
             if source and (source in self.named or any(f"{source}.{name}" in self.named for name in names)):
                 return True
-        return False
+            binds = binds or bool(source) and any(f"{source}.{name}" in self.prefixes for name in names)
+        return binds and self.through.search(data) is not None
 
 
 def _resolve(package: str, level: int, module: str | None) -> str | None:
