@@ -28,7 +28,7 @@ from functools import lru_cache, partial
 from semfix.analysis.nodes import Text, parsed_bytes, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
-from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
+from semfix.catalog import _PARTS, FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
 from semfix.errors import SourceError
 from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
@@ -125,7 +125,9 @@ _THROUGH_NAMES = frozenset({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
 #: A name, its dot and perhaps one more attribute, then a catalog function, or a name a launch
 #: or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`): the head.
 _READ_THROUGH = compiled(rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:" + alternation(_THROUGH_NAMES) + rb")\b")
-_SPELLED_THROUGH = tuple(sorted(name.encode() for name in _THROUGH_NAMES))
+#: What each of those names holds one of: the catalog's parts of its names, and the names that
+#: hold none. Any spot of a stretch leads to its search: 9 searches of the bytes, not 26.
+_SPELLED_THROUGH = (*_PARTS, *sorted(n.encode() for n in _THROUGH_NAMES if not any(p in n.encode() for p in _PARTS)))
 _OUTSIDE = compiled(rb"[^\w\s.]")  # what no `_READ_THROUGH` match holds
 _BACK = 256  # bytes before a name searched for where its stretch of names, blanks and dots starts
 
@@ -162,6 +164,11 @@ def _spelled_at(data: bytes, name: bytes) -> Iterator[int]:
     while at >= 0:
         yield at
         at = data.find(name, at + 1)
+
+
+#: `may_contain_calls(data, through_run=True)`, which several of the run's questions ask of one
+#: module (an exporter per import, a helper's module per importer, a kernel's), kept by its bytes.
+spells_calls = lru_cache(maxsize=_KEPT)(partial(may_contain_calls, through_run=True))
 
 
 @lru_cache(maxsize=4)
@@ -357,9 +364,6 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
         found = named.get(name or "", ())
         return modules[found[0]][2] if len(found) == 1 else None
 
-    spells_calls = lru_cache(maxsize=None)(
-        partial(may_contain_calls, through_run=True)
-    )  # asked of an exporter per import
     chosen = set()
     for importer, is_package, data in modules:
         if importer not in candidates or b"import" not in data:
@@ -447,7 +451,7 @@ def names_read_through(
         if name not in defs:  # every def's name, once per module (a find per name called was most of a run)
             defs[name] = {n.decode("latin-1") for n in _DEFINED.findall(data)} if b"def" in data else set()
         defined = [n for n in called if n in defs[name]]
-        if not defined or not may_contain_calls(data, through_run=True):
+        if not defined or not spells_calls(data):
             return {}
         if name not in analysed:
             analysed[name] = None  # a cycle of imports gives nothing
