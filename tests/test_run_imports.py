@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from jax_env import require_jax_python
 
 from semfix.analysis.run_imports import (
+    _CALLED_BACKWARDS,
     _IMPORTS,
     _READ_THROUGH,
     STAR,
@@ -206,8 +207,10 @@ def test_only_the_wanted_modules_importers_are_read_and_none_is_missed() -> None
         ("pkg.f", False, "é = 1\nfrom .sync import F\n".encode()),
         ("pkg.g", False, b"from jax._src import sync\nsync.G\n"),  # another module's `sync`
         ("pkg.h", False, b"# " + b"#" * 40 + b"\nfrom .sync import H\n"),
+        ("pkg.i", False, b"import pkg as p\np.sync.I\n"),  # a read through the package, by its alias
+        ("pkg.j", False, b"import os\nos.sync.J\n"),  # through a name bound to no package above `sync`
     ]
-    expected = {"pkg.sync": frozenset({"A", "B", "C", "D", "E", "F", "H"})}
+    expected = {"pkg.sync": frozenset({"A", "B", "C", "D", "E", "F", "H", "I"})}
     assert names_imported(modules, ["pkg.sync"]) == expected
     assert names_imported(modules)["pkg.sync"] == expected["pkg.sync"]
 
@@ -330,7 +333,7 @@ def test_a_known_star_beside_the_tpu_star_hides_none_of_its_names(tmp_path: Path
 
 
 _PIECES = [b"from", b"import", b" ", b"\\\n", b"\n", b"\r\n", b"\r", b"\\", b".", b"a", b"(", b")", b"#", b";", b","]
-_PIECES += [b"as", b"\t", b"\xc3\xa9", b"fromimport", b"reimport", b"importx", b"'", b"*"]
+_PIECES += [b"as", b"\t", b"\f", b"\v", b"\xc3\xa9", b"fromimport", b"reimport", b"importx", b"'", b"*"]
 
 
 @settings(max_examples=3000, deadline=None)
@@ -392,3 +395,16 @@ def test_a_read_through_a_module_is_found_in_the_text_however_it_is_spelled(sour
         "pkg": frozenset({"compat"}),
         "pkg.compat": frozenset({"pltpu"}),
     }
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"f", b"ab", b"_1", b"(", b" ", b"\n", b".", b")", b"\xc3\xa9"]), max_size=16).map(
+        b"".join
+    )
+)
+def test_the_names_called_found_backwards_are_the_forward_pattern_s(data: bytes) -> None:
+    """`reading` finds the names called in the reversed bytes (`_CALLED_BACKWARDS`): the names
+    `(\\w+)\\s*\\(` finds forwards."""
+    backwards = {name[::-1] for name in _CALLED_BACKWARDS.findall(data[::-1])}
+    assert backwards == set(re.findall(rb"(\w+)\s*\(", data))

@@ -28,7 +28,7 @@ from functools import lru_cache, partial
 from semfix.analysis.nodes import Text, parsed_bytes, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
-from semfix.catalog import FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
+from semfix.catalog import _PARTS, FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
 from semfix.errors import SourceError
 from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
@@ -38,7 +38,10 @@ STAR = "*"
 #: A call's arguments, after its `(`, up to the first `)`, holding a subscript that is no view
 #: (`fetch(x, y, sems[1])`): a helper another module defines may be given a value.
 _SUBSCRIPT_ARGUMENT = compiled(rb"[^)]{0,400}?\w(?<!\.at)\s*\[")
-_CALLED = compiled(rb"(\w+)\s*\(")  # a name called, an attribute's last name too
+#: A name called, an attribute's last name too: `(\w+)\s*\(`, searched for in the reversed bytes,
+#: where it starts with a literal that `re` finds in C (forwards, each name's every byte tried it
+#: and backtracked: 30x the time).
+_CALLED_BACKWARDS = compiled(rb"\(\s*(\w+)")
 _DEFINED = compiled(rb"def(?<!\wdef)\s+(\w+)\s*\(")  # a def's name (`helped` needs the def of a name called)
 #: What may stand between two tokens: blanks, line continuations, comments (each to its line's
 #: end: a comment that could end anywhere would make a banner of `#` exponential to match).
@@ -51,6 +54,14 @@ _LINE = rb"(?:[ \t\f]|\\(?:\r\n?|\n))"  # a blank within a logical line
 _IMPORTS = compiled(
     rb"(?:\bfrom" + _LINE + rb"*(?P<module>(?:[^\s#;()\\]|" + _LINE + rb")*?)" + _LINE + rb"*|\b)import\b"
     rb"(?=" + _LINE + rb"*(?P<names>\((?:[^)#]|#[^\r\n]*[\r\n])*|(?:[^\r\n;#\\]|\\(?:\r\n?|\n))*))"
+)
+#: `_IMPORTS` where the module is one run of dots and names (or none: `import ...`), each
+#: repetition of a single class: a match of `_IMPORTS` tries the rest at every byte of its module
+#: (5x the time). It means what `_IMPORTS` does where its module spells no `import`, whose
+#: shortest module (the lazy one) then is the longest.
+_PLAIN_IMPORT = compiled(
+    rb"(?:\bfrom[ \t\f]*(?P<module>[\w.]*)[ \t\f]*|\b)import\b(?=[ \t\f]*(?:\\(?:\r\n?|\n)[ \t\f]*)*"
+    rb"(?P<names>\([^)#]*(?:#[^\r\n]*[\r\n][^)#]*)*|[^\r\n;#\\]*(?:\\(?:\r\n?|\n)[^\r\n;#\\]*)*))"
 )
 _NAME = compiled(rb"[^\s,()#;\\]+")
 _COMMENT = compiled(rb"#[^\r\n]*")
@@ -76,26 +87,47 @@ def _import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
     """`_IMPORTS.finditer(data)`, tried only where a match can start: at a `from` before the
     next `import` spelled, or at that `import` (each found with `bytes.find`). The pattern
     starts with a word boundary, so a search tries it at every byte: 6x the time, and most
-    of the run's questions of its modules (issue 47)."""
-    position = 0
+    of the run's questions of its modules (issue 47). A `from` is looked for only on the line
+    of that `import`, or the lines it continues: no match holds a line break but a continuation."""
+    position, breaks = 0, b"\r" in data
     while (at := data.find(b"import", position)) >= 0:
         found = None
-        start = data.find(b"from", position, at)
+        start = data.find(b"from", _line_start(data, position, at, breaks), at)
         while start >= 0 and found is None:  # a match's `import` is the first at or after its start
-            found = _IMPORTS.match(data, start)
+            found = _import_at(data, start)
             start = data.find(b"from", start + 1, at)
-        if (found := found or _IMPORTS.match(data, at)) is None:
+        if (found := found or _import_at(data, at)) is None:
             position = at + 1
             continue
         yield found
         position = found.end()
 
 
+def _line_start(data: bytes, position: int, at: int, breaks: bool) -> int:
+    """Where the line of `at` starts (not before `position`), or `position` where that line
+    continues the one before (a backslash before its break). A carriage return is looked for
+    only where the data holds one (`breaks`): its search would read back to `position`."""
+    end = max(data.rfind(b"\n", position, at), data.rfind(b"\r", position, at) if breaks else -1)
+    if end < 0 or data[end - 1 : end] == b"\\" or (data[end - 2 : end] == b"\\\r" and data[end] == 10):
+        return position
+    return end + 1
+
+
+def _import_at(data: bytes, start: int) -> re.Match[bytes] | None:
+    """`_IMPORTS.match(data, start)`, by `_PLAIN_IMPORT` where that pattern says the same."""
+    found = _PLAIN_IMPORT.match(data, start)
+    if found is None or (found["module"] is not None and b"import" in found["module"]):
+        return _IMPORTS.match(data, start)
+    return found
+
+
 _THROUGH_NAMES = frozenset({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
 #: A name, its dot and perhaps one more attribute, then a catalog function, or a name a launch
 #: or an allocation is read through (`compat.pltpu.SemaphoreType`, `pl.pallas_call`): the head.
 _READ_THROUGH = compiled(rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:" + alternation(_THROUGH_NAMES) + rb")\b")
-_SPELLED_THROUGH = tuple(sorted(name.encode() for name in _THROUGH_NAMES))
+#: What each of those names holds one of: the catalog's parts of its names, and the names that
+#: hold none. Any spot of a stretch leads to its search: 9 searches of the bytes, not 26.
+_SPELLED_THROUGH = (*_PARTS, *sorted(n.encode() for n in _THROUGH_NAMES if not any(p in n.encode() for p in _PARTS)))
 _OUTSIDE = compiled(rb"[^\w\s.]")  # what no `_READ_THROUGH` match holds
 _BACK = 256  # bytes before a name searched for where its stretch of names, blanks and dots starts
 
@@ -134,6 +166,11 @@ def _spelled_at(data: bytes, name: bytes) -> Iterator[int]:
         at = data.find(name, at + 1)
 
 
+#: `may_contain_calls(data, through_run=True)`, which several of the run's questions ask of one
+#: module (an exporter per import, a helper's module per importer, a kernel's), kept by its bytes.
+spells_calls = lru_cache(maxsize=_KEPT)(partial(may_contain_calls, through_run=True))
+
+
 @lru_cache(maxsize=4)
 def trailing(modules: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     """Each trailing part of each module's name, with the indices of the modules it names: an
@@ -160,8 +197,8 @@ def names_imported(
         parts = module.split(".")
         for start in range(len(parts)):
             named.setdefault(".".join(parts[start:]), set()).add(module)
-    spellings = _Spellings(named)
     prefixes = {".".join(key.split(".")[:end]) for key in named for end in range(1, key.count(".") + 2)}
+    spellings = _Spellings(named, prefixes)
     found: dict[str, set[str]] = {}
     for importer, is_package, data in modules:
         if b"import" not in data or not spellings.may_name(importer, is_package, data):
@@ -267,20 +304,22 @@ class _Spellings:
       resolved here against the importer's package, as the parse would);
     - an import of such a name, or of a package whose first name is one (`import sync`,
       `import ringlib.sync as s`);
-    - a read through a package that ends in a wanted module's last name (`ringlib.sync.X`).
+    - a read through a package that ends in a wanted module's last name (`ringlib.sync.X`),
+      after an import that may bind a name to a wanted module or a package above one
+      (`prefixes`): a read goes through no other name (`_imported_names`), and the search for
+      one is most of this scan.
     A read through the module itself (`s.X`, `sync.X`) needs one of those imports first. Text in
     strings and comments may look like any of these: it only costs a parse."""
 
-    def __init__(self, named: Collection[str]) -> None:
-        self.named = named
+    def __init__(self, named: Collection[str], prefixes: Collection[str]) -> None:
+        self.named, self.prefixes = named, prefixes
         lasts = sorted({name.rpartition(".")[2].encode() for name in named})
         words = rb"\b(?:" + (b"|".join(map(re.escape, lasts)) or b"(?!)") + rb")\b"
         self.through = re.compile(rb"\." + _GAP + words + _GAP + rb"\.")
 
     def may_name(self, importer: str, is_package: bool, data: bytes) -> bool:
-        if self.through.search(data):
-            return True
         package = importer if is_package else importer.rpartition(".")[0]
+        binds = False  # whether an import may bind a name to a module of `prefixes`
         for match in import_statements(data):
             if not match.group(0).isascii() or not match["names"].isascii():
                 return True  # a non-ASCII name, perhaps in another encoding: the parse decides
@@ -288,13 +327,15 @@ class _Spellings:
             if match["module"] is None:  # `import a.b.c as d` binds `d` to `a.b.c`, `import a.b` binds `a`
                 if any(name in self.named or name.partition(".")[0] in self.named for name in names):
                     return True
+                binds = binds or any(n in self.prefixes or n.partition(".")[0] in self.prefixes for n in names)
                 continue
             dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode()
             module = dotted.lstrip(".")
             source = _resolve(package, len(dotted) - len(module), module or None)
             if source and (source in self.named or any(f"{source}.{name}" in self.named for name in names)):
                 return True
-        return False
+            binds = binds or bool(source) and any(f"{source}.{name}" in self.prefixes for name in names)
+        return binds and self.through.search(data) is not None
 
 
 def _resolve(package: str, level: int, module: str | None) -> str | None:
@@ -323,9 +364,6 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
         found = named.get(name or "", ())
         return modules[found[0]][2] if len(found) == 1 else None
 
-    spells_calls = lru_cache(maxsize=None)(
-        partial(may_contain_calls, through_run=True)
-    )  # asked of an exporter per import
     chosen = set()
     for importer, is_package, data in modules:
         if importer not in candidates or b"import" not in data:
@@ -413,7 +451,7 @@ def names_read_through(
         if name not in defs:  # every def's name, once per module (a find per name called was most of a run)
             defs[name] = {n.decode("latin-1") for n in _DEFINED.findall(data)} if b"def" in data else set()
         defined = [n for n in called if n in defs[name]]
-        if not defined or not may_contain_calls(data, through_run=True):
+        if not defined or not spells_calls(data):
             return {}
         if name not in analysed:
             analysed[name] = None  # a cycle of imports gives nothing
@@ -435,7 +473,7 @@ def names_read_through(
         aliases: dict[str, str] = {}
         stars: dict[str, tuple[str, ...]] = {}
         passed: dict[str, tuple[Passed, ...]] = {}
-        called = {n.decode("latin-1") for n in _CALLED.findall(data)}  # what may be a helper: called by name
+        called = {n[::-1].decode("latin-1") for n in _CALLED_BACKWARDS.findall(data[::-1])}  # what may be a helper
         for node, _ in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:

@@ -25,9 +25,16 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from semfix.analysis.allocations import Allocations
 from semfix.analysis.nodes import Text, parse, parsed_bytes
 from semfix.analysis.resolution import NeedsAccesses
-from semfix.analysis.run_imports import _NAME, _resolve, import_statements, names_read_through, readers, trailing
+from semfix.analysis.run_imports import (
+    _NAME,
+    _resolve,
+    import_statements,
+    names_read_through,
+    readers,
+    spells_calls,
+    trailing,
+)
 from semfix.analysis.scopes import ScopeBuilder, Tracking
-from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
 from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
@@ -73,7 +80,7 @@ def launched_by_run(
         module: defs
         for module, _, data, _ in modules
         if (wanted is None or module in wanted)
-        if (defs := launched.intersection(_defs(data))) and may_contain_calls(data, through_run=True)
+        if (defs := launched.intersection(_defs(data))) and spells_calls(data)
     }
     spelled = {name.decode("latin-1") for defs in kernels.values() for name in defs}
     tails = {module.rpartition(".")[2].encode("latin-1") for module in kernels}  # what an import of one spells
@@ -152,7 +159,8 @@ def _defs(data: bytes) -> list[bytes]:
     """The names of the defs and classes at the module's top (`_DEF`), the pattern tried only
     after a line break before `def`, `async` or `class`."""
     names = [] if (first := _DEF.match(data)) is None else [first[1]]
-    for literal in (b"\ndef", b"\nasync", b"\nclass", b"\rdef", b"\rasync", b"\rclass"):
+    breaks = (b"\n", b"\r") if b"\r" in data else (b"\n",)  # a carriage return, looked for only where there is one
+    for literal in (brk + keyword for brk in breaks for keyword in (b"def", b"async", b"class")):
         at = data.find(literal)
         while at != -1:
             if (match := _DEF.match(data, at + 1)) is not None:
@@ -208,8 +216,6 @@ def _launched(data: bytes) -> tuple[set[bytes], set[bytes]]:
     First of a window that starts with a keyword only what `kernel=` or `body=` gives, then all."""
     strict: set[bytes] = set()
     names: set[bytes] = set()
-    if b"pallas_call" not in data and b".kernel" not in data:
-        return strict, names
     for end in _launchers(data):
         window = data[end : end + _WINDOW]
         kernel = _first_argument(window)
