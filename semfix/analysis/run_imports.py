@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
-from functools import lru_cache, partial
+from functools import lru_cache
 
 from semfix.analysis.nodes import Text, parsed_bytes, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
@@ -164,11 +164,6 @@ def _spelled_at(data: bytes, name: bytes) -> Iterator[int]:
     while at >= 0:
         yield at
         at = data.find(name, at + 1)
-
-
-#: `may_contain_calls(data, through_run=True)`, which several of the run's questions ask of one
-#: module (an exporter per import, a helper's module per importer, a kernel's), kept by its bytes.
-spells_calls = lru_cache(maxsize=_KEPT)(partial(may_contain_calls, through_run=True))
 
 
 @lru_cache(maxsize=4)
@@ -391,7 +386,7 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
         if compat and any(head.decode("latin-1") in compat for head in heads_read_through(data)):
             chosen.add(importer)
             continue
-        helpers = [name for name, exporter in given.items() if spells_calls(exporter)]
+        helpers = [name for name, exporter in given.items() if may_contain_calls(exporter, through_run=True)]
         for name in helpers:  # `fetch(x, y, sems[1])`, `dma.fetch(...)`: a call given a subscript that is no view
             for call in re.finditer(alone(name.encode()) + rb"(?:\s*\.\s*(\w+))?\s*\(", data):
                 defined = b"def " + (call[1] or name.encode()) + b"(" in given[name]
@@ -451,7 +446,7 @@ def names_read_through(
         if name not in defs:  # every def's name, once per module (a find per name called was most of a run)
             defs[name] = {n.decode("latin-1") for n in _DEFINED.findall(data)} if b"def" in data else set()
         defined = [n for n in called if n in defs[name]]
-        if not defined or not spells_calls(data):
+        if not defined or not may_contain_calls(data, through_run=True):
             return {}
         if name not in analysed:
             analysed[name] = None  # a cycle of imports gives nothing

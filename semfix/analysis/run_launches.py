@@ -31,10 +31,10 @@ from semfix.analysis.run_imports import (
     import_statements,
     names_read_through,
     readers,
-    spells_calls,
     trailing,
 )
 from semfix.analysis.scopes import ScopeBuilder, Tracking
+from semfix.catalog import may_contain_calls
 from semfix.errors import SourceError
 from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
@@ -80,7 +80,7 @@ def launched_by_run(
         module: defs
         for module, _, data, _ in modules
         if (wanted is None or module in wanted)
-        if (defs := launched.intersection(_defs(data))) and spells_calls(data)
+        if (defs := launched.intersection(_defs(data))) and may_contain_calls(data, through_run=True)
     }
     spelled = {name.decode("latin-1") for defs in kernels.values() for name in defs}
     tails = {module.rpartition(".")[2].encode("latin-1") for module in kernels}  # what an import of one spells
