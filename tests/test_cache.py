@@ -164,3 +164,45 @@ def test_a_scan_kept_under_other_settings_is_not_read(project: Path) -> None:
     assert _rules(default) == [] and "0 parsed" in default.output
     every = CliRunner().invoke(main, ["check", "-j", "1", "--output-format", "json", "--select", "SEM", "k.py"])
     assert _rules(every) == ["k.py:SEM101"]
+
+
+def test_the_code_is_known_by_an_installs_record_else_by_each_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout's code is fingerprinted by each module's size and mtime, so an edit to one is
+    new code; a regular install's by its RECORD, which pip writes at each install: one stat, no
+    walk of the package (195 system calls of a one-file check)."""
+    import os
+
+    import semfix
+    from semfix import cache
+
+    package = os.path.dirname(cache.__file__)
+    record = os.path.join(os.path.dirname(package), f"semfix-{semfix.__version__}.dist-info", "RECORD")
+    assert not os.path.exists(record)  # the tests run from a checkout
+    real_stat, real_walk = os.stat, os.walk
+    walked: list[object] = []
+    monkeypatch.setattr(os, "walk", lambda *a, **k: walked.append(a) or real_walk(*a, **k))
+    fingerprints = []
+    for edited in (None, os.path.join(package, "rules", "sem001.py")):
+
+        def stat(path: object, *args: object, _edited: object = edited, **kwargs: object) -> os.stat_result:
+            found = real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+            if path != _edited:
+                return found
+            return os.stat_result((*found[:8], found[8] + 1, found[9]))  # an mtime one second later
+
+        monkeypatch.setattr(os, "stat", stat)
+        cache._code_fingerprint.cache_clear()
+        fingerprints.append(cache._code_fingerprint())
+    assert fingerprints[0] != fingerprints[1] and walked
+    installed = tmp_path / "RECORD"
+    walked.clear()
+    for content in ("semfix/__init__.py,sha256=a,1\n", "semfix/__init__.py,sha256=b,1\n"):
+        installed.write_text(content)
+        os.utime(installed, ns=(1, len(fingerprints)))
+        monkeypatch.setattr(os, "stat", lambda path, *a, **k: real_stat(installed if path == record else path, *a, **k))
+        cache._code_fingerprint.cache_clear()
+        fingerprints.append(cache._code_fingerprint())
+    cache._code_fingerprint.cache_clear()
+    assert len(set(fingerprints)) == 4 and not walked
