@@ -29,8 +29,10 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -170,17 +172,16 @@ def _code_fingerprint() -> str:
     each system call is slow, the walk of a checkout's modules was 195 of a one-file check's (10
     ms on the device); an install pays one stat. (The walk: `os.walk` and strings, not
     `Path.rglob` and `relative_to`, 3.9M instructions, not 11.8M.)"""
-    from semfix import __version__
-
     package = os.path.dirname(__file__)
     with open(os.path.join(package, "__init__.py"), "rb") as init:
-        digest = blake2b(init.read(), digest_size=12)
+        source = init.read()
+    digest = blake2b(source, digest_size=12)
     digest.update(sys.version.encode())  # the parser's Python: what parses, and its trees
-    record = os.path.join(os.path.dirname(package), f"semfix-{__version__}.dist-info", "RECORD")
-    try:
-        stat = os.stat(record)
-    except OSError:  # not a regular install: every module
-        stat = None
+    version = re.search(rb'^__version__ = "([^"]+)"', source, re.MULTILINE)  # not imported: a layer above
+    stat = None
+    if version is not None:
+        with suppress(OSError):  # not a regular install: every module
+            stat = os.stat(os.path.join(os.path.dirname(package), f"semfix-{version[1].decode()}.dist-info", "RECORD"))
     if stat is not None:
         digest.update(f"RECORD:{stat.st_size}:{stat.st_mtime_ns}".encode())
         return digest.hexdigest()
