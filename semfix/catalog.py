@@ -275,11 +275,11 @@ _SPELLED_NAMES = tuple(
 #: Parts of those names: a file that spells none (most files of a run) is passed over in 6
 #: searches; one that spells a part is searched for that part's names alone, from the part's
 #: first spelling on (a name holding it at offset k starts there, less k, or later).
-_PARTS = (b"sync_", b"emaphore", b"barrier", b"mem_to_", b"tcgen05", b"try_cluster")
+NAME_PARTS = (b"sync_", b"emaphore", b"barrier", b"mem_to_", b"tcgen05", b"try_cluster")
 
 
 def _part_of(name: bytes) -> bytes:
-    return next((part for part in _PARTS if part in name), name)  # a name no part holds is its own
+    return next((part for part in NAME_PARTS if part in name), name)  # a name no part holds is its own
 
 
 _NAMES_OF = tuple(

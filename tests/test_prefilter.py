@@ -58,7 +58,7 @@ def test_prefilter_keeps_every_fixture_with_findings() -> None:
 
 def test_the_byte_scan_sees_every_catalog_name() -> None:
     """Each catalog function's name alone, in a file that spells "pallas", passes the scan: its
-    parts' search (`_PARTS`, which passes most files over) and its names' both find it."""
+    parts' search (`NAME_PARTS`, which passes most files over) and its names' both find it."""
     for name in sorted({name for ops in MODULES.values() for name in ops}):
         assert may_contain_calls(f"from jax.experimental import pallas\n{name}\n".encode()), name
         assert may_contain_calls(f"{name}\n".encode(), through_run=True), name
@@ -71,7 +71,7 @@ _PIECES = sorted({*(n for ops in MODULES.values() for n in ops), "pallas", "sync
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=6), st.booleans())
 def test_the_byte_scan_answers_as_a_search_of_every_name(pieces: list[str], through_run: bool) -> None:
-    """The parts' search (`_PARTS`, each name searched from its part's first spelling on) keeps
+    """The parts' search (`NAME_PARTS`, each name searched from its part's first spelling on) keeps
     exactly what searching the file for every catalog name keeps."""
     data = "".join(pieces).encode()
     spelled = any(name.encode() in data for ops in MODULES.values() for name in ops)

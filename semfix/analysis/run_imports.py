@@ -28,7 +28,7 @@ from functools import lru_cache
 from semfix.analysis.nodes import Text, parsed_bytes, walk
 from semfix.analysis.resolution import NeedsAccesses, Resolution
 from semfix.analysis.scopes import ScopeBuilder
-from semfix.catalog import _PARTS, FUNCTION_NAMES, MODULES, alternation, lookup, may_contain_calls
+from semfix.catalog import FUNCTION_NAMES, MODULES, NAME_PARTS, alternation, lookup, may_contain_calls
 from semfix.errors import SourceError
 from semfix.patterns import alone, compiled
 from semfix.rewrite.text import decode
@@ -127,7 +127,10 @@ _THROUGH_NAMES = frozenset({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
 _READ_THROUGH = compiled(rb"(?<![\w.])(\w+)\s*\.\s*(?:\w+\s*\.\s*)?(?:" + alternation(_THROUGH_NAMES) + rb")\b")
 #: What each of those names holds one of: the catalog's parts of its names, and the names that
 #: hold none. Any spot of a stretch leads to its search: 9 searches of the bytes, not 26.
-_SPELLED_THROUGH = (*_PARTS, *sorted(n.encode() for n in _THROUGH_NAMES if not any(p in n.encode() for p in _PARTS)))
+_SPELLED_THROUGH = (
+    *NAME_PARTS,
+    *sorted(n.encode() for n in _THROUGH_NAMES if not any(p in n.encode() for p in NAME_PARTS)),
+)
 _OUTSIDE = compiled(rb"[^\w\s.]")  # what no `_READ_THROUGH` match holds
 _BACK = 256  # bytes before a name searched for where its stretch of names, blanks and dots starts
 
