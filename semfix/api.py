@@ -15,18 +15,17 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semfix.analysis.run_imports import names_imported, names_read_through, readers
-from semfix.analysis.run_launches import launched_by_run as launches_of
 from semfix.engine.fix import FixResult, fix_notebook, fix_source, may_fire, skims_clean
 from semfix.errors import SafetyError, SourceError
 from semfix.files import module_names
 from semfix.findings import Finding
 from semfix.rewrite.text import decode
-from semfix.rules import RULES
+from semfix.rules import GATES
 from semfix.selection import build_settings
 from semfix.settings import Launch, ReadThrough, Settings
 
 if TYPE_CHECKING:
+    from semfix.analysis.run_imports import names_imported
     from semfix.engine.incremental import Checked
     from semfix.explain.blame import Blame, blame
     from semfix.explain.blame import settings_for as chosen_settings
@@ -88,6 +87,7 @@ __all__ = [
 #: explain's services and the notebook's cells, each name with its module and its name there:
 #: loaded on first use (PEP 562), since checking or fixing Python files needs none of them.
 _LAZY = {
+    "names_imported": ("semfix.analysis.run_imports", "names_imported"),
     "Checked": ("semfix.engine.incremental", "Checked"),
     "ERRORS_BY_KEY": ("semfix.explain.errors", "BY_KEY"),
     "Blame": ("semfix.explain.blame", "Blame"),
@@ -182,6 +182,8 @@ def imported_by_run(
     the names the run's other modules import from it (`Settings.imported_by_run`), where they
     import any; the CLI's run and the server's (the project, its open documents over it) alike.
     `named`: `module_names(sources)`, where the caller has it already."""
+    from semfix.analysis.run_imports import names_imported  # the run's questions, asked of a few runs
+
     named = named if named is not None else module_names(sources)
     answered = None if wanted is None else {named[path][0] for path in wanted}
     imported = names_imported(((name, package, sources[path]) for path, (name, package) in named.items()), answered)
@@ -200,6 +202,8 @@ def read_through_run(
     """For each file `wanted` of a run (`sources`: every file's bytes), the JAX names it reads
     through the run's other modules and what its star imports of them bind, where it has either
     (`Settings.read_through`). `named`: as `imported_by_run`'s."""
+    from semfix.analysis.run_imports import names_read_through
+
     named = named if named is not None else module_names(sources)
     importers = {named[path][0]: path for path in wanted}
     found = names_read_through(((name, package, sources[path]) for path, (name, package) in named.items()), importers)
@@ -216,6 +220,8 @@ def launched_by_run(
     kernels in the run's other files (`Settings.launched_by_run`), where there are any.
     `named`: as `imported_by_run`'s; `through`: `read_through_run`'s answer, by which a launch
     reads `pltpu` from a compat module."""
+    from semfix.analysis.run_launches import launched_by_run as launches_of
+
     named = named if named is not None else module_names(sources)
     kernels = {named[path][0]: path for path in wanted}
     modules = ((name, package, sources[path], str(path)) for path, (name, package) in named.items())
@@ -230,7 +236,7 @@ def may_read_through_run(source: bytes, settings: Settings) -> bool:
     return (
         drops_imports(settings)
         and b"import" in source
-        and any(RULES[code].spelled_in(source) for code in settings.enabled)
+        and any(GATES[code].spelled_in(source) for code in settings.enabled)
     )
 
 
@@ -242,6 +248,8 @@ def reads_through_run(
     """Of the files `wanted` of a run, those that may read `pl`, `pltpu` or a catalog function,
     or call a helper, through another module (`from ._compat import pl, pltpu`, `from .dma
     import fetch`: issue 43): they need `read_through_run`'s answer. `named`: as `imported_by_run`'s."""
+    from semfix.analysis.run_imports import readers
+
     named = named if named is not None else module_names(sources)
     paths = {named[path][0]: path for path in wanted}
     chosen = readers(((name, package, sources[path]) for path, (name, package) in named.items()), paths)
@@ -255,16 +263,16 @@ def may_drop_imports(path: Path, source: bytes, settings: Settings) -> bool:
     `Request.exported`). Only such a file needs `imported_by_run`'s answer."""
     if path.name == "__init__.py":
         return False
-    return any(RULES[code].drops_imports and RULES[code].spelled_in(source) for code in settings.enabled)
+    return any(GATES[code].drops_imports and GATES[code].spelled_in(source) for code in settings.enabled)
 
 
 def drops_imports(settings: Settings) -> bool:
     """Whether an enabled rule's fix may drop an import: the CLI then reads which names the
     modules of a run import from each other (`names_imported`) for `Settings.imported_by_run`."""
-    return any(RULES[code].drops_imports for code in settings.enabled)
+    return any(GATES[code].drops_imports for code in settings.enabled)
 
 
 def catalog_rules(settings: Settings) -> bool:
     """Whether a rule on catalog calls runs (one without a text gate): what the run's other
     modules give a file (`reads_through_run`, `launched_by_run`) is read only then."""
-    return any(not RULES[code].text_gate for code in settings.enabled)
+    return any(not GATES[code].text_gate for code in settings.enabled)

@@ -10,11 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from semfix.rules import RULES
+from semfix.rules import GATES
 from semfix.settings import FileIgnore, Settings, SettingsError, given_floor, jax_floor, label, strings, tool_table
 
-DEFAULT_CODES = frozenset(code for code, rule in RULES.items() if rule.default)
-FLOOR_CODES = frozenset(code for code, rule in RULES.items() if rule.reads_floor)
+DEFAULT_CODES = frozenset(code for code, gate in GATES.items() if gate.default)
+FLOOR_CODES = frozenset(code for code, gate in GATES.items() if gate.reads_floor)
 
 
 def expand(selectors: Iterable[str]) -> frozenset[str]:
@@ -24,7 +24,7 @@ def expand(selectors: Iterable[str]) -> frozenset[str]:
         for selector in (part.strip().upper() for part in raw.split(",")):
             if not selector:
                 continue
-            matched = {code for code in RULES if selector == "ALL" or code.startswith(selector)}
+            matched = {code for code in GATES if selector == "ALL" or code.startswith(selector)}
             if not matched:
                 raise SettingsError(f"unknown rule selector {selector!r} (see `semfix rules`)")
             codes |= matched

@@ -212,7 +212,7 @@ def test_rules_lists_every_rule() -> None:
     listed = [line.split() for line in result.stdout.splitlines() if line[:3] == "SEM"]
     assert listed == [[rule.code, rule.name] for rule in RULES.values()]
     for rule in RULES.values():
-        assert f"fix: {rule.fix}; default: {'on' if rule.default else 'off'}" in result.stdout
+        assert f"fix: {rule.fix}; default: {'on' if rule.gate.default else 'off'}" in result.stdout
         assert rule.summary in result.stdout
 
 

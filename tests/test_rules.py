@@ -99,7 +99,7 @@ def test_a_text_gate_s_search_is_its_patterns() -> None:
     """Each gate is searched by `in` where its pattern is words alone, else one alternative at a
     time, each only where a word it starts or ends with is spelled: the answer is the pattern's,
     in bytes (the skim's) and in text (the engine's), on semfix, its tests and its fixtures."""
-    from semfix.rules.base import _search
+    from semfix.rules.table import _search
 
     checkout = Path(__file__).resolve().parents[1]
     texts = [p.read_bytes() for p in [*checkout.glob("semfix/**/*.py"), *checkout.glob("tests/**/*.py")]]
@@ -108,7 +108,7 @@ def test_a_text_gate_s_search_is_its_patterns() -> None:
     texts += [b"tpu.MANY", b"tpu.semaphore_waits", b"semaphore_wait(tpu)", b"tpu .\tDeviceIdType"]
     texts += ["tpu\u00e9.ANY".encode(), "x = \u00e9tpu.semaphore_wait".encode()]  # a non-ASCII letter beside a word
     for rule in RULES.values():
-        for pattern in rule.text_gate:
+        for pattern in rule.gate.text_gate:
             compiled, text_compiled = re.compile(pattern.encode("ascii")), re.compile(pattern)
             for data in texts:
                 assert _search(pattern, bytes)(data) == (compiled.search(data) is not None), (rule.code, pattern)

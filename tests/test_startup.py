@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from semfix.rules import GATES
+
 ROOT = Path(__file__).parent.parent
 KERNEL = (
     "from jax.experimental import pallas as pl\n\n\n"
@@ -34,6 +36,8 @@ NOT_FOR_A_CHECK = (
     "tempfile",
     "json",
 )
+
+RULE_MODULES = tuple(f"semfix.rules.{gate.module}" for gate in GATES.values())
 
 _RUN = """
 import sys
@@ -77,6 +81,21 @@ def test_a_one_file_check_loads_the_engine_and_nothing_it_does_not_use(tmp_path:
     assert among(modules, ("semfix.cli.review", "semfix.cli.rules_command", "semfix.cli.server_command")) == []
 
 
+def test_a_check_of_files_without_pallas_code_loads_no_rule_nor_the_analysis(tmp_path: Path) -> None:
+    """Most files of a repository, and of a pre-commit batch, hold no Pallas code: the byte scan
+    clears them with the rule table alone (semfix/rules/table.py), every rule on too. The rules'
+    modules and the analysis under them, half of a one-file check's modules, load for a file
+    the scan keeps (issue 47)."""
+    (tmp_path / "plain.py").write_text("import os\n\nprint(os.getcwd())\n")
+    (tmp_path / "tool.py").write_text("from plain import os\n\n\ndef wait(sem):\n    return sem[...]\n")
+    for command in (["check", "."], ["check", "--select", "ALL", "plain.py"], ["fix", "."]):
+        modules = loaded(tmp_path, *command)
+        assert "semfix.rules.table" in modules and "semfix.engine.skim" in modules
+        assert among(modules, ("semfix.analysis", "semfix.engine.run", "semfix.rules.dispatch", *RULE_MODULES)) == []
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    assert among(loaded(tmp_path, "check", "."), RULE_MODULES) == sorted(RULE_MODULES)
+
+
 def test_a_format_and_a_fix_load_what_they_use(tmp_path: Path) -> None:
     """The other side of the one-file check: what it leaves out is loaded where it is needed."""
     (tmp_path / "kernel.py").write_text(KERNEL)
@@ -108,6 +127,8 @@ def test_importing_a_module_of_the_package_does_not_load_the_engine(tmp_path: Pa
     modules = loaded(tmp_path, code=code)
     assert among(modules, ("semfix.api", "semfix.engine", "semfix.analysis", "semfix.rules", "click")) == []
     code = "import sys\nfrom semfix import fix_source\nopen(sys.argv[1], 'w').write('\\n'.join(sys.modules))"
+    assert "semfix.engine.fix" in (modules := loaded(tmp_path, code=code)) and "semfix.engine.run" not in modules
+    code = code.replace("\nopen", f"\nfix_source({KERNEL!r})\nopen")  # the first source it must parse
     assert "semfix.engine.run" in loaded(tmp_path, code=code)
 
 

@@ -177,7 +177,7 @@ def _sarif(results: list[dict[str, Any]], notices: list[dict[str, Any]]) -> str:
             "id": rule.code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "properties": {"fix": rule.fix, "enabledByDefault": rule.default},
+            "properties": {"fix": rule.fix, "enabledByDefault": rule.gate.default},
         }
         for rule in RULES.values()
     ]

@@ -2,7 +2,7 @@
 
 CPython's parser is two orders of magnitude faster than a concrete syntax tree with scope
 metadata. skim.py first clears correct kernel files from their bytes, before any parse (each
-rule with a text gate, `Rule.text_gate`, adds the spelling it needs). The analysis below the
+rule with a text gate, `Gate.text_gate`, adds the spelling it needs). The analysis below the
 rules (semfix/analysis/) resolves imports and scopes on `ast` and gathers the evidence about
 Refs; the loop (loop.py) hands each catalog call's arguments to the rules' entry points
 (semfix/rules/dispatch.py), which declare their fixes as text edits; run.py applies them and

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
-from semfix.engine.run import analyse
 from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SourceError
 from semfix.findings import Finding
@@ -44,6 +43,8 @@ def fix_source(source: Source, *, settings: Settings | None = None, apply_fixes:
     settings = settings or build_settings()
     if not may_fire(source, settings) or skims_clean(source, settings):
         return FixResult(source, (), "utf-8", parsed=False)
+    from semfix.engine.run import analyse  # the analysis and the rules: loaded by the first file they read
+
     result = analyse(source, settings, apply_fixes)
     changed = any(f.applied for f in result.findings)
     new = result.text if isinstance(source, str) else result.text.encode(result.encoding)

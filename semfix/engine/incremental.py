@@ -30,7 +30,7 @@ from semfix.engine.loop import Engine
 from semfix.engine.run import parse_whole, run_rules
 from semfix.findings import Finding
 from semfix.rewrite.compiles import refuse_uncompilable
-from semfix.rules import RULES
+from semfix.rules import GATES, RULES
 from semfix.settings import Settings
 
 _WORD = re.compile(r"\w+")
@@ -103,7 +103,7 @@ def _steady(settings: Settings) -> bool:
     return (
         settings.chosen is None
         and not settings.package_init
-        and not any(RULES[code].needs_tree or RULES[code].drops_imports for code in settings.enabled)
+        and not any(RULES[code].needs_tree or GATES[code].drops_imports for code in settings.enabled)
     )
 
 

@@ -18,7 +18,7 @@ from semfix.errors import SafetyError, SourceError
 from semfix.findings import Finding
 from semfix.rewrite.compiles import refuse_uncompilable
 from semfix.rewrite.text import apply_edits, decode, line_starts
-from semfix.rules import RULES
+from semfix.rules import GATES, RULES
 from semfix.settings import Place, Settings
 
 
@@ -163,7 +163,7 @@ def _run(lines: Text, tree: ast.Module, scopes: ScopeBuilder, settings: Settings
     scopes.callee_names |= {name.rpartition(".")[2] for name, _ in settings.read_through.helpers}
     scopes.build(tree)
     engine = Engine(lines, scopes, settings)
-    if any(RULES[code].needs_tree and RULES[code].spelled_in(lines.text) for code in settings.enabled):
+    if any(RULES[code].needs_tree and GATES[code].spelled_in(lines.text) for code in settings.enabled):
         engine.tree = tree  # checking too works out such a rule's edits: they decide what is fixable
     engine.run()
     return engine

@@ -26,13 +26,13 @@ from semfix.engine.loop import arguments as given_for
 from semfix.engine.run import analyse
 from semfix.explain.errors import BY_KEY, DMAS, ERRORS
 from semfix.findings import Finding
-from semfix.rules import RULES
+from semfix.rules import GATES, RULES
 from semfix.selection import build_settings
 from semfix.settings import Launch, ReadThrough, Settings
 
 # The rules on semaphore and DMA arguments (those the skim decides, without a text gate): the
 # errors explain reads are about arguments. Unsafe fixes count: the traceback may prove them.
-_ANALYSIS = build_settings(select=[code for code, rule in RULES.items() if not rule.text_gate], unsafe_fixes=True)
+_ANALYSIS = build_settings(select=[code for code, gate in GATES.items() if not gate.text_gate], unsafe_fixes=True)
 #: The rules that find a semaphore of the wrong kind, as the table of JAX's errors names them.
 _KIND_RULES = frozenset(code for error in ERRORS if error.wrong_kind for code in error.rules)
 

@@ -1,36 +1,58 @@
 """The rules, one module each (`semNNN.py`): docs, examples and logic (see base.py).
 
-`RULES` maps each code to its `Rule`, in the order `semfix rules` lists them.
+`RULES` maps each code to its `Rule`, in the order `semfix rules` lists them, importing a
+rule's module (and the analysis it builds on) only when the rule is first asked for; `GATES`,
+the rule table (table.py), is what a run reads of every rule before that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 
-from semfix.rules import sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102, sem103
 from semfix.rules.base import Fixability, Invalid, Rule
+from semfix.rules.table import GATES, Gate
 
-__all__ = ["RULES", "Fixability", "Invalid", "Rule", "describe", "markdown", "table"]
+__all__ = ["GATES", "RULES", "Fixability", "Gate", "Invalid", "Rule", "describe", "markdown", "table"]
 
-_ALL = tuple(module.RULE for module in (sem001, sem002, sem003, sem004, sem005, sem006, sem101, sem102, sem103))
-RULES: Mapping[str, Rule] = {rule.code: rule for rule in _ALL}
+
+class _Rules(Mapping[str, Rule]):
+    """Each code's `Rule`, its module imported on first use: a run whose files the byte scan
+    clears needs the table alone, and the rules' imports (the analysis) were a third of a
+    one-file check's start-up."""
+
+    def __getitem__(self, code: str) -> Rule:
+        rule: Rule = import_module(f"{__name__}.{GATES[code].module}").RULE
+        return rule
+
+    def __contains__(self, code: object) -> bool:
+        return code in GATES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(GATES)
+
+    def __len__(self) -> int:
+        return len(GATES)
+
+
+RULES: Mapping[str, Rule] = _Rules()
 
 
 def _heading(rule: Rule) -> list[str]:
-    state = "on" if rule.default else "off (enable with --select or --extend-select)"
+    state = "on" if rule.gate.default else "off (enable with --select or --extend-select)"
     return [f"{rule.code}  {rule.name}", f"    fix: {rule.fix}; default: {state}", f"    {rule.summary}"]
 
 
 def table() -> str:
     """`semfix rules`: every rule's code, name, fix safety, default and summary."""
-    return "\n\n".join("\n".join(_heading(rule)) for rule in _ALL) + "\n"
+    return "\n\n".join("\n".join(_heading(rule)) for rule in RULES.values()) + "\n"
 
 
 def markdown() -> str:
     """`semfix rules --markdown`: the README's rule table, made from each `RULE` so neither drifts."""
     lines = ["| code | name | what | fix | default |", "|---|---|---|---|---|"]
-    for rule in _ALL:
-        fix, default = f"{rule.fix}: {rule.fix_note}", "on" if rule.default else "off"
+    for rule in RULES.values():
+        fix, default = f"{rule.fix}: {rule.fix_note}", "on" if rule.gate.default else "off"
         cells = (rule.code, f"`{rule.name}`", rule.summary, fix, default)
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines) + "\n"

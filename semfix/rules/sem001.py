@@ -53,7 +53,6 @@ RULE = Rule(
     summary="A semaphore argument reads the Ref with [...] or [()]; pass the Ref itself.",
     fix="safe",
     fix_note="`X[...]`, `X[()]` become `X`; a comment inside the brackets makes it report-only",
-    default=True,
     docs=__doc__ or "",
     valid=(
         """\

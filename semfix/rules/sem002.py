@@ -119,7 +119,6 @@ RULE = Rule(
     fix_note="`sems.at[i]`, where the file proves `sems` a Ref of that rank (its `SemaphoreType.X((n,))` "
     "allocation, or `.at[...]` views given as semaphores with one number of indices); "
     "never for a tuple or dict of Refs",
-    default=True,
     docs=__doc__ or "",
     settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe
     valid=(

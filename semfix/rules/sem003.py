@@ -92,7 +92,6 @@ RULE = Rule(
     fix="safe",
     fix_note="each use becomes what the read passed directly is fixed to, and the assignment goes, where the "
     "variable is a local assigned once and used only as semaphores; else every use is reported",
-    default=True,
     docs=__doc__ or "",
     valid=(
         """\

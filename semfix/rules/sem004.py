@@ -59,7 +59,6 @@ RULE = Rule(
     "(JAX: non-()-shaped semaphore); reported, never rewritten.",
     fix="none",
     fix_note="which semaphore was meant is the author's call",
-    default=True,
     docs=__doc__ or "",
     valid=(
         """\

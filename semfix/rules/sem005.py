@@ -89,7 +89,6 @@ RULE = Rule(
     fix="safe with proof, else unsafe",
     fix_note="`x_ref[...]` becomes `x_ref` as in SEM001; `x_ref[i]`, `x_ref[0:8]` the view `x_ref.at[...]` as "
     "in SEM002; a carried read as in SEM003, only where nothing in its function may write the Ref",
-    default=True,
     docs=__doc__ or "",
     settles=False,  # another fix's new `.at` view may prove the Ref: an unsafe finding may turn safe
     valid=(

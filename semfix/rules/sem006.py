@@ -79,7 +79,6 @@ RULE = Rule(
     "semaphore); reported, never rewritten.",
     fix="none",
     fix_note="the finding names the line of the allocation",
-    default=True,
     docs=__doc__ or "",
     valid=(
         """\

@@ -100,7 +100,7 @@ from __future__ import annotations
 import ast
 
 from semfix.analysis.context import Context
-from semfix.catalog import MIGRATION_GATE, MOVED_TO_PALLAS
+from semfix.catalog import MOVED_TO_PALLAS
 from semfix.jax_versions import spelled
 from semfix.rules.base import Invalid, Rule
 from semfix.rules.sem101_renames import CODE as CODE  # the rule's state, beside its renames
@@ -115,14 +115,8 @@ RULE = Rule(
     fix="safe",
     fix_note="the new name, the very same object at the project's JAX floor; the pallas import is reused or added "
     "where ruff's I001 puts it, and imports left unused are dropped; the TPU enum's ANY reported",
-    default=False,
     docs=__doc__ or "",
-    # the reference renamed resolves to a name JAX 0.10 deprecated on `jax.experimental.pallas.tpu`
-    # (`catalog.TPU_MOVED_TO_PALLAS`): see `catalog.MIGRATION_GATE` for what it must spell
-    text_gate=MIGRATION_GATE,
-    reads_floor=True,
     needs_tree=True,
-    drops_imports=True,  # it looks at every reference, not only catalog calls' arguments
     valid=(
         """\
 from jax.experimental import pallas as pl

@@ -49,10 +49,7 @@ RULE = Rule(
     summary="semaphore_wait's `dec=` keyword (JAX <= 0.7.1) is now `value=`.",
     fix="safe",
     fix_note="`value=n` from a JAX floor of 0.7.2, else by position; reported only where `value` is also given",
-    default=False,
     docs=__doc__ or "",
-    reads_floor=True,
-    text_gate=("dec", "semaphore_wait"),  # a `dec` keyword of a call that resolves to semaphore_wait
     valid=(
         """\
 from jax.experimental import pallas as pl

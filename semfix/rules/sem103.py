@@ -81,13 +81,9 @@ RULE = Rule(
     fix="safe",
     fix_note="`device_id_type=...DeviceIdType.MESH` dropped with its comma, and the import it leaves unused; "
     "other values and other uses of `DeviceIdType` reported",
-    default=False,
     docs=__doc__ or "",
-    text_gate=("device_id_type|DeviceIdType",),
-    reads_floor=True,
     needs_tree=True,
     tracks="DeviceIdType",  # every read of it is reported (`finish`)
-    drops_imports=True,  # it reports every `DeviceIdType`, not only catalog calls' keywords
     valid=(
         """\
 from jax.experimental import pallas as pl
