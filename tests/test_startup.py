@@ -83,15 +83,18 @@ def test_a_one_file_check_loads_the_engine_and_nothing_it_does_not_use(tmp_path:
 
 def test_a_check_of_files_without_pallas_code_loads_no_rule_nor_the_analysis(tmp_path: Path) -> None:
     """Most files of a repository, and of a pre-commit batch, hold no Pallas code: the byte scan
-    clears them with the rule table alone (semfix/rules/table.py), every rule on too. The rules'
-    modules and the analysis under them, half of a one-file check's modules, load for a file
-    the scan keeps (issue 47)."""
+    clears them with the rule table alone (semfix/rules/table.py), every rule on too. The skim,
+    the rules' modules and the analysis under them, half of a one-file check's modules, load
+    for a file the scan keeps (issue 47)."""
     (tmp_path / "plain.py").write_text("import os\n\nprint(os.getcwd())\n")
     (tmp_path / "tool.py").write_text("from plain import os\n\n\ndef wait(sem):\n    return sem[...]\n")
     for command in (["check", "."], ["check", "--select", "ALL", "plain.py"], ["fix", "."]):
         modules = loaded(tmp_path, *command)
-        assert "semfix.rules.table" in modules and "semfix.engine.skim" in modules
-        assert among(modules, ("semfix.analysis", "semfix.engine.run", "semfix.rules.dispatch", *RULE_MODULES)) == []
+        assert "semfix.rules.table" in modules and "semfix.engine.fix" in modules
+        assert among(modules, ("semfix.analysis", "semfix.engine", "semfix.rules.dispatch", *RULE_MODULES)) == [
+            "semfix.engine",
+            "semfix.engine.fix",
+        ]
     (tmp_path / "kernel.py").write_text(KERNEL)
     assert among(loaded(tmp_path, "check", "."), RULE_MODULES) == sorted(RULE_MODULES)
 

@@ -13,7 +13,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from semfix.api import (
     FixResult,
@@ -31,13 +31,15 @@ from semfix.api import (
 )
 from semfix.cache import Cache, Entry
 from semfix.catalog import may_contain_calls
-from semfix.cli.progress import ProgressBar
 from semfix.cli.projects import Projects
 from semfix.errors import SafetyError, SourceError
 from semfix.files import FileError, discover, ignored_by_git, module_names, read_source, write_atomic
 from semfix.findings import Finding
 from semfix.git import UNSTAGED, UNTRACKED, dirty
 from semfix.settings import ReadThrough, Settings, SettingsError, for_file
+
+if TYPE_CHECKING:
+    from semfix.cli.progress import ProgressBar
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 #: Seconds the pool itself costs to start and stop, its workers' forks apart (importing
@@ -182,6 +184,8 @@ def _analyse_all(
     run, one file) never start one, nor load its modules (multiprocessing, concurrent.futures)."""
     bar: ProgressBar | None = None
     if progress and len(tasks) >= _PROGRESS_FROM:
+        from semfix.cli.progress import ProgressBar
+
         bar = ProgressBar(len(tasks), sys.stderr)
         bar.__enter__()
     keys = keys if keys is not None else [_key(task, cache) for task in tasks]

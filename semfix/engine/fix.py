@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from semfix.catalog import may_contain_calls
-from semfix.engine.skim import clears_for, opens_a_gate
 from semfix.errors import SourceError
 from semfix.findings import Finding
-from semfix.rewrite.compiles import TOP_LEVEL_AWAIT
+from semfix.rules.table import opens_a_gate
 from semfix.selection import build_settings
 from semfix.settings import Settings
 
@@ -57,6 +56,7 @@ def fix_notebook(data: bytes, settings: Settings | None = None, apply_fixes: boo
     (their messages and a SourceError's name lines so);
     their `Fix.edits` are offsets into the joined module, not into the notebook's JSON."""
     from semfix.notebook import join_cells
+    from semfix.rewrite.compiles import TOP_LEVEL_AWAIT
 
     notebook = join_cells(data)
     if notebook is None:  # not a Python notebook
@@ -93,5 +93,7 @@ def skims_clean(source: str | bytes, settings: Settings) -> bool:
     A file whose kernels another module of the run launches, or that calls a helper another
     module defines, is parsed: the skim reads allocations and catalog calls in the file alone
     (`Settings.launched_by_run`, `ReadThrough.helpers`)."""
+    from semfix.engine.skim import clears_for  # for the files the byte scan keeps
+
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     return not settings.launched_by_run and not settings.read_through.helpers and clears_for(raw, settings.enabled)

@@ -23,7 +23,7 @@ from semfix.catalog import (
 from semfix.engine import scan
 from semfix.engine.scan import GiveUp
 from semfix.patterns import alone, compiled, whole
-from semfix.rules import GATES
+from semfix.rules.table import opens_a_gate
 
 # The positions and keywords of semaphore and DMA buffer parameters per function name, over
 # every module exporting it: a DMA buffer can be a finding only in shapes a semaphore can.
@@ -153,12 +153,6 @@ def clears_for(data: bytes, enabled: frozenset[str]) -> bool:
     arguments, and for each rule with a text gate (the migrations) the spelling it needs
     (`Gate.text_gate`)."""
     return not opens_a_gate(data, enabled) and clears(data)
-
-
-def opens_a_gate(data: bytes, enabled: frozenset[str]) -> bool:
-    """Does the source spell what an enabled rule's text gate asks for (`Gate.text_gate`)? Such
-    a rule (a migration) may fire wherever that spelling is, with no catalog call in the file."""
-    return any(GATES[code].spelled_in(data) for code in enabled)
 
 
 class _Skim:

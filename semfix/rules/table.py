@@ -11,7 +11,7 @@ analysis below them (`semfix.rules.RULES` imports a rule's module when it is fir
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -58,6 +58,12 @@ GATES: dict[str, Gate] = {
         "sem103", default=False, text_gate=("device_id_type|DeviceIdType",), reads_floor=True, drops_imports=True
     ),
 }
+
+
+def opens_a_gate(data: bytes, enabled: Iterable[str]) -> bool:
+    """Does the source spell what an enabled rule's text gate asks for? Such a rule (a
+    migration) may fire wherever that spelling is, with no catalog call in the file."""
+    return any(GATES[code].spelled_in(data) for code in enabled)
 
 
 @cache
