@@ -394,3 +394,12 @@ def test_a_name_holding_another_is_found_where_it_is_spelled() -> None:
     for name in _ALIASABLE:
         expected = [i for i in range(len(data)) if data.startswith(name.encode(), i)]
         assert skim._offsets(name) == expected, name
+
+
+def test_a_name_a_value_may_reach_stops_the_skim_at_its_call() -> None:
+    """A bare name that may be assigned ends the skim at the call that gives it, before the
+    calls after it are read: the same answer as reading them all, since names only accumulate."""
+    source = _mutated("    pl.semaphore_wait(ready_sem, 1)", "    v = ready_sem[...]\n    pl.semaphore_wait(v, 1)")
+    correct, skim = _Skim(CORRECT.encode()), _Skim(source.encode())
+    assert correct.clears() and not skim.clears()
+    assert len(skim.calls) < len(correct.calls)

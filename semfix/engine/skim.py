@@ -174,6 +174,7 @@ class _Skim:
         self.bases: set[bytes] = set()  # the names views of them are taken in catalog calls (`row` in `row.at[1]`)
         self.assigned: set[bytes] | None = None  # `_assigned`
         self.offsets: dict[str, list[int]] = {}  # `_offsets`
+        self.parameters: dict[int, tuple[list[bytes], list[bytes]]] = {}  # `_parameters`
 
     def clears(self) -> bool:
         data = self.data
@@ -189,12 +190,18 @@ class _Skim:
         views: set[bytes] = set()  # and the names of `.at[...]` views, which may pick a row
         # the wrong-kind rule: a bare name or an `.at[...]` view's name -> the kinds a call it is given to refuses
         refused: dict[bytes, set[str]] = {}
+        checked: set[bytes] = set()  # the bare names found no target of a value
         for meanings, arguments in self._read_calls():  # each catalog call read as soon as it is cut out:
             self.calls.append((meanings, arguments))  # a kernel with a bug gives up early
             if meanings & FUNCTION_NAMES:
                 self._note(meanings & FUNCTION_NAMES, arguments, names, views, refused)
+                if names - checked and self._may_be_given_a_value(names - checked):
+                    return False  # most files that fail, fail on a name of their first calls
+                checked |= names
         for functions, arguments in self._partials():
             self._note(functions, arguments, names, views, refused)
+        if names - checked and self._may_be_given_a_value(names - checked):
+            return False
         if self.bases and _holds_a_read(frozenset(self.bases), data):
             raise GiveUp("a view of a local that may hold a value read (`row = sems[0]`, then `row.at[1]`)")
         if views and self._helper_given_a_read(views):
@@ -203,16 +210,6 @@ class _Skim:
             )
         if not names and not views and not refused:
             return True
-        if names and self._helper_called(names):  # the call of a helper passes what its parameter gets
-            return False
-        # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
-        # backwards, every assignment starts with its `=`, which regular expressions find fast.
-        if names and names & self._assigned():
-            return False
-        if names and b":" in data and _annotated(data, names):  # `v: T = x`, the annotation before `=`
-            return False
-        if names and _targeted(data, names):  # `for a, v in ...`, `a, v = ...`: a value may reach `v`
-            return False
         if b"SemaphoreType" not in data:
             return True  # every semaphore-array allocation is a call through SemaphoreType
         # Could a bare name be a parameter that a semaphore-array allocation (a call) is bound to,
@@ -228,6 +225,20 @@ class _Skim:
             and _spells(entry, refused[name])
             for name, entry in self._pairs()
         )
+
+    def _may_be_given_a_value(self, names: set[bytes]) -> bool:
+        """May a value reach one of these bare names: through a helper's parameter (the call of
+        a helper passes what its parameter gets), or as an assignment target? Asked of each
+        call's new names as soon as it is read, since a value can only be added, never taken away."""
+        data = self.data
+        # Could a bare name be an assignment target (keyword arguments count too: cheaper)? Read
+        # backwards, every assignment starts with its `=`, which regular expressions find fast.
+        if names & self._assigned():
+            return True
+        if b":" in data and _annotated(data, names):  # `v: T = x`, the annotation before `=`
+            return True
+        # `for a, v in ...`, `a, v = ...`: a value may reach `v`. Then the dearest: every def's parameters.
+        return _targeted(data, names) or self._helper_called(names)
 
     def _note(
         self,
@@ -414,9 +425,7 @@ class _Skim:
         spelling, in strings too: it can only over-report."""
         for name, openings in self._headers().items():
             for open_at in openings:
-                if self.data[open_at : open_at + 1] == b"[":
-                    raise GiveUp("a generic function")
-                params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
+                params, keyword_only = self._parameters(open_at)
                 if names & {*params, *keyword_only}:
                     called = re.findall(alone(name) + rb"\s*\(", self.data)
                     if len(called) > len(openings):  # each header spells `name(` once
@@ -429,9 +438,7 @@ class _Skim:
         spelling: it can only over-report."""
         for name, openings in self._headers().items():
             for open_at in openings:
-                if self.data[open_at : open_at + 1] == b"[":
-                    raise GiveUp("a generic function")
-                params, keyword_only = scan.parameters(scan.split_bracket(self.data, open_at)[0])
+                params, keyword_only = self._parameters(open_at)
                 if not names & {*params, *keyword_only}:
                     continue
                 for called in re.finditer(alone(name) + rb"\s*\(", self.data):
@@ -459,9 +466,17 @@ class _Skim:
         if node not in self._headers() and node in self._assigned():
             raise GiveUp("a kernel held in a name the file assigns")
         for open_at in self._headers().get(node, ()):
+            yield self._parameters(open_at)
+
+    def _parameters(self, open_at: int) -> tuple[list[bytes], list[bytes]]:
+        """(positional, keyword-only parameter names) of the def whose `(` is at `open_at`: read
+        once per skim, though each new name of a call asks (`_may_be_given_a_value`)."""
+        found = self.parameters.get(open_at)
+        if found is None:
             if self.data[open_at : open_at + 1] == b"[":
                 raise GiveUp("a generic function")
-            yield scan.parameters(scan.split_bracket(self.data, open_at)[0])
+            found = self.parameters[open_at] = scan.parameters(scan.split_bracket(self.data, open_at)[0])
+        return found
 
 
 @functools.cache
