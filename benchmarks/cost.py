@@ -80,10 +80,12 @@ nodes.walk = walk
 within = nodes.names_within
 
 
-def names_within(tree):  # one walk of the tree, its nodes counted as `walk`'s
+def names_within(tree, known):  # one walk of the tree, its nodes counted as `walk`'s, less the defs `known` answers
     global walked
-    walked += len(whole(tree))
-    return within(tree)
+    found = within(tree, known)
+    skipped = [d for _, nested in found.values() for d in nested if id(d) in known]
+    walked += len(whole(tree)) - sum(len(whole(d)) - 1 for d in skipped)
+    return found
 
 
 nodes.names_within = names_within

@@ -79,11 +79,12 @@ _NAME_FIELDS: dict[type, tuple[str, ...]] = {}  # by node type: the fields that 
 Within = dict[int, tuple[dict[str, list[ast.Name]], list[ast.AST]]]
 
 
-def names_within(tree: ast.AST) -> Within:
+def names_within(tree: ast.AST, known: Within) -> Within:
     """Every Name in each def and lambda of `tree`, `tree` itself included, as the def's own
     (its decorators' and defaults' too, as `walk` of the def would find them) and the defs
     nested in it: one walk answers for all of them, each Name kept once (`Resolution.names_in`
-    merges a def's with its nested ones' where asked)."""
+    merges a def's with its nested ones' where asked). A def `known` answers already is
+    listed as nested, not walked again."""
     found: Within = {}
     top = None if type(tree) in _FUNCTIONS else found.setdefault(id(tree), ({}, []))  # a module's too
     stack: list[tuple[object, tuple[dict[str, list[ast.Name]], list[ast.AST]] | None]] = [(tree, top)]
@@ -99,6 +100,8 @@ def names_within(tree: ast.AST) -> Within:
         if kind in _FUNCTIONS:
             if owner is not None:
                 owner[1].append(node)  # type: ignore[arg-type]
+                if id(node) in known:  # walked already
+                    continue
             owner = found[id(node)] = ({}, [])
         fields = _NAME_FIELDS.get(kind)
         if fields is None:

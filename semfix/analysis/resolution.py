@@ -75,6 +75,7 @@ class Resolution:
         self._helper_calls: set[int] | None = None  # id() of each call of a def that may be a helper
         self._runs_in: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}  # by id() of a def (`_runners`)
         self._names: dict[int, dict[str, list[ast.Name]]] = {}  # by id() of a def: its Names (`names_in`)
+        self._called_names: dict[int, set[str]] = {}  # by id() of a def: `_spelled_in`
         self._within: Within = {}  # by id() of a def: its own Names and the defs nested in it (`names_within`)
         self._by_position: tuple[list[tuple[int, int]], list[ast.Call]] | None = None  # `_calls_in`
 
@@ -224,17 +225,40 @@ class Resolution:
         if function.decorator_list:
             return node
         _, bindings = outer.lookup(function.name)
-        return node if len(bindings) == 1 and function.name in self.names_in(node) else None
+        return node if len(bindings) == 1 and self._spelled_in(function.name, node) else None
+
+    def _spelled_in(self, name: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Is `name` a Name in `function` (`names_in`)? Most nested defs a def runs it calls,
+        hands to a call, or assigns (`fetch = _fetch if c else _fetch_all`) by their name: the
+        calls in its text and the bindings of the defs there say so without a walk of it."""
+        key = id(function)
+        if key not in self._called_names:
+            span = ((function.lineno, function.col_offset), (function.end_lineno or 0, function.end_col_offset or 0))
+            bodies = (
+                self.scopes.bodies[id(f)]
+                for f in self.scopes.functions
+                if span[0] <= (f.lineno, f.col_offset) < span[1]
+            )
+            assigned = (b.value for body in bodies for bs in body.bindings.values() for b in bs if b.kind == "assign")
+            calls = self._calls_in(function)
+            self._called_names[key] = {
+                n.id
+                for n in itertools.chain(
+                    (n for call in calls for n in (call.func, *call.args, *(k.value for k in call.keywords))),
+                    (n for value in assigned for n in branches(value)),
+                )
+                if type(n) is ast.Name
+            }
+        return name in self._called_names[key] or name in self.names_in(function)
 
     def names_in(self, function: ast.AST) -> dict[str, list[ast.Name]]:
-        """Every Name in a def (or lambda), nested defs included, by spelling: one walk of the
-        outermost def around it answers for every def in that one (`names_within`; a walk per
-        nested def was a third of a real tree's check, and a walk of each def it holds again
-        a fifth)."""
+        """Every Name in a def (or lambda), nested defs included, by spelling: a walk of the def
+        answers for every def in it, and passes over those a walk has answered for (a walk of
+        the outermost def around each asked one walked whole kernels for a helper in them)."""
         key = id(function)
         if key not in self._names:
             if key not in self._within:
-                self._within.update(names_within(self._outermost(function)))
+                self._within.update(names_within(function, self._within))
             own, nested = self._within[key]
             merged = own
             if nested:
@@ -245,7 +269,7 @@ class Resolution:
             self._names[key] = merged
         return self._names[key]
 
-    def _calls_in(self, function: ast.FunctionDef) -> list[ast.Call]:
+    def _calls_in(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         """The calls in a def's text (its decorators' aside), in order: the scope builder's
         calls by position, so that finding a def's calls costs no walk of it (a walk per
         helper a file calls was a tenth of a check of real kernels)."""
@@ -256,15 +280,6 @@ class Resolution:
         first = bisect_left(starts, (function.lineno, function.col_offset))
         last = bisect_left(starts, (function.end_lineno or function.lineno, function.end_col_offset or 0))
         return calls[first:last]
-
-    def _outermost(self, function: ast.AST) -> ast.AST:
-        """The outermost def around `function` (itself, at a module's or a class's top)."""
-        outermost, scope = function, self.scopes.scope_of.get(id(function))
-        while scope is not None:
-            if scope.kind == "function" and scope.node is not None:
-                outermost = scope.node
-            scope = scope.parent
-        return outermost
 
     def helper(self, name: str) -> Operation | None:
         """What the def of that name at the module's top passes on (`_helper`): another module
@@ -387,6 +402,8 @@ class Resolution:
                             (buffer, param.via or (operation.name, param.name))
                         )
                         inner.append(call)
+        if not uses:  # no parameter passed on: `_one_need` of no use is false
+            return None
         spelled = self.names_in(function)
         passed: tuple[list[SemParam], list[SemParam]] = ([], [])
         for parameter in [*ordered, *arguments.kwonlyargs]:
