@@ -686,9 +686,11 @@ class Resolution:
     def _parameters_in(self, nodes: list[ast.expr], scope: Scope) -> frozenset[int]:
         """The parameters (id() of each) the names in `nodes` are bound to."""
         found: set[int] = set()
-        for name in (n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)):
-            _, bindings = scope.lookup(name.id)
-            found.update(id(b.node) for b in bindings if b.kind == "param")
+        for node in nodes:  # most indices are a name or a constant: no walk of them
+            for name in (node,) if type(node) in _LEAF_INDICES else ast.walk(node):
+                if type(name) is ast.Name:
+                    _, bindings = scope.lookup(name.id)
+                    found.update(id(b.node) for b in bindings if b.kind == "param")
         return frozenset(found)
 
     def _see_axes_through_helpers(self) -> None:
@@ -836,6 +838,7 @@ def _returns(function: ast.FunctionDef) -> list[ast.Return]:
     return found
 
 
+_LEAF_INDICES = (ast.Name, ast.Constant)  # a walk of either finds the node itself alone
 _position = operator.attrgetter("lineno", "col_offset")  # where a node starts, as (line, column)
 _PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
 
