@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import operator
 from bisect import bisect_left
 from enum import Enum
 from typing import TYPE_CHECKING, TypeGuard
@@ -165,13 +166,10 @@ class Resolution:
             self._helper_calls = helpers
             found = [c for c in relevant if self.operation(c) is not None]
             names: set[str] = set()
-            while found:
-                names |= {d.name for c in found for d in self._runners(self._def_of(c))}
-                found = [
-                    c
-                    for c in self.scopes.calls
-                    if isinstance(c.func, ast.Name) and c.func.id in names and id(c) not in helpers
-                ]
+            while found:  # each round, the calls of the names it adds
+                fresh = {d.name for c in found for d in self._runners(self._def_of(c))} - names
+                names |= fresh
+                found = [c for name in fresh for c in self.scopes.by_name.get(name, ())]
                 helpers.update(id(c) for c in found)
             helpers.difference_update(id(c) for c in relevant)
         return relevant + [c for c in self.scopes.calls if id(c) in self._helper_calls]
@@ -274,8 +272,8 @@ class Resolution:
         calls by position, so that finding a def's calls costs no walk of it (a walk per
         helper a file calls was a tenth of a check of real kernels)."""
         if self._by_position is None:
-            calls = sorted(self.scopes.calls, key=lambda call: (call.lineno, call.col_offset))
-            self._by_position = ([(call.lineno, call.col_offset) for call in calls], calls)
+            calls = sorted(self.scopes.calls, key=_position)
+            self._by_position = (list(map(_position, calls)), calls)
         starts, calls = self._by_position
         first = bisect_left(starts, (function.lineno, function.col_offset))
         last = bisect_left(starts, (function.end_lineno or function.lineno, function.end_col_offset or 0))
@@ -688,9 +686,11 @@ class Resolution:
     def _parameters_in(self, nodes: list[ast.expr], scope: Scope) -> frozenset[int]:
         """The parameters (id() of each) the names in `nodes` are bound to."""
         found: set[int] = set()
-        for name in (n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)):
-            _, bindings = scope.lookup(name.id)
-            found.update(id(b.node) for b in bindings if b.kind == "param")
+        for node in nodes:  # most indices are a name or a constant: no walk of them
+            for name in (node,) if type(node) in _LEAF_INDICES else ast.walk(node):
+                if type(name) is ast.Name:
+                    _, bindings = scope.lookup(name.id)
+                    found.update(id(b.node) for b in bindings if b.kind == "param")
         return frozenset(found)
 
     def _see_axes_through_helpers(self) -> None:
@@ -838,6 +838,8 @@ def _returns(function: ast.FunctionDef) -> list[ast.Return]:
     return found
 
 
+_LEAF_INDICES = (ast.Name, ast.Constant)  # a walk of either finds the node itself alone
+_position = operator.attrgetter("lineno", "col_offset")  # where a node starts, as (line, column)
 _PARTIAL_NAMES = frozenset(name.rpartition(".")[2] for name in PARTIAL)
 
 

@@ -105,6 +105,7 @@ class ScopeBuilder:
         self.scope_of: dict[int, Scope] = {}
         self.scope_of_read: dict[int, Scope] = {}  # id(`v = X[...]`, `v = X[i]`) -> the scope it is in
         self.calls: list[ast.Call] = []
+        self.by_name: dict[str, list[ast.Call]] = {}  # the calls of a bare name (`f(x)`), by it
         self.subscripts: list[ast.Subscript] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.bodies: dict[int, Scope] = {}  # id() of a def: the scope of its body (its parameters')
@@ -121,10 +122,14 @@ class ScopeBuilder:
         #: What a star import binds, by its module as spelled, where the run knows it
         #: (`ReadThrough.stars`); any other star may bind any name.
         self.stars: dict[str, tuple[str, ...]] = {}
+        self._relevant: list[ast.Call] | None = None
 
     def relevant_calls(self) -> list[ast.Call]:
-        names = self.callee_names | {name for name, value in self.named if value in self.callee_names}
-        return [c for c in self.calls if _callee(c.func) in names]
+        """The calls spelled by a callee name (`callee_names`, `named`), once the tree is built."""
+        if self._relevant is None:
+            names = self.callee_names | {name for name, value in self.named if value in self.callee_names}
+            self._relevant = [c for c in self.calls if _callee(c.func) in names]
+        return self._relevant
 
     def build(self, tree: ast.Module) -> None:
         self.tree = tree
@@ -165,6 +170,8 @@ class ScopeBuilder:
         self.scope_of[id(node)] = scope
         self.calls.append(node)
         visit, leaves = self.visit, self._leaves
+        if type(node.func) is ast.Name:
+            self.by_name.setdefault(node.func.id, []).append(node)
         if type(node.func) not in leaves:
             visit(node.func, scope)
         for argument in (*node.args, *(keyword.value for keyword in node.keywords)):

@@ -288,7 +288,7 @@ def _called(ctx: Context, call: ast.Call) -> _Def | None:
 
 def _calls(ctx: Context, function: _Def) -> list[ast.Call]:
     """The calls of `function` by its name (bound once, to it)."""
-    return [c for c in ctx.scopes.calls if getattr(c.func, "id", None) == function.name and _called(ctx, c) is function]
+    return [c for c in ctx.scopes.by_name.get(function.name, ()) if _called(ctx, c) is function]
 
 
 def _parents(ctx: Context) -> dict[int, ast.AST]:
