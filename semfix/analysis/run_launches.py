@@ -43,7 +43,6 @@ from semfix.settings import Launch, ReadThrough
 #: A launcher spelled: `pallas_call(`, `pl.kernel(`.
 _LAUNCHER = compiled(rb"pallas_call\s*\(|\.kernel\s*\(")
 _IDENT = compiled(rb"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = compiled(rb"\w+")
 _DEF = compiled(rb"(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")  # at a line's start: a module's top
 _GIVEN = compiled(rb"(?:" + alone(b"kernel") + b"|" + alone(b"body") + rb")\s*=(?!=)\s*")  # a kernel given by keyword
 _WINDOW = 400  # bytes after a launcher (or a local's `=`) whose names may be the kernel's
@@ -127,10 +126,9 @@ def _may_launch(
         return False
     imported: set[bytes] = set()
     for match in import_statements(data):
-        words = _WORD.findall(match["names"]) + _WORD.findall(match["module"] or b"")
-        if not launched and tails.isdisjoint(words):  # names no kernel module, unless
+        if not launched and tails.isdisjoint(_words(match["names"] + b" " + (match["module"] or b""))):
             if match["module"] is None or match["module"].strip(b". \t\\\r\n"):  # `from . import kernel`
-                continue
+                continue  # names no kernel module
         names = _NAME.findall(match["names"])
         spelled = [name.decode("latin-1") for name in names]
         if match["module"] is None:  # `import pkg.ops as ops`, then `ops.kernel`
@@ -153,6 +151,18 @@ def _may_launch(
         if any(targets):
             imported.update(names)
     return bool(imported.intersection(launched))
+
+
+def _words(text: bytes) -> list[bytes]:
+    r"""The words of `text` (`re.findall(rb"\w+", text)`), by a translation of every other byte
+    to a blank and a split: half the instructions on an import's names, asked of every import
+    of every file."""
+    return text.translate(_BLANKS).split()
+
+
+_BLANKS = bytes(
+    byte if chr(byte).isascii() and (chr(byte).isalnum() or byte == ord("_")) else 32 for byte in range(256)
+)
 
 
 def _defs(data: bytes) -> list[bytes]:
