@@ -68,57 +68,57 @@ _COMMENT = compiled(rb"#[^\r\n]*")
 _WORD = compiled(rb"\w+")
 
 
-def import_statements(data: bytes) -> tuple[re.Match[bytes], ...]:
-    """`_IMPORTS.finditer(data)`, read once for every question the run asks of a file (what it
-    imports, launches, reads through: each read them again) and kept by its bytes."""
+Statement = tuple[bytes | None, bytes]  # an import statement's module (None: `import ...`) and names
+
+
+def import_statements(data: bytes) -> tuple[Statement, ...]:
+    """The groups of `_IMPORTS.finditer(data)`, (module, names): read once for every question
+    the run asks of a file (what it imports, launches, reads through: each read them again) and
+    kept by its bytes. No match is kept: its callers read only those two, a call each."""
     found = _STATEMENTS.get(data)
     if found is None:
         if len(_STATEMENTS) >= _KEPT:
             del _STATEMENTS[next(iter(_STATEMENTS))]
-        found = _STATEMENTS[data] = tuple(_import_statements(data))
+        found = _STATEMENTS[data] = _import_statements(data)
     return found
 
 
-_STATEMENTS: dict[bytes, tuple[re.Match[bytes], ...]] = {}  # `import_statements`, the latest last
+_STATEMENTS: dict[bytes, tuple[Statement, ...]] = {}  # `import_statements`, the latest last
 _KEPT = 1024  # files' statements kept at most (each holds its bytes): a run of more reads the rest again
 
 
-def _import_statements(data: bytes) -> Iterator[re.Match[bytes]]:
+def _import_statements(data: bytes) -> tuple[Statement, ...]:
     """`_IMPORTS.finditer(data)`, tried only where a match can start: at a `from` before the
     next `import` spelled, or at that `import` (each found with `bytes.find`). The pattern
     starts with a word boundary, so a search tries it at every byte: 6x the time, and most
     of the run's questions of its modules (issue 47). A `from` is looked for only on the line
-    of that `import`, or the lines it continues: no match holds a line break but a continuation."""
-    position, breaks = 0, b"\r" in data
-    while (at := data.find(b"import", position)) >= 0:
-        found = None
-        start = data.find(b"from", _line_start(data, position, at, breaks), at)
-        while start >= 0 and found is None:  # a match's `import` is the first at or after its start
-            found = _import_at(data, start)
-            start = data.find(b"from", start + 1, at)
-        if (found := found or _import_at(data, at)) is None:
+    of that `import`, or the lines it continues: no match holds a line break but a continuation.
+    Each try is `_PLAIN_IMPORT`'s where that pattern says the same as `_IMPORTS`: at an
+    `import`, and at a `from` whose module (`[\\w.]*`) spells no `import` (it reaches no further
+    than `at`, the first spelled). One function, no helper called per statement: their calls
+    were a fourth of a statement's instructions."""
+    found: list[Statement] = []
+    position, breaks, find, rfind, plain = 0, b"\r" in data, data.find, data.rfind, _PLAIN_IMPORT.match
+    while (at := find(b"import", position)) >= 0:
+        # where the line of `at` starts, or `position` where it continues the one before; a
+        # carriage return is looked for only where the data holds one: its search reads back to `position`
+        end = max(rfind(b"\n", position, at), rfind(b"\r", position, at)) if breaks else rfind(b"\n", position, at)
+        if end > 0 and (data[end - 1] == 92 or (data[end] == 10 and data[end - 2 : end] == b"\\\r")):
+            end = -1
+        start, match = find(b"from", end + 1 if end >= 0 else position, at), None
+        while start >= 0:  # a match's `import` is the first at or after its start
+            match = plain(data, start)
+            if match is None or match.end(1) >= at + 6:
+                match = _IMPORTS.match(data, start)
+            if match is not None:
+                break
+            start = find(b"from", start + 1, at)
+        if match is None and (match := plain(data, at)) is None:
             position = at + 1
             continue
-        yield found
-        position = found.end()
-
-
-def _line_start(data: bytes, position: int, at: int, breaks: bool) -> int:
-    """Where the line of `at` starts (not before `position`), or `position` where that line
-    continues the one before (a backslash before its break). A carriage return is looked for
-    only where the data holds one (`breaks`): its search would read back to `position`."""
-    end = max(data.rfind(b"\n", position, at), data.rfind(b"\r", position, at) if breaks else -1)
-    if end < 0 or data[end - 1 : end] == b"\\" or (data[end - 2 : end] == b"\\\r" and data[end] == 10):
-        return position
-    return end + 1
-
-
-def _import_at(data: bytes, start: int) -> re.Match[bytes] | None:
-    """`_IMPORTS.match(data, start)`, by `_PLAIN_IMPORT` where that pattern says the same."""
-    found = _PLAIN_IMPORT.match(data, start)
-    if found is None or (found["module"] is not None and b"import" in found["module"]):
-        return _IMPORTS.match(data, start)
-    return found
+        found.append(match.groups())  # type: ignore[arg-type]  # (module, names): two groups, names always set
+        position = match.end()
+    return tuple(found)
 
 
 _THROUGH_NAMES = frozenset({*FUNCTION_NAMES, "SemaphoreType", "pallas_call"})
@@ -224,22 +224,22 @@ def _imported_names(data: bytes, package: str, prefixes: Collection[str]) -> Ite
             data = unicodedata.normalize("NFKC", decode(data)[0]).encode("utf-8")
         except SourceError:
             return  # it is the run's to report
-        if not all(m[0].isascii() and m["names"].isascii() for m in import_statements(data)):
+        if not all((of or b"").isascii() and names.isascii() for of, names in import_statements(data)):
             yield from _imported_names_parsed(data, package, prefixes)
             return
     bound: dict[str, set[str]] = {}  # each name an import binds: every module (or name) it may be bound to
-    for match in import_statements(data):  # (a comment's "import jtu first" binds nothing: it adds, never replaces)
-        tokens = [t.decode() for t in _NAME.findall(_COMMENT.sub(b"", match["names"]))]
+    for of, names in import_statements(data):  # (a comment's "import jtu first" binds nothing: it adds, never replaces)
+        tokens = [t.decode() for t in _NAME.findall(_COMMENT.sub(b"", names))]
         pairs: list[tuple[str, str | None]] = []
         while tokens:  # `name`, or `name as alias`
             aliased = len(tokens) > 2 and tokens[1] == "as"
             pairs.append((tokens[0], tokens[2] if aliased else None))
             tokens = tokens[3 if aliased else 1 :]
-        if match["module"] is None:  # `import a.b as d` binds `d` to `a.b`, `import a.b` binds `a`
+        if of is None:  # `import a.b as d` binds `d` to `a.b`, `import a.b` binds `a`
             for name, alias in pairs:
                 bound.setdefault(alias or name.partition(".")[0], set()).add(name if alias else name.partition(".")[0])
             continue
-        dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode()
+        dotted = re.sub(rb"[\s\\]", b"", of).decode()
         module = dotted.lstrip(".")
         if (source := _resolve(package, len(dotted) - len(module), module or None)) is None:
             continue
@@ -318,16 +318,16 @@ class _Spellings:
     def may_name(self, importer: str, is_package: bool, data: bytes) -> bool:
         package = importer if is_package else importer.rpartition(".")[0]
         binds = False  # whether an import may bind a name to a module of `prefixes`
-        for match in import_statements(data):
-            if not match.group(0).isascii() or not match["names"].isascii():
+        for spelled, imported in import_statements(data):
+            if not (spelled or b"").isascii() or not imported.isascii():  # (the rest of a match is ASCII blanks)
                 return True  # a non-ASCII name, perhaps in another encoding: the parse decides
-            names = [name.decode() for name in _NAME.findall(match["names"])]
-            if match["module"] is None:  # `import a.b.c as d` binds `d` to `a.b.c`, `import a.b` binds `a`
+            names = [name.decode() for name in _NAME.findall(imported)]
+            if spelled is None:  # `import a.b.c as d` binds `d` to `a.b.c`, `import a.b` binds `a`
                 if any(name in self.named or name.partition(".")[0] in self.named for name in names):
                     return True
                 binds = binds or any(n in self.prefixes or n.partition(".")[0] in self.prefixes for n in names)
                 continue
-            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode()
+            dotted = re.sub(rb"[\s\\]", b"", spelled).decode()
             module = dotted.lstrip(".")
             source = _resolve(package, len(dotted) - len(module), module or None)
             if source and (source in self.named or any(f"{source}.{name}" in self.named for name in names)):
@@ -368,12 +368,12 @@ def readers(modules: Iterable[tuple[str, bool, bytes]], candidates: Collection[s
             continue
         package = importer if is_package else importer.rpartition(".")[0]
         given: dict[str, bytes] = {}  # each name an import of a run module binds: the bytes it names
-        for match in import_statements(data):
-            spelled = [n.decode("latin-1") for n in _NAME.findall(match["names"]) if n not in (b"as", b"import")]
-            if match["module"] is None:  # `import ringlib.compat as compat`
+        for of, names in import_statements(data):
+            spelled = [n.decode("latin-1") for n in _NAME.findall(names) if n not in (b"as", b"import")]
+            if of is None:  # `import ringlib.compat as compat`
                 given.update((n.rpartition(".")[2], b) for n in spelled if (b := source(n)) is not None)
                 continue
-            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
+            dotted = re.sub(rb"[\s\\]", b"", of).decode("latin-1")
             resolved = _resolve(package, len(dotted) - len(dotted.lstrip(".")), dotted.lstrip(".") or None)
             whole = source(resolved)
             for name in spelled:  # `from .compat import pltpu`, `from . import compat`
@@ -511,9 +511,9 @@ def _from_imports(data: bytes) -> list[tuple[int, str | None]]:
     """Each `from <level dots><module> import` of the bytes, as (level, module): read from the
     bytes (`import_statements`), so that a module that imports no JAX name is never parsed."""
     found = []
-    for match in import_statements(data) if b"from" in data else ():
-        if match["module"] is not None:
-            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
+    for spelled, _ in import_statements(data) if b"from" in data else ():
+        if spelled is not None:
+            dotted = re.sub(rb"[\s\\]", b"", spelled).decode("latin-1")
             module = dotted.lstrip(".")
             found.append((len(dotted) - len(module), module or None))
     return found

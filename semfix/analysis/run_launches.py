@@ -125,17 +125,17 @@ def _may_launch(
     if b"import" not in data:
         return False
     imported: set[bytes] = set()
-    for match in import_statements(data):
-        if not launched and tails.isdisjoint(_words(match["names"] + b" " + (match["module"] or b""))):
-            if match["module"] is None or match["module"].strip(b". \t\\\r\n"):  # `from . import kernel`
+    for of, listed in import_statements(data):
+        if not launched and tails.isdisjoint(_words(listed + b" " + (of or b""))):
+            if of is None or of.strip(b". \t\\\r\n"):  # `from . import kernel`
                 continue  # names no kernel module
-        names = _NAME.findall(match["names"])
+        names = _NAME.findall(listed)
         spelled = [name.decode("latin-1") for name in names]
-        if match["module"] is None:  # `import pkg.ops as ops`, then `ops.kernel`
+        if of is None:  # `import pkg.ops as ops`, then `ops.kernel`
             level, modules = 0, list[str | None](spelled)
             imports: list[tuple[str | None, Collection[bytes]]] = []
         else:  # `from .ops import kernel`; `from . import ops`, then `ops.kernel`
-            dotted = re.sub(rb"[\s\\]", b"", match["module"]).decode("latin-1")
+            dotted = re.sub(rb"[\s\\]", b"", of).decode("latin-1")
             module = dotted.lstrip(".")
             level, modules = len(dotted) - len(module), [module or None]
             imports = [(within(level, module or None), names)]
