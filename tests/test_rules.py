@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from semfix import fix_source
 from semfix.cli.main import main
-from semfix.rules import RULES, Invalid, Rule
+from semfix.rules import GATES, RULES, Invalid, Rule
 from semfix.selection import build_settings
 
 VALID = [(rule, source) for rule in RULES.values() for source in rule.valid]
@@ -34,6 +34,13 @@ def test_the_readme_holds_the_rule_table_semfix_rules_prints() -> None:
     printed = CliRunner().invoke(main, ["rules", "--markdown"]).output
     assert section.group(1) == printed == markdown()
     assert all(f"| {code} |" in printed for code in RULES)
+
+
+def test_each_row_of_the_rule_table_names_the_module_of_its_rule() -> None:
+    """The table (semfix/rules/table.py) is what a run reads before loading a rule: a row whose
+    module holds another code's rule would gate one rule by another's spelling."""
+    assert [rule.code for rule in RULES.values()] == list(RULES)
+    assert all(rule.gate is GATES[code] for code, rule in RULES.items())
 
 
 def test_every_rule_has_docs_and_examples() -> None:
